@@ -1,0 +1,320 @@
+package rail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Ledger runs the job-ledger statements against Postgres. Each method is one
+// statement (one round trip) on one ledger row unless its comment says
+// otherwise. Safe for concurrent use.
+type Ledger struct {
+	pool *pgxpool.Pool
+	cfg  Config
+}
+
+// NewLedger returns a ledger over pool with cfg (zero fields take defaults).
+func NewLedger(pool *pgxpool.Pool, cfg Config) *Ledger {
+	return &Ledger{pool: pool, cfg: cfg.withDefaults()}
+}
+
+// Config returns the ledger's effective configuration.
+func (l *Ledger) Config() Config { return l.cfg }
+
+// Pool returns the underlying pool.
+func (l *Ledger) Pool() *pgxpool.Pool { return l.pool }
+
+// DemandResult reports a recorded demand.
+type DemandResult struct {
+	Requested int64  // requested_generation after the demand
+	Status    string // run_status after the demand
+}
+
+const demandSQL = `
+WITH m AS (
+    SELECT firm_id, matter_id, status FROM app.matters WHERE matter_id = $2
+), up AS (
+    INSERT INTO ops.matter_frame_jobs AS j
+        (firm_id, matter_id, requested_generation, demand_since, last_demanded_at)
+    SELECT m.firm_id, m.matter_id, $3, clock_timestamp(), clock_timestamp()
+    FROM m WHERE m.firm_id = $1 AND m.status = 'open'
+    ON CONFLICT (firm_id, matter_id) DO UPDATE SET
+        requested_generation = j.requested_generation + EXCLUDED.requested_generation,
+        demand_since         = coalesce(j.demand_since, EXCLUDED.demand_since),
+        last_demanded_at     = EXCLUDED.last_demanded_at,
+        run_status = CASE WHEN j.run_status = 'quarantined' THEN 'idle' ELSE j.run_status END,
+        attempts   = CASE WHEN j.run_status = 'quarantined' THEN 0 ELSE j.attempts END,
+        not_before = CASE WHEN j.run_status = 'quarantined' THEN NULL ELSE j.not_before END
+    RETURNING j.requested_generation, j.run_status
+)
+SELECT (SELECT firm_id FROM m), (SELECT status FROM m), up.requested_generation, up.run_status
+FROM (SELECT 1) AS one LEFT JOIN up ON true`
+
+// Demand records n demands for a matter (what the trigger does on hearing a
+// fact). It always takes the row lock, so a claim that reads
+// requested_generation afterwards sees only demands whose facts have
+// committed. A quarantined row is released by new demand. Run it in the
+// caller's transaction when the demand must commit with something else
+// (the trigger's inbox insert).
+func (l *Ledger) Demand(ctx context.Context, q Querier, ref MatterRef, n int) (DemandResult, error) {
+	if n < 1 {
+		return DemandResult{}, fmt.Errorf("demand: n must be at least 1, got %d", n)
+	}
+	if q == nil {
+		q = l.pool
+	}
+	var (
+		firm      *uuid.UUID
+		status    *string
+		requested *int64
+		runStatus *string
+	)
+	err := q.QueryRow(ctx, demandSQL, ref.FirmID, ref.MatterID, n).Scan(&firm, &status, &requested, &runStatus)
+	if err != nil {
+		return DemandResult{}, fmt.Errorf("demand %s: %w", ref, err)
+	}
+	switch {
+	case firm == nil:
+		return DemandResult{}, fmt.Errorf("demand %s: %w", ref, ErrUnknownMatter)
+	case *firm != ref.FirmID:
+		return DemandResult{}, fmt.Errorf("demand %s: %w", ref, ErrFirmMismatch)
+	case status != nil && *status != "open":
+		return DemandResult{}, fmt.Errorf("demand %s: %w", ref, ErrMatterClosed)
+	case requested == nil:
+		return DemandResult{}, fmt.Errorf("demand %s: no row written", ref)
+	}
+	return DemandResult{Requested: *requested, Status: *runStatus}, nil
+}
+
+const claimSQL = `
+WITH c AS (
+    UPDATE ops.matter_frame_jobs AS j SET
+        run_status         = 'running',
+        claimed_generation = j.claimed_generation + 1,
+        target_generation  = j.requested_generation,
+        claimed_at         = clock_timestamp(),
+        claimed_by         = $3,
+        attempts           = j.attempts + 1,
+        not_before         = NULL
+    WHERE j.firm_id = $1 AND j.matter_id = $2
+      AND j.requested_generation > j.built_generation
+      AND (   (j.run_status = 'idle' AND (j.not_before IS NULL OR j.not_before <= clock_timestamp()))
+           OR (j.run_status = 'running' AND j.attempts < $5
+               AND j.claimed_at < clock_timestamp() - make_interval(secs => $4)))
+      AND EXISTS (SELECT 1 FROM app.matters m
+                  WHERE m.firm_id = j.firm_id AND m.matter_id = j.matter_id AND m.status = 'open')
+    RETURNING j.firm_id, j.matter_id, j.claimed_generation, j.target_generation,
+              j.built_generation, j.attempts, j.claimed_at
+), expired AS (
+    UPDATE ops.matter_frame_runs AS r SET
+        outcome = 'lease_expired', finished_at = coalesce(r.finished_at, clock_timestamp())
+    FROM c
+    WHERE r.firm_id = c.firm_id AND r.matter_id = c.matter_id
+      AND r.token < c.claimed_generation AND r.outcome IN ('claimed', 'lease_expired')
+    RETURNING r.token
+), run AS (
+    INSERT INTO ops.matter_frame_runs (firm_id, matter_id, token, target_generation, worker_id)
+    SELECT firm_id, matter_id, claimed_generation, target_generation, $3 FROM c
+)
+SELECT claimed_generation, target_generation, built_generation, attempts, claimed_at,
+       (SELECT count(*) FROM expired) > 0
+FROM c`
+
+// Claim tries to take the matter's job. It succeeds only when there is
+// recorded, unserved demand (requested > built) and the row is idle past
+// its backoff, or running on a lease older than the configured lease by the
+// database clock. ok is false when there is nothing to do: no unserved
+// demand (a stale or duplicate nudge), a live claim (whose completion will
+// follow up), backoff, quarantine or a closed matter. One statement.
+//
+// If Claim returns an error the claim may or may not have committed; the
+// caller must not claim again blindly. The lease recovers an ambiguous claim.
+func (l *Ledger) Claim(ctx context.Context, ref MatterRef, workerID string) (c Claim, ok bool, err error) {
+	return l.ClaimOn(ctx, l.pool, ref, workerID)
+}
+
+// ClaimOn is Claim on the caller's querier. The lease is stamped with
+// clock_timestamp(), not the transaction's start, so a claim made late in a
+// long transaction still gets a full lease.
+func (l *Ledger) ClaimOn(ctx context.Context, q Querier, ref MatterRef, workerID string) (c Claim, ok bool, err error) {
+	c.MatterRef = ref
+	err = q.QueryRow(ctx, claimSQL, ref.FirmID, ref.MatterID, workerID,
+		seconds(l.cfg.Lease), l.cfg.MaxAttempts).
+		Scan(&c.Token, &c.Target, &c.Built, &c.Attempt, &c.ClaimedAt, &c.TookOverExpiry)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Claim{}, false, nil
+	}
+	if err != nil {
+		return Claim{}, false, fmt.Errorf("claim %s: %w", ref, err)
+	}
+	return c, true, nil
+}
+
+const heartbeatSQL = `
+UPDATE ops.matter_frame_jobs SET claimed_at = clock_timestamp()
+WHERE firm_id = $1 AND matter_id = $2 AND claimed_generation = $3 AND run_status = 'running'`
+
+// Heartbeat refreshes the lease while the token is current. ErrFenced means
+// the claim was superseded: stop building and do not commit.
+func (l *Ledger) Heartbeat(ctx context.Context, c Claim) error {
+	tag, err := l.pool.Exec(ctx, heartbeatSQL, c.FirmID, c.MatterID, c.Token)
+	if err != nil {
+		return fmt.Errorf("heartbeat %s token %d: %w", c.MatterRef, c.Token, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("heartbeat %s token %d: %w", c.MatterRef, c.Token, ErrFenced)
+	}
+	return nil
+}
+
+// Frame is a finished build ready to land.
+type Frame struct {
+	Body         []byte // JSON
+	Fingerprint  string
+	Builder      string
+	ModelInvoked bool
+}
+
+// CommitResult reports a landed frame.
+type CommitResult struct {
+	FrameID     uuid.UUID
+	Target      int64 // now built_generation
+	Requested   int64 // requested_generation at commit
+	FollowUpDue bool  // demand arrived during the build: exactly one follow-up is due
+}
+
+const commitSQL = `
+WITH fence AS (
+    UPDATE ops.matter_frame_jobs SET
+        run_status       = 'idle',
+        built_generation = target_generation,
+        attempts         = 0,
+        not_before       = NULL,
+        last_error       = '',
+        demand_since     = CASE WHEN requested_generation > target_generation THEN claimed_at END
+    WHERE firm_id = $1 AND matter_id = $2 AND claimed_generation = $3 AND run_status = 'running'
+    RETURNING firm_id, matter_id, target_generation, requested_generation
+), frame AS (
+    INSERT INTO ops.matter_frames
+        (firm_id, matter_id, token, target_generation, fingerprint, builder, model_invoked, body)
+    SELECT firm_id, matter_id, $3, target_generation, $4, $5, $6, $7::jsonb FROM fence
+    RETURNING frame_id
+), run AS (
+    UPDATE ops.matter_frame_runs AS r SET outcome = 'landed', finished_at = clock_timestamp(), error = ''
+    FROM fence WHERE r.firm_id = fence.firm_id AND r.matter_id = fence.matter_id AND r.token = $3
+)
+SELECT frame.frame_id, fence.target_generation, fence.requested_generation FROM fence, frame`
+
+// Commit lands the frame if and only if c's token is still current: the
+// frame insert and the token compare-and-swap are one statement, so a stale
+// build cannot half-land. ErrFenced means nothing was written.
+func (l *Ledger) Commit(ctx context.Context, c Claim, f Frame) (CommitResult, error) {
+	return l.CommitTx(ctx, l.pool, c, f)
+}
+
+// CommitTx is Commit on the caller's querier (for a caller that must commit
+// more in the same transaction). Inside a transaction the fence holds the
+// row lock until the caller commits: keep that transaction short.
+func (l *Ledger) CommitTx(ctx context.Context, q Querier, c Claim, f Frame) (CommitResult, error) {
+	var r CommitResult
+	err := q.QueryRow(ctx, commitSQL, c.FirmID, c.MatterID, c.Token,
+		f.Fingerprint, f.Builder, f.ModelInvoked, string(f.Body)).
+		Scan(&r.FrameID, &r.Target, &r.Requested)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, ErrFenced)
+	}
+	if err != nil {
+		return CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, err)
+	}
+	r.FollowUpDue = r.Requested > r.Target
+	return r, nil
+}
+
+// FrameLanded reports whether a frame with c's token exists. A worker whose
+// commit failed ambiguously (connection lost after COMMIT was sent) asks
+// this instead of guessing.
+func (l *Ledger) FrameLanded(ctx context.Context, c Claim) (bool, error) {
+	var ok bool
+	err := l.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ops.matter_frames
+        WHERE firm_id = $1 AND matter_id = $2 AND token = $3)`, c.FirmID, c.MatterID, c.Token).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("frame landed %s token %d: %w", c.MatterRef, c.Token, err)
+	}
+	return ok, nil
+}
+
+// MarkRun records how an attempt ended when the ledger row was not changed
+// by it (fenced at commit, superseded at heartbeat). Best effort: the run
+// table is for people, the job row is the truth.
+func (l *Ledger) MarkRun(ctx context.Context, c Claim, outcome, msg string) error {
+	_, err := l.pool.Exec(ctx, `UPDATE ops.matter_frame_runs SET outcome = $4,
+        finished_at = coalesce(finished_at, clock_timestamp()), error = $5
+        WHERE firm_id = $1 AND matter_id = $2 AND token = $3 AND outcome IN ('claimed', 'lease_expired')`,
+		c.FirmID, c.MatterID, c.Token, outcome, msg)
+	if err != nil {
+		return fmt.Errorf("mark run %s token %d: %w", c.MatterRef, c.Token, err)
+	}
+	return nil
+}
+
+// FailResult reports a recorded failure.
+type FailResult struct {
+	Status   string // idle (will retry after backoff) or quarantined
+	Attempts int
+}
+
+const failSQL = `
+WITH f AS (
+    UPDATE ops.matter_frame_jobs SET
+        run_status        = CASE WHEN attempts >= $4 THEN 'quarantined' ELSE 'idle' END,
+        target_generation = built_generation,
+        not_before        = clock_timestamp()
+                            + make_interval(secs => least($6::float8, $5::float8 * power(2, greatest(attempts - 1, 0)))),
+        last_error        = left($7, 2000)
+    WHERE firm_id = $1 AND matter_id = $2 AND claimed_generation = $3 AND run_status = 'running'
+    RETURNING firm_id, matter_id, run_status, attempts
+), run AS (
+    UPDATE ops.matter_frame_runs AS r SET
+        outcome = CASE f.run_status WHEN 'quarantined' THEN 'quarantined' ELSE 'failed' END,
+        finished_at = clock_timestamp(), error = left($7, 2000)
+    FROM f WHERE r.firm_id = f.firm_id AND r.matter_id = f.matter_id AND r.token = $3
+)
+SELECT run_status, attempts FROM f`
+
+// Fail records a failed attempt while c's token is current: the row goes
+// back to idle with exponential backoff (its target handed back, so the
+// demand stays visibly unserved), or to quarantined after MaxAttempts.
+// ErrFenced means a newer claim owns the row and nothing was written.
+func (l *Ledger) Fail(ctx context.Context, c Claim, cause error) (FailResult, error) {
+	msg := "unknown error"
+	if cause != nil {
+		msg = cause.Error()
+	}
+	var r FailResult
+	err := l.pool.QueryRow(ctx, failSQL, c.FirmID, c.MatterID, c.Token, l.cfg.MaxAttempts,
+		seconds(l.cfg.BackoffBase), seconds(l.cfg.BackoffMax), msg).Scan(&r.Status, &r.Attempts)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return FailResult{}, fmt.Errorf("fail %s token %d: %w", c.MatterRef, c.Token, ErrFenced)
+	}
+	if err != nil {
+		return FailResult{}, fmt.Errorf("fail %s token %d: %w", c.MatterRef, c.Token, err)
+	}
+	return r, nil
+}
+
+// Release returns a quarantined row to idle with its attempts reset, for an
+// operator who has fixed the cause. It reports whether a row was released.
+func (l *Ledger) Release(ctx context.Context, ref MatterRef) (bool, error) {
+	tag, err := l.pool.Exec(ctx, `UPDATE ops.matter_frame_jobs
+        SET run_status = 'idle', attempts = 0, not_before = NULL
+        WHERE firm_id = $1 AND matter_id = $2 AND run_status = 'quarantined'`, ref.FirmID, ref.MatterID)
+	if err != nil {
+		return false, fmt.Errorf("release %s: %w", ref, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}

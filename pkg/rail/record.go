@@ -1,0 +1,245 @@
+package rail
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// The record the Brief is built from: firms, matters and documents. These
+// writers take the caller's transaction so that a fact about the record
+// (the outbox) commits with it.
+
+// Limits on documents, checked before anything is written.
+const (
+	MaxDocumentNameLen = 512
+	MaxDocumentBytes   = 32 << 20 // total text across pages
+	MaxDocumentPages   = 5000
+)
+
+// EnsureFirm creates the firm if it does not exist.
+func EnsureFirm(ctx context.Context, q Querier, firmID uuid.UUID, name string) error {
+	_, err := q.Exec(ctx, `INSERT INTO app.firms (firm_id, name) VALUES ($1, $2)
+        ON CONFLICT (firm_id) DO NOTHING`, firmID, name)
+	if err != nil {
+		return fmt.Errorf("ensure firm %s: %w", firmID, err)
+	}
+	return nil
+}
+
+// AddMatter creates an open matter (and its firm, if new). Adding a matter
+// that already exists under the same firm is not an error (created=false);
+// a matter id already used by another firm is ErrFirmMismatch.
+func AddMatter(ctx context.Context, q Querier, ref MatterRef, title string) (created bool, err error) {
+	if err := EnsureFirm(ctx, q, ref.FirmID, ""); err != nil {
+		return false, err
+	}
+	tag, err := q.Exec(ctx, `INSERT INTO app.matters (firm_id, matter_id, title) VALUES ($1, $2, $3)
+        ON CONFLICT DO NOTHING`, ref.FirmID, ref.MatterID, title)
+	if err != nil {
+		return false, fmt.Errorf("add matter %s: %w", ref, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return true, nil
+	}
+	var firm uuid.UUID
+	if err := q.QueryRow(ctx, `SELECT firm_id FROM app.matters WHERE matter_id = $1`, ref.MatterID).Scan(&firm); err != nil {
+		return false, fmt.Errorf("add matter %s: %w", ref, err)
+	}
+	if firm != ref.FirmID {
+		return false, fmt.Errorf("add matter %s: %w", ref, ErrFirmMismatch)
+	}
+	return false, nil
+}
+
+// SetMatterStatus opens or closes a matter. A closed matter gets no builds.
+func SetMatterStatus(ctx context.Context, q Querier, ref MatterRef, status string) error {
+	if status != "open" && status != "closed" {
+		return fmt.Errorf("matter status %q: want open or closed", status)
+	}
+	tag, err := q.Exec(ctx, `UPDATE app.matters SET status = $3 WHERE firm_id = $1 AND matter_id = $2`,
+		ref.FirmID, ref.MatterID, status)
+	if err != nil {
+		return fmt.Errorf("set matter status %s: %w", ref, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return matterError(ctx, q, ref)
+	}
+	return nil
+}
+
+// matterError explains why a matter could not be found under a firm.
+func matterError(ctx context.Context, q Querier, ref MatterRef) error {
+	var firm uuid.UUID
+	err := q.QueryRow(ctx, `SELECT firm_id FROM app.matters WHERE matter_id = $1`, ref.MatterID).Scan(&firm)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("matter %s: %w", ref, ErrUnknownMatter)
+	case err != nil:
+		return fmt.Errorf("matter %s: %w", ref, err)
+	case firm != ref.FirmID:
+		return fmt.Errorf("matter %s: %w", ref, ErrFirmMismatch)
+	}
+	return fmt.Errorf("matter %s: not changed", ref)
+}
+
+// NewDocument is a document to store.
+type NewDocument struct {
+	ID    uuid.UUID // zero: generated
+	Name  string
+	Pages []string
+	Note  string // e.g. "no text layer on pages 2-3"
+	// SHA256 of the original upload (hex). Empty: computed over the pages.
+	SHA256 string
+}
+
+// Document is a stored document.
+type Document struct {
+	ID         uuid.UUID
+	Name       string
+	Pages      []string
+	SHA256     string
+	Note       string
+	UploadedAt time.Time
+}
+
+// Validate checks a document before anything is written.
+func (d NewDocument) Validate() error {
+	name := strings.TrimSpace(d.Name)
+	switch {
+	case name == "":
+		return errors.New("document name is empty")
+	case len(name) > MaxDocumentNameLen:
+		return fmt.Errorf("document name is %d bytes, limit %d", len(name), MaxDocumentNameLen)
+	case !utf8.ValidString(name):
+		return errors.New("document name is not valid UTF-8")
+	case len(d.Pages) > MaxDocumentPages:
+		return fmt.Errorf("document has %d pages, limit %d", len(d.Pages), MaxDocumentPages)
+	}
+	total := 0
+	for i, p := range d.Pages {
+		total += len(p)
+		if !utf8.ValidString(p) || strings.ContainsRune(p, 0) {
+			return fmt.Errorf("page %d is not valid UTF-8 text", i+1)
+		}
+	}
+	if total > MaxDocumentBytes {
+		return fmt.Errorf("document text is %d bytes, limit %d", total, MaxDocumentBytes)
+	}
+	if d.SHA256 != "" {
+		if b, err := hex.DecodeString(d.SHA256); err != nil || len(b) != sha256.Size {
+			return fmt.Errorf("document sha256 %q is not 64 hex digits", d.SHA256)
+		}
+	}
+	return nil
+}
+
+// PagesSHA256 hashes page texts (length-prefixed, so page boundaries count).
+func PagesSHA256(pages []string) string {
+	h := sha256.New()
+	for _, p := range pages {
+		fmt.Fprintf(h, "%d:", len(p))
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// AddDocument stores a document on an open matter of the given firm, in the
+// caller's transaction. It returns the stored document's id.
+func AddDocument(ctx context.Context, q Querier, ref MatterRef, d NewDocument) (uuid.UUID, error) {
+	if err := d.Validate(); err != nil {
+		return uuid.Nil, fmt.Errorf("add document: %w", err)
+	}
+	if d.ID == uuid.Nil {
+		d.ID = uuid.New()
+	}
+	if d.SHA256 == "" {
+		d.SHA256 = PagesSHA256(d.Pages)
+	}
+	if d.Pages == nil {
+		d.Pages = []string{}
+	}
+	var status string
+	err := q.QueryRow(ctx, `SELECT status FROM app.matters WHERE firm_id = $1 AND matter_id = $2 FOR SHARE`,
+		ref.FirmID, ref.MatterID).Scan(&status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, fmt.Errorf("add document: %w", matterError(ctx, q, ref))
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("add document: %w", err)
+	}
+	if status != "open" {
+		return uuid.Nil, fmt.Errorf("add document to %s: %w", ref, ErrMatterClosed)
+	}
+	_, err = q.Exec(ctx, `INSERT INTO app.documents (document_id, firm_id, matter_id, name, pages, content_sha256, note)
+        VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, ref.FirmID, ref.MatterID, strings.TrimSpace(d.Name),
+		d.Pages, strings.ToLower(d.SHA256), d.Note)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("add document to %s: %w", ref, err)
+	}
+	return d.ID, nil
+}
+
+// Inputs is what a build reads: the matter and its documents, read after
+// the claim committed, so they include every input whose demand the claim
+// covers.
+type Inputs struct {
+	Ref       MatterRef
+	Title     string
+	Documents []Document
+}
+
+// LoadInputs reads a matter's record, documents in upload order.
+func LoadInputs(ctx context.Context, q Querier, ref MatterRef) (Inputs, error) {
+	in := Inputs{Ref: ref}
+	err := q.QueryRow(ctx, `SELECT title FROM app.matters WHERE firm_id = $1 AND matter_id = $2`,
+		ref.FirmID, ref.MatterID).Scan(&in.Title)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return in, fmt.Errorf("load inputs: %w", matterError(ctx, q, ref))
+	}
+	if err != nil {
+		return in, fmt.Errorf("load inputs %s: %w", ref, err)
+	}
+	rows, err := q.Query(ctx, `SELECT document_id, name, pages, content_sha256, note, uploaded_at
+        FROM app.documents WHERE firm_id = $1 AND matter_id = $2 ORDER BY uploaded_at, document_id`,
+		ref.FirmID, ref.MatterID)
+	if err != nil {
+		return in, fmt.Errorf("load inputs %s: %w", ref, err)
+	}
+	in.Documents, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Document, error) {
+		var d Document
+		err := r.Scan(&d.ID, &d.Name, &d.Pages, &d.SHA256, &d.Note, &d.UploadedAt)
+		return d, err
+	})
+	if err != nil {
+		return in, fmt.Errorf("load inputs %s: %w", ref, err)
+	}
+	return in, nil
+}
+
+// Fingerprint identifies a build's inputs: the matter, its title and the
+// content hash of every document, independent of order. Two builds with the
+// same fingerprint and builder produce the same Brief, so the second need
+// not call the model.
+func (in Inputs) Fingerprint(builder string) string {
+	ids := make([]string, 0, len(in.Documents))
+	for _, d := range in.Documents {
+		ids = append(ids, d.ID.String()+"="+d.SHA256+"|"+d.Name)
+	}
+	slices.Sort(ids)
+	h := sha256.New()
+	fmt.Fprintf(h, "builder=%s\nmatter=%s\ntitle=%q\n", builder, in.Ref, in.Title)
+	for _, s := range ids {
+		fmt.Fprintf(h, "%s\n", s)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

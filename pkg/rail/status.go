@@ -1,0 +1,161 @@
+package rail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// JobRow is a ledger row as stored, plus what can be read off it. The JSON
+// keys are the column names.
+type JobRow struct {
+	FirmID              uuid.UUID  `json:"firm_id"`
+	MatterID            uuid.UUID  `json:"matter_id"`
+	RequestedGeneration int64      `json:"requested_generation"`
+	ClaimedGeneration   int64      `json:"claimed_generation"`
+	TargetGeneration    int64      `json:"target_generation"`
+	BuiltGeneration     int64      `json:"built_generation"`
+	RunStatus           string     `json:"run_status"`
+	ClaimedAt           *time.Time `json:"claimed_at"`
+	ClaimedBy           string     `json:"claimed_by"`
+	Attempts            int        `json:"attempts"`
+	NotBefore           *time.Time `json:"not_before"`
+	LastError           string     `json:"last_error"`
+	DemandSince         *time.Time `json:"demand_since"`
+	LastDemandedAt      *time.Time `json:"last_demanded_at"`
+	RebuildNeeded       bool       `json:"rebuild_needed"`
+
+	// Read off the row with the database clock.
+	LeaseAgeSeconds *float64 `json:"lease_age_seconds"` // age of claimed_at while running
+	LeaseExpired    bool     `json:"lease_expired"`     // running on a lease older than the configured lease
+	Current         bool     `json:"current"`           // built_generation == requested_generation
+	MatterStatus    string   `json:"matter_status"`
+}
+
+const jobColumns = `j.firm_id, j.matter_id, j.requested_generation, j.claimed_generation,
+    j.target_generation, j.built_generation, j.run_status, j.claimed_at, j.claimed_by, j.attempts,
+    j.not_before, j.last_error, j.demand_since, j.last_demanded_at, j.rebuild_needed,
+    CASE WHEN j.run_status = 'running' THEN extract(epoch FROM clock_timestamp() - j.claimed_at)::float8 END,
+    (j.run_status = 'running' AND j.claimed_at < clock_timestamp() - make_interval(secs => $3)),
+    m.status`
+
+func scanJob(row pgx.Row) (JobRow, error) {
+	var j JobRow
+	err := row.Scan(&j.FirmID, &j.MatterID, &j.RequestedGeneration, &j.ClaimedGeneration,
+		&j.TargetGeneration, &j.BuiltGeneration, &j.RunStatus, &j.ClaimedAt, &j.ClaimedBy, &j.Attempts,
+		&j.NotBefore, &j.LastError, &j.DemandSince, &j.LastDemandedAt, &j.RebuildNeeded,
+		&j.LeaseAgeSeconds, &j.LeaseExpired, &j.MatterStatus)
+	j.Current = j.BuiltGeneration == j.RequestedGeneration
+	return j, err
+}
+
+// Job reads a matter's ledger row. A matter that exists but has never had
+// demand reads as a zero row (found true); an unknown matter, or one of
+// another firm, is an error.
+func (l *Ledger) Job(ctx context.Context, ref MatterRef) (JobRow, error) {
+	if err := l.checkMatter(ctx, ref); err != nil {
+		return JobRow{}, err
+	}
+	j, err := scanJob(l.pool.QueryRow(ctx, `SELECT `+jobColumns+`
+        FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)
+        WHERE j.firm_id = $1 AND j.matter_id = $2`, ref.FirmID, ref.MatterID, seconds(l.cfg.Lease)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		var status string
+		if err := l.pool.QueryRow(ctx, `SELECT status FROM app.matters WHERE firm_id = $1 AND matter_id = $2`,
+			ref.FirmID, ref.MatterID).Scan(&status); err != nil {
+			return JobRow{}, fmt.Errorf("job %s: %w", ref, err)
+		}
+		return JobRow{FirmID: ref.FirmID, MatterID: ref.MatterID, RunStatus: StatusIdle, Current: true, MatterStatus: status}, nil
+	}
+	if err != nil {
+		return JobRow{}, fmt.Errorf("job %s: %w", ref, err)
+	}
+	return j, nil
+}
+
+// checkMatter turns a missing or misfiled matter into a typed error.
+func (l *Ledger) checkMatter(ctx context.Context, ref MatterRef) error {
+	var firm uuid.UUID
+	err := l.pool.QueryRow(ctx, `SELECT firm_id FROM app.matters WHERE matter_id = $1`, ref.MatterID).Scan(&firm)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("matter %s: %w", ref, ErrUnknownMatter)
+	}
+	if err != nil {
+		return fmt.Errorf("matter %s: %w", ref, err)
+	}
+	if firm != ref.FirmID {
+		return fmt.Errorf("matter %s: %w", ref, ErrFirmMismatch)
+	}
+	return nil
+}
+
+// RunRow is one attempt.
+type RunRow struct {
+	Token      int64      `json:"token"`
+	Target     int64      `json:"target_generation"`
+	WorkerID   string     `json:"worker_id"`
+	Outcome    string     `json:"outcome"`
+	ClaimedAt  time.Time  `json:"claimed_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	Error      string     `json:"error"`
+}
+
+// Runs lists a matter's most recent attempts, newest first.
+func (l *Ledger) Runs(ctx context.Context, ref MatterRef, limit int) ([]RunRow, error) {
+	if err := l.checkMatter(ctx, ref); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = 20
+	}
+	rows, err := l.pool.Query(ctx, `SELECT token, target_generation, worker_id, outcome, claimed_at, finished_at, error
+        FROM ops.matter_frame_runs WHERE firm_id = $1 AND matter_id = $2 ORDER BY token DESC LIMIT $3`,
+		ref.FirmID, ref.MatterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("runs %s: %w", ref, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RunRow, error) {
+		var x RunRow
+		err := r.Scan(&x.Token, &x.Target, &x.WorkerID, &x.Outcome, &x.ClaimedAt, &x.FinishedAt, &x.Error)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("runs %s: %w", ref, err)
+	}
+	return out, nil
+}
+
+// StoredFrame is a landed frame.
+type StoredFrame struct {
+	FrameID      uuid.UUID `json:"frame_id"`
+	Token        int64     `json:"token"`
+	Target       int64     `json:"target_generation"`
+	Fingerprint  string    `json:"fingerprint"`
+	Builder      string    `json:"builder"`
+	ModelInvoked bool      `json:"model_invoked"`
+	BuiltAt      time.Time `json:"built_at"`
+	Body         []byte    `json:"-"`
+}
+
+// LatestFrame returns the matter's current Brief frame (the newest), or
+// found=false when none has landed.
+func (l *Ledger) LatestFrame(ctx context.Context, q Querier, ref MatterRef) (f StoredFrame, found bool, err error) {
+	if q == nil {
+		q = l.pool
+	}
+	err = q.QueryRow(ctx, `SELECT frame_id, token, target_generation, fingerprint, builder, model_invoked, built_at, body::text
+        FROM ops.matter_frames WHERE firm_id = $1 AND matter_id = $2 ORDER BY token DESC LIMIT 1`,
+		ref.FirmID, ref.MatterID).Scan(&f.FrameID, &f.Token, &f.Target, &f.Fingerprint, &f.Builder,
+		&f.ModelInvoked, &f.BuiltAt, &f.Body)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return StoredFrame{}, false, nil
+	}
+	if err != nil {
+		return StoredFrame{}, false, fmt.Errorf("latest frame %s: %w", ref, err)
+	}
+	return f, true, nil
+}

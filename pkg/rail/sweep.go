@@ -1,0 +1,119 @@
+package rail
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// SweepReport is what one sweep pass found and did.
+type SweepReport struct {
+	Quarantined   []MatterRef // expired leases out of attempts: now quarantined
+	LeaseExpiries int         // running rows whose lease expired since the last pass
+	Renudge       []MatterRef // unserved demand with no live claim: nudge these
+	Gauges
+}
+
+// Gauges are what on-call watches, read off the ledger in one query.
+type Gauges struct {
+	MattersBehind               int     // requested > built, not quarantined
+	MattersQuarantined          int     // quarantined rows
+	OldestUnservedDemandSeconds float64 // age of the oldest unbuilt demand (0 when none)
+}
+
+const sweepQuarantineSQL = `
+WITH q AS (
+    UPDATE ops.matter_frame_jobs SET
+        run_status = 'quarantined', target_generation = built_generation,
+        last_error = 'lease expired on attempt ' || attempts || ' of ' || $2::int
+    WHERE run_status = 'running' AND attempts >= $2::int
+      AND claimed_at < clock_timestamp() - make_interval(secs => $1)
+    RETURNING firm_id, matter_id, claimed_generation
+), run AS (
+    UPDATE ops.matter_frame_runs AS r SET outcome = 'quarantined',
+        finished_at = coalesce(r.finished_at, clock_timestamp()), error = 'lease expired'
+    FROM q WHERE r.firm_id = q.firm_id AND r.matter_id = q.matter_id AND r.token = q.claimed_generation
+)
+SELECT firm_id, matter_id FROM q`
+
+// Marks runs whose lease expired without a reclaim. The job row is left
+// alone: the sweep never touches the token, so a late commit with no
+// reclaim in between still lands (and relabels its run 'landed').
+const sweepExpiredRunsSQL = `
+UPDATE ops.matter_frame_runs AS r SET outcome = 'lease_expired', finished_at = clock_timestamp()
+FROM ops.matter_frame_jobs j
+WHERE j.firm_id = r.firm_id AND j.matter_id = r.matter_id AND j.claimed_generation = r.token
+  AND j.run_status = 'running' AND r.outcome = 'claimed'
+  AND j.claimed_at < clock_timestamp() - make_interval(secs => $1)`
+
+const sweepUnservedSQL = `
+SELECT j.firm_id, j.matter_id
+FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)
+WHERE j.requested_generation > j.built_generation AND m.status = 'open'
+  AND (   (j.run_status = 'idle' AND (j.not_before IS NULL OR j.not_before <= clock_timestamp()))
+       OR (j.run_status = 'running' AND j.claimed_at < clock_timestamp() - make_interval(secs => $1)))
+  AND coalesce(j.last_demanded_at, '-infinity') < clock_timestamp() - make_interval(secs => $2)
+  AND coalesce(j.claimed_at, '-infinity') < clock_timestamp() - make_interval(secs => $2)
+ORDER BY j.demand_since NULLS LAST
+LIMIT $3`
+
+const gaugesSQL = `
+SELECT count(*) FILTER (WHERE requested_generation > built_generation AND run_status <> 'quarantined'),
+       count(*) FILTER (WHERE run_status = 'quarantined'),
+       coalesce(extract(epoch FROM clock_timestamp() - min(demand_since)
+           FILTER (WHERE requested_generation > built_generation AND run_status <> 'quarantined')), 0)::float8
+FROM ops.matter_frame_jobs`
+
+// Sweep runs one pass: quarantine expired leases that are out of attempts,
+// note the other expiries, and list up to limit matters whose demand has no
+// live claim and whose own nudge had SweepGrace to arrive. The caller nudges
+// them; a nudge only starts a build if the claim finds the demand still
+// unserved, so a sweep racing a completion wastes nothing.
+func (l *Ledger) Sweep(ctx context.Context, limit int) (SweepReport, error) {
+	if limit <= 0 {
+		limit = 500
+	}
+	var rep SweepReport
+	rows, err := l.pool.Query(ctx, sweepQuarantineSQL, seconds(l.cfg.Lease), l.cfg.MaxAttempts)
+	if err != nil {
+		return rep, fmt.Errorf("sweep quarantine: %w", err)
+	}
+	if rep.Quarantined, err = collectRefs(rows); err != nil {
+		return rep, fmt.Errorf("sweep quarantine: %w", err)
+	}
+	tag, err := l.pool.Exec(ctx, sweepExpiredRunsSQL, seconds(l.cfg.Lease))
+	if err != nil {
+		return rep, fmt.Errorf("sweep expired leases: %w", err)
+	}
+	rep.LeaseExpiries = int(tag.RowsAffected())
+	rows, err = l.pool.Query(ctx, sweepUnservedSQL, seconds(l.cfg.Lease), seconds(l.cfg.SweepGrace), limit)
+	if err != nil {
+		return rep, fmt.Errorf("sweep unserved: %w", err)
+	}
+	if rep.Renudge, err = collectRefs(rows); err != nil {
+		return rep, fmt.Errorf("sweep unserved: %w", err)
+	}
+	if rep.Gauges, err = l.Gauges(ctx); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// Gauges reads the on-call gauges off the ledger.
+func (l *Ledger) Gauges(ctx context.Context) (Gauges, error) {
+	var g Gauges
+	if err := l.pool.QueryRow(ctx, gaugesSQL).Scan(&g.MattersBehind, &g.MattersQuarantined,
+		&g.OldestUnservedDemandSeconds); err != nil {
+		return g, fmt.Errorf("gauges: %w", err)
+	}
+	return g, nil
+}
+
+func collectRefs(rows pgx.Rows) ([]MatterRef, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (MatterRef, error) {
+		var m MatterRef
+		err := r.Scan(&m.FirmID, &m.MatterID)
+		return m, err
+	})
+}
