@@ -105,24 +105,26 @@ func TestLateCommitWithNoReclaimLands(t *testing.T) {
 	}
 }
 
-func TestZombieCommitBlockedBehindReplacementCommit(t *testing.T) {
+func TestZombieCommitBlockedBehindReplacementClaim(t *testing.T) {
 	b := setup(t, rail.Config{})
 	b.demand(t)
 	a := b.mustClaim(t, "A")
 	b.expireLease(t)
-	bb := b.mustClaim(t, "B")
 
+	// B's claim holds the row lock (its transaction is still open) when the
+	// zombie A commits. A's commit must wait for it, then see B's token.
 	tx, err := b.pool.Begin(b.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.ledger.CommitTx(b.ctx, tx, bb, frameOf("B")); err != nil {
-		t.Fatal(err)
+	defer tx.Rollback(b.ctx)
+	bb, ok, err := b.ledger.ClaimOn(b.ctx, tx, b.ref, "B")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
 	}
-	// B holds the row lock. A's commit must wait for it, then see B's row.
 	done := make(chan error, 1)
 	go func() { _, err := b.ledger.Commit(b.ctx, a, frameOf("A")); done <- err }()
-	waitBlocked(t, b, "UPDATE ops.matter_frame_jobs")
+	waitBlocked(t, b, "WITH fence AS")
 	select {
 	case err := <-done:
 		t.Fatalf("A's commit did not wait for B's lock: %v", err)
@@ -133,6 +135,9 @@ func TestZombieCommitBlockedBehindReplacementCommit(t *testing.T) {
 	}
 	if err := <-done; !errors.Is(err, rail.ErrFenced) {
 		t.Fatalf("A's commit after waiting: %v, want ErrFenced", err)
+	}
+	if _, err := b.ledger.Commit(b.ctx, bb, frameOf("B")); err != nil {
+		t.Fatal(err)
 	}
 	if fr := b.frames(t); len(fr) != 1 || fr[0].fingerprint != "B" {
 		t.Fatalf("frames %+v", fr)
@@ -178,6 +183,7 @@ func TestStallInsideCommitTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer tx.Rollback(b.ctx)
 	if _, err := ledger.CommitTx(b.ctx, tx, a, frameOf("A")); err != nil {
 		t.Fatal(err)
 	}
@@ -227,6 +233,7 @@ func TestConnectionKilledAroundTheFence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer tx.Rollback(context.Background())
 			switch when {
 			case "before fence":
 				kill()
