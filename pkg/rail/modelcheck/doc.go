@@ -1,0 +1,3 @@
+// Package modelcheck is an exhaustive explicit-state model check of the
+// Brief rail's job ledger.
+package modelcheck
