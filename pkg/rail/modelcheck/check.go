@@ -81,6 +81,9 @@ type Violation struct {
 	Count  int
 	Detail string
 	Trace  []TraceStep
+	// Final is the state the violation was observed in (for a history
+	// invariant, the state the offending step reached).
+	Final State
 }
 
 // Format prints the counterexample step by step.
@@ -108,7 +111,10 @@ type Report struct {
 	// WastedClaims counts claim transitions whose target equalled built.
 	WastedClaims int
 	Violations   []Violation // one per violated invariant, shortest first found
-	Elapsed      time.Duration
+	// Coverage counts explored transitions by outcome (see outcomeNames), so
+	// tests can show that the interesting cases were reached at all.
+	Coverage map[string]int
+	Elapsed  time.Duration
 }
 
 // Violated returns the violation of inv, if any.
@@ -173,6 +179,7 @@ func Run(cfg Config) Report {
 	init := e.m.initial()
 	init.canon()
 	e.add(init.encode(), -1, 0)
+	var cover [numOutcomes]int
 
 	for i := 0; i < len(e.keys); i++ {
 		if len(e.keys) >= cfg.MaxStates {
@@ -194,6 +201,7 @@ func Run(cfg Config) Report {
 			if st.Kind == stepDeliver && st.Granted && st.Target == s.Built {
 				rep.WastedClaims++
 			}
+			cover[outcome(s, st, n)]++
 			n.canon()
 			k := n.encode()
 			j, ok := e.index[k]
@@ -226,11 +234,121 @@ func Run(cfg Config) Report {
 				Count:     e.count[inv],
 				Detail:    site.detail,
 				Trace:     e.trace(site),
+				Final:     e.final(site),
 			})
+		}
+	}
+	rep.Coverage = make(map[string]int)
+	for o, c := range cover {
+		if c > 0 {
+			rep.Coverage[outcomeNames[o]] = c
 		}
 	}
 	rep.Elapsed = time.Since(start)
 	return rep
+}
+
+// Transition outcomes, for coverage.
+const (
+	outOther = iota
+	outClaim
+	outReclaim // claim granted on a running row whose lease expired
+	outClaimRefused
+	outLand
+	outLandAfterExpiry // a commit lands on an expired lease nobody reclaimed
+	outFollowUp        // a landing that sent the follow-up nudge
+	outFenced
+	outHeartbeat
+	outSuperseded
+	outFail
+	outFailQuarantine
+	outFailFenced
+	outSweepQuarantine
+	outSweepNudge
+	outSweepFailClaim
+	outRelease
+	outCrash
+	outSetFlag
+	numOutcomes
+)
+
+var outcomeNames = [...]string{
+	outOther:           "other",
+	outClaim:           "claim",
+	outReclaim:         "reclaim after expiry",
+	outClaimRefused:    "claim refused",
+	outLand:            "frame landed",
+	outLandAfterExpiry: "frame landed on expired lease",
+	outFollowUp:        "frame landed with follow-up",
+	outFenced:          "commit fenced",
+	outHeartbeat:       "heartbeat",
+	outSuperseded:      "heartbeat superseded",
+	outFail:            "fail",
+	outFailQuarantine:  "fail quarantines",
+	outFailFenced:      "fail fenced",
+	outSweepQuarantine: "sweep quarantines",
+	outSweepNudge:      "sweep nudges",
+	outSweepFailClaim:  "sweep fails claim",
+	outRelease:         "demand releases quarantine",
+	outCrash:           "crash",
+	outSetFlag:         "rebuild_needed written",
+}
+
+func outcome(s State, st step, n State) int {
+	switch st.Kind {
+	case stepDeliver:
+		switch {
+		case !st.Granted:
+			return outClaimRefused
+		case s.Status == statusRunning:
+			return outReclaim
+		default:
+			return outClaim
+		}
+	case stepCommit:
+		switch {
+		case !st.Landed:
+			return outFenced
+		case !s.LeaseLive:
+			return outLandAfterExpiry
+		case n.Nudges > s.Nudges:
+			return outFollowUp
+		default:
+			return outLand
+		}
+	case stepHeartbeat:
+		if st.Granted {
+			return outHeartbeat
+		}
+		return outSuperseded
+	case stepFail:
+		switch {
+		case !st.Granted:
+			return outFailFenced
+		case n.Status == statusQuarantined:
+			return outFailQuarantine
+		default:
+			return outFail
+		}
+	case stepSweep:
+		switch {
+		case n.Status == statusQuarantined:
+			return outSweepQuarantine
+		case n.Nudges > s.Nudges:
+			return outSweepNudge
+		default:
+			return outSweepFailClaim
+		}
+	case stepDemand:
+		if s.Status == statusQuarantined && n.Status == statusIdle {
+			return outRelease
+		}
+	case stepCrash:
+		return outCrash
+	case stepSetFlag:
+		return outSetFlag
+	}
+	return outOther
 }
 
 func (e *explorer) add(k key, parent int32, depth uint16) int32 {
@@ -366,6 +484,13 @@ func (e *explorer) checkEventually() {
 				s.Requested, s.Built, statusNames[s.Status])})
 		}
 	}
+}
+
+func (e *explorer) final(site *violationSite) State {
+	if site.st != nil {
+		return site.post
+	}
+	return decode(e.keys[site.state])
 }
 
 // trace rebuilds the path from the initial state to a violation site by

@@ -21,6 +21,10 @@ type Config struct {
 	MaxClaims int
 	// MaxStates stops the search (reported as incomplete); default 20M.
 	MaxStates int
+	// NoDrop disables the "nudge dropped" fault (the bus still coalesces a
+	// nudge sent into a full bag). Used to show that a seed bug needs no lost
+	// message.
+	NoDrop bool
 }
 
 func (c Config) withDefaults() Config {
@@ -50,6 +54,9 @@ func (c Config) String() string {
 		c.Protocol, c.Workers, c.Demands, c.MaxAttempts, c.NudgeCap, c.MaxClaims)
 	if c.Mutation != NoMutation {
 		s += " mutation=" + c.Mutation.String()
+	}
+	if c.NoDrop {
+		s += " no-drop"
 	}
 	return s
 }
@@ -226,7 +233,7 @@ func (m *machine) successors(s State, emit func(step, State)) {
 		n.Nudges++
 		emit(step{Kind: stepDuplicate, W: -1}, n)
 	}
-	if s.Nudges > 0 {
+	if s.Nudges > 0 && !cfg.NoDrop {
 		n := s
 		n.Nudges--
 		emit(step{Kind: stepDrop, W: -1}, n)
