@@ -148,6 +148,9 @@ func b2u(b bool) byte {
 // canon sorts the workers: workers are interchangeable, so states that differ
 // only by a permutation of workers are the same state (symmetry reduction).
 func (s *State) canon() {
+	if s.Status != statusRunning {
+		s.LeaseLive = false // the lease means nothing on a row nobody holds
+	}
 	ws := s.Workers[:s.NWorkers]
 	for i := 1; i < len(ws); i++ { // insertion sort: at most three workers
 		for j := i; j > 0 && ws[j].less(ws[j-1]); j-- {
@@ -266,6 +269,8 @@ func leaseName(s State) string {
 	switch {
 	case !s.ClaimedAtSet:
 		return "null"
+	case s.Status != statusRunning:
+		return "unheld"
 	case s.LeaseLive:
 		return "live"
 	default:

@@ -16,6 +16,7 @@ func fixedConfigs(short bool) []Config {
 		cs = append(cs,
 			Config{Protocol: Fixed, Workers: 3, Demands: 3},
 			Config{Protocol: Fixed, Workers: 2, Demands: 3, MaxAttempts: 3, NudgeCap: 3},
+			Config{Protocol: Fixed, Workers: 2, Demands: 4},
 		)
 	}
 	return cs

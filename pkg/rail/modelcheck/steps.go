@@ -81,19 +81,20 @@ const (
 // step is one transition label plus the event data the history checks need.
 type step struct {
 	Kind    uint8
-	W       int8  // worker index in the pre-state (canonical order), -1 for environment
-	Granted bool  // deliver: the claim returned a row; commit/fail/heartbeat: token matched
-	Landed  bool  // commit: a frame landed
-	Token   uint8 // claim: token issued; commit: the worker's token
-	Target  uint8 // claim: target issued; commit: the frame's target
-	Seen    uint8 // commit: inputs the build saw
+	W       int8   // worker index in the pre-state (canonical order), -1 for environment
+	Was     worker // that worker's local state before the step
+	Granted bool   // deliver: the claim returned a row; commit/fail/heartbeat: token matched
+	Landed  bool   // commit: a frame landed
+	Token   uint8  // claim: token issued; commit: the worker's token
+	Target  uint8  // claim: target issued; commit: the frame's target
+	Seen    uint8  // commit: inputs the build saw
 	Note    string
 }
 
 func (st step) String() string {
 	who := "env"
 	if st.W >= 0 {
-		who = fmt.Sprintf("w%d", st.W)
+		who = "worker " + st.Was.String()
 	}
 	var s string
 	switch st.Kind {
@@ -259,6 +260,11 @@ func (m *machine) workerSteps(s State, i int, emit func(step, State)) {
 	fixed := cfg.Protocol == Fixed
 	w := s.Workers[i]
 	wi := int8(i)
+	inner := emit
+	emit = func(st step, n State) {
+		st.Was = w
+		inner(st, n)
+	}
 	switch w.Phase {
 	case phaseIdle:
 		if s.Nudges == 0 {
@@ -352,7 +358,7 @@ func (m *machine) commit(s State, i int, emit func(step, State)) {
 	w := s.Workers[i]
 	n := s
 	n.Workers[i] = worker{}
-	st := step{Kind: stepCommit, W: int8(i), Token: w.Token, Target: w.Target, Seen: w.Seen}
+	st := step{Kind: stepCommit, W: int8(i), Was: w, Token: w.Token, Target: w.Target, Seen: w.Seen}
 	matches := s.Claimed == w.Token && s.Status == statusRunning
 	if cfg.Protocol == Fixed && cfg.Mutation == MutUnfencedCommit {
 		matches = s.Status == statusRunning
