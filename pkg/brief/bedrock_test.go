@@ -1,0 +1,207 @@
+package brief_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+
+	"github.com/pramaan/brief-rail/pkg/brief"
+)
+
+const modelID = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+
+// converseServer answers Bedrock's Converse call with body, after checking
+// the request the real client sent.
+func converseServer(t *testing.T, body []byte) *bedrockruntime.Client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/model/"+modelID+"/converse" {
+			t.Errorf("request %s %s", r.Method, r.URL.Path)
+		}
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
+			t.Errorf("request is not SigV4 signed")
+		}
+		raw, _ := io.ReadAll(r.Body)
+		var req struct {
+			InferenceConfig struct {
+				Temperature *float64 `json:"temperature"`
+				MaxTokens   int      `json:"maxTokens"`
+			} `json:"inferenceConfig"`
+			System   []struct{ Text string } `json:"system"`
+			Messages []struct {
+				Role    string                  `json:"role"`
+				Content []struct{ Text string } `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(raw, &req); err != nil {
+			t.Errorf("request body: %v", err)
+		}
+		if req.InferenceConfig.Temperature == nil || *req.InferenceConfig.Temperature != 0 {
+			t.Errorf("temperature not 0: %s", raw)
+		}
+		if len(req.System) != 1 || !strings.Contains(req.System[0].Text, `"schema_version": "brief/v1"`) {
+			t.Errorf("system prompt does not ask for brief/v1")
+		}
+		if len(req.Messages) != 1 || req.Messages[0].Role != "user" || len(req.Messages[0].Content) != 1 {
+			t.Fatalf("messages: %s", raw)
+		}
+		user := req.Messages[0].Content[0].Text
+		for _, want := range []string{
+			`<document id="` + complaint + `" name="complaint.pdf" pages="2">`,
+			`<page number="2">` + "\n6. Penmark did not deliver",
+			`<note>no text layer on the whole document`,
+		} {
+			if !strings.Contains(user, want) {
+				t.Errorf("user message lacks %q", want)
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return bedrockruntime.New(bedrockruntime.Options{
+		Region:       "eu-west-2",
+		BaseEndpoint: aws.String(srv.URL),
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "secret"}, nil
+		}),
+		RetryMaxAttempts: 1,
+	})
+}
+
+// recordedWithReply returns the recorded Converse response with the model's
+// text replaced.
+func recordedWithReply(t *testing.T, reply string) []byte {
+	t.Helper()
+	var body map[string]any
+	if err := json.Unmarshal(recorded(t), &body); err != nil {
+		t.Fatal(err)
+	}
+	body["output"] = map[string]any{"message": map[string]any{
+		"role": "assistant", "content": []any{map[string]any{"text": reply}},
+	}}
+	out, _ := json.Marshal(body)
+	return out
+}
+
+func recorded(t *testing.T) []byte {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/converse_response.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func TestBedrockRecorded(t *testing.T) {
+	in := sampleInput(t)
+	b, err := brief.NewBedrock(converseServer(t, recorded(t)), modelID).Build(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Builder != "bedrock:"+modelID || b.InputFingerprint != brief.Fingerprint(in) || b.SchemaVersion != brief.SchemaVersion {
+		t.Errorf("builder %q fingerprint %q schema %q", b.Builder, b.InputFingerprint, b.SchemaVersion)
+	}
+	if b.Matter.MatterID != matterID || b.Matter.Title != in.Title {
+		t.Errorf("matter = %+v", b.Matter)
+	}
+	if len(b.Parties) != 4 || b.Parties[0].Name != "Harlow Logistics Ltd" || b.Parties[0].Role != brief.RolePlaintiff {
+		t.Errorf("parties = %+v", b.Parties)
+	}
+	// Names are filled in from the input, by document id.
+	if c := b.Parties[0].Citations[0]; c.DocumentName != "complaint.pdf" {
+		t.Errorf("citation = %+v", c)
+	}
+	if len(b.Chronology) != 9 || b.Chronology[0].Date != "2025-01-14" {
+		t.Errorf("chronology = %+v", b.Chronology)
+	}
+	if len(b.Documents) != 4 {
+		t.Fatalf("documents = %+v", b.Documents)
+	}
+	for _, d := range b.Documents {
+		if d.DocumentID == scanned && (len(d.Assertions) != 0 || d.Note == "" || d.PageCount != 1) {
+			t.Errorf("scanned summary = %+v", d)
+		}
+		if d.SHA256 == "" {
+			t.Errorf("%s: metadata not filled from input", d.Name)
+		}
+	}
+	if err := b.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestBedrockRejectsBadReplies(t *testing.T) {
+	var good map[string]any
+	reply := recordedReply(t)
+	if err := json.Unmarshal([]byte(reply[strings.Index(reply, "{"):strings.LastIndex(reply, "}")+1]), &good); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, reply, wantText string
+	}{
+		{"prose", "I'm sorry, I cannot produce a brief for these documents.", "no JSON object"},
+		{"truncated JSON", "```json\n{\"schema_version\": \"brief/v1\", \"parties\": [\n```", "no JSON object"},
+		{"invalid JSON", "```json\n{\"schema_version\": \"brief/v1\", \"parties\": [,]}\n```", "not Brief JSON"},
+		{"wrong types", `{"schema_version": "brief/v1", "parties": "Harlow"}`, "not Brief JSON"},
+		{"page out of range", strings.Replace(reply, `"c3333333-3333-4333-8333-333333333333", "page": 1}}`, `"c3333333-3333-4333-8333-333333333333", "page": 7}}`, 1),
+			`cites page 7 of "exhibit-a-demand-letter.pdf", which has 1 pages`},
+		{"unknown document", strings.Replace(reply, `"document_id": "a1111111-1111-4111-8111-111111111111", "page": 2}`, `"document_id": "f6666666-6666-4666-8666-666666666666", "page": 2}`, 1),
+			`unknown document "f6666666-6666-4666-8666-666666666666"`},
+		{"bad date", strings.Replace(reply, `"date": "2025-04-02"`, `"date": "2 April 2025"`, 1), `not YYYY-MM-DD`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := brief.NewBedrock(converseServer(t, recordedWithReply(t, c.reply)), modelID).Build(context.Background(), sampleInput(t))
+			if !errors.Is(err, brief.ErrModelOutput) {
+				t.Fatalf("err = %v, want ErrModelOutput", err)
+			}
+			if !strings.Contains(err.Error(), c.wantText) {
+				t.Errorf("err = %v, want it to mention %q", err, c.wantText)
+			}
+		})
+	}
+}
+
+func TestBedrockServiceError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Amzn-Errortype", "ValidationException")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`{"message":"The provided model identifier is invalid."}`))
+	}))
+	defer srv.Close()
+	client := bedrockruntime.New(bedrockruntime.Options{
+		Region: "eu-west-2", BaseEndpoint: aws.String(srv.URL), RetryMaxAttempts: 1,
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "secret"}, nil
+		}),
+	})
+	_, err := brief.NewBedrock(client, "no-such-model").Build(context.Background(), sampleInput(t))
+	if err == nil || !strings.Contains(err.Error(), "model identifier is invalid") || errors.Is(err, brief.ErrModelOutput) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func recordedReply(t *testing.T) string {
+	var body struct {
+		Output struct {
+			Message struct {
+				Content []struct{ Text string }
+			}
+		}
+	}
+	if err := json.Unmarshal(recorded(t), &body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Output.Message.Content[0].Text
+}

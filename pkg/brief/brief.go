@@ -1,0 +1,264 @@
+// Package brief defines the Brief of a litigation matter (schema "brief/v1"),
+// the Builder interface that produces it from a matter's documents, two
+// builders (Extractive, deterministic and offline; Bedrock, a model behind the
+// Converse API) and Fingerprint, the content hash of a builder's input.
+//
+// Every item in a Brief cites a document and a 1-based page; Validate checks
+// that each citation points at a document in the Brief and a page it has.
+package brief
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// SchemaVersion is the value of Brief.SchemaVersion written by this package.
+const SchemaVersion = "brief/v1"
+
+// JSONSchema is the JSON Schema (draft 2020-12) of a serialised Brief.
+//
+//go:embed brief.v1.schema.json
+var JSONSchema []byte
+
+// Brief is the structured summary of one matter.
+type Brief struct {
+	SchemaVersion    string            `json:"schema_version"`
+	Matter           Matter            `json:"matter"`
+	Parties          []Party           `json:"parties"`
+	Chronology       []Event           `json:"chronology"`
+	Documents        []DocumentSummary `json:"documents"`
+	Builder          string            `json:"builder"`
+	InputFingerprint string            `json:"input_fingerprint"`
+}
+
+// Matter identifies the matter the Brief is about.
+type Matter struct {
+	FirmID   string `json:"firm_id"`
+	MatterID string `json:"matter_id"`
+	Title    string `json:"title"`
+}
+
+// Role is a party's role in the matter.
+type Role string
+
+// Roles a Party may have.
+const (
+	RolePlaintiff Role = "plaintiff"
+	RoleDefendant Role = "defendant"
+	RoleCounsel   Role = "counsel"
+	RoleWitness   Role = "witness"
+	RoleOther     Role = "other"
+)
+
+// Valid reports whether r is one of the defined roles.
+func (r Role) Valid() bool {
+	switch r {
+	case RolePlaintiff, RoleDefendant, RoleCounsel, RoleWitness, RoleOther:
+		return true
+	}
+	return false
+}
+
+// Party is a person or organisation named in the documents.
+type Party struct {
+	Name      string     `json:"name"`
+	Role      Role       `json:"role"`
+	Citations []Citation `json:"citations"`
+}
+
+// Event is one dated item of the chronology.
+type Event struct {
+	Date     string   `json:"date"` // YYYY-MM-DD
+	Text     string   `json:"text"` // the sentence that carries the date
+	Citation Citation `json:"citation"`
+}
+
+// DocumentSummary describes one input document and what it asserts.
+type DocumentSummary struct {
+	DocumentID string      `json:"document_id"`
+	Name       string      `json:"name"`
+	SHA256     string      `json:"sha256"`
+	PageCount  int         `json:"page_count"`
+	Note       string      `json:"note"`
+	Assertions []Assertion `json:"assertions"`
+}
+
+// Assertion is a statement a document makes (an allegation, admission,
+// denial, demand, defence).
+type Assertion struct {
+	Text     string   `json:"text"`
+	Citation Citation `json:"citation"`
+}
+
+// Citation points at a page of a document.
+type Citation struct {
+	DocumentID   string `json:"document_id"`
+	DocumentName string `json:"document_name"`
+	Page         int    `json:"page"` // 1-based
+}
+
+// Input is what a Builder reads: a matter and its documents' text.
+type Input struct {
+	FirmID    string
+	MatterID  string
+	Title     string
+	Documents []Document
+}
+
+// Document is one uploaded document as pdftext extracted it.
+type Document struct {
+	ID     string   // uuid
+	Name   string   // file name shown to people
+	SHA256 string   // hex sha256 of the uploaded bytes
+	Pages  []string // text per page; "" for a page without a text layer
+	Note   string   // extraction note, e.g. which pages have no text layer
+}
+
+// Builder turns an Input into a Brief.
+type Builder interface {
+	Name() string
+	Build(ctx context.Context, in Input) (Brief, error)
+}
+
+// ErrInvalidInput is wrapped by errors about a malformed Input.
+var ErrInvalidInput = errors.New("brief: invalid input")
+
+// ErrInvalidBrief is wrapped by every error Validate returns.
+var ErrInvalidBrief = errors.New("brief: invalid brief")
+
+// Validate checks the Input: uuid ids, unique document ids, a name per document.
+func (in Input) Validate() error {
+	if !isUUID(in.FirmID) {
+		return fmt.Errorf("%w: firm id %q is not a uuid", ErrInvalidInput, in.FirmID)
+	}
+	if !isUUID(in.MatterID) {
+		return fmt.Errorf("%w: matter id %q is not a uuid", ErrInvalidInput, in.MatterID)
+	}
+	seen := make(map[string]bool, len(in.Documents))
+	for i, d := range in.Documents {
+		if !isUUID(d.ID) {
+			return fmt.Errorf("%w: document %d: id %q is not a uuid", ErrInvalidInput, i, d.ID)
+		}
+		if seen[strings.ToLower(d.ID)] {
+			return fmt.Errorf("%w: document id %s appears twice", ErrInvalidInput, d.ID)
+		}
+		seen[strings.ToLower(d.ID)] = true
+		if strings.TrimSpace(d.Name) == "" {
+			return fmt.Errorf("%w: document %s has no name", ErrInvalidInput, d.ID)
+		}
+	}
+	return nil
+}
+
+// Validate checks the Brief's structure: schema version, matter ids, roles,
+// dates, non-empty texts, and that every citation names a document listed in
+// Documents (by id, with that document's name) and a page within its
+// PageCount.
+func (b Brief) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf(format, args...))
+	}
+	if b.SchemaVersion != SchemaVersion {
+		bad("schema_version %q, want %q", b.SchemaVersion, SchemaVersion)
+	}
+	if !isUUID(b.Matter.FirmID) || !isUUID(b.Matter.MatterID) {
+		bad("matter firm_id %q / matter_id %q must be uuids", b.Matter.FirmID, b.Matter.MatterID)
+	}
+	if b.Builder == "" {
+		bad("builder is empty")
+	}
+	if b.InputFingerprint == "" {
+		bad("input_fingerprint is empty")
+	}
+	docs := make(map[string]DocumentSummary, len(b.Documents))
+	for i, d := range b.Documents {
+		if !isUUID(d.DocumentID) {
+			bad("documents[%d]: document_id %q is not a uuid", i, d.DocumentID)
+		}
+		if _, dup := docs[d.DocumentID]; dup {
+			bad("documents[%d]: document_id %s appears twice", i, d.DocumentID)
+		}
+		if d.PageCount < 0 {
+			bad("documents[%d]: page_count %d", i, d.PageCount)
+		}
+		docs[d.DocumentID] = d
+	}
+	cite := func(where string, c Citation) {
+		d, ok := docs[c.DocumentID]
+		switch {
+		case !ok:
+			bad("%s: cites unknown document %q", where, c.DocumentID)
+		case c.DocumentName != d.Name:
+			bad("%s: document_name %q, but document %s is %q", where, c.DocumentName, c.DocumentID, d.Name)
+		case c.Page < 1 || c.Page > d.PageCount:
+			bad("%s: cites page %d of %q, which has %d pages", where, c.Page, d.Name, d.PageCount)
+		}
+	}
+	for i, p := range b.Parties {
+		where := fmt.Sprintf("parties[%d]", i)
+		if strings.TrimSpace(p.Name) == "" {
+			bad("%s: empty name", where)
+		}
+		if !p.Role.Valid() {
+			bad("%s: role %q", where, p.Role)
+		}
+		if len(p.Citations) == 0 {
+			bad("%s: no citations", where)
+		}
+		for j, c := range p.Citations {
+			cite(fmt.Sprintf("%s.citations[%d]", where, j), c)
+		}
+	}
+	for i, e := range b.Chronology {
+		where := fmt.Sprintf("chronology[%d]", i)
+		if _, err := time.Parse(time.DateOnly, e.Date); err != nil || len(e.Date) != 10 {
+			bad("%s: date %q is not YYYY-MM-DD", where, e.Date)
+		}
+		if strings.TrimSpace(e.Text) == "" {
+			bad("%s: empty text", where)
+		}
+		cite(where+".citation", e.Citation)
+	}
+	for i, d := range b.Documents {
+		for j, a := range d.Assertions {
+			where := fmt.Sprintf("documents[%d].assertions[%d]", i, j)
+			if strings.TrimSpace(a.Text) == "" {
+				bad("%s: empty text", where)
+			}
+			cite(where+".citation", a.Citation)
+			if a.Citation.DocumentID != d.DocumentID {
+				bad("%s: cites another document %s", where, a.Citation.DocumentID)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidBrief, errors.Join(errs...))
+	}
+	return nil
+}
+
+// isUUID reports whether s is a uuid in canonical 8-4-4-4-12 hex form.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}

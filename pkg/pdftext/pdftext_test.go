@@ -1,0 +1,235 @@
+package pdftext_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-pdf/fpdf"
+
+	"github.com/pramaan/brief-rail/pkg/brief/samples"
+	"github.com/pramaan/brief-rail/pkg/pdftext"
+)
+
+// rawPDF assembles a classic PDF (header, numbered objects, xref table,
+// trailer) from object bodies; object i+1 is objs[i] and object 1 is the
+// catalog.
+func rawPDF(objs ...string) []byte {
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n")
+	offsets := make([]int, len(objs))
+	for i, o := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	return b.Bytes()
+}
+
+func textPage(content string) string {
+	return fmt.Sprintf("stream\n%s\nendstream", content)
+}
+
+// fpdfDoc renders pages with fpdf; an empty string is a page with no text.
+func fpdfDoc(t testing.TB, protect bool, pages ...string) []byte {
+	t.Helper()
+	pdf := fpdf.New("P", "mm", "A4", "")
+	pdf.SetCreationDate(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	pdf.SetModificationDate(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	if protect {
+		pdf.SetProtection(fpdf.CnProtectPrint, "", "owner-secret")
+	}
+	for _, p := range pages {
+		pdf.AddPage()
+		pdf.SetFont("Helvetica", "", 11)
+		if p != "" {
+			pdf.MultiCell(0, 5, p, "", "L", false)
+		} else {
+			pdf.Rect(20, 20, 100, 100, "D")
+		}
+	}
+	var buf bytes.Buffer
+	if err := pdf.Output(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestExtractPages(t *testing.T) {
+	data := fpdfDoc(t, false,
+		"First page. It says the contract was signed on 14 January 2025.",
+		"",
+		"Third   page\twith    odd spacing.",
+		"",
+		"",
+	)
+	doc, err := pdftext.Extract(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"First page. It says the contract was signed on 14 January 2025.",
+		"",
+		"Third page with odd spacing.",
+		"",
+		"",
+	}
+	if len(doc.Pages) != len(want) {
+		t.Fatalf("got %d pages, want %d", len(doc.Pages), len(want))
+	}
+	for i := range want {
+		if doc.Pages[i] != want[i] {
+			t.Errorf("page %d = %q, want %q", i+1, doc.Pages[i], want[i])
+		}
+	}
+	if wantNote := "no text layer on pages 2, 4-5; they may be scanned images"; doc.Note != wantNote {
+		t.Errorf("note = %q, want %q", doc.Note, wantNote)
+	}
+}
+
+func TestExtractWrappedParagraph(t *testing.T) {
+	long := strings.Repeat("The carrier shall deliver each shipment within twenty-one days of booking. ", 6)
+	data := fpdfDoc(t, false, "HEADING\n"+long+"\nShort closing line.")
+	doc, err := pdftext.Extract(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "HEADING\n" + strings.TrimSpace(long) + "\nShort closing line."
+	if doc.Pages[0] != want {
+		t.Errorf("page 1 =\n%q\nwant\n%q", doc.Pages[0], want)
+	}
+}
+
+func TestExtractScannedNote(t *testing.T) {
+	for _, f := range samples.PDFs() {
+		if f.Name != samples.ScannedName {
+			continue
+		}
+		doc, err := pdftext.Extract(f.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Pages) != 1 || doc.Pages[0] != "" {
+			t.Errorf("pages = %q, want one empty page", doc.Pages)
+		}
+		if !strings.Contains(doc.Note, "whole document") {
+			t.Errorf("note = %q", doc.Note)
+		}
+	}
+}
+
+func TestExtractErrors(t *testing.T) {
+	sample := samples.PDFs()[0].Data
+	cases := []struct {
+		name string
+		data []byte
+		want error
+	}{
+		{"nil", nil, pdftext.ErrNotPDF},
+		{"text", []byte("Dear Sir, please find attached."), pdftext.ErrNotPDF},
+		{"docx-like zip", []byte("PK\x03\x04rest"), pdftext.ErrNotPDF},
+		{"header only", []byte("%PDF-1.4\n"), pdftext.ErrCorrupt},
+		{"truncated", sample[:len(sample)/2], pdftext.ErrCorrupt},
+		{"missing tail", sample[:len(sample)-10], pdftext.ErrCorrupt},
+		{"pdf 2.0 header", append([]byte("%PDF-2.0\n"), sample[9:]...), pdftext.ErrCorrupt},
+		{"garbage body", append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte{0xff, 0x00, '(', '<'}, 500)...), pdftext.ErrCorrupt},
+		{"no page tree", rawPDF("<< /Type /Catalog >>"), pdftext.ErrCorrupt},
+		{"zero pages", rawPDF("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [] /Count 0 >>"), pdftext.ErrEmpty},
+		{"cyclic page tree", rawPDF("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [2 0 R] /Count 1 >>"), pdftext.ErrCorrupt},
+		{"bad content operator", rawPDF(
+			"<< /Type /Catalog /Pages 2 0 R >>",
+			"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+			"<< /Type /Page /Parent 2 0 R /Contents 4 0 R >>",
+			"<< /Length 4 >>\n"+textPage("Q Q "),
+		), pdftext.ErrCorrupt},
+		{"encrypted, empty user password", fpdfDoc(t, true, "Secret page."), pdftext.ErrEncrypted},
+		{"too large", append([]byte("%PDF-1.4\n"), make([]byte, pdftext.MaxSize)...), pdftext.ErrTooLarge},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			doc, err := pdftext.Extract(c.data)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+			if !strings.HasPrefix(err.Error(), "pdftext: ") {
+				t.Errorf("error lacks context: %q", err)
+			}
+			if doc.Pages != nil || doc.Note != "" {
+				t.Errorf("document returned with error: %+v", doc)
+			}
+		})
+	}
+}
+
+func TestExtractRawContent(t *testing.T) {
+	// Hand-written content stream: two text objects on one baseline written
+	// right-to-left in the stream, then a line below, using Tm and TJ.
+	content := "BT /F1 12 Tf 1 0 0 1 300 700 Tm (world.) Tj ET " +
+		"BT /F1 12 Tf 1 0 0 1 100 700 Tm (Hello) Tj ET " +
+		"BT /F1 12 Tf 1 0 0 1 100 640 Tm [(Second) -250 (line)] TJ ET"
+	data := rawPDF(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+		fmt.Sprintf("<< /Length %d >>\n%s", len(content), textPage(content)),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+	)
+	doc, err := pdftext.Extract(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Hello world.\nSecondline"; doc.Pages[0] != want {
+		// Without /Widths the gap inside a TJ array cannot be measured, so
+		// the two TJ strings are joined as shown.
+		t.Errorf("page = %q, want %q", doc.Pages[0], want)
+	}
+}
+
+func FuzzExtract(f *testing.F) {
+	for _, s := range samples.PDFs() {
+		f.Add(s.Data)
+		f.Add(s.Data[:len(s.Data)/3])
+		f.Add(s.Data[:len(s.Data)-1])
+		f.Add(bytes.Replace(s.Data, []byte("/Kids"), []byte("/Kidz"), 1))
+		f.Add(bytes.Replace(s.Data, []byte("/Type /Page\n"), []byte("/Type /Pages\n"), 1))
+	}
+	f.Add([]byte{})
+	f.Add([]byte("%PDF-"))
+	f.Add([]byte("%PDF-1.4\n%%EOF"))
+	f.Add([]byte("%PDF-1.4\nstartxref\n9\n%%EOF\n"))
+	f.Add([]byte("not a pdf at all"))
+	f.Add(rawPDF("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [2 0 R] /Count 1 >>"))
+	f.Add(rawPDF("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [] /Count 0 >>"))
+	f.Add(fpdfDoc(f, true, "x"))
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := pdftext.Extract(data)
+		if err != nil {
+			for _, typed := range []error{pdftext.ErrNotPDF, pdftext.ErrCorrupt, pdftext.ErrEncrypted, pdftext.ErrEmpty, pdftext.ErrTooLarge} {
+				if errors.Is(err, typed) {
+					return
+				}
+			}
+			t.Fatalf("untyped error: %v", err)
+		}
+		if len(doc.Pages) == 0 {
+			t.Fatal("no pages and no error")
+		}
+		for i, p := range doc.Pages {
+			if len(p) > pdftext.MaxPageText {
+				t.Fatalf("page %d: %d bytes of text", i+1, len(p))
+			}
+			if strings.TrimSpace(p) != p {
+				t.Fatalf("page %d not trimmed: %q", i+1, p)
+			}
+		}
+	})
+}
