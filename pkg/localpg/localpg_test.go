@@ -313,3 +313,12 @@ func TestPortRaceRetries(t *testing.T) {
 		t.Fatalf("Start on a taken explicit port: %v", err)
 	}
 }
+
+func TestMissingBinariesSayHowToInstall(t *testing.T) {
+	t.Setenv(BinDirEnv, t.TempDir())
+	_, err := Start(context.Background(), Options{})
+	if !errors.Is(err, ErrNoBinaries) || !strings.Contains(err.Error(), "install") {
+		t.Fatalf("Start without binaries: %v", err)
+	}
+	t.Log(err)
+}
