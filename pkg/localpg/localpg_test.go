@@ -5,6 +5,7 @@ package localpg
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -321,4 +323,50 @@ func TestMissingBinariesSayHowToInstall(t *testing.T) {
 		t.Fatalf("Start without binaries: %v", err)
 	}
 	t.Log(err)
+}
+
+// A test binary that dies without calling Stop takes its postmaster with it
+// (Linux: parent-death signal). The child half of this test is the same
+// binary run again with crashChildEnv set.
+const crashChildEnv = "LOCALPG_TEST_CRASH_CHILD"
+
+func TestCrashedParentLeavesNoPostmaster(t *testing.T) {
+	if os.Getenv(crashChildEnv) == "1" {
+		s, err := Start(context.Background(), Options{})
+		if err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(2)
+		}
+		fmt.Println("SERVER", s.PID(), s.tempDir)
+		os.Exit(0) // no Stop
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("parent-death signal is Linux only")
+	}
+	if _, err := FindBinaries(); err != nil {
+		t.Skip(err)
+	}
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashedParentLeavesNoPostmaster$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"=1")
+	out, err := cmd.Output()
+	var pid int
+	var dir string
+	for _, line := range strings.Split(string(out), "\n") {
+		if _, scanErr := fmt.Sscanf(line, "SERVER %d %s", &pid, &dir); scanErr == nil {
+			break
+		}
+	}
+	if err != nil || pid == 0 {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) }) // only Stop removes it
+	deadline := time.Now().Add(15 * time.Second)
+	for processAlive(pid) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGQUIT)
+			t.Fatalf("postmaster %d still running 15s after its parent exited", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

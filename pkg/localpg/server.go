@@ -312,11 +312,11 @@ func (s *Server) run(ctx context.Context, cred *syscall.Credential, port int, se
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("localpg: start postgres: %w", err)
 	}
-	s.cmd, s.port = cmd, port
-	s.exited = make(chan struct{})
+	exited := make(chan struct{})
+	s.cmd, s.port, s.exited = cmd, port, exited
 	go func() {
 		s.waitErr = cmd.Wait()
-		close(s.exited)
+		close(exited)
 	}()
 
 	if err := s.waitReady(ctx); err != nil {
