@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 )
 
@@ -37,10 +38,16 @@ func (s *Server) copyCachedCluster(ctx context.Context, cred *syscall.Credential
 	return nil
 }
 
+// cacheMu makes the throwaway clusters of one process share a single initdb
+// (other processes may race, which the rename below settles).
+var cacheMu sync.Mutex
+
 // cachedCluster returns the cache entry for our binaries, creating it if
 // needed. If the entry cannot be used, it moves the cluster it built to
 // s.dataDir and returns "".
 func (s *Server) cachedCluster(ctx context.Context, cred *syscall.Credential) (string, error) {
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
 	uid := uint32(os.Geteuid())
 	if cred != nil {
 		uid = cred.Uid
