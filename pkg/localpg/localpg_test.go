@@ -370,3 +370,44 @@ func TestCrashedParentLeavesNoPostmaster(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// The default max_connections really admits a few hundred sessions at once
+// (shared memory and semaphores suffice).
+func TestManyConnections(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, Options{})
+	ctx := context.Background()
+	const n = DefaultMaxConnections - 10 // superuser_reserved_connections is 3
+	conns := make([]*pgx.Conn, n)
+	errs := make(chan error, n)
+	for i := range conns {
+		go func() {
+			c, err := pgx.Connect(ctx, s.URL("postgres"))
+			conns[i] = c
+			errs <- err
+		}()
+	}
+	t.Cleanup(func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close(ctx)
+			}
+		}
+	})
+	var firstErr error
+	for range n { // wait for every goroutine before failing
+		if err := <-errs; err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		t.Fatal(firstErr)
+	}
+	var backends int
+	if err := conns[0].QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'").Scan(&backends); err != nil {
+		t.Fatal(err)
+	}
+	if backends < n {
+		t.Fatalf("%d client backends, want at least %d", backends, n)
+	}
+}
