@@ -257,7 +257,7 @@ func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error
 	if len(ok) > 0 {
 		tag, err := tx.Exec(mctx, `UPDATE ops.domain_event_outbox
             SET published_at = clock_timestamp(), next_attempt_at = NULL
-            WHERE event_id = ANY($1)`, ok)
+            WHERE event_id = ANY($1::uuid[])`, idStrings(ok))
 		if err != nil {
 			return st, len(batch), fmt.Errorf("relay: mark published: %w", err)
 		}
@@ -280,7 +280,7 @@ func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error
             FROM unnest($1::uuid[], $2::text[], $3::bool[]) AS f(id, err, rejected)
             WHERE o.event_id = f.id
             RETURNING o.event_id, o.parked_at IS NOT NULL, o.publish_attempts`,
-			ids, msgs, rejected, base.Seconds(), limit.Seconds(), r.maxAttempts())
+			idStrings(ids), msgs, rejected, base.Seconds(), limit.Seconds(), r.maxAttempts())
 		if err != nil {
 			return st, len(batch), fmt.Errorf("relay: record failures: %w", err)
 		}
@@ -378,7 +378,7 @@ func (r *Relay) fillBacklog(ctx context.Context, st *RelayStats) error {
 func UnparkFacts(ctx context.Context, q Querier, eventIDs []uuid.UUID) (int64, error) {
 	tag, err := q.Exec(ctx, `UPDATE ops.domain_event_outbox
         SET parked_at = NULL, publish_attempts = 0, next_attempt_at = NULL
-        WHERE event_id = ANY($1) AND parked_at IS NOT NULL`, eventIDs)
+        WHERE event_id = ANY($1::uuid[]) AND parked_at IS NOT NULL`, idStrings(eventIDs))
 	if err != nil {
 		return 0, fmt.Errorf("unpark facts: %w", err)
 	}
@@ -421,4 +421,14 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// idStrings renders ids for a uuid[] parameter (the exec query mode sends
+// parameters as text without knowing their types).
+func idStrings(ids []uuid.UUID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
+	}
+	return out
 }
