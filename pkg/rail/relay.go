@@ -67,9 +67,10 @@ type Relay struct {
 	PublishTimeout time.Duration
 	Log            *slog.Logger
 
-	// afterPublish, when set, runs after the PutEvents calls of a pass and
-	// before the rows are marked (tests inject a crash here).
-	afterPublish func()
+	// AfterPublish, when set, runs after the PutEvents calls of a pass and
+	// before the rows are marked: fault injection for tests (a panic here is
+	// a relay dying between PutEvents and COMMIT). Leave it nil.
+	AfterPublish func()
 }
 
 // RelayStats reports what a pass (or a Run) did and what is left.
@@ -246,8 +247,8 @@ func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error
 	}
 
 	ok, failures, callErr := r.publish(ctx, batch)
-	if r.afterPublish != nil {
-		r.afterPublish()
+	if r.AfterPublish != nil {
+		r.AfterPublish()
 	}
 
 	// Mark even if ctx was cancelled meanwhile: the bus has the events, and
