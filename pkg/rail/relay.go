@@ -146,7 +146,7 @@ func (r *Relay) DrainOnce(ctx context.Context) (RelayStats, error) {
 // come back full and otherwise every poll (default 150 ms). It polls rather
 // than LISTENs: LISTEN pins an RDS Proxy session. When ctx has a deadline
 // (a Lambda invocation), the window ends PublishTimeout+5 s before it so
-// the last pass can finish. Run returns when the window ends (nil error) or
+// the last pass can finish; Run makes at least one pass. Run returns when the window ends (nil error) or
 // ctx is done (ctx's error). A failed pass is logged and retried at the
 // next poll; the failed rows carry their own backoff.
 func (r *Relay) Run(ctx context.Context, window, poll time.Duration) (RelayStats, error) {
@@ -166,7 +166,7 @@ func (r *Relay) Run(ctx context.Context, window, poll time.Duration) (RelayStats
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
-	for time.Now().Before(end) {
+	for first := true; first || time.Now().Before(end); first = false { // at least one pass
 		st, claimed, err := r.pass(ctx)
 		total.add(st)
 		if ctx.Err() != nil {
