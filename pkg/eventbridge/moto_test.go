@@ -123,7 +123,7 @@ func (m *moto) receive(t *testing.T, queueURL string, want int, quiet time.Durat
 	t.Helper()
 	ctx := context.Background()
 	var out []envelope
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(motoTimeout)
 	var quietUntil time.Time
 	for time.Now().Before(deadline) {
 		if len(out) >= want {
@@ -155,6 +155,10 @@ func (m *moto) receive(t *testing.T, queueURL string, want int, quiet time.Durat
 	}
 	return out
 }
+
+// motoTimeout: moto_server is one Python process and slows to seconds per
+// PutEvents when the whole test suite loads the machine.
+const motoTimeout = time.Minute
 
 func drainAll(t *testing.T, r *rail.Relay) rail.RelayStats {
 	t.Helper()
@@ -219,7 +223,7 @@ func (m *moto) testEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rail.Relay{Pool: db.Pool, Publisher: eventbridge.New(m.cfg, bus, "")}
+	r := &rail.Relay{Pool: db.Pool, Publisher: eventbridge.New(m.cfg, bus, ""), PublishTimeout: motoTimeout}
 	if st := drainAll(t, r); st.Published != 5 {
 		t.Fatalf("published %d, want 5 (frame.built and matter.created go on the bus too)", st.Published)
 	}
@@ -267,7 +271,7 @@ func (m *moto) testOutOfOrderCommits(t *testing.T) {
 	db := railtest.NewDB(t)
 	ctx := context.Background()
 	bus, queue := m.busToQueue(t)
-	r := &rail.Relay{Pool: db.Pool, Publisher: eventbridge.New(m.cfg, bus, "")}
+	r := &rail.Relay{Pool: db.Pool, Publisher: eventbridge.New(m.cfg, bus, ""), PublishTimeout: motoTimeout}
 	ref := newRef()
 
 	t1, err := db.Pool.Begin(ctx)
@@ -321,7 +325,7 @@ func (m *moto) testCrashBetweenPutEventsAndMark(t *testing.T) {
 		ids[record(t, db.Pool, matterFact(ref, "brief.regeneration_requested", nil))] = true
 	}
 	pub := eventbridge.New(m.cfg, bus, "")
-	crashing := &rail.Relay{Pool: db.Pool, Publisher: pub, AfterPublish: func() { panic("relay killed after PutEvents") }}
+	crashing := &rail.Relay{Pool: db.Pool, Publisher: pub, PublishTimeout: motoTimeout, AfterPublish: func() { panic("relay killed after PutEvents") }}
 	func() {
 		defer func() {
 			if recover() == nil {
@@ -333,7 +337,7 @@ func (m *moto) testCrashBetweenPutEventsAndMark(t *testing.T) {
 	if n := unpublished(t, db.Pool); n != 3 {
 		t.Fatalf("%d unpublished after the crash, want 3 (nothing marked)", n)
 	}
-	r := &rail.Relay{Pool: db.Pool, Publisher: pub}
+	r := &rail.Relay{Pool: db.Pool, Publisher: pub, PublishTimeout: motoTimeout}
 	if st := drainAll(t, r); st.Published != 3 {
 		t.Fatalf("re-published %d, want 3", st.Published)
 	}
