@@ -17,16 +17,9 @@ import (
 // types (SQS messages, EventBridge envelopes) stay in the adapters; the
 // trigger sees InboundFacts.
 
-// Event names the trigger knows. Only the first three create demand; the
+// CreatesDemand reports whether a fact named name creates Brief demand:
+// document.uploaded, document.removed and brief.regeneration_requested. The
 // rail's own frame.built never does (a build must not demand another build).
-const (
-	FactDocumentUploaded      = "document.uploaded"
-	FactDocumentRemoved       = "document.removed"
-	FactRegenerationRequested = "brief.regeneration_requested"
-	FactFrameBuilt            = "frame.built"
-)
-
-// CreatesDemand reports whether a fact named name creates Brief demand.
 func CreatesDemand(name string) bool {
 	switch name {
 	case FactDocumentUploaded, FactDocumentRemoved, FactRegenerationRequested:
@@ -122,10 +115,15 @@ func (t *Trigger) Handle(ctx context.Context, msgs []InboundFact) []error {
 		f := m.Fact
 		if !CreatesDemand(f.EventName) {
 			log.InfoContext(ctx, "fact creates no demand; acknowledged", "event_id", f.EventID,
-				"event_name", f.EventName, "firm_id", f.FirmID, "matter_id", f.MatterID)
+				"event_name", f.EventName, "firm_id", f.FirmID, "matter_id", f.MatterID.UUID)
 			continue
 		}
-		ref := MatterRef{FirmID: f.FirmID, MatterID: f.MatterID}
+		ref, ok := f.Ref()
+		if !ok {
+			log.WarnContext(ctx, "demand fact names no matter; acknowledged without demand", "event_id", f.EventID,
+				"event_name", f.EventName, "firm_id", f.FirmID)
+			continue
+		}
 		g := byRef[ref]
 		if g == nil {
 			g = &matterFacts{ref: ref}

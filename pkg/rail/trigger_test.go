@@ -90,7 +90,7 @@ func newTrigger(b *bundle) (*rail.Trigger, *nudgeRecorder, *logBuffer, *counts) 
 func fact(ref rail.MatterRef, name string) rail.InboundFact {
 	id := uuid.New()
 	return rail.InboundFact{MessageID: "m-" + id.String()[:8], TraceHeader: "Root=1-00000000-" + strings.ReplaceAll(id.String(), "-", "")[:24] + ";Sampled=1",
-		Fact: rail.FactDetail{EventID: id, EventName: name, FirmID: ref.FirmID, MatterID: ref.MatterID}}
+		Fact: rail.FactDetail{EventID: id, EventName: name, FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true}}}
 }
 
 func inboxCount(t *testing.T, b *bundle) int {
@@ -291,5 +291,16 @@ func TestPruneInbox(t *testing.T) {
 	}
 	if _, err := rail.PruneInbox(b.ctx, b.pool, 0, 0); err == nil {
 		t.Fatal("zero retention accepted")
+	}
+}
+
+func TestTriggerDemandFactWithoutMatterIsANoOp(t *testing.T) {
+	b := setup(t, rail.Config{})
+	tr, rec, logs, _ := newTrigger(b)
+	f := fact(b.ref, rail.FactRegenerationRequested)
+	f.Fact.MatterID = uuid.NullUUID{}
+	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{f}))
+	if inboxCount(t, b) != 0 || len(rec.all()) != 0 || !strings.Contains(logs.String(), "names no matter") {
+		t.Fatalf("a demand fact without a matter wrote, nudged or went unexplained: %s", logs)
 	}
 }

@@ -190,8 +190,8 @@ type Envelope struct {
 }
 
 // DecodeEnvelope parses an EventBridge envelope from an SQS body and its
-// detail as a rail fact. The detail's event_name, when present, must equal
-// the envelope's detail-type; when absent it is taken from it.
+// detail as a rail fact (rail.DecodeFactDetail). The detail's event_name
+// must equal the envelope's detail-type.
 func DecodeEnvelope(body string) (Envelope, error) {
 	var raw struct {
 		ID         string          `json:"id"`
@@ -213,9 +213,6 @@ func DecodeEnvelope(body string) (Envelope, error) {
 	d, err := rail.DecodeFactDetail(raw.Detail)
 	if err != nil {
 		return Envelope{}, fmt.Errorf("sqsq: envelope %s (%s): %w", raw.ID, raw.DetailType, err)
-	}
-	if d.EventName == "" {
-		d.EventName = raw.DetailType
 	}
 	if d.EventName != raw.DetailType {
 		return Envelope{}, fmt.Errorf("sqsq: envelope %s: detail-type %q but detail event_name %q", raw.ID, raw.DetailType, d.EventName)

@@ -242,24 +242,34 @@ func TestDecodeEnvelope(t *testing.T) {
 		t.Fatal(err)
 	}
 	if env.DetailType != rail.FactDocumentUploaded || env.Source != "pramaan.domain" || env.Detail.EventName != rail.FactDocumentUploaded ||
-		env.Detail.EventID.String() != "44444444-4444-4444-8444-444444444444" || env.Detail.MatterID.String() != "22222222-2222-4222-8222-222222222222" {
+		env.Detail.EventID.String() != "44444444-4444-4444-8444-444444444444" || env.Detail.MatterID.UUID.String() != "22222222-2222-4222-8222-222222222222" {
 		t.Fatalf("%+v", env)
 	}
-	f, m, e := uuid.NewString(), uuid.NewString(), uuid.NewString()
-	detail := func(d string) string {
-		return `{"version":"0","id":"x","detail-type":"document.uploaded","source":"pramaan.domain","detail":` + d + `}`
+	good := map[string]any{"event_id": uuid.NewString(), "event_name": "document.uploaded", "firm_id": uuid.NewString(),
+		"matter_id": uuid.NewString(), "occurred_at": "2026-01-15T09:29:59Z", "payload": map[string]string{}}
+	detail := func(change func(map[string]any)) string {
+		d := map[string]any{}
+		for k, v := range good {
+			d[k] = v
+		}
+		change(d)
+		b, _ := json.Marshal(map[string]any{"version": "0", "id": "x", "detail-type": "document.uploaded", "source": "pramaan.domain", "detail": d})
+		return string(b)
+	}
+	if env, err := sqsq.DecodeEnvelope(detail(func(map[string]any) {})); err != nil || env.Detail.EventID.String() != good["event_id"] {
+		t.Fatalf("%+v %v", env, err)
 	}
 	for body, want := range map[string]string{
 		`{`:                                "not an EventBridge envelope",
 		`{"source":"s","detail":{}}`:       "no detail-type",
 		`{"detail-type":"d","detail":{}}`:  "no source",
 		`{"detail-type":"d","source":"s"}`: "no detail",
-		detail(fmt.Sprintf(`{"firm_id":%q,"matter_id":%q}`, f, m)):                                             "event_id",
-		detail(fmt.Sprintf(`{"event_id":%q,"matter_id":%q}`, e, m)):                                            "firm_id",
-		detail(fmt.Sprintf(`{"event_id":%q,"firm_id":%q}`, e, f)):                                              "matter_id",
-		detail(fmt.Sprintf(`{"event_id":"zz","firm_id":%q,"matter_id":%q}`, f, m)):                             "",
-		detail(fmt.Sprintf(`{"event_id":%q,"event_name":"frame.built","firm_id":%q,"matter_id":%q}`, e, f, m)): "event_name",
-		detail(`"a string"`): "fact detail",
+		detail(func(d map[string]any) { delete(d, "event_id") }):           "event_id",
+		detail(func(d map[string]any) { delete(d, "firm_id") }):            "firm_id",
+		detail(func(d map[string]any) { d["matter_id"] = "22" }):           "matter_id",
+		detail(func(d map[string]any) { d["event_id"] = "zz" }):            "event_id",
+		detail(func(d map[string]any) { d["event_name"] = "frame.built" }): "event_name",
+		`{"detail-type":"d","source":"s","detail":"a string"}`:             "fact detail",
 	} {
 		if _, err := sqsq.DecodeEnvelope(body); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("DecodeEnvelope(%s) = %v, want an error containing %q", body, err, want)
