@@ -148,14 +148,17 @@ func RecordFact(ctx context.Context, q Querier, f Fact) (uuid.UUID, error) {
 		}
 		f.EventID = id
 	}
-	payload := f.Payload
-	if payload == nil {
-		payload = map[string]string{}
+	payload := []byte("{}")
+	if len(f.Payload) > 0 {
+		var err error
+		if payload, err = json.Marshal(f.Payload); err != nil {
+			return uuid.Nil, fmt.Errorf("fact: payload: %w", err)
+		}
 	}
 	_, err := q.Exec(ctx, `INSERT INTO ops.domain_event_outbox
         (event_id, firm_id, matter_id, event_name, payload, trace_header)
-        VALUES ($1, $2, $3, $4, $5, $6)`,
-		f.EventID, f.FirmID, f.MatterID, f.Name, payload, f.TraceHeader)
+        VALUES ($1, $2, $3, $4, $5::jsonb, $6)`,
+		f.EventID, f.FirmID, f.MatterID, f.Name, string(payload), f.TraceHeader)
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("record fact %s %s: %w", f.Name, f.EventID, err)
 	}

@@ -67,9 +67,10 @@ type Relay struct {
 	PublishTimeout time.Duration
 	Log            *slog.Logger
 
-	// afterPublish, when set, runs after the PutEvents calls of a pass and
-	// before the rows are marked (tests inject a crash here).
-	afterPublish func()
+	// AfterPublish, when set, runs after the PutEvents calls of a pass and
+	// before the rows are marked: fault injection for tests (a panic here is
+	// a relay dying between PutEvents and COMMIT). Leave it nil.
+	AfterPublish func()
 }
 
 // RelayStats reports what a pass (or a Run) did and what is left.
@@ -145,7 +146,7 @@ func (r *Relay) DrainOnce(ctx context.Context) (RelayStats, error) {
 // come back full and otherwise every poll (default 150 ms). It polls rather
 // than LISTENs: LISTEN pins an RDS Proxy session. When ctx has a deadline
 // (a Lambda invocation), the window ends PublishTimeout+5 s before it so
-// the last pass can finish. Run returns when the window ends (nil error) or
+// the last pass can finish; Run makes at least one pass. Run returns when the window ends (nil error) or
 // ctx is done (ctx's error). A failed pass is logged and retried at the
 // next poll; the failed rows carry their own backoff.
 func (r *Relay) Run(ctx context.Context, window, poll time.Duration) (RelayStats, error) {
@@ -165,7 +166,7 @@ func (r *Relay) Run(ctx context.Context, window, poll time.Duration) (RelayStats
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
-	for time.Now().Before(end) {
+	for first := true; first || time.Now().Before(end); first = false { // at least one pass
 		st, claimed, err := r.pass(ctx)
 		total.add(st)
 		if ctx.Err() != nil {
@@ -246,8 +247,8 @@ func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error
 	}
 
 	ok, failures, callErr := r.publish(ctx, batch)
-	if r.afterPublish != nil {
-		r.afterPublish()
+	if r.AfterPublish != nil {
+		r.AfterPublish()
 	}
 
 	// Mark even if ctx was cancelled meanwhile: the bus has the events, and
@@ -257,7 +258,7 @@ func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error
 	if len(ok) > 0 {
 		tag, err := tx.Exec(mctx, `UPDATE ops.domain_event_outbox
             SET published_at = clock_timestamp(), next_attempt_at = NULL
-            WHERE event_id = ANY($1)`, ok)
+            WHERE event_id = ANY($1::uuid[])`, idStrings(ok))
 		if err != nil {
 			return st, len(batch), fmt.Errorf("relay: mark published: %w", err)
 		}
@@ -280,7 +281,7 @@ func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error
             FROM unnest($1::uuid[], $2::text[], $3::bool[]) AS f(id, err, rejected)
             WHERE o.event_id = f.id
             RETURNING o.event_id, o.parked_at IS NOT NULL, o.publish_attempts`,
-			ids, msgs, rejected, base.Seconds(), limit.Seconds(), r.maxAttempts())
+			idStrings(ids), msgs, rejected, base.Seconds(), limit.Seconds(), r.maxAttempts())
 		if err != nil {
 			return st, len(batch), fmt.Errorf("relay: record failures: %w", err)
 		}
@@ -378,7 +379,7 @@ func (r *Relay) fillBacklog(ctx context.Context, st *RelayStats) error {
 func UnparkFacts(ctx context.Context, q Querier, eventIDs []uuid.UUID) (int64, error) {
 	tag, err := q.Exec(ctx, `UPDATE ops.domain_event_outbox
         SET parked_at = NULL, publish_attempts = 0, next_attempt_at = NULL
-        WHERE event_id = ANY($1) AND parked_at IS NOT NULL`, eventIDs)
+        WHERE event_id = ANY($1::uuid[]) AND parked_at IS NOT NULL`, idStrings(eventIDs))
 	if err != nil {
 		return 0, fmt.Errorf("unpark facts: %w", err)
 	}
@@ -421,4 +422,14 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// idStrings renders ids for a uuid[] parameter (the exec query mode sends
+// parameters as text without knowing their types).
+func idStrings(ids []uuid.UUID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
+	}
+	return out
 }
