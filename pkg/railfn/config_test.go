@@ -39,7 +39,7 @@ func TestLoadConfigRefusesMissingAndInvalidEnv(t *testing.T) {
 		"bad attempts":      {railfn.Sweeper, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_MAX_ATTEMPTS": "0"}, []string{"RAIL_MAX_ATTEMPTS"}},
 		"bedrock without model": {railfn.Builder, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_BRIEF_BUILDER": "bedrock"},
 			[]string{"RAIL_BEDROCK_MODEL_ID"}},
-		"unknown builder": {railfn.Builder, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_BRIEF_BUILDER": "magic"}, []string{"RAIL_BRIEF_BUILDER"}},
+		"unknown builder":  {railfn.Builder, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_BRIEF_BUILDER": "magic"}, []string{"RAIL_BRIEF_BUILDER"}},
 		"unknown function": {"janitor", nil, []string{"unknown function"}},
 	} {
 		t.Run(name, func(t *testing.T) {
