@@ -354,8 +354,8 @@ func TestSchedulesAndSampleEvents(t *testing.T) {
 	// events/trigger.json: an SQS record carrying an EventBridge envelope the trigger rule matches.
 	trig := sqsEvent(t, "trigger.json")
 	var env struct {
-		Source     string            `json:"source"`
-		DetailType string            `json:"detail-type"`
+		Source     string         `json:"source"`
+		DetailType string         `json:"detail-type"`
 		Detail     map[string]any `json:"detail"`
 	}
 	if err := json.Unmarshal([]byte(trig.Records[0].Body), &env); err != nil {
