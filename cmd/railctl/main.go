@@ -61,6 +61,8 @@ func commands() []command {
 		{"migrate", "apply the schema migrations", cmdMigrate},
 		{"matter", "matter add|close|open: manage matters", cmdMatter},
 		{"doc", "doc add: store a text document on a matter", cmdDoc},
+		{"upload", "extract and store PDFs on a matter (all or nothing), recording document.uploaded", cmdUpload},
+		{"brief", "print a matter's current Brief (newest frame) and whether it is current", cmdBrief},
 		{"demand", "record one demand for a matter's Brief (what the trigger does)", cmdDemand},
 		{"build", "claim, build and commit a matter's Brief once", cmdBuild},
 		{"status", "show a matter's ledger row and whether its Brief is current", cmdStatus},
