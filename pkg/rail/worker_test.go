@@ -121,7 +121,8 @@ func TestStaleAndReorderedNudgesNoExtraBuild(t *testing.T) {
 }
 
 // Scenario 9: two Regenerate clicks in the same second: one build, or one
-// plus exactly one follow-up; never zero, never more.
+// plus exactly one more (a follow-up, or a fresh build when the second
+// click lands after the first commit); never zero, never more.
 func TestTwoClicksSameSecond(t *testing.T) {
 	b := setup(t, rail.Config{})
 	for round := range 15 {
@@ -160,8 +161,11 @@ func TestTwoClicksSameSecond(t *testing.T) {
 				n++
 			}
 		}
-		if n < 1 || n > 2 || followUps > 1 || n != 1+followUps {
-			t.Fatalf("round %d: %d builds landed with %d follow-ups due; want 1, or 1 plus one follow-up", round, n, followUps)
+		// Two landings without a follow-up happen when the second click
+		// arrives after the first build committed: a fresh build, not a
+		// wasted one (the claim only grants unserved demand).
+		if n < 1 || n > 2 || followUps > 1 {
+			t.Fatalf("round %d: %d builds landed with %d follow-ups due; want 1 or 2, never 0, never more", round, n, followUps)
 		}
 		if j := b.job(t); !j.Current {
 			t.Fatalf("round %d: demand left unserved: %+v", round, j)
