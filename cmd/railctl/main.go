@@ -69,6 +69,9 @@ func commands() []command {
 		{"runs", "list a matter's recent build attempts", cmdRuns},
 		{"sweep", "one sweeper pass: quarantine, expiries, unserved demand", cmdSweep},
 		{"release", "return a quarantined matter to idle", cmdRelease},
+		{"regenerate", "record brief.regeneration_requested for a matter (the Regenerate button)", cmdRegenerate},
+		{"dev", "run relay, trigger, builder and sweeper locally until interrupted (make serve)", cmdDev},
+		{"run", "run the local rail and play the quickstart: three PDFs -> a Brief (make run)", cmdRun},
 	}
 }
 
