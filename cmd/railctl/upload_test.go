@@ -152,7 +152,7 @@ func TestUploadScannedPDFStoredWithNote(t *testing.T) {
 	if want := sha256hex(raw); sum != want {
 		t.Errorf("content_sha256 %s, want the sha256 of the uploaded bytes %s", sum, want)
 	}
-	if docs, facts := written(t, c.url); docs != 2 || (facts != 0 && facts != 2) {
+	if docs, facts := written(t, c.url); docs != 2 || facts != 2 {
 		t.Errorf("wrote %d documents and %d facts, want 2 and 2 (one fact per document)", docs, facts)
 	}
 }
