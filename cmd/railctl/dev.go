@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -21,10 +22,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/pkg/emf"
 	"github.com/pramaan/brief-rail/pkg/eventbridge"
 	"github.com/pramaan/brief-rail/pkg/localbus"
 	"github.com/pramaan/brief-rail/pkg/localpg"
 	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/railfn"
 	"github.com/pramaan/brief-rail/pkg/samtemplate"
 	"github.com/pramaan/brief-rail/pkg/sqsq"
 	railsql "github.com/pramaan/brief-rail/sql"
@@ -252,14 +255,26 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 
 	relay := &rail.Relay{Pool: pool, Publisher: publisher, Backoff: 200 * time.Millisecond, BackoffMax: 5 * time.Second,
 		Log: p.logger("relay").With()}
-	trig := &rail.Trigger{Ledger: r.ledger, Nudger: nudger, SettleDelay: o.settle, Log: p.logger("trigger")}
-	worker := &rail.Worker{Ledger: r.ledger, Builder: fb, ID: "local-builder", Log: p.logger("builder")}
+	// The Lambdas' own handlers (pkg/railfn), wired to the local transport:
+	// the local rail runs the code the functions run.
+	metrics := emf.New(io.Discard)
+	trig := &railfn.TriggerHandler{
+		Trigger: &rail.Trigger{Ledger: r.ledger, Nudger: nudger, SettleDelay: o.settle, Log: p.logger("trigger"), Metrics: metrics},
+		Metrics: metrics, Log: p.logger("trigger"),
+	}
+	build := &railfn.BuilderHandler{
+		Worker:  rail.Worker{Ledger: r.ledger, Builder: fb, Log: p.logger("builder")},
+		Nudger:  nudger,
+		Margin:  time.Second,
+		Metrics: metrics,
+		Log:     p.logger("builder"),
+	}
 	onErr := func(component string) func(error) {
 		return func(err error) { p.linef(component, "ERROR %v", err) }
 	}
 	pollers := []*localbus.Poller{
-		{Name: "trigger", Source: trigSrc, Handler: triggerHandler(trig), Batch: 10, Wait: 200 * time.Millisecond, Concurrency: 2, OnError: onErr("trigger")},
-		{Name: "builder", Source: bSrc, Handler: builderHandler(worker, nudger, p.logger("builder")), Batch: 1, Wait: 200 * time.Millisecond, Concurrency: 4, OnError: onErr("builder")},
+		{Name: "trigger", Source: trigSrc, Handler: trig.Handle, Batch: 10, Wait: 200 * time.Millisecond, Concurrency: 2, OnError: onErr("trigger")},
+		{Name: "builder", Source: bSrc, Handler: build.Handle, Batch: 1, Wait: 200 * time.Millisecond, Concurrency: 4, OnError: onErr("builder")},
 	}
 	for _, pl := range pollers {
 		r.wg.Go(func() { _ = pl.Run(rctx) })
