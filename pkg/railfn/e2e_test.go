@@ -522,8 +522,10 @@ func TestEndToEndThreeUploadsOneFrame(t *testing.T) {
 	if err := tx.Commit(s.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if res := s.runRelay(); res.Published != 1 {
-		t.Fatalf("relay: %+v", res)
+	// Two frame.built facts go out: the one the builder's commit recorded
+	// with its frame, and the one injected here.
+	if res := s.runRelay(); res.Published != 2 {
+		t.Fatalf("relay: %+v, want the commit's frame.built and the injected one", res)
 	}
 	if n := s.drainTrigger(); n != 0 {
 		t.Fatalf("the rule routed %d frame.built facts to the trigger", n)
