@@ -25,24 +25,25 @@ import (
 )
 
 type options struct {
-	Workers       int           `json:"workers"`
-	Rebuilds      int           `json:"rebuilds"`
-	Batch         int           `json:"batch"`
-	Reps          int           `json:"reps"`
-	RiverDefaultN int           `json:"river_default_jobs"`
-	PgbenchBin    string        `json:"pgbench_bin"`
-	PgbenchTime   time.Duration `json:"pgbench_time_ns"`
-	PgbenchScale  int           `json:"pgbench_scale"`
-	StaleJobs     int           `json:"stale_jobs"`
-	StaleReps     int           `json:"stale_reps"`
-	Burst         int           `json:"burst"`
-	BurstReps     int           `json:"burst_reps"`
-	Growth        []int         `json:"growth_rows"`
-	GrowthMatters int           `json:"growth_matters"`
-	GrowthCycles  int           `json:"growth_cycles"`
-	ExecMode      string        `json:"exec_mode"`
-	Only          string        `json:"only,omitempty"`
-	Out           string        `json:"-"`
+	Workers               int           `json:"workers"`
+	Rebuilds              int           `json:"rebuilds"`
+	Batch                 int           `json:"batch"`
+	Reps                  int           `json:"reps"`
+	RiverDefaultN         int           `json:"river_default_jobs"`
+	PgbenchBin            string        `json:"pgbench_bin"`
+	PgbenchTime           time.Duration `json:"pgbench_time_ns"`
+	PgbenchScale          int           `json:"pgbench_scale"`
+	StaleJobs             int           `json:"stale_jobs"`
+	StaleReps             int           `json:"stale_reps"`
+	Burst                 int           `json:"burst"`
+	BurstReps             int           `json:"burst_reps"`
+	Growth                []int         `json:"growth_rows"`
+	GrowthMatters         int           `json:"growth_matters"`
+	GrowthCycles          int           `json:"growth_cycles"`
+	GrowthIndexExperiment bool          `json:"growth_index_experiment"`
+	ExecMode              string        `json:"exec_mode"`
+	Only                  string        `json:"only,omitempty"`
+	Out                   string        `json:"-"`
 }
 
 func main() {
@@ -63,6 +64,7 @@ func main() {
 	flag.StringVar(&growth, "growth", "0,100k,1M", "history sizes (rows each of frames and runs) for the growth test; e.g. 0,1M,10M")
 	flag.IntVar(&o.GrowthMatters, "growth-matters", 100, "matters the growth history is spread over (and that are measured)")
 	flag.IntVar(&o.GrowthCycles, "growth-cycles", 100, "demand/claim/commit cycles timed per growth repetition")
+	flag.BoolVar(&o.GrowthIndexExperiment, "growth-index-experiment", true, "after the largest growth stage, re-measure with a partial index on open runs (then drop it)")
 	flag.StringVar(&o.ExecMode, "exec-mode", "cache_statement", "pgx query exec mode for every pool: cache_statement, cache_describe, describe_exec, exec, simple_protocol")
 	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")

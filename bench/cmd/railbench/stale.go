@@ -36,6 +36,8 @@ type StaleResults struct {
 	RiverCtxAttempts      int            `json:"river_ctx_stalled_attempts"`
 	RiverCtxStale         int            `json:"river_ctx_stale_writes"`
 	RiverCtxRerunLost     int            `json:"river_ctx_rerun_results_rejected"`
+	RiverRequeued         int            `json:"river_jobs_requeued_over_rerun"`
+	RiverCtxRequeued      int            `json:"river_ctx_jobs_requeued_over_rerun"`
 	RiverFinalStates      map[string]int `json:"river_final_job_states"`
 	RiverRescueSeconds    Series         `json:"river_stall_to_rerun_s"`
 	Notes                 []string       `json:"notes"`
@@ -47,7 +49,8 @@ func runStale(ctx context.Context, e *env, o options) (*StaleResults, error) {
 		"stale write: a result landed by an attempt that had already been superseded (the rail: its token was re-claimed; River: the rescuer had rescued the job and a re-run had started)",
 		"rail: lease 1s, the takeover is a second Claim after the lease lapsed by the database clock (what the sweep's re-nudge does); River: JobTimeout 1s, RescueStuckJobsAfter 1s; its rescuer runs on the leader every 30s, so each repetition starts a second client (the leader) once the jobs are stuck, and its rescuer's first pass rescues them at once",
 		"river (detached): the stalled worker writes and completes with context.WithoutCancel(jobCtx), i.e. it finishes what it started after the job timeout; river_ctx: the worker uses the job context, which River cancelled at JobTimeout, so its own write fails and it returns the error",
-		"in both River variants the stalled attempt's end (JobCompleteTx, or the executor's completion/error report) is a state change guarded only by state = 'running', which the re-run's row satisfies",
+		"River's JobCompleteTx (v0.51.2) runs JobSetStateIfRunningMany, whose UPDATE is guarded by state = 'running' but which returns the job row whether or not it updated it; JobCompleteTx errors only when no row comes back (job deleted), so the caller's transaction commits its write in both orders",
+		"the stalled attempt's end as River's executor reports it (completion when Work returns nil, retry when it returns an error) is guarded only by state = 'running', which the re-run's row satisfies: river_*_jobs_requeued_over_rerun counts re-runs sent back for another attempt by the stalled attempt's error report",
 	}}
 	pool, err := e.pool(ctx, int32(4*o.StaleJobs+10), nil)
 	if err != nil {
@@ -75,6 +78,8 @@ func runStale(ctx context.Context, e *env, o options) (*StaleResults, error) {
 		sr.RiverCtxAttempts += rr.ctxAttempts
 		sr.RiverCtxStale += rr.ctxStale
 		sr.RiverCtxRerunLost += rr.ctxRerunLost
+		sr.RiverRequeued += rr.requeued
+		sr.RiverCtxRequeued += rr.ctxRequeued
 		for k, v := range rr.states {
 			sr.RiverFinalStates[k] += v
 		}
@@ -206,6 +211,7 @@ type staleJob struct {
 type riverStaleOutcome struct {
 	attempts, staleDuring, staleAfter, rerunLost int
 	ctxAttempts, ctxStale, ctxRerunLost          int
+	requeued, ctxRequeued                        int
 	states                                       map[string]int
 	rescue                                       time.Duration
 }
@@ -337,6 +343,9 @@ func riverStaleRep(ctx context.Context, pool *pgxpool.Pool, rep, n int) (riverSt
 			if args[k].During {
 				close(j.releaseStalled)
 				<-j.stalledDone
+				// Let River's executor report the stalled attempt's end
+				// (its completer batches) before the re-run finishes.
+				time.Sleep(300 * time.Millisecond)
 				close(j.rerunGo)
 				<-j.rerunDone
 			} else {
@@ -408,18 +417,27 @@ func riverStaleRep(ctx context.Context, pool *pgxpool.Pool, rep, n int) (riverSt
 			out.rerunLost++
 		}
 	}
-	srows, err := pool.Query(ctx, `SELECT state::text, count(*) FROM river_job
-        WHERE kind = 'bench_stale' AND (args->>'rep')::int = $1 GROUP BY 1`, rep)
+	srows, err := pool.Query(ctx, `SELECT (args->>'key')::int, state::text, attempt FROM river_job
+        WHERE kind = 'bench_stale' AND (args->>'rep')::int = $1`, rep)
 	if err != nil {
 		return out, err
 	}
 	for srows.Next() {
-		var s string
-		var c int
-		if err := srows.Scan(&s, &c); err != nil {
+		var key, attempt int
+		var state string
+		if err := srows.Scan(&key, &state, &attempt); err != nil {
 			return out, err
 		}
-		out.states[s] += c
+		out.states[state]++
+		// The re-run's row was sent back for another run (or ran a third
+		// time): the stalled attempt's end was written over it.
+		if state != "completed" || attempt > 2 {
+			if args[key].Honour {
+				out.ctxRequeued++
+			} else {
+				out.requeued++
+			}
+		}
 	}
 	if err := srows.Err(); err != nil {
 		return out, err

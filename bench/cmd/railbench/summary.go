@@ -56,9 +56,10 @@ func summarize(r *Results) []SummaryLine {
 	add("relay_vs_watermill", "not measured (relay not merged: pkg/rail on main has no Relay)")
 	if s := r.Stale; s != nil {
 		add("stale_writes_rail", "%d (of %d stalled attempts that finished after a takeover, %d reps; fenced by token)", s.RailStale, s.RailAttempts, s.Reps)
-		add("stale_writes_river", "%d (of %d stalled attempts completing with JobCompleteTx in a context detached from the job timeout; all %d landed while the re-run was running; re-run results then rejected: %d)",
-			s.RiverStale, s.RiverAttempts, s.RiverStaleDuringRerun, s.RiverRerunLost)
-		add("stale_writes_river_ctx", "%d (of %d stalled attempts whose completion honours the job context, cancelled at JobTimeout)", s.RiverCtxStale, s.RiverCtxAttempts)
+		add("stale_writes_river", "%d (of %d rescued-and-re-run attempts writing + JobCompleteTx in one transaction after the job timeout: %d while the re-run ran, %d after it completed)",
+			s.RiverStale, s.RiverAttempts, s.RiverStaleDuringRerun, s.RiverStaleAfterRerun)
+		add("stale_writes_river_ctx", "%d (of %d stalled attempts that use the job context River cancelled at JobTimeout; their error report re-queued %d running re-runs)",
+			s.RiverCtxStale, s.RiverCtxAttempts, s.RiverCtxRequeued)
 	}
 	if b := r.Burst; b != nil {
 		add("builds_per_burst_rail", "%s (follow-up builds after %d demands during one build; final result stale in %d of %d reps)", fmtF(b.Rail.Median), b.K, b.RailStaleReps, b.Reps)
@@ -82,6 +83,10 @@ func summarize(r *Results) []SummaryLine {
 		add("growth_claim_p50_ms", "%s (history rows each in frames and runs, over %d matters)", strings.Join(c, " "), g.Matters)
 		add("growth_commit_p50_ms", "%s", strings.Join(k, " "))
 		add("growth_drain_ms", "%s (%d matters, W=%d)", strings.Join(d, " "), g.Matters, r.Options.Workers)
+		if x := g.IndexExperiment; x != nil {
+			add("growth_claim_p50_ms_partial_index", "%.2f at %s (experiment: partial index on runs WHERE outcome IN ('claimed','lease_expired'); commit p50 %.2f, drain %.0f ms)",
+				x.ClaimP50.Median, sizeName(x.HistoryRows), x.CommitP50.Median, x.Drain.Median)
+		}
 	}
 	return out
 }
