@@ -40,7 +40,10 @@ type ThroughputResults struct {
 	// Sampled pg_stat_activity of the measured backends while each system
 	// ran (drain runs): wait_event_type:wait_event -> samples.
 	WaitEvents map[string]map[string]int `json:"wait_events"`
-	Notes      []string                  `json:"notes"`
+	// Updates and heap-only (HOT) updates per table over the whole
+	// throughput section (pg_stat_user_tables).
+	TableUpdates map[string][2]int64 `json:"table_updates_total_hot"`
+	Notes        []string            `json:"notes"`
 }
 
 var (
@@ -164,6 +167,20 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 			logf("throughput: river with default fetch settings: median %.0f jobs/s", median(rvDef))
 		}
 		tr.WaitEvents = sampler.result()
+		time.Sleep(600 * time.Millisecond) // let backends flush their table statistics
+		tr.TableUpdates = map[string][2]int64{}
+		rows, err := railPool.Query(ctx, `SELECT schemaname || '.' || relname, n_tup_upd, n_tup_hot_upd
+            FROM pg_stat_user_tables WHERE schemaname IN ('ops', 'public') AND n_tup_upd > 0`)
+		if err == nil {
+			for rows.Next() {
+				var name string
+				var upd, hot int64
+				if rows.Scan(&name, &upd, &hot) == nil {
+					tr.TableUpdates[name] = [2]int64{upd, hot}
+				}
+			}
+			rows.Close()
+		}
 	} else if pgb != nil {
 		for rep := 1; rep <= o.Reps; rep++ {
 			if err := pgbenchRep(ctx, pgb, o, &pgS, &pgN); err != nil {
