@@ -42,6 +42,7 @@ type options struct {
 	GrowthCycles          int           `json:"growth_cycles"`
 	GrowthIndexExperiment bool          `json:"growth_index_experiment"`
 	ExecMode              string        `json:"exec_mode"`
+	RelayFacts            int           `json:"relay_facts"`
 	Only                  string        `json:"only,omitempty"`
 	Out                   string        `json:"-"`
 }
@@ -66,6 +67,7 @@ func main() {
 	flag.IntVar(&o.GrowthCycles, "growth-cycles", 100, "demand/claim/commit cycles timed per growth repetition")
 	flag.BoolVar(&o.GrowthIndexExperiment, "growth-index-experiment", true, "after the largest growth stage, re-measure with a partial index on open runs (then drop it)")
 	flag.StringVar(&o.ExecMode, "exec-mode", "cache_statement", "pgx query exec mode for every pool: cache_statement, cache_describe, describe_exec, exec, simple_protocol")
+	flag.IntVar(&o.RelayFacts, "relay-facts", 5000, "facts per relay repetition")
 	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
 	flag.Parse()
@@ -114,7 +116,7 @@ type Results struct {
 	Stale      *StaleResults      `json:"stale_writes,omitempty"`
 	Burst      *BurstResults      `json:"builds_per_burst,omitempty"`
 	Growth     *GrowthResults     `json:"growth,omitempty"`
-	Relay      map[string]string  `json:"relay"`
+	Relay      *RelayResults      `json:"relay,omitempty"`
 	Summary    []SummaryLine      `json:"summary"`
 }
 
@@ -138,7 +140,6 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 		Command:   "cd bench && go run ./cmd/railbench " + strings.Join(os.Args[1:], " "),
 		StartedAt: began.UTC(),
 		Machine:   Machine{NumCPU: runtime.NumCPU(), CPUModel: cpuModel(), GoVersion: runtime.Version()},
-		Relay:     map[string]string{},
 	}
 	e, err := setupEnv(ctx, logf, mode)
 	if err != nil {
@@ -177,7 +178,11 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 			return fmt.Errorf("growth: %w", err)
 		}
 	}
-	res.Relay["status"] = "not measured: pkg/rail on main has no Relay (the outbox relay is on branch outbox, not merged)"
+	if o.want("relay") {
+		if res.Relay, err = runRelay(ctx, e, o); err != nil {
+			return fmt.Errorf("relay: %w", err)
+		}
+	}
 
 	res.Duration = time.Since(began).Round(time.Second).String()
 	res.Summary = summarize(res)

@@ -53,7 +53,12 @@ func summarize(r *Results) []SummaryLine {
 				t.RailDrainRoundTrips.Median, t.RiverDrainRoundTrip.Median)
 		}
 	}
-	add("relay_vs_watermill", "not measured (relay not merged: pkg/rail on main has no Relay)")
+	if rl := r.Relay; rl != nil {
+		add("relay_vs_watermill", "%s (rail Relay %s facts/s / watermill-sql forwarder %s facts/s; backlog of %d to an in-memory sink, median of %d)",
+			ratio(rl.Rail.Median, rl.Watermill.Median), f1(rl.Rail.Median), f1(rl.Watermill.Median), rl.Facts, len(rl.Rail.Values))
+	} else {
+		add("relay_vs_watermill", "not measured (section not run)")
+	}
 	if s := r.Stale; s != nil {
 		add("stale_writes_rail", "%d (of %d stalled attempts that finished after a takeover, %d reps; fenced by token)", s.RailStale, s.RailAttempts, s.Reps)
 		add("stale_writes_river", "%d (of %d rescued-and-re-run attempts writing + JobCompleteTx in one transaction after the job timeout: %d while the re-run ran, %d after it completed)",
