@@ -157,7 +157,7 @@ func (h *BuilderHandler) one(ctx context.Context, r events.SQSMessage) (err erro
 	if id := requestID(ctx); id != "" {
 		w.ID += ":" + id
 	}
-	w.Log = log
+	w.Log = h.Log.With("reason", nd.Reason) // the worker adds firm, matter and token itself
 	lease := w.Ledger.Config().Lease
 	stop := time.Now().Add(lease - h.Margin)
 	if dl, ok := ctx.Deadline(); ok {
