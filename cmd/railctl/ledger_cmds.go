@@ -312,7 +312,18 @@ func cmdStatus(ctx context.Context, g *globals, args []string) error {
 	if j.LastError != "" {
 		fmt.Fprintf(w, "last_error\t%s\n", j.LastError)
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	runs, err := ledger.Runs(ctx, ref, 3)
+	if err != nil {
+		return err
+	}
+	if len(runs) > 0 {
+		fmt.Fprintln(g.stdout, "\nlast runs:")
+		printRuns(g, runs)
+	}
+	return nil
 }
 
 func currentText(j rail.JobRow) string {

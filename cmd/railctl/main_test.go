@@ -69,6 +69,16 @@ func TestBuildExitCodes(t *testing.T) {
 		t.Fatalf("build after the demand was served: exit %d, want %d", code, exitNothing)
 	}
 
+	if out := c.must("status", "--firm", firm, "--matter", matter); !strings.Contains(out, "current") ||
+		!strings.Contains(out, "last runs") || !strings.Contains(out, "landed") {
+		t.Fatalf("status lacks currency or the last runs:\n%s", out)
+	}
+	if os.Getenv("RAIL_BEDROCK_MODEL_ID") == "" {
+		if code, _, errOut := c.run("build", "--firm", firm, "--matter", matter, "--builder", "bedrock"); code != exitUsage ||
+			!strings.Contains(errOut, "RAIL_BEDROCK_MODEL_ID") {
+			t.Fatalf("bedrock without a model id: exit %d %q", code, errOut)
+		}
+	}
 	var row map[string]any
 	if err := json.Unmarshal([]byte(c.must("status", "--firm", firm, "--matter", matter, "--json")), &row); err != nil {
 		t.Fatal(err)
