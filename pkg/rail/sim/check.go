@@ -77,7 +77,7 @@ func (r *run) observe() {
 		r.hist[m].built = max(r.hist[m].built, s.built)
 	}
 	r.snap = next
-	bad, err := r.env.Admin.Query(r.ctx, tableInvariantsSQL)
+	bad, err := r.env.Admin.Query(r.ctx, `SELECT * FROM sim.invariant_violations()`)
 	r.must(err, "table invariants")
 	for bad.Next() {
 		var s string

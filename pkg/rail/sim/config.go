@@ -20,7 +20,7 @@ type ClaimFunc func(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rai
 // Config is one simulation run. Seed alone determines every step and fault.
 type Config struct {
 	Seed       uint64
-	Steps      int // steps of the fault phase; default 120
+	Steps      int // steps of the fault phase; default 100
 	Workers    int // default 3
 	MaxMatters int // the seed picks 2..MaxMatters matters; default 3
 	Demands    int // demands recorded in the fault phase, at most; default 10
@@ -37,7 +37,7 @@ type Config struct {
 // Default ledger settings for the simulation: the production lease and
 // backoff, fewer attempts so quarantine is reachable in a short run.
 const (
-	DefaultSteps   = 120
+	DefaultSteps   = 100
 	DefaultWorkers = 3
 	DefaultMatters = 3
 	DefaultDemands = 10
@@ -114,8 +114,10 @@ func Actors(workers int) []string {
 }
 
 // NewEnv builds an Env from a pool constructor (the test's, which sets the
-// project's pool settings and application_name).
-func NewEnv(workers int, newPool func(app string) *pgxpool.Pool) *Env {
+// project's pool settings and application_name). It installs the checker's
+// invariant query as a function in schema sim (a plpgsql function keeps
+// its plan, so checking after every step stays cheap).
+func NewEnv(ctx context.Context, workers int, newPool func(app string) *pgxpool.Pool) (*Env, error) {
 	if workers <= 0 {
 		workers = DefaultWorkers
 	}
@@ -123,5 +125,14 @@ func NewEnv(workers int, newPool func(app string) *pgxpool.Pool) *Env {
 	for i := range workers {
 		e.Workers = append(e.Workers, newPool(AppName(WorkerActor(i))))
 	}
-	return e
+	for _, q := range []string{`CREATE SCHEMA IF NOT EXISTS sim`,
+		`CREATE OR REPLACE FUNCTION sim.invariant_violations() RETURNS SETOF text LANGUAGE plpgsql STABLE AS $f$
+BEGIN
+RETURN QUERY ` + tableInvariantsSQL + `;
+END $f$`} {
+		if _, err := e.Admin.Exec(ctx, q); err != nil {
+			return nil, fmt.Errorf("sim env: %w", err)
+		}
+	}
+	return e, nil
 }

@@ -35,9 +35,13 @@ func TestMain(m *testing.M) { railtest.Main(m) }
 func newEnv(t *testing.T, workers int) *sim.Env {
 	t.Helper()
 	db := railtest.NewDB(t)
-	return sim.NewEnv(workers, func(app string) *pgxpool.Pool {
+	env, err := sim.NewEnv(context.Background(), workers, func(app string) *pgxpool.Pool {
 		return railtest.Pool(t, withApp(t, db.URL, app), 4)
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
 }
 
 func withApp(t *testing.T, conn, app string) string {
