@@ -17,6 +17,10 @@ type CommitFunc func(ctx context.Context, l *rail.Ledger, q rail.Querier, c rail
 // ClaimFunc claims a matter on q. The default is the ledger's ClaimOn.
 type ClaimFunc func(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error)
 
+// InputsFunc reads a build's inputs after its claim. The default is
+// rail.LoadInputs.
+type InputsFunc func(ctx context.Context, q rail.Querier, ref rail.MatterRef) (rail.Inputs, error)
+
 // Config is one simulation run. Seed alone determines every step and fault.
 type Config struct {
 	Seed       uint64
@@ -29,6 +33,7 @@ type Config struct {
 	// Test hooks (negative controls). Nil: the real ledger statements.
 	Commit CommitFunc
 	Claim  ClaimFunc
+	Inputs InputsFunc
 	// NoSweepNudges makes the sweeper drop the nudges it should send (a
 	// liveness negative control).
 	NoSweepNudges bool
@@ -77,6 +82,9 @@ func (c Config) withDefaults() Config {
 		c.Commit = func(ctx context.Context, l *rail.Ledger, q rail.Querier, cl rail.Claim, f rail.Frame) (rail.CommitResult, error) {
 			return l.CommitTx(ctx, q, cl, f)
 		}
+	}
+	if c.Inputs == nil {
+		c.Inputs = rail.LoadInputs
 	}
 	if c.Claim == nil {
 		c.Claim = func(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error) {

@@ -617,7 +617,7 @@ func (r *run) load(w *worker) {
 		in  rail.Inputs
 		err error
 	)
-	r.exec(w.app, func() { in, err = rail.LoadInputs(r.ctx, w.pool, w.claim.MatterRef) }, func() {
+	r.exec(w.app, func() { in, err = r.cfg.Inputs(r.ctx, w.pool, w.claim.MatterRef) }, func() {
 		r.must(err, w.name+" load inputs")
 		body, err := rail.DigestBuilder{}.Build(r.ctx, in)
 		r.must(err, "build")
