@@ -31,7 +31,8 @@ var needed = []string{"initdb", "postgres"}
 func FindBinaries() (string, error) {
 	if dir := os.Getenv(BinDirEnv); dir != "" {
 		if err := hasBinaries(dir); err != nil {
-			return "", fmt.Errorf("localpg: $%s=%s: %w", BinDirEnv, dir, err)
+			return "", fmt.Errorf("%w: $%s=%s: %v; install them with %s, or fix $%s",
+				ErrNoBinaries, BinDirEnv, dir, err, installHint(), BinDirEnv)
 		}
 		return dir, nil
 	}

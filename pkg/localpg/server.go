@@ -152,7 +152,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	for attempt := 1; ; attempt++ {
 		port := opt.Port
 		if port == 0 {
-			if port, err = freePort(); err != nil {
+			if port, err = pickPort(); err != nil {
 				return fail(err)
 			}
 		}
@@ -184,6 +184,9 @@ func (s *Server) prepareCluster(ctx context.Context, cred *syscall.Credential) e
 		if err := checkSearchable(filepath.Dir(s.dataDir), cred); err != nil {
 			return err
 		}
+	}
+	if s.tempDir != "" {
+		return s.copyCachedCluster(ctx, cred)
 	}
 	_, err := os.Stat(filepath.Join(s.dataDir, "PG_VERSION"))
 	switch {
@@ -222,8 +225,14 @@ func (s *Server) prepareCluster(ctx context.Context, cred *syscall.Credential) e
 	}
 
 	s.logf("localpg: initdb %s", s.dataDir)
-	args := []string{"-D", s.dataDir, "-U", Superuser, "--auth=trust", "--encoding=UTF8", "--locale=C"}
-	if s.tempDir != "" {
+	return s.initdb(ctx, cred, s.dataDir, false)
+}
+
+// initdb creates a cluster in dir, which must be missing or empty and
+// reachable by the server user.
+func (s *Server) initdb(ctx context.Context, cred *syscall.Credential, dir string, noSync bool) error {
+	args := []string{"-D", dir, "-U", Superuser, "--auth=trust", "--encoding=UTF8", "--locale=C"}
+	if noSync {
 		args = append(args, "--no-sync")
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(s.binDir, "initdb"), args...)
@@ -231,7 +240,7 @@ func (s *Server) prepareCluster(ctx context.Context, cred *syscall.Credential) e
 	cmd.Env = serverEnv()
 	cmd.SysProcAttr = procAttr(cred, syscall.SIGKILL)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("localpg: initdb -D %s: %w\n%s", s.dataDir, err, tail(out))
+		return fmt.Errorf("localpg: initdb -D %s: %w\n%s", dir, err, tail(out))
 	}
 	return nil
 }
@@ -303,11 +312,11 @@ func (s *Server) run(ctx context.Context, cred *syscall.Credential, port int, se
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("localpg: start postgres: %w", err)
 	}
-	s.cmd, s.port = cmd, port
-	s.exited = make(chan struct{})
+	exited := make(chan struct{})
+	s.cmd, s.port, s.exited = cmd, port, exited
 	go func() {
 		s.waitErr = cmd.Wait()
-		close(s.exited)
+		close(exited)
 	}()
 
 	if err := s.waitReady(ctx); err != nil {
@@ -320,6 +329,17 @@ func (s *Server) run(ctx context.Context, cred *syscall.Credential, port int, se
 // waitReady polls with real connections until the server answers, it exits
 // or ctx ends.
 func (s *Server) waitReady(ctx context.Context) error {
+	// A connection attempt must not outlive the postmaster: when it exits
+	// (say it lost the port to a listener that never answers), stop waiting.
+	pingCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.exited:
+			cancel()
+		case <-pingCtx.Done():
+		}
+	}()
 	var lastErr error
 	for {
 		select {
@@ -330,12 +350,15 @@ func (s *Server) waitReady(ctx context.Context) error {
 				err = fmt.Errorf("%w: %w", errPortInUse, err)
 			}
 			return err
-		case <-ctx.Done():
+		case <-pingCtx.Done():
+			if ctx.Err() == nil {
+				continue // the postmaster exited; the case above reports it
+			}
 			return fmt.Errorf("localpg: postgres on port %d not ready: %w (last attempt: %v); log %s:\n%s",
 				s.port, ctx.Err(), lastErr, s.logPath, s.logTail())
 		default:
 		}
-		if lastErr = s.ping(ctx); lastErr == nil {
+		if lastErr = s.ping(pingCtx); lastErr == nil {
 			return nil
 		}
 		select {
@@ -553,6 +576,10 @@ func checkSearchable(dir string, cred *syscall.Credential) error {
 		}
 	}
 }
+
+// pickPort chooses the port for a start when Options.Port is 0 (a variable
+// so the port-race test can hand out a taken port).
+var pickPort = freePort
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -178,6 +178,7 @@ type Frame struct {
 	Fingerprint  string
 	Builder      string
 	ModelInvoked bool
+	TraceHeader  string // carried onto the frame.built fact
 }
 
 // CommitResult reports a landed frame.
@@ -207,12 +208,22 @@ WITH fence AS (
 ), run AS (
     UPDATE ops.matter_frame_runs AS r SET outcome = 'landed', finished_at = clock_timestamp(), error = ''
     FROM fence WHERE r.firm_id = fence.firm_id AND r.matter_id = fence.matter_id AND r.token = $3
+), fact AS (
+    -- The rail's own fact, in the same statement: a frame landed. The
+    -- trigger hears it and creates no demand.
+    INSERT INTO ops.domain_event_outbox (firm_id, matter_id, event_name, payload, trace_header)
+    SELECT fence.firm_id, fence.matter_id, 'frame.built',
+           jsonb_build_object('frame_id', frame.frame_id::text, 'token', $3::text,
+                              'target_generation', fence.target_generation::text),
+           $8
+    FROM fence, frame
 )
 SELECT frame.frame_id, fence.target_generation, fence.requested_generation FROM fence, frame`
 
 // Commit lands the frame if and only if c's token is still current: the
-// frame insert and the token compare-and-swap are one statement, so a stale
-// build cannot half-land. ErrFenced means nothing was written.
+// frame insert, the token compare-and-swap, the run's outcome and the
+// frame.built fact are one statement, so a stale build cannot half-land.
+// ErrFenced means nothing was written.
 func (l *Ledger) Commit(ctx context.Context, c Claim, f Frame) (CommitResult, error) {
 	return l.CommitTx(ctx, l.pool, c, f)
 }
@@ -223,7 +234,7 @@ func (l *Ledger) Commit(ctx context.Context, c Claim, f Frame) (CommitResult, er
 func (l *Ledger) CommitTx(ctx context.Context, q Querier, c Claim, f Frame) (CommitResult, error) {
 	var r CommitResult
 	err := q.QueryRow(ctx, commitSQL, c.FirmID, c.MatterID, c.Token,
-		f.Fingerprint, f.Builder, f.ModelInvoked, string(f.Body)).
+		f.Fingerprint, f.Builder, f.ModelInvoked, string(f.Body), f.TraceHeader).
 		Scan(&r.FrameID, &r.Target, &r.Requested)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, ErrFenced)

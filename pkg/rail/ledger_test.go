@@ -63,6 +63,16 @@ func TestZombieCommitAfterReplacementCommitted(t *testing.T) {
 	if len(fr) != 1 || fr[0].fingerprint != "B" {
 		t.Fatalf("frames %+v, want only B's", fr)
 	}
+	var facts int
+	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM ops.domain_event_outbox
+        WHERE event_name = 'frame.built' AND matter_id = $1 AND payload->>'token' = '2'`, b.ref.MatterID).Scan(&facts); err != nil {
+		t.Fatal(err)
+	}
+	var all int
+	_ = b.pool.QueryRow(b.ctx, `SELECT count(*) FROM ops.domain_event_outbox WHERE event_name = 'frame.built'`).Scan(&all)
+	if facts != 1 || all != 1 {
+		t.Fatalf("frame.built facts: %d for B's token, %d in all; want exactly B's", facts, all)
+	}
 }
 
 func TestZombieCommitWhileReplacementBuilding(t *testing.T) {

@@ -1,0 +1,52 @@
+# brief-rail. The two commands a new user needs:
+#   make run    the whole rail on this machine, quickstart included
+#   make test   every test, against a throwaway PostgreSQL and moto_server
+# Both start what they need by themselves (see README.md).
+
+GO       ?= go
+PIP      ?= pip3
+CFN_LINT ?= cfn-lint
+TEST_TIMEOUT ?= 15m
+# `make test` runs under the race detector; RACE= turns it off.
+RACE     ?= -race
+
+.DEFAULT_GOAL := help
+
+.PHONY: help test test-short lint vet fmt-check tools run serve railctl clean
+
+help:
+	@echo "make run        run the rail locally and play the quickstart (three PDFs -> a Brief)"
+	@echo "make test       lint + all tests (starts its own PostgreSQL and moto_server)"
+	@echo "make build      four Lambda bootstraps under bin/ (linux/arm64, static)"
+	@echo "make lint       go vet, gofmt check and cfn-lint template.yaml"
+	@echo "make chaos SEEDS=N   the seeded fault simulation with N seeds"
+	@echo "make bench      benchmarks against River, watermill and pgbench"
+	@echo "make sam-build / make deploy   AWS SAM build and deploy"
+
+# moto_server and cfn-lint come from PyPI; install them when missing.
+tools:
+	@command -v moto_server >/dev/null 2>&1 || { echo "installing moto[server] (pip)"; $(PIP) install --quiet "moto[server]>=5,<6"; }
+	@command -v $(CFN_LINT) >/dev/null 2>&1 || { echo "installing cfn-lint (pip)"; $(PIP) install --quiet "cfn-lint>=1,<2"; }
+
+test: tools lint
+	$(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+test-short:
+	$(GO) test -short -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+lint: vet fmt-check lint-template
+
+railctl:
+	$(GO) build -o bin/railctl ./cmd/railctl
+
+clean:
+	rm -rf bin .aws-sam
+
+-include mk/*.mk

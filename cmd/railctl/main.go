@@ -1,0 +1,159 @@
+// Command railctl is the Brief rail's operator tool and local runner.
+//
+//	railctl [--database-url URL] <command> [flags]
+//
+// Run `railctl help` for the commands. Exit codes: 0 success, 1 error,
+// 2 usage; `build` adds 3 (fenced: stale token, nothing landed) and 4
+// (nothing to claim).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitUsage   = 2
+	exitFenced  = 3
+	exitNothing = 4
+)
+
+// exitError carries a specific exit code out of a command.
+type codeError struct {
+	code int
+	err  error
+}
+
+func (e *codeError) Error() string { return e.err.Error() }
+func (e *codeError) Unwrap() error { return e.err }
+
+func withCode(code int, format string, args ...any) error {
+	return &codeError{code: code, err: fmt.Errorf(format, args...)}
+}
+
+// usageError marks bad invocation (exit 2).
+func usageError(format string, args ...any) error { return withCode(exitUsage, format, args...) }
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, g *globals, args []string) error
+}
+
+type globals struct {
+	databaseURL string
+	stdout      io.Writer
+	stderr      io.Writer
+}
+
+func commands() []command {
+	return []command{
+		{"migrate", "apply the schema migrations", cmdMigrate},
+		{"matter", "matter add|close|open: manage matters", cmdMatter},
+		{"doc", "doc add: store a text document on a matter", cmdDoc},
+		{"demand", "record one demand for a matter's Brief (what the trigger does)", cmdDemand},
+		{"build", "claim, build and commit a matter's Brief once", cmdBuild},
+		{"status", "show a matter's ledger row and whether its Brief is current", cmdStatus},
+		{"runs", "list a matter's recent build attempts", cmdRuns},
+		{"sweep", "one sweeper pass: quarantine, expiries, unserved demand", cmdSweep},
+		{"release", "return a quarantined matter to idle", cmdRelease},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	g := &globals{stdout: stdout, stderr: stderr}
+	fs := flag.NewFlagSet("railctl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&g.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL connection string (default $DATABASE_URL)")
+	fs.Usage = func() { usage(stderr, fs) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	rest := fs.Args()
+	if len(rest) == 0 || rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help" {
+		usage(stdout, fs)
+		if len(rest) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == rest[0] {
+			err := c.run(ctx, g, rest[1:])
+			if err == nil {
+				return exitOK
+			}
+			var ce *codeError
+			if errors.As(err, &ce) {
+				if ce.code != exitFenced && ce.code != exitNothing {
+					fmt.Fprintf(stderr, "railctl %s: %v\n", c.name, err)
+				}
+				return ce.code
+			}
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK
+			}
+			fmt.Fprintf(stderr, "railctl %s: %v\n", c.name, err)
+			return exitError
+		}
+	}
+	fmt.Fprintf(stderr, "railctl: unknown command %q (run `railctl help`)\n", rest[0])
+	return exitUsage
+}
+
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintln(w, "usage: railctl [--database-url URL] <command> [flags]")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun `railctl <command> -h` for a command's flags.")
+	fmt.Fprintln(w, "\nglobal flags:")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// newFlags returns a flag set for a subcommand that reports parse errors
+// as usage errors.
+func newFlags(g *globals, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet("railctl "+name, flag.ContinueOnError)
+	fs.SetOutput(g.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(g.stderr, "usage: railctl %s %s\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageError("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/pramaan/brief-rail/pkg/railtest"
+)
+
+func TestMain(m *testing.M) { railtest.Main(m) }
+
+type cli struct {
+	t   *testing.T
+	url string
+}
+
+func (c cli) run(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(context.Background(), append([]string{"--database-url", c.url}, args...), &o, &e)
+	return code, o.String(), e.String()
+}
+
+func (c cli) must(args ...string) string {
+	c.t.Helper()
+	code, out, errOut := c.run(args...)
+	if code != 0 {
+		c.t.Fatalf("railctl %v: exit %d\nstdout: %s\nstderr: %s", args, code, out, errOut)
+	}
+	return out
+}
+
+func newCLI(t *testing.T) (cli, string, string) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	c := cli{t: t, url: db.URL}
+	firm, matter := uuid.NewString(), uuid.NewString()
+	c.must("migrate")
+	c.must("matter", "add", "--firm", firm, "--matter", matter, "--title", "Harlow v. Penmark")
+	return c, firm, matter
+}
+
+func TestBuildExitCodes(t *testing.T) {
+	c, firm, matter := newCLI(t)
+	text := filepath.Join(t.TempDir(), "complaint.txt")
+	if err := os.WriteFile(text, []byte("page one\fpage two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := c.must("doc", "add", "--firm", firm, "--matter", matter, "--name", "complaint.txt", "--text-file", text)
+	if !strings.Contains(out, "2 pages") {
+		t.Fatalf("doc add: %s", out)
+	}
+	if code, _, _ := c.run("build", "--firm", firm, "--matter", matter); code != exitNothing {
+		t.Fatalf("build with no demand: exit %d, want %d", code, exitNothing)
+	}
+	c.must("demand", "--firm", firm, "--matter", matter)
+	if out := c.must("build", "--firm", firm, "--matter", matter); !strings.Contains(out, "landed: token 1") {
+		t.Fatalf("build: %s", out)
+	}
+	if code, _, _ := c.run("build", "--firm", firm, "--matter", matter); code != exitNothing {
+		t.Fatalf("build after the demand was served: exit %d, want %d", code, exitNothing)
+	}
+
+	var row map[string]any
+	if err := json.Unmarshal([]byte(c.must("status", "--firm", firm, "--matter", matter, "--json")), &row); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"requested_generation", "claimed_generation", "target_generation", "built_generation",
+		"run_status", "claimed_at", "attempts", "rebuild_needed"} {
+		if _, ok := row[k]; !ok {
+			t.Errorf("status --json lacks %q", k)
+		}
+	}
+	if row["built_generation"].(float64) != 1 || row["current"] != true {
+		t.Fatalf("status after build: %v", row)
+	}
+
+	// A stalled worker is fenced: it stalls past its lease, another
+	// worker reclaims and lands, then the staller's commit is refused.
+	c.must("demand", "--firm", firm, "--matter", matter)
+	var wg sync.WaitGroup
+	var stalledCode int
+	var stalledOut string
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		stalledCode, stalledOut, _ = c.run("build", "--firm", firm, "--matter", matter, "--lease", "1s", "--stall", "3s", "--worker", "zombie")
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for { // wait until the zombie holds the claim
+		var r map[string]any
+		_ = json.Unmarshal([]byte(c.must("status", "--firm", firm, "--matter", matter, "--json")), &r)
+		if r["claimed_by"] == "zombie" && r["run_status"] == "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the zombie never claimed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for {
+		code, out, _ := c.run("build", "--firm", firm, "--matter", matter, "--lease", "1s", "--worker", "fresh")
+		if code == 0 {
+			break
+		}
+		if code != exitNothing || time.Now().After(deadline) {
+			t.Fatalf("reclaim: exit %d: %s", code, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	wg.Wait()
+	if stalledCode != exitFenced {
+		t.Fatalf("stalled build: exit %d (%s), want %d", stalledCode, stalledOut, exitFenced)
+	}
+	out = c.must("runs", "--firm", firm, "--matter", matter)
+	for _, want := range []string{"fenced", "landed", "zombie", "fresh"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("runs output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	c, firm, matter := newCLI(t)
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"demand", "--firm", "not-a-uuid", "--matter", matter}, exitUsage, "not a uuid"},
+		{[]string{"demand", "--firm", firm}, exitUsage, "required"},
+		{[]string{"demand", "--firm", firm, "--matter", uuid.NewString()}, exitError, "unknown matter"},
+		{[]string{"demand", "--firm", uuid.NewString(), "--matter", matter}, exitError, "another firm"},
+		{[]string{"build", "--firm", firm, "--matter", uuid.NewString()}, exitError, "unknown matter"},
+		{[]string{"status", "--firm", firm, "--matter", uuid.NewString()}, exitError, "unknown matter"},
+		{[]string{"doc", "add", "--firm", firm, "--matter", matter, "--name", "x", "--text-file", "/nonexistent"}, exitError, "read text file"},
+		{[]string{"frobnicate"}, exitUsage, "unknown command"},
+	}
+	for _, tc := range cases {
+		code, _, errOut := c.run(tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.msg) {
+			t.Errorf("railctl %v: exit %d stderr %q; want exit %d containing %q", tc.args, code, errOut, tc.code, tc.msg)
+		}
+	}
+	// Closed matter: refused, nothing written.
+	c.must("matter", "close", "--firm", firm, "--matter", matter)
+	if code, _, errOut := c.run("demand", "--firm", firm, "--matter", matter); code != exitError || !strings.Contains(errOut, "closed") {
+		t.Fatalf("demand on a closed matter: exit %d %q", code, errOut)
+	}
+	var row map[string]any
+	if err := json.Unmarshal([]byte(c.must("status", "--firm", firm, "--matter", matter, "--json")), &row); err != nil {
+		t.Fatal(err)
+	}
+	if row["requested_generation"].(float64) != 0 {
+		t.Fatalf("a refused demand wrote something: %v", row)
+	}
+	if code, _, _ := c.run("--database-url", "", "status", "--firm", firm, "--matter", matter); code != exitUsage {
+		t.Fatalf("no database: exit %d, want %d", code, exitUsage)
+	}
+}

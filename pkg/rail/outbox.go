@@ -1,0 +1,271 @@
+package rail
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// The transactional outbox's producer side: a fact is recorded in the
+// caller's transaction, so it commits (or rolls back) with the record it
+// describes. The relay (relay.go) puts committed facts on the bus.
+
+// Fact names used by the rail. Names are `noun.verb` with a past-tense
+// verb: a fact says what happened, never what someone wants to happen.
+const (
+	FactMatterCreated         = "matter.created"
+	FactDocumentUploaded      = "document.uploaded"
+	FactDocumentRemoved       = "document.removed"
+	FactRegenerationRequested = "brief.regeneration_requested"
+	FactFrameBuilt            = "frame.built"
+	DefaultEventSource        = "pramaan.domain"
+	MaxEventNameLen           = 128
+	MaxFactPayloadBytes       = 4096 // the JSON text of the payload, as the database measures it
+	MaxTraceHeaderLen         = 500
+	maxPayloadKeyLen          = 64
+)
+
+// The grammar, kept character for character equal to the CHECK constraint
+// outbox_event_name_is_past_tense_fact in sql/migrations/002_outbox.sql (a
+// test proves both accept and refuse the same names). The database is the
+// authority; this copy only gives a clearer error before the insert.
+var (
+	eventNameShape   = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*\.([a-z][a-z0-9]*_)*([a-z]*[a-df-z]ed|(re|un|up|out|over|under|with|mis|fore|pre|co)?(agreed|freed|guaranteed|decreed|arisen|awoken|beaten|begun|bent|bitten|blown|bought|bound|broken|brought|built|caught|chosen|dealt|done|drawn|driven|dug|eaten|fallen|fed|felt|fled|flown|forbidden|forgiven|forgotten|fought|found|frozen|given|gone|gotten|grown|held|hidden|hung|kept|known|laid|led|left|lent|lost|made|meant|met|paid|proven|ridden|risen|said|seen|sent|shaken|shown|sold|sought|spent|spoken|stolen|stood|struck|stuck|sworn|taken|taught|thought|thrown|told|torn|understood|won|woken|worn|written))$`)
+	eventNameNotVerb = regexp.MustCompile(`[._](bed|embed|imbed|red|shred|sled)$`)
+	nounVerbShape    = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*\.[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	payloadKeyShape  = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+)
+
+// ErrBadEventName is wrapped by every event-name refusal.
+var ErrBadEventName = errors.New("event name is not a past-tense fact")
+
+// ErrPayloadTooLarge is wrapped when a fact's payload exceeds MaxFactPayloadBytes.
+var ErrPayloadTooLarge = errors.New("fact payload too large")
+
+// ValidEventName reports whether name is a fact the bus may carry:
+// lowercase `noun.verb`, snake_case on both sides, at most 128 characters,
+// and the last word of the verb a past participle (regular -ed, or one of
+// a closed list of irregular ones such as built, sent, written, optionally
+// prefixed: rebuilt, withdrawn). See docs/relay.md.
+func ValidEventName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty", ErrBadEventName)
+	case len(name) > MaxEventNameLen:
+		return fmt.Errorf("%w: %d characters, at most %d", ErrBadEventName, len(name), MaxEventNameLen)
+	case strings.ToLower(name) != name:
+		return fmt.Errorf("%w: %q must be lowercase", ErrBadEventName, name)
+	case strings.Count(name, ".") != 1 || !nounVerbShape.MatchString(name):
+		return fmt.Errorf("%w: %q must be snake_case noun.verb with exactly one dot, like document.uploaded", ErrBadEventName, name)
+	case !eventNameShape.MatchString(name) || eventNameNotVerb.MatchString(name):
+		verb := name[strings.LastIndexAny(name, "._")+1:]
+		return fmt.Errorf("%w: %q: %q is not a past participle (a fact says what happened: %s, not a wish or command)",
+			ErrBadEventName, name, verb, "document.uploaded, brief.regeneration_requested, frame.built")
+	}
+	return nil
+}
+
+// Fact is one domain fact to record.
+type Fact struct {
+	EventID  uuid.UUID     // zero: generated
+	FirmID   uuid.UUID     // required
+	MatterID uuid.NullUUID // optional
+	Name     string        // noun.verb, past tense (ValidEventName)
+	// Payload holds ids only (document_id, ...): consumers read the truth
+	// from Postgres. Keys are snake_case; encoded size at most 4 KB.
+	Payload     map[string]string
+	TraceHeader string // optional X-Ray trace header, forwarded by PutEvents
+}
+
+// Validate checks a fact before anything is written.
+func (f Fact) Validate() error {
+	if err := ValidEventName(f.Name); err != nil {
+		return err
+	}
+	if f.FirmID == uuid.Nil {
+		return errors.New("fact: firm id is required")
+	}
+	if f.MatterID.Valid && f.MatterID.UUID == uuid.Nil {
+		return errors.New("fact: matter id is the nil uuid")
+	}
+	if len(f.TraceHeader) > MaxTraceHeaderLen {
+		return fmt.Errorf("fact: trace header is %d bytes, at most %d", len(f.TraceHeader), MaxTraceHeaderLen)
+	}
+	for k := range f.Payload {
+		if len(k) > maxPayloadKeyLen || !payloadKeyShape.MatchString(k) {
+			return fmt.Errorf("fact: payload key %q must be snake_case, at most %d characters", k, maxPayloadKeyLen)
+		}
+	}
+	size, err := payloadSize(f.Payload)
+	if err != nil {
+		return err
+	}
+	if size > MaxFactPayloadBytes {
+		return fmt.Errorf("%w: %d bytes encoded, at most %d (ids only: the record lives in Postgres)",
+			ErrPayloadTooLarge, size, MaxFactPayloadBytes)
+	}
+	return nil
+}
+
+// payloadSize is the length of jsonb's text form of the payload, which is
+// what the CHECK measures: `{"k": "v", "k2": "v2"}` (jsonb puts a space
+// after each colon and comma). Go's encoding escapes a few characters that
+// jsonb does not (<, >, &, U+2028), so it can only overestimate: a payload
+// accepted here is never refused by the database for size.
+func payloadSize(p map[string]string) (int, error) {
+	if p == nil {
+		return 2, nil
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return 0, fmt.Errorf("fact: payload: %w", err)
+	}
+	if len(p) == 0 {
+		return len(b), nil
+	}
+	return len(b) + 2*len(p) - 1, nil // ": " per pair, ", " between pairs
+}
+
+// RecordFact inserts f into ops.domain_event_outbox on q, which should be
+// the caller's transaction: the fact then commits with the record it
+// describes, or not at all. It returns the fact's event id. The name and
+// payload are checked first; the database's CHECK constraints are the
+// authority and refuse what slips past.
+func RecordFact(ctx context.Context, q Querier, f Fact) (uuid.UUID, error) {
+	if err := f.Validate(); err != nil {
+		return uuid.Nil, err
+	}
+	if f.EventID == uuid.Nil {
+		id, err := uuid.NewV7() // time-ordered: friendlier to the primary key's index
+		if err != nil {
+			return uuid.Nil, fmt.Errorf("fact: new event id: %w", err)
+		}
+		f.EventID = id
+	}
+	payload := []byte("{}")
+	if len(f.Payload) > 0 {
+		var err error
+		if payload, err = json.Marshal(f.Payload); err != nil {
+			return uuid.Nil, fmt.Errorf("fact: payload: %w", err)
+		}
+	}
+	_, err := q.Exec(ctx, `INSERT INTO ops.domain_event_outbox
+        (event_id, firm_id, matter_id, event_name, payload, trace_header)
+        VALUES ($1, $2, $3, $4, $5::jsonb, $6)`,
+		f.EventID, f.FirmID, f.MatterID, f.Name, string(payload), f.TraceHeader)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("record fact %s %s: %w", f.Name, f.EventID, err)
+	}
+	return f.EventID, nil
+}
+
+// FactDetail is the JSON detail of a fact on the bus; the trigger decodes
+// exactly this:
+//
+//	{"event_id":"…","event_name":"document.uploaded","firm_id":"…","matter_id":"…",
+//	 "occurred_at":"2026-…Z","payload":{"document_id":"…"}}
+//
+// matter_id is null for a fact about no matter. Consumers dedupe on
+// event_id, never on the bus envelope's id.
+type FactDetail struct {
+	EventID    uuid.UUID
+	EventName  string
+	FirmID     uuid.UUID
+	MatterID   uuid.NullUUID
+	OccurredAt time.Time
+	Payload    map[string]string
+}
+
+type factDetailJSON struct {
+	EventID    string            `json:"event_id"`
+	EventName  string            `json:"event_name"`
+	FirmID     string            `json:"firm_id"`
+	MatterID   *string           `json:"matter_id"`
+	OccurredAt string            `json:"occurred_at"`
+	Payload    map[string]string `json:"payload"`
+}
+
+// Ref returns the detail's matter, ok=false for a fact about no matter.
+func (d FactDetail) Ref() (MatterRef, bool) {
+	return MatterRef{FirmID: d.FirmID, MatterID: d.MatterID.UUID}, d.MatterID.Valid
+}
+
+// EncodeFactDetail renders d as the bus detail JSON.
+func EncodeFactDetail(d FactDetail) (json.RawMessage, error) {
+	j := factDetailJSON{
+		EventID:    d.EventID.String(),
+		EventName:  d.EventName,
+		FirmID:     d.FirmID.String(),
+		OccurredAt: d.OccurredAt.UTC().Format(time.RFC3339Nano),
+		Payload:    d.Payload,
+	}
+	if j.Payload == nil {
+		j.Payload = map[string]string{}
+	}
+	if d.MatterID.Valid {
+		s := d.MatterID.UUID.String()
+		j.MatterID = &s
+	}
+	return json.Marshal(j)
+}
+
+// DecodeFactDetail parses a bus detail, refusing missing or malformed ids,
+// names and times with an error that says which field is wrong.
+func DecodeFactDetail(b []byte) (FactDetail, error) {
+	var j factDetailJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return FactDetail{}, fmt.Errorf("fact detail: %w", err)
+	}
+	var d FactDetail
+	var err error
+	if d.EventID, err = requiredUUID("event_id", j.EventID); err != nil {
+		return FactDetail{}, err
+	}
+	if d.FirmID, err = requiredUUID("firm_id", j.FirmID); err != nil {
+		return FactDetail{}, err
+	}
+	if j.MatterID != nil {
+		m, err := requiredUUID("matter_id", *j.MatterID)
+		if err != nil {
+			return FactDetail{}, err
+		}
+		d.MatterID = uuid.NullUUID{UUID: m, Valid: true}
+	}
+	if err := ValidEventName(j.EventName); err != nil {
+		return FactDetail{}, fmt.Errorf("fact detail: event_name: %w", err)
+	}
+	d.EventName = j.EventName
+	if j.OccurredAt == "" {
+		return FactDetail{}, errors.New("fact detail: occurred_at is missing")
+	}
+	if d.OccurredAt, err = time.Parse(time.RFC3339Nano, j.OccurredAt); err != nil {
+		return FactDetail{}, fmt.Errorf("fact detail: occurred_at %q: %w", j.OccurredAt, err)
+	}
+	d.Payload = j.Payload
+	if d.Payload == nil {
+		d.Payload = map[string]string{}
+	}
+	return d, nil
+}
+
+func requiredUUID(field, s string) (uuid.UUID, error) {
+	if s == "" {
+		return uuid.Nil, fmt.Errorf("fact detail: %s is missing", field)
+	}
+	// uuid.Parse also takes urn: and {…} forms; the detail carries only
+	// the canonical 36-character form.
+	id, err := uuid.Parse(s)
+	if err != nil || len(s) != 36 {
+		return uuid.Nil, fmt.Errorf("fact detail: %s %q is not a uuid", field, s)
+	}
+	if id == uuid.Nil {
+		return uuid.Nil, fmt.Errorf("fact detail: %s is the nil uuid", field)
+	}
+	return id, nil
+}

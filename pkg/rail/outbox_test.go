@@ -1,0 +1,559 @@
+package rail_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/railtest"
+)
+
+var (
+	goodNames = []string{"matter.created", "document.uploaded", "brief.regeneration_requested",
+		"frame.built", "document.removed", "brief.rebuilt", "document.withdrawn", "invoice.paid",
+		"matter_note.written", "doc2.sent", "terms.agreed", "document.shed"}
+	badNames = []string{"Matter.Created", "matter", "brief.rebuild", "rebuild.brief.now", "document.upload",
+		"", "document.", ".uploaded", "document.need", "document.embed", "document.set", "brief.regenerate",
+		"document__x.uploaded", "document.uploaded_", "document.up-loaded", "document.uploaded ",
+		"1doc.uploaded", "brief.regeneration_request", "document." + strings.Repeat("a", 130) + "ed"}
+)
+
+func TestValidEventName(t *testing.T) {
+	t.Parallel()
+	for _, n := range goodNames {
+		if err := rail.ValidEventName(n); err != nil {
+			t.Errorf("ValidEventName(%q) = %v, want nil", n, err)
+		}
+	}
+	for _, n := range badNames {
+		err := rail.ValidEventName(n)
+		if !errors.Is(err, rail.ErrBadEventName) {
+			t.Errorf("ValidEventName(%q) = %v, want ErrBadEventName", n, err)
+		}
+	}
+	err := rail.ValidEventName("brief.rebuild")
+	if err == nil || !strings.Contains(err.Error(), `"rebuild" is not a past participle`) {
+		t.Errorf("error does not say why: %v", err)
+	}
+}
+
+// The database is the authority: raw inserts that bypass the Go check are
+// refused by the named CHECK, and it agrees with ValidEventName.
+func TestEventNameCheckInDatabase(t *testing.T) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	insert := func(name string) error {
+		_, err := db.Pool.Exec(ctx, `INSERT INTO ops.domain_event_outbox (firm_id, event_name) VALUES ($1, $2)`,
+			uuid.New(), name)
+		return err
+	}
+	for _, n := range goodNames {
+		if err := insert(n); err != nil {
+			t.Errorf("database refused %q: %v", n, err)
+		}
+	}
+	for _, n := range badNames {
+		err := insert(n)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "23514" || pe.ConstraintName != "outbox_event_name_is_past_tense_fact" {
+			t.Errorf("database accepted or misreported %q: %v", n, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "outbox_event_name_is_past_tense_fact") {
+			t.Errorf("error for %q does not name the constraint: %v", n, err)
+		}
+	}
+	var n int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ops.domain_event_outbox`).Scan(&n); err != nil || n != len(goodNames) {
+		t.Fatalf("rows = %d (%v), want %d", n, err, len(goodNames))
+	}
+}
+
+// payloadOfSize builds a one-key payload whose jsonb text is exactly n bytes.
+func payloadOfSize(n int) map[string]string {
+	// {"document_id": "xxx"} = 19 bytes of framing around the value.
+	return map[string]string{"document_id": strings.Repeat("x", n-19)}
+}
+
+func TestRecordFactPayloadLimits(t *testing.T) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	firm := uuid.New()
+
+	id, err := rail.RecordFact(ctx, db.Pool, rail.Fact{FirmID: firm, Name: "document.uploaded", Payload: payloadOfSize(4096)})
+	if err != nil {
+		t.Fatalf("a 4096-byte payload was refused: %v", err)
+	}
+	var size int
+	if err := db.Pool.QueryRow(ctx, `SELECT octet_length(payload::text) FROM ops.domain_event_outbox WHERE event_id = $1`, id).Scan(&size); err != nil || size != 4096 {
+		t.Fatalf("stored payload is %d bytes (%v), want exactly 4096 (the Go size estimate is off)", size, err)
+	}
+
+	// Oversize: refused before insert, so the transaction is not even aborted.
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	_, err = rail.RecordFact(ctx, tx, rail.Fact{FirmID: firm, Name: "document.uploaded", Payload: payloadOfSize(4097)})
+	if !errors.Is(err, rail.ErrPayloadTooLarge) {
+		t.Fatalf("4097-byte payload: %v, want ErrPayloadTooLarge", err)
+	}
+	var one int
+	if err := tx.QueryRow(ctx, `SELECT 1`).Scan(&one); err != nil {
+		t.Fatalf("the refusal reached the database (transaction aborted): %v", err)
+	}
+	tx.Rollback(ctx)
+
+	// The CHECKs are there for writers that bypass RecordFact.
+	for _, c := range []struct{ payload, constraint string }{
+		{`{"document_id": "` + strings.Repeat("x", 4097-19) + `"}`, "outbox_payload_at_most_4kb"},
+		{`["document_id"]`, "outbox_payload_is_object"},
+	} {
+		_, err := db.Pool.Exec(ctx, `INSERT INTO ops.domain_event_outbox (firm_id, event_name, payload) VALUES ($1, 'document.uploaded', $2::jsonb)`, firm, c.payload)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.ConstraintName != c.constraint {
+			t.Errorf("raw insert: %v, want a violation of %s", err, c.constraint)
+		}
+	}
+	for _, f := range []rail.Fact{
+		{Name: "document.uploaded"}, // no firm
+		{FirmID: firm, Name: "document.uploaded", Payload: map[string]string{"Document-ID": "x"}}, // bad key
+	} {
+		if _, err := rail.RecordFact(ctx, db.Pool, f); err == nil {
+			t.Errorf("RecordFact(%+v) succeeded", f)
+		}
+	}
+}
+
+// A fact and the record it describes commit together or not at all.
+func TestRecordFactIsAtomicWithTheRecord(t *testing.T) {
+	b := setup(t, rail.Config{})
+	ctx := b.ctx
+	count := func(q string) int {
+		var n int
+		if err := b.pool.QueryRow(ctx, q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	addWithFact := func(name string) error {
+		return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+			id, err := rail.AddDocument(ctx, tx, b.ref, rail.NewDocument{Name: "complaint.pdf", Pages: []string{"p1"}})
+			if err != nil {
+				return err
+			}
+			_, err = rail.RecordFact(ctx, tx, rail.Fact{FirmID: b.ref.FirmID,
+				MatterID: uuid.NullUUID{UUID: b.ref.MatterID, Valid: true},
+				Name:     name, Payload: map[string]string{"document_id": id.String()}})
+			return err
+		})
+	}
+	if err := addWithFact("document.upload"); err == nil {
+		t.Fatal("wish-like name accepted")
+	}
+	if d, f := count(`SELECT count(*) FROM app.documents`), count(`SELECT count(*) FROM ops.domain_event_outbox`); d != 0 || f != 0 {
+		t.Fatalf("half-written: %d documents, %d facts after a refused fact", d, f)
+	}
+
+	// The database refusing the fact aborts the transaction: even a careless
+	// COMMIT cannot keep the document.
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rail.AddDocument(ctx, tx, b.ref, rail.NewDocument{Name: "answer.pdf", Pages: []string{"p1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO ops.domain_event_outbox (firm_id, event_name) VALUES ($1, 'document.upload')`, b.ref.FirmID); err == nil {
+		t.Fatal("database accepted document.upload")
+	}
+	if err := tx.Commit(ctx); err == nil {
+		t.Fatal("commit after a refused fact succeeded")
+	}
+	if d := count(`SELECT count(*) FROM app.documents`); d != 0 {
+		t.Fatalf("%d documents survived a refused fact", d)
+	}
+
+	if err := addWithFact("document.uploaded"); err != nil {
+		t.Fatal(err)
+	}
+	if d, f := count(`SELECT count(*) FROM app.documents`), count(`SELECT count(*) FROM ops.domain_event_outbox`); d != 1 || f != 1 {
+		t.Fatalf("%d documents, %d facts; want 1 and 1", d, f)
+	}
+}
+
+func TestFactDetailRoundTripAndRefusals(t *testing.T) {
+	t.Parallel()
+	d := rail.FactDetail{EventID: uuid.New(), EventName: "document.uploaded", FirmID: uuid.New(),
+		MatterID: uuid.NullUUID{UUID: uuid.New(), Valid: true}, OccurredAt: time.Date(2026, 3, 1, 9, 30, 0, 123456000, time.UTC),
+		Payload: map[string]string{"document_id": uuid.NewString()}}
+	b, err := rail.EncodeFactDetail(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := rail.DecodeFactDetail(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.EventID != d.EventID || got.FirmID != d.FirmID || got.MatterID != d.MatterID ||
+		!got.OccurredAt.Equal(d.OccurredAt) || got.Payload["document_id"] != d.Payload["document_id"] || got.EventName != d.EventName {
+		t.Fatalf("round trip: %+v != %+v", got, d)
+	}
+	if !strings.Contains(string(b), `"event_id":"`+d.EventID.String()+`"`) || !strings.Contains(string(b), `"payload":{"document_id":`) {
+		t.Fatalf("wire format: %s", b)
+	}
+	noMatter, _ := rail.EncodeFactDetail(rail.FactDetail{EventID: d.EventID, EventName: "firm.created", FirmID: d.FirmID, OccurredAt: d.OccurredAt})
+	if got, err := rail.DecodeFactDetail(noMatter); err != nil || got.MatterID.Valid || !strings.Contains(string(noMatter), `"matter_id":null`) {
+		t.Fatalf("no matter: %s → %+v, %v", noMatter, got, err)
+	}
+	ok := fmt.Sprintf(`"event_name":"document.uploaded","firm_id":"%s","matter_id":"%s","occurred_at":"2026-03-01T09:30:00Z","payload":{}`, d.FirmID, d.MatterID.UUID)
+	for _, c := range []struct{ json, want string }{
+		{`{` + ok + `}`, "event_id is missing"},
+		{`{"event_id":"nope",` + ok + `}`, `event_id "nope" is not a uuid`},
+		{`{"event_id":"00000000-0000-0000-0000-000000000000",` + ok + `}`, "event_id is the nil uuid"},
+		{`{"event_id":"` + d.EventID.String() + `","event_name":"document.uploaded","matter_id":null,"occurred_at":"2026-03-01T09:30:00Z"}`, "firm_id is missing"},
+		{`{"event_id":"` + d.EventID.String() + `","event_name":"document.uploaded","firm_id":"` + d.FirmID.String() + `","matter_id":"x","occurred_at":"2026-03-01T09:30:00Z"}`, `matter_id "x" is not a uuid`},
+		{`{"event_id":"` + d.EventID.String() + `","event_name":"document.upload","firm_id":"` + d.FirmID.String() + `","occurred_at":"2026-03-01T09:30:00Z"}`, "event_name"},
+		{`{"event_id":"` + d.EventID.String() + `","event_name":"document.uploaded","firm_id":"` + d.FirmID.String() + `"}`, "occurred_at is missing"},
+		{`not json`, "fact detail"},
+	} {
+		if _, err := rail.DecodeFactDetail([]byte(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("DecodeFactDetail(%s) = %v, want an error containing %q", c.json, err, c.want)
+		}
+	}
+}
+
+// sink is a test double of the rail.Publisher port (not of AWS: the real
+// EventBridge adapter is tested against moto_server and an httptest
+// server in pkg/eventbridge). Tests use it where what reached the bus must
+// be counted exactly.
+type sink struct {
+	mu      sync.Mutex
+	got     map[uuid.UUID]int
+	at      map[uuid.UUID]time.Time // first publish
+	calls   int
+	maxSize int
+	delay   time.Duration
+	reject  map[uuid.UUID]bool
+}
+
+func newSink() *sink {
+	return &sink{got: map[uuid.UUID]int{}, at: map[uuid.UUID]time.Time{}, reject: map[uuid.UUID]bool{}}
+}
+
+func (s *sink) Publish(ctx context.Context, entries []rail.BusEntry) ([]rail.PublishResult, error) {
+	now := time.Now()
+	if s.delay > 0 {
+		time.Sleep(s.delay)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	s.maxSize = max(s.maxSize, len(entries))
+	out := make([]rail.PublishResult, len(entries))
+	for i, e := range entries {
+		out[i].EventID = e.EventID
+		if s.reject[e.EventID] {
+			out[i].Err = errors.New("InternalFailure: rejected by the test")
+			continue
+		}
+		s.got[e.EventID]++
+		if _, ok := s.at[e.EventID]; !ok {
+			s.at[e.EventID] = now
+		}
+	}
+	return out, nil
+}
+
+func (s *sink) counts() (distinct, total, dup int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range s.got {
+		distinct++
+		total += n
+		if n > 1 {
+			dup += n - 1
+		}
+	}
+	return
+}
+
+func recordN(t testing.TB, pool *pgxpool.Pool, n int) []uuid.UUID {
+	t.Helper()
+	ctx := context.Background()
+	ids := make([]uuid.UUID, 0, n)
+	batch := &pgx.Batch{}
+	firm := uuid.New()
+	for i := 0; i < n; i++ {
+		id := uuid.New()
+		ids = append(ids, id)
+		batch.Queue(`INSERT INTO ops.domain_event_outbox (event_id, firm_id, event_name, payload) VALUES ($1, $2, 'document.uploaded', $3::jsonb)`,
+			id, firm, `{"document_id": "`+uuid.NewString()+`"}`)
+	}
+	if err := pool.SendBatch(ctx, batch).Close(); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func unpublished(t testing.TB, pool *pgxpool.Pool) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestTwoRelaysShareTheBacklog(t *testing.T) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	ids := recordN(t, db.Pool, 500)
+	s := newSink()
+	s.delay = 3 * time.Millisecond // a PutEvents round trip, so the relays overlap
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	published := make([]int, 2)
+	errs := make([]error, 2)
+	for i := range 2 {
+		r := &rail.Relay{Pool: db.Pool, Publisher: s, BatchSize: 20}
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				st, err := r.DrainOnce(ctx)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				published[i] += st.Published
+				if st.Backlog == 0 {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("relay %d: %v", i, err)
+		}
+	}
+	distinct, total, dup := s.counts()
+	t.Logf("relay A published %d, relay B %d; sink saw %d distinct, %d total, %d duplicates, largest call %d",
+		published[0], published[1], distinct, total, dup, s.maxSize)
+	if published[0] == 0 || published[1] == 0 {
+		t.Errorf("a relay made no progress: %v", published)
+	}
+	for _, id := range ids {
+		if s.got[id] == 0 {
+			t.Fatalf("event %s never published", id)
+		}
+	}
+	if dup != 0 || published[0]+published[1] != 500 {
+		t.Errorf("%d duplicates, %d marked; SKIP LOCKED should give 0 and 500", dup, published[0]+published[1])
+	}
+	if s.maxSize > rail.PutEventsMaxEntries {
+		t.Errorf("a call carried %d entries", s.maxSize)
+	}
+	if n := unpublished(t, db.Pool); n != 0 {
+		t.Errorf("%d rows left unpublished", n)
+	}
+}
+
+// A relay stuck mid-pass (holding its rows) does not block another: the
+// other skips the locked rows at once and publishes the rest.
+func TestRelayDoesNotWaitOnLockedRows(t *testing.T) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	held := recordN(t, db.Pool, 30)
+	stuck, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Rollback(ctx)
+	if _, err := stuck.Exec(ctx, `SELECT 1 FROM ops.domain_event_outbox FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	fresh := recordN(t, db.Pool, 5)
+	s := newSink()
+	r := &rail.Relay{Pool: db.Pool, Publisher: s}
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	st, err := r.DrainOnce(dctx)
+	if err != nil {
+		t.Fatalf("drain while another relay holds rows: %v", err)
+	}
+	if st.Published != len(fresh) || st.Backlog != int64(len(held)) {
+		t.Fatalf("published %d (want %d), backlog %d (want %d)", st.Published, len(fresh), st.Backlog, len(held))
+	}
+	for _, id := range held {
+		if s.got[id] != 0 {
+			t.Fatalf("locked row %s was published", id)
+		}
+	}
+	stuck.Rollback(ctx)
+	if st, err := r.DrainOnce(ctx); err != nil || st.Published != len(held) {
+		t.Fatalf("after release: %+v, %v", st, err)
+	}
+}
+
+func TestRelayParksPoisonAndKeepsFlowing(t *testing.T) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	ids := recordN(t, db.Pool, 5)
+	s := newSink()
+	s.reject[ids[1]] = true
+	r := &rail.Relay{Pool: db.Pool, Publisher: s, MaxAttempts: 3, Backoff: time.Millisecond, BackoffMax: 2 * time.Millisecond}
+	parked := 0
+	for i := 0; i < 50 && parked == 0; i++ {
+		st, err := r.DrainOnce(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parked += st.Parked
+		recordN(t, db.Pool, 1) // new facts keep arriving and must keep flowing
+		time.Sleep(3 * time.Millisecond)
+	}
+	if parked != 1 {
+		t.Fatal("poison row never parked")
+	}
+	var attempts int
+	var lastErr string
+	var isParked bool
+	if err := db.Pool.QueryRow(ctx, `SELECT publish_attempts, last_error, parked_at IS NOT NULL FROM ops.domain_event_outbox WHERE event_id = $1`, ids[1]).
+		Scan(&attempts, &lastErr, &isParked); err != nil {
+		t.Fatal(err)
+	}
+	if attempts != 3 || !isParked || !strings.Contains(lastErr, "InternalFailure") {
+		t.Fatalf("poison row: attempts %d parked %v error %q", attempts, isParked, lastErr)
+	}
+	st, err := r.DrainOnce(ctx)
+	if err != nil || st.Backlog != 0 || st.ParkedTotal != 1 {
+		t.Fatalf("after parking: %+v %v; want backlog 0, 1 parked", st, err)
+	}
+	if n := unpublished(t, db.Pool); n != 1 {
+		t.Fatalf("%d unpublished rows, want only the parked one", n)
+	}
+	delete(s.reject, ids[1])
+	if n, err := rail.UnparkFacts(ctx, db.Pool, []uuid.UUID{ids[1]}); err != nil || n != 1 {
+		t.Fatalf("unpark: %d %v", n, err)
+	}
+	if st, err := r.DrainOnce(ctx); err != nil || st.Published != 1 || s.got[ids[1]] != 1 {
+		t.Fatalf("after unpark: %+v %v", st, err)
+	}
+}
+
+func TestPruneOutbox(t *testing.T) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	recordN(t, db.Pool, 250)
+	r := &rail.Relay{Pool: db.Pool, Publisher: newSink(), BatchSize: 1000}
+	if _, err := r.DrainOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Age 230 published rows by two days; 20 stay recent; 7 more are unpublished
+	// (and old), 3 parked (and old).
+	if _, err := db.Pool.Exec(ctx, `UPDATE ops.domain_event_outbox SET published_at = published_at - interval '2 days',
+        occurred_at = occurred_at - interval '2 days' WHERE event_id IN (SELECT event_id FROM ops.domain_event_outbox ORDER BY event_id LIMIT 230)`); err != nil {
+		t.Fatal(err)
+	}
+	pending := recordN(t, db.Pool, 10)
+	if _, err := db.Pool.Exec(ctx, `UPDATE ops.domain_event_outbox SET occurred_at = occurred_at - interval '3 days',
+        parked_at = CASE WHEN event_id = ANY($2::uuid[]) THEN clock_timestamp() END WHERE event_id = ANY($1::uuid[])`, strs(pending), strs(pending[:3])); err != nil {
+		t.Fatal(err)
+	}
+	var stmts []string
+	var mu sync.Mutex
+	q := &countingQuerier{Querier: db.Pool, onExec: func(sql string) { mu.Lock(); stmts = append(stmts, sql); mu.Unlock() }}
+	n, err := rail.PruneOutbox(ctx, q, 24*time.Hour, 100)
+	if err != nil || n != 230 {
+		t.Fatalf("pruned %d (%v), want 230", n, err)
+	}
+	if len(stmts) != 3 { // 100 + 100 + 30
+		t.Errorf("%d delete statements, want 3 bounded batches of at most 100", len(stmts))
+	}
+	var left, unpub, parkedN int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE published_at IS NULL), count(*) FILTER (WHERE parked_at IS NOT NULL) FROM ops.domain_event_outbox`).
+		Scan(&left, &unpub, &parkedN); err != nil {
+		t.Fatal(err)
+	}
+	if left != 30 || unpub != 10 || parkedN != 3 {
+		t.Fatalf("left %d rows (%d unpublished, %d parked); want 30, 10, 3", left, unpub, parkedN)
+	}
+}
+
+type countingQuerier struct {
+	rail.Querier
+	onExec func(string)
+}
+
+func (c *countingQuerier) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	c.onExec(sql)
+	return c.Querier.Exec(ctx, sql, args...)
+}
+
+// The drain reads the partial index, so its cost follows the backlog, not
+// the published history.
+func TestDrainUsesThePendingIndex(t *testing.T) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO ops.domain_event_outbox (firm_id, event_name, published_at)
+        SELECT gen_random_uuid(), 'document.uploaded', clock_timestamp() FROM generate_series(1, 100000)`); err != nil {
+		t.Fatal(err)
+	}
+	recordN(t, db.Pool, 50)
+	if _, err := db.Pool.Exec(ctx, `ANALYZE ops.domain_event_outbox`); err != nil {
+		t.Fatal(err)
+	}
+	var plan string
+	rows, err := db.Pool.Query(ctx, `EXPLAIN SELECT event_id FROM ops.domain_event_outbox
+        WHERE published_at IS NULL AND parked_at IS NULL
+          AND (next_attempt_at IS NULL OR next_attempt_at <= clock_timestamp())
+        ORDER BY occurred_at, event_id LIMIT 100 FOR UPDATE SKIP LOCKED`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan += line + "\n"
+	}
+	if !strings.Contains(plan, "domain_event_outbox_pending_idx") || strings.Contains(plan, "Seq Scan") {
+		t.Fatalf("drain plan does not use the pending index:\n%s", plan)
+	}
+	s := newSink()
+	r := &rail.Relay{Pool: db.Pool, Publisher: s}
+	start := time.Now()
+	st, err := r.DrainOnce(ctx)
+	if err != nil || st.Published != 50 || st.Backlog != 0 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	t.Logf("drain of 50 over 100k published rows: %s\n%s", time.Since(start), plan)
+}
+
+func strs(ids []uuid.UUID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
+	}
+	return out
+}
