@@ -138,6 +138,12 @@ func (r *run) drain() {
 	}
 }
 
+// drainAll is the ledger's drain, then the relays'.
+func (r *run) drainAll() {
+	r.drain()
+	r.relayDrain()
+}
+
 func (r *run) served() bool {
 	for _, s := range r.snap {
 		if s.exists && s.built != s.requested && s.status != rail.StatusQuarantined {
@@ -204,6 +210,7 @@ func (r *run) finalChecks() {
 		r.res.violate(VStaleFrameDB, "m%d: frame token %d built_at after a later token's claim (database clock)", r.byID[id], token)
 	}
 	r.must(rows.Err(), "frame order")
+	r.checkOutbox()
 	r.tracef("end: %s", r.describeRows())
 }
 

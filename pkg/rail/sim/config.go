@@ -21,6 +21,15 @@ type ClaimFunc func(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rai
 // rail.LoadInputs.
 type InputsFunc func(ctx context.Context, q rail.Querier, ref rail.MatterRef) (rail.Inputs, error)
 
+// Drainer is one relay: DrainOnce makes one pass.
+type Drainer interface {
+	DrainOnce(ctx context.Context) (rail.RelayStats, error)
+}
+
+// RelayFunc builds relay i over pool and pub; afterPublish, when non-nil,
+// must run between PutEvents and marking. The default is rail.Relay.
+type RelayFunc func(i int, pool *pgxpool.Pool, pub rail.Publisher, afterPublish func()) Drainer
+
 // Config is one simulation run. Seed alone determines every step and fault.
 type Config struct {
 	Seed       uint64
@@ -34,6 +43,7 @@ type Config struct {
 	Commit CommitFunc
 	Claim  ClaimFunc
 	Inputs InputsFunc
+	Relay  RelayFunc
 	// NoSweepNudges makes the sweeper drop the nudges it should send (a
 	// liveness negative control).
 	NoSweepNudges bool
@@ -83,6 +93,12 @@ func (c Config) withDefaults() Config {
 			return l.CommitTx(ctx, q, cl, f)
 		}
 	}
+	if c.Relay == nil {
+		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, afterPublish func()) Drainer {
+			return &rail.Relay{Pool: pool, Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
+				Backoff: time.Second, BackoffMax: time.Minute, AfterPublish: afterPublish}
+		}
+	}
 	if c.Inputs == nil {
 		c.Inputs = rail.LoadInputs
 	}
@@ -104,6 +120,7 @@ type Env struct {
 	Workers  []*pgxpool.Pool // one per worker, AppName("w<i>")
 	Sweeper  *pgxpool.Pool   // AppName("sweeper")
 	Demander *pgxpool.Pool   // AppName("demand")
+	Relays   []*pgxpool.Pool // two, AppName("relay<i>")
 }
 
 // AppName is the application_name of an actor's pool.
@@ -114,7 +131,7 @@ func WorkerActor(i int) string { return fmt.Sprintf("w%d", i) }
 
 // Actors lists the actor names an Env for cfg needs pools for.
 func Actors(workers int) []string {
-	out := []string{"admin", "sweeper", "demand"}
+	out := []string{"admin", "sweeper", "demand", "relay0", "relay1"}
 	for i := range workers {
 		out = append(out, WorkerActor(i))
 	}
@@ -129,7 +146,8 @@ func NewEnv(ctx context.Context, workers int, newPool func(app string) *pgxpool.
 	if workers <= 0 {
 		workers = DefaultWorkers
 	}
-	e := &Env{Admin: newPool(AppName("admin")), Sweeper: newPool(AppName("sweeper")), Demander: newPool(AppName("demand"))}
+	e := &Env{Admin: newPool(AppName("admin")), Sweeper: newPool(AppName("sweeper")), Demander: newPool(AppName("demand")),
+		Relays: []*pgxpool.Pool{newPool(AppName("relay0")), newPool(AppName("relay1"))}}
 	for i := range workers {
 		e.Workers = append(e.Workers, newPool(AppName(WorkerActor(i))))
 	}

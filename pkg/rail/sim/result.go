@@ -32,6 +32,12 @@ const (
 	FaultSweepDuringCommit  = "sweep during an open commit"
 	FaultDemandDuringCommit = "demand during an open commit"
 	FaultRecommitAfterCheck = "re-commit after FrameLanded said no"
+	FaultRelayCrash         = "relay crash between PutEvents and marking"
+	FaultTwoRelays          = "two relays at once"
+	FaultTwoRelaysBoth      = "two relays at once, both published (SKIP LOCKED)"
+	FaultPutEventsPartial   = "PutEvents partial failure"
+	FaultPutEventsFailed    = "PutEvents call failed"
+	FaultOutOfOrderFacts    = "outbox rows committed out of order"
 )
 
 // Violation kinds.
@@ -50,6 +56,11 @@ const (
 	VMismatch       = "history and database disagree"
 	VLandedAnswer   = "FrameLanded answered wrongly"
 	VError          = "unexpected error"
+	VFactLost       = "committed fact never published"
+	VFactMarked     = "fact marked published without the bus accepting it"
+	VFactPhantom    = "fact published that never committed"
+	VFrameFact      = "frame.built facts do not match landed frames"
+	VFactTwice      = "two relays published the same row at once"
 )
 
 // Result is what one run did and found.
@@ -67,9 +78,13 @@ type Result struct {
 	MaxFresh     int // most builds started after one matter's last demand
 	DemandsLost  int // demand generations unbuilt after the drain (not quarantined)
 	Quarantined  int // matters quarantined at the end
-	Violations   map[string][]string
-	Trace        []string
-	Elapsed      time.Duration
+	// Outbox figures.
+	Facts            int // committed outbox rows
+	FactsParked      int
+	FactsRepublished int // extra accepted copies (consumers dedupe on event_id)
+	Violations       map[string][]string
+	Trace            []string
+	Elapsed          time.Duration
 }
 
 func (r *Result) violate(kind, format string, args ...any) {
@@ -128,6 +143,7 @@ type Totals struct {
 	Steps, Demands, Claims, FramesLanded, Fenced int
 	DrainClaims, MaxFresh, DemandsLost           int
 	Quarantined                                  int
+	Facts, FactsParked, FactsRepublished         int
 	Faults                                       map[string]int
 	Violations                                   map[string]int
 	FirstFailed                                  []uint64
@@ -148,6 +164,9 @@ func (t *Totals) Add(r *Result) {
 	t.MaxFresh = max(t.MaxFresh, r.MaxFresh)
 	t.DemandsLost += r.DemandsLost
 	t.Quarantined += r.Quarantined
+	t.Facts += r.Facts
+	t.FactsParked += r.FactsParked
+	t.FactsRepublished += r.FactsRepublished
 	for k, v := range r.Faults {
 		t.Faults[k] += v
 	}
@@ -175,10 +194,11 @@ func (t *Totals) FaultsInjected() int {
 func (t *Totals) Summary() string {
 	return fmt.Sprintf("sim summary: seeds=%d failed=%d steps=%d faults=%d demands=%d claims=%d frames_landed=%d fenced=%d "+
 		"stale_frames_landed=%d (db clock %d) demands_lost=%d wasted_builds=%d tokens_reused=%d duplicate_frames=%d inputs_missed=%d "+
-		"max_builds_after_last_demand=%d quarantined=%d",
+		"max_builds_after_last_demand=%d quarantined=%d facts=%d facts_lost=%d facts_republished=%d facts_parked=%d",
 		t.Seeds, t.FailedSeeds, t.Steps, t.FaultsInjected(), t.Demands, t.Claims, t.FramesLanded, t.Fenced,
 		t.Violations[VStaleFrame], t.Violations[VStaleFrameDB], t.DemandsLost, t.Violations[VWastedBuild], t.Violations[VTokenReused],
-		t.Violations[VDuplicateFrame], t.Violations[VInputsMissed], t.MaxFresh, t.Quarantined)
+		t.Violations[VDuplicateFrame], t.Violations[VInputsMissed], t.MaxFresh, t.Quarantined,
+		t.Facts, t.Violations[VFactLost], t.FactsRepublished, t.FactsParked)
 }
 
 // FaultTable lists faults by kind, most frequent first.

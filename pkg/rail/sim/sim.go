@@ -114,6 +114,7 @@ type run struct {
 	step       int
 	draining   bool
 
+	bus  *bus
 	hist []matterHist
 	snap []row
 }
@@ -146,7 +147,7 @@ func Run(ctx context.Context, env *Env, cfg Config) *Result {
 			r.observe()
 		}
 		r.res.Steps = cfg.Steps
-		r.drain()
+		r.drainAll()
 		r.finalChecks()
 	}()
 	r.res.Elapsed = time.Since(start)
@@ -183,7 +184,7 @@ func (r *run) newUUID() uuid.UUID {
 // setup empties the lane's tables and creates the seed's matters.
 func (r *run) setup() {
 	// DELETE, not TRUNCATE: the tables are small and TRUNCATE costs ~80ms.
-	for _, t := range []string{"ops.matter_frame_runs", "ops.matter_frames", "ops.matter_frame_jobs",
+	for _, t := range []string{"ops.domain_event_outbox", "ops.matter_frame_runs", "ops.matter_frames", "ops.matter_frame_jobs",
 		"app.documents", "app.matters", "app.firms"} {
 		_, err := r.env.Admin.Exec(r.ctx, "DELETE FROM "+t)
 		r.must(err, "clear "+t)
@@ -212,6 +213,7 @@ func (r *run) setup() {
 	r.sweeper = rail.NewLedger(r.env.Sweeper, r.cfg.Ledger)
 	r.demand = rail.NewLedger(r.env.Demander, r.cfg.Ledger)
 	r.admin = rail.NewLedger(r.env.Admin, r.cfg.Ledger)
+	r.bus = &bus{accepted: map[uuid.UUID]int{}, details: map[uuid.UUID]rail.FactDetail{}}
 	r.tracef("seed %d: %d matters, %d workers", r.cfg.Seed, n, r.cfg.Workers)
 }
 
@@ -249,7 +251,12 @@ func (r *run) chaosStep() {
 
 	if r.demandsRun < r.cfg.Demands && !r.demBusy {
 		add(3, "demand", r.doDemand)
+		if r.holder == nil && r.demandsRun+1 < r.cfg.Demands {
+			add(0.3, "out-of-order-facts", r.doOutOfOrderFacts)
+		}
 	}
+	add(0.8, "relay", r.doRelay)
+	add(0.15, "two-relays", r.doTwoRelays)
 	if r.deliverable() >= 0 && r.freeWorker() {
 		add(6, "deliver", r.doDeliver)
 	}
@@ -425,14 +432,12 @@ func (r *run) joinPending() {
 
 func (r *run) doDemand() {
 	m := r.rng.IntN(len(r.matters))
-	ref := r.matters[m]
-	kind := r.rng.IntN(10) // 0-5: document and demand in one tx; 6-7: demand right after the document; 8-9: bare
+	kind := r.rng.IntN(10) // 0-5: document, fact and demand in one tx; 6-7: demand right after the document commits; 8-9: regeneration
 	doc := uuid.Nil
 	if kind < 8 {
 		doc = r.newUUID()
 	}
-	pages := []string{fmt.Sprintf("page of document %s", doc)}
-	r.demandsRun++
+	event := r.newUUID()
 	if r.holder != nil && r.holder.m == m {
 		r.fault(FaultDemandDuringCommit)
 	}
@@ -441,21 +446,16 @@ func (r *run) doDemand() {
 		err error
 	)
 	io := func() {
-		if kind >= 6 && kind < 8 {
-			if _, err = rail.AddDocument(r.ctx, r.env.Demander, ref, rail.NewDocument{ID: doc, Name: "doc", Pages: pages}); err != nil {
+		if kind == 6 || kind == 7 {
+			if err = pgxBegin(r, func(q rail.Querier) error { return r.recordDocument(q, m, doc, event) }); err != nil {
 				return
 			}
-			res, err = r.demand.Demand(r.ctx, nil, ref, 1)
+			res, err = r.demand.Demand(r.ctx, nil, r.matters[m], 1)
 			return
 		}
-		err = pgx.BeginFunc(r.ctx, r.env.Demander, func(tx pgx.Tx) error {
-			if kind < 6 {
-				if _, err := rail.AddDocument(r.ctx, tx, ref, rail.NewDocument{ID: doc, Name: "doc", Pages: pages}); err != nil {
-					return err
-				}
-			}
+		err = pgxBegin(r, func(q rail.Querier) error {
 			var e error
-			res, e = r.demand.Demand(r.ctx, tx, ref, 1)
+			res, e = r.recordDemand(q, m, doc, event)
 			return e
 		})
 	}
@@ -463,20 +463,56 @@ func (r *run) doDemand() {
 	r.exec(AppName("demand"), io, func() {
 		r.demBusy = false
 		r.must(err, "demand")
-		h := &r.hist[m]
-		h.requested = res.Requested
-		if doc != uuid.Nil {
-			h.demands = append(h.demands, docDemand{res.Requested, doc})
-		}
-		if res.Status == rail.StatusRunning {
-			h.fresh = 1
-		} else {
-			h.fresh = 0
-		}
-		r.res.Demands++
-		r.tracef("demand m%d -> requested %d (doc %v, %s)", m, res.Requested, doc != uuid.Nil, res.Status)
-		r.send(m, rail.ReasonDemand)
+		r.applyDemand(m, doc, res, [...]string{"one tx", "one tx", "one tx", "one tx", "one tx", "one tx",
+			"after the document", "after the document", "regeneration", "regeneration"}[kind])
 	})
+}
+
+func pgxBegin(r *run, f func(q rail.Querier) error) error {
+	return pgx.BeginFunc(r.ctx, r.env.Demander, func(tx pgx.Tx) error { return f(tx) })
+}
+
+// recordDocument stores a document and its document.uploaded fact (or,
+// with no document, a brief.regeneration_requested fact) on q.
+func (r *run) recordDocument(q rail.Querier, m int, doc, event uuid.UUID) error {
+	ref := r.matters[m]
+	fact := rail.Fact{EventID: event, FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true},
+		Name: rail.FactRegenerationRequested}
+	if doc != uuid.Nil {
+		if _, err := rail.AddDocument(r.ctx, q, ref, rail.NewDocument{ID: doc, Name: "doc",
+			Pages: []string{"page of document " + doc.String()}}); err != nil {
+			return err
+		}
+		fact.Name, fact.Payload = rail.FactDocumentUploaded, map[string]string{"document_id": doc.String()}
+	}
+	_, err := rail.RecordFact(r.ctx, q, fact)
+	return err
+}
+
+// recordDemand is the document, its fact and the demand in one transaction.
+func (r *run) recordDemand(q rail.Querier, m int, doc, event uuid.UUID) (rail.DemandResult, error) {
+	if err := r.recordDocument(q, m, doc, event); err != nil {
+		return rail.DemandResult{}, err
+	}
+	return r.demand.Demand(r.ctx, q, r.matters[m], 1)
+}
+
+// applyDemand records a committed demand in the history and nudges.
+func (r *run) applyDemand(m int, doc uuid.UUID, res rail.DemandResult, how string) {
+	r.demandsRun++
+	h := &r.hist[m]
+	h.requested = res.Requested
+	if doc != uuid.Nil {
+		h.demands = append(h.demands, docDemand{res.Requested, doc})
+	}
+	if res.Status == rail.StatusRunning {
+		h.fresh = 1
+	} else {
+		h.fresh = 0
+	}
+	r.res.Demands++
+	r.tracef("demand m%d -> requested %d (document %v, %s, %s)", m, res.Requested, doc != uuid.Nil, how, res.Status)
+	r.send(m, rail.ReasonDemand)
 }
 
 // send puts a nudge in the bag, with the send-side faults.
@@ -934,6 +970,9 @@ func (r *run) timeTravel(d time.Duration) {
         last_demanded_at = last_demanded_at - make_interval(secs => $1),
         demand_since = demand_since - make_interval(secs => $1)`, d.Seconds())
 	r.must(err, "time travel")
+	_, err = r.env.Admin.Exec(r.ctx, `UPDATE ops.domain_event_outbox
+        SET next_attempt_at = next_attempt_at - make_interval(secs => $1) WHERE next_attempt_at IS NOT NULL`, d.Seconds())
+	r.must(err, "time travel (outbox)")
 }
 
 func (r *run) doTick() {

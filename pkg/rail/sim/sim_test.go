@@ -168,7 +168,8 @@ func TestSimulation(t *testing.T) {
 			sim.FaultKillAfterFence, sim.FaultKillAfterCommit, sim.FaultKillStalledTx, sim.FaultBlocked,
 			sim.FaultLeaseExpired, sim.FaultCrash, sim.FaultClaimReplyLost, sim.FaultBuildFailed,
 			sim.FaultNudgeDuplicated, sim.FaultNudgeDropped, sim.FaultNudgeDelayed, sim.FaultNudgeReordered,
-			sim.FaultSweepDuringCommit, sim.FaultDemandDuringCommit} {
+			sim.FaultSweepDuringCommit, sim.FaultDemandDuringCommit, sim.FaultRelayCrash, sim.FaultTwoRelaysBoth,
+			sim.FaultPutEventsPartial, sim.FaultPutEventsFailed, sim.FaultOutOfOrderFacts} {
 			if tot.Faults[k] == 0 {
 				t.Errorf("fault %q never injected in %d seeds", k, n)
 			}
@@ -336,4 +337,74 @@ func TestNegativeControlLaggingInputs(t *testing.T) {
 		}
 		return c
 	}, sim.VInputsMissed)
+}
+
+// hwmRelay is a deliberately broken relay: it polls by a high-water mark
+// (the newest occurred_at already published) instead of taking every
+// unpublished row, so a fact whose transaction commits after a newer one
+// was published is never sent.
+type hwmRelay struct {
+	pool         *pgxpool.Pool
+	pub          rail.Publisher
+	afterPublish func()
+}
+
+func (h hwmRelay) DrainOnce(ctx context.Context) (rail.RelayStats, error) {
+	st := rail.RelayStats{Passes: 1}
+	rows, err := h.pool.Query(ctx, `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at
+        FROM ops.domain_event_outbox
+        WHERE occurred_at > (SELECT coalesce(max(occurred_at), '-infinity') FROM ops.domain_event_outbox
+                             WHERE published_at IS NOT NULL)
+        ORDER BY occurred_at LIMIT 4`)
+	if err != nil {
+		return st, err
+	}
+	var entries []rail.BusEntry
+	for rows.Next() {
+		var d rail.FactDetail
+		if err := rows.Scan(&d.EventID, &d.FirmID, &d.MatterID, &d.EventName, &d.Payload, &d.OccurredAt); err != nil {
+			rows.Close()
+			return st, err
+		}
+		detail, err := rail.EncodeFactDetail(d)
+		if err != nil {
+			rows.Close()
+			return st, err
+		}
+		entries = append(entries, rail.BusEntry{EventID: d.EventID, Name: d.EventName, Detail: detail})
+	}
+	if err := rows.Err(); err != nil || len(entries) == 0 {
+		return st, err
+	}
+	res, err := h.pub.Publish(ctx, entries)
+	if err != nil {
+		return st, nil // retried next pass
+	}
+	if h.afterPublish != nil {
+		h.afterPublish()
+	}
+	var ok []string
+	for _, r := range res {
+		if r.Err == nil {
+			ok = append(ok, r.EventID.String())
+		}
+	}
+	tag, err := h.pool.Exec(ctx, `UPDATE ops.domain_event_outbox SET published_at = clock_timestamp()
+        WHERE event_id = ANY($1::uuid[])`, ok)
+	st.Published = int(tag.RowsAffected())
+	return st, err
+}
+
+// A relay that polls by a high-water mark must be caught losing facts.
+func TestNegativeControlHighWaterMarkRelay(t *testing.T) {
+	if *flagSeed >= 0 {
+		t.Skip("replaying one seed")
+	}
+	negativeControl(t, "high-water-mark relay", 8, func(seed uint64) sim.Config {
+		c := simConfig(seed)
+		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, afterPublish func()) sim.Drainer {
+			return hwmRelay{pool: pool, pub: pub, afterPublish: afterPublish}
+		}
+		return c
+	}, sim.VFactLost)
 }
