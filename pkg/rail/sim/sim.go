@@ -24,9 +24,10 @@ const (
 	built         // read its inputs; frame ready to commit
 	inTx          // commit transaction open past the fence (the lock holder)
 	unsure        // a commit failed ambiguously: must ask FrameLanded
+	claimTx       // claim made in a transaction still open (the lock holder)
 )
 
-var phaseNames = [...]string{"idle", "claimed", "built", "in-tx", "unsure"}
+var phaseNames = [...]string{"idle", "claimed", "built", "in-tx", "unsure", "claim-tx"}
 
 type worker struct {
 	i      int
@@ -49,6 +50,7 @@ type worker struct {
 	// pendingFollowUp: the fence in the open transaction reported demand
 	// during the build; the follow-up nudge goes out after COMMIT.
 	pendingFollowUp bool
+	claimBefore     row // the row when the open claim transaction claimed
 }
 
 type nudge struct {
@@ -263,11 +265,13 @@ func (r *run) chaosStep() {
 	if !r.sweepBusy {
 		add(0.8, "sweep", r.doSweep)
 	}
+	// Time travel runs inline on the harness's connection: never while a
+	// blocked statement may hold locks on other rows (a waiting sweep).
+	if r.runningRow() && len(r.pending) == 0 {
+		add(1.5, "expire-lease", r.doExpireLease)
+	}
 	if r.holder == nil {
 		add(0.8, "tick", r.doTick)
-		if r.runningRow() {
-			add(1.5, "expire-lease", r.doExpireLease)
-		}
 		if r.backoffRow() {
 			add(0.7, "expire-backoff", r.doExpireBackoff)
 		}
@@ -281,7 +285,7 @@ func (r *run) chaosStep() {
 		add(0.4, "delay-nudge", r.doDelayNudge)
 	}
 	for _, w := range r.workers {
-		if w.busy || w.phase == idle || w.phase == inTx {
+		if w.busy || w.phase == idle || w.phase == inTx || w.phase == claimTx {
 			continue
 		}
 		if w.stalled {
@@ -356,9 +360,11 @@ func (r *run) deliverable() int {
 	return -1
 }
 
+// runningRow: some running row whose lease can be moved without waiting on
+// the lock holder's row.
 func (r *run) runningRow() bool {
-	for _, s := range r.snap {
-		if s.status == rail.StatusRunning {
+	for i, s := range r.snap {
+		if s.status == rail.StatusRunning && (r.holder == nil || r.holder.m != i) {
 			return true
 		}
 	}
@@ -587,6 +593,10 @@ func (r *run) doDeliver() {
 	if !r.draining {
 		w = free[r.rng.IntN(len(free))]
 	}
+	if r.holder == nil && !r.draining && r.chance(0.15) {
+		r.claimInOpenTx(w, n)
+		return
+	}
 	lost := !r.draining && r.chance(0.04)
 	r.claimFor(w, n, lost)
 }
@@ -690,15 +700,21 @@ func (r *run) buildFails(w *worker) {
 }
 
 func (r *run) heartbeat(w *worker) {
-	var err error
+	var err, markErr error
 	w.busy = true
-	r.exec(w.app, func() { err = w.ledger.Heartbeat(r.ctx, w.claim) }, func() {
+	// MarkRun runs inside the op: an open claim transaction may hold the
+	// run row's lock.
+	r.exec(w.app, func() {
+		if err = w.ledger.Heartbeat(r.ctx, w.claim); errors.Is(err, rail.ErrFenced) {
+			markErr = w.ledger.MarkRun(r.ctx, w.claim, "superseded", "sim: heartbeat fenced")
+		}
+	}, func() {
 		w.busy = false
 		switch {
 		case errors.Is(err, rail.ErrFenced):
 			r.res.Fenced++
 			r.tracef("%s heartbeat m%d token %d: superseded, stops", w.name, w.m, w.claim.Token)
-			r.must(w.ledger.MarkRun(r.ctx, w.claim, "superseded", "sim: heartbeat fenced"), "mark run")
+			r.must(markErr, "mark run")
 			w.phase = idle
 		case err != nil:
 			r.fail("%s heartbeat: %v", w.name, err)
@@ -746,19 +762,43 @@ func (r *run) commitPlain(w *worker) {
 		res rail.CommitResult
 		err error
 	)
+	var markErr error
 	w.busy = true
-	r.exec(w.app, func() { res, err = r.cfg.Commit(r.ctx, w.ledger, w.pool, w.claim, w.frame) }, func() {
+	var blocked bool
+	blocked = r.exec(w.app, func() {
+		res, err = r.cfg.Commit(r.ctx, w.ledger, w.pool, w.claim, w.frame)
+		if errors.Is(err, rail.ErrFenced) {
+			markErr = r.markFenced(w)
+		}
+	}, func() {
 		w.busy = false
-		r.afterCommit(w, res, err, "commit")
+		if blocked && errors.Is(err, rail.ErrFenced) {
+			r.fault(FaultFencedAfterWait)
+		}
+		r.afterCommit(w, res, err, markErr, "commit")
 	})
 }
 
-func (r *run) afterCommit(w *worker, res rail.CommitResult, err error, how string) {
+// markIfFenced marks a fenced run; only for callers with no lock holder.
+func (r *run) markIfFenced(w *worker, err error) error {
+	if errors.Is(err, rail.ErrFenced) {
+		return r.markFenced(w)
+	}
+	return nil
+}
+
+func (r *run) markFenced(w *worker) error {
+	return w.ledger.MarkRun(r.ctx, w.claim, "fenced", "sim: token stale at commit")
+}
+
+// afterCommit applies a commit's outcome. markErr is the fenced run's
+// MarkRun result (already run inside the op).
+func (r *run) afterCommit(w *worker, res rail.CommitResult, err, markErr error, how string) {
 	switch {
 	case errors.Is(err, rail.ErrFenced):
 		r.res.Fenced++
 		r.tracef("%s commit m%d token %d fenced", w.name, w.m, w.claim.Token)
-		r.must(w.ledger.MarkRun(r.ctx, w.claim, "fenced", "sim: token stale at commit"), "mark run")
+		r.must(markErr, "mark run")
 		w.phase = idle
 	case err != nil:
 		r.fail("%s %s: %v", w.name, how, err)
@@ -818,7 +858,7 @@ func (r *run) commitStallAfterFence(w *worker) {
 	if err != nil {
 		_ = w.tx.Rollback(r.ctx)
 		r.closeCommitTx(w, false)
-		r.afterCommit(w, res, err, "commit tx")
+		r.afterCommit(w, res, err, r.markIfFenced(w, err), "commit tx")
 		return
 	}
 	r.fault(FaultStallAfterFence)
@@ -828,10 +868,51 @@ func (r *run) commitStallAfterFence(w *worker) {
 	w.pendingFollowUp = res.FollowUpDue
 }
 
-// resolveHolder ends the stalled commit transaction: the worker resumes and
+// claimInOpenTx claims in a transaction and stalls before COMMIT, holding
+// the row lock: a zombie's commit on the row now waits for it.
+func (r *run) claimInOpenTx(w *worker, n nudge) {
+	r.openCommitTx(w)
+	before := r.snap[n.m]
+	c, ok, err := r.cfg.Claim(r.ctx, w.ledger, w.tx, r.matters[n.m], w.name)
+	if err != nil || !ok {
+		_ = w.tx.Rollback(r.ctx)
+		r.closeCommitTx(w, false)
+		r.must(err, w.name+" claim in tx")
+		r.tracef("%s nudge m%d (%s): no claim (in tx)", w.name, n.m, n.reason)
+		return
+	}
+	r.fault(FaultClaimTxOpen)
+	r.holder = w
+	w.phase, w.stalled, w.m, w.claim, w.claimBefore = claimTx, true, n.m, c, before
+	r.tracef("%s claims m%d in an open transaction (token %d target %d) and stalls before COMMIT", w.name, n.m, c.Token, c.Target)
+}
+
+// resolveHolder ends the stalled transaction: the worker resumes and
 // commits, or the server ends the session (idle-in-transaction timeout).
 func (r *run) resolveHolder(commit bool) {
 	w := r.holder
+	if w.phase == claimTx {
+		if commit {
+			r.must(w.tx.Commit(r.ctx), "holder claim commit")
+			r.closeCommitTx(w, false)
+			r.holder = nil
+			r.recordClaim(w, w.m, w.claim, w.claimBefore, false)
+			r.tracef("%s commits its claim m%d token %d", w.name, w.m, w.claim.Token)
+			w.phase, w.stalled = claimed, false
+		} else {
+			r.fault(FaultKillStalledTx)
+			r.kill(w.pid)
+			if w.tx.Commit(r.ctx) == nil {
+				r.fail("COMMIT on a terminated session succeeded")
+			}
+			r.closeCommitTx(w, true)
+			r.holder = nil
+			r.tracef("%s claim tx m%d ended by the server; the claim never happened", w.name, w.m)
+			w.phase, w.stalled = idle, false
+		}
+		r.joinPending()
+		return
+	}
 	if commit {
 		err := w.tx.Commit(r.ctx)
 		r.must(err, "holder commit")
@@ -878,7 +959,7 @@ func (r *run) commitKilled(w *worker, when string) {
 		if err != nil {
 			_ = w.tx.Rollback(r.ctx)
 			r.closeCommitTx(w, false)
-			r.afterCommit(w, res, err, "commit tx")
+			r.afterCommit(w, res, err, r.markIfFenced(w, err), "commit tx")
 			return
 		}
 		r.kill(w.pid)
@@ -890,7 +971,7 @@ func (r *run) commitKilled(w *worker, when string) {
 		if err != nil {
 			_ = w.tx.Rollback(r.ctx)
 			r.closeCommitTx(w, false)
-			r.afterCommit(w, res, err, "commit tx")
+			r.afterCommit(w, res, err, r.markIfFenced(w, err), "commit tx")
 			return
 		}
 		r.must(w.tx.Commit(r.ctx), "commit")
@@ -984,7 +1065,7 @@ func (r *run) doTick() {
 func (r *run) doExpireLease() {
 	var ms []int
 	for i, s := range r.snap {
-		if s.status == rail.StatusRunning {
+		if s.status == rail.StatusRunning && (r.holder == nil || r.holder.m != i) {
 			ms = append(ms, i)
 		}
 	}

@@ -169,7 +169,7 @@ func TestSimulation(t *testing.T) {
 			sim.FaultLeaseExpired, sim.FaultCrash, sim.FaultClaimReplyLost, sim.FaultBuildFailed,
 			sim.FaultNudgeDuplicated, sim.FaultNudgeDropped, sim.FaultNudgeDelayed, sim.FaultNudgeReordered,
 			sim.FaultSweepDuringCommit, sim.FaultDemandDuringCommit, sim.FaultRelayCrash, sim.FaultTwoRelaysBoth,
-			sim.FaultPutEventsPartial, sim.FaultPutEventsFailed, sim.FaultOutOfOrderFacts} {
+			sim.FaultPutEventsPartial, sim.FaultPutEventsFailed, sim.FaultOutOfOrderFacts, sim.FaultClaimTxOpen} {
 			if tot.Faults[k] == 0 {
 				t.Errorf("fault %q never injected in %d seeds", k, n)
 			}
