@@ -96,7 +96,7 @@ func (c Config) withDefaults() Config {
 	if c.Relay == nil {
 		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, afterPublish func()) Drainer {
 			return &rail.Relay{Pool: pool, Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
-				Backoff: time.Second, BackoffMax: time.Minute, AfterPublish: afterPublish}
+				Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: afterPublish}
 		}
 	}
 	if c.Inputs == nil {

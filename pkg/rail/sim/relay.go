@@ -233,7 +233,7 @@ func (r *run) relayDrain() {
 			return
 		}
 		if st.Published == 0 {
-			r.timeTravel(2 * time.Minute) // rows backing off
+			r.timeTravel(6 * time.Minute) // rows backing off (cap 5m)
 		}
 	}
 }
