@@ -183,21 +183,29 @@ func (t *Totals) Add(r *Result) {
 	}
 }
 
-// FaultsInjected is the total of all faults.
+// notInjected are counted with the faults but are consequences of them (or
+// the worker's correct reaction), and the clock advances are counted apart.
+var notInjected = map[string]bool{FaultBlocked: true, FaultTwoRelaysBoth: true, FaultFencedAfterWait: true,
+	FaultRecommitAfterCheck: true, FaultClockTick: true}
+
+// FaultsInjected is the total of injected faults, not counting clock
+// advances and consequences.
 func (t *Totals) FaultsInjected() int {
 	n := 0
-	for _, v := range t.Faults {
-		n += v
+	for k, v := range t.Faults {
+		if !notInjected[k] {
+			n += v
+		}
 	}
 	return n
 }
 
 // Summary is the one-line figure set.
 func (t *Totals) Summary() string {
-	return fmt.Sprintf("sim summary: seeds=%d failed=%d steps=%d faults=%d demands=%d claims=%d frames_landed=%d fenced=%d "+
+	return fmt.Sprintf("sim summary: seeds=%d failed=%d steps=%d faults_injected=%d clock_advances=%d demands=%d claims=%d frames_landed=%d fenced=%d "+
 		"stale_frames_landed=%d (db clock %d) demands_lost=%d wasted_builds=%d tokens_reused=%d duplicate_frames=%d inputs_missed=%d "+
 		"max_builds_after_last_demand=%d quarantined=%d facts=%d facts_lost=%d facts_republished=%d facts_parked=%d",
-		t.Seeds, t.FailedSeeds, t.Steps, t.FaultsInjected(), t.Demands, t.Claims, t.FramesLanded, t.Fenced,
+		t.Seeds, t.FailedSeeds, t.Steps, t.FaultsInjected(), t.Faults[FaultClockTick], t.Demands, t.Claims, t.FramesLanded, t.Fenced,
 		t.Violations[VStaleFrame], t.Violations[VStaleFrameDB], t.DemandsLost, t.Violations[VWastedBuild], t.Violations[VTokenReused],
 		t.Violations[VDuplicateFrame], t.Violations[VInputsMissed], t.MaxFresh, t.Quarantined,
 		t.Facts, t.Violations[VFactLost], t.FactsRepublished, t.FactsParked)
