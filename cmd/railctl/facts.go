@@ -8,12 +8,22 @@ import (
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
-// recordMatterCreated and recordDocumentUploaded record the facts about a
-// record in the same transaction as the record (the outbox).
+// recordMatterCreated, recordDocumentUploaded and recordRegenerationRequested
+// record a fact about the record in the same transaction as the record (the
+// outbox); the relay puts it on the bus after the commit.
 func recordMatterCreated(ctx context.Context, q rail.Querier, ref rail.MatterRef) error {
-	return nil // the outbox lands with issue 3
+	_, err := rail.RecordFact(ctx, q, rail.Fact{FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true},
+		Name: rail.FactMatterCreated})
+	return err
 }
 
 func recordDocumentUploaded(ctx context.Context, q rail.Querier, ref rail.MatterRef, doc uuid.UUID) error {
-	return nil // the outbox lands with issue 3
+	_, err := rail.RecordFact(ctx, q, rail.Fact{FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true},
+		Name: rail.FactDocumentUploaded, Payload: map[string]string{"document_id": doc.String()}})
+	return err
+}
+
+func recordRegenerationRequested(ctx context.Context, q rail.Querier, ref rail.MatterRef) (uuid.UUID, error) {
+	return rail.RecordFact(ctx, q, rail.Fact{FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true},
+		Name: rail.FactRegenerationRequested})
 }

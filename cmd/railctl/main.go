@@ -61,12 +61,19 @@ func commands() []command {
 		{"migrate", "apply the schema migrations", cmdMigrate},
 		{"matter", "matter add|close|open: manage matters", cmdMatter},
 		{"doc", "doc add: store a text document on a matter", cmdDoc},
+		{"upload", "extract and store PDFs on a matter (all or nothing), recording document.uploaded", cmdUpload},
+		{"brief", "print a matter's current Brief (newest frame) and whether it is current", cmdBrief},
 		{"demand", "record one demand for a matter's Brief (what the trigger does)", cmdDemand},
 		{"build", "claim, build and commit a matter's Brief once", cmdBuild},
 		{"status", "show a matter's ledger row and whether its Brief is current", cmdStatus},
 		{"runs", "list a matter's recent build attempts", cmdRuns},
 		{"sweep", "one sweeper pass: quarantine, expiries, unserved demand", cmdSweep},
 		{"release", "return a quarantined matter to idle", cmdRelease},
+		{"regenerate", "record brief.regeneration_requested for a matter (the Regenerate button)", cmdRegenerate},
+		{"emit", "record any fact by hand (a lowercase past-tense noun.verb)", cmdEmit},
+		{"relay", "drain the outbox onto EventBridge (RAIL_EVENT_BUS, AWS_ENDPOINT_URL)", cmdRelay},
+		{"dev", "run relay, trigger, builder and sweeper locally until interrupted (make serve)", cmdDev},
+		{"run", "run the local rail and play the quickstart: three PDFs -> a Brief (make run)", cmdRun},
 	}
 }
 

@@ -112,10 +112,10 @@ WITH c AS (
               j.built_generation, j.attempts, j.claimed_at
 ), expired AS (
     UPDATE ops.matter_frame_runs AS r SET
-        outcome = 'lease_expired', finished_at = coalesce(r.finished_at, clock_timestamp())
+        outcome = 'lease_expired', finished_at = clock_timestamp()
     FROM c
     WHERE r.firm_id = c.firm_id AND r.matter_id = c.matter_id
-      AND r.token < c.claimed_generation AND r.outcome IN ('claimed', 'lease_expired')
+      AND r.token < c.claimed_generation AND r.outcome = 'claimed' -- matter_frame_runs_open_idx
     RETURNING r.token
 ), run AS (
     INSERT INTO ops.matter_frame_runs (firm_id, matter_id, token, target_generation, worker_id)

@@ -39,9 +39,16 @@ var (
 
 // Main sets up the database server for a test binary and runs its tests.
 func Main(m *testing.M) {
+	os.Exit(Run(m))
+}
+
+// Run is Main without the exit, for a TestMain that has more to tear down
+// (a moto_server, say): it runs the tests, removes the databases and returns
+// the exit code.
+func Run(m *testing.M) int {
 	code := m.Run()
 	teardown()
-	os.Exit(code)
+	return code
 }
 
 func setup() error {

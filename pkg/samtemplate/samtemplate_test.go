@@ -354,9 +354,9 @@ func TestSchedulesAndSampleEvents(t *testing.T) {
 	// events/trigger.json: an SQS record carrying an EventBridge envelope the trigger rule matches.
 	trig := sqsEvent(t, "trigger.json")
 	var env struct {
-		Source     string            `json:"source"`
-		DetailType string            `json:"detail-type"`
-		Detail     map[string]string `json:"detail"`
+		Source     string         `json:"source"`
+		DetailType string         `json:"detail-type"`
+		Detail     map[string]any `json:"detail"`
 	}
 	if err := json.Unmarshal([]byte(trig.Records[0].Body), &env); err != nil {
 		t.Fatalf("trigger.json body: %v", err)
@@ -365,10 +365,17 @@ func TestSchedulesAndSampleEvents(t *testing.T) {
 	if !slices.Contains(p.Source, env.Source) || !slices.Contains(p.DetailType, env.DetailType) {
 		t.Errorf("trigger.json envelope %s/%s does not match the rule %+v", env.Source, env.DetailType, p)
 	}
-	for _, k := range []string{"event_id", "firm_id", "matter_id", "document_id"} {
-		if env.Detail[k] == "" {
+	// The outbox's bus detail: {"event_id","event_name","firm_id","matter_id","occurred_at","payload":{...}}.
+	for _, k := range []string{"event_id", "event_name", "firm_id", "matter_id", "occurred_at"} {
+		if v, _ := env.Detail[k].(string); v == "" {
 			t.Errorf("trigger.json detail lacks %s", k)
 		}
+	}
+	if env.Detail["event_name"] != env.DetailType {
+		t.Errorf("trigger.json detail event_name %v differs from detail-type %s", env.Detail["event_name"], env.DetailType)
+	}
+	if payload, _ := env.Detail["payload"].(map[string]any); payload["document_id"] == nil {
+		t.Error("trigger.json detail payload lacks document_id")
 	}
 	if !strings.HasPrefix(trig.Records[0].Attributes["AWSTraceHeader"], "Root=1-") {
 		t.Error("trigger.json lacks an AWSTraceHeader attribute")

@@ -1,0 +1,260 @@
+// Command railbench measures the Brief rail's job ledger against River (a
+// Postgres job queue), watermill-sql's forwarder (when the relay exists) and
+// the server's own single-row write ceiling (pgbench), all on one Postgres
+// in one run. It prints one comparison per line (`name: value`) and writes
+// the full results as JSON.
+//
+//	cd bench && go run ./cmd/railbench            # throwaway server via pkg/localpg
+//	DATABASE_URL=postgres://... go run ./cmd/railbench
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+type options struct {
+	Workers               int           `json:"workers"`
+	Rebuilds              int           `json:"rebuilds"`
+	Batch                 int           `json:"batch"`
+	Reps                  int           `json:"reps"`
+	RiverDefaultN         int           `json:"river_default_jobs"`
+	PgbenchBin            string        `json:"pgbench_bin"`
+	PgbenchTime           time.Duration `json:"pgbench_time_ns"`
+	PgbenchScale          int           `json:"pgbench_scale"`
+	StaleJobs             int           `json:"stale_jobs"`
+	StaleReps             int           `json:"stale_reps"`
+	Burst                 int           `json:"burst"`
+	BurstReps             int           `json:"burst_reps"`
+	Growth                []int         `json:"growth_rows"`
+	GrowthMatters         int           `json:"growth_matters"`
+	GrowthCycles          int           `json:"growth_cycles"`
+	GrowthIndexExperiment bool          `json:"growth_index_experiment"`
+	ExecMode              string        `json:"exec_mode"`
+	RelayFacts            int           `json:"relay_facts"`
+	Only                  string        `json:"only,omitempty"`
+	Out                   string        `json:"-"`
+}
+
+func main() {
+	var o options
+	var growth string
+	flag.IntVar(&o.Workers, "workers", 8, "workers (W) for the rail and River, and pgbench clients")
+	flag.IntVar(&o.Rebuilds, "rebuilds", 2000, "rebuilds (rail) and jobs (River) per throughput repetition")
+	flag.IntVar(&o.Batch, "batch", 10, "nudges a rail worker takes per receive (an SQS batch is up to 10)")
+	flag.IntVar(&o.Reps, "reps", 5, "repetitions of each throughput and latency measurement (medians reported)")
+	flag.IntVar(&o.RiverDefaultN, "river-default-jobs", 400, "jobs per repetition for River with its default fetch settings (slow: ~10 jobs per worker per second)")
+	flag.StringVar(&o.PgbenchBin, "pgbench", "pgbench", "pgbench binary")
+	flag.DurationVar(&o.PgbenchTime, "pgbench-time", 8*time.Second, "pgbench -T per repetition")
+	flag.IntVar(&o.PgbenchScale, "pgbench-scale", 1, "pgbench -i -s")
+	flag.IntVar(&o.StaleJobs, "stale-jobs", 20, "stalled jobs per stale-write repetition (half complete during the re-run, half after)")
+	flag.IntVar(&o.StaleReps, "stale-reps", 3, "stale-write repetitions")
+	flag.IntVar(&o.Burst, "burst", 10, "demands (K) arriving during one build")
+	flag.IntVar(&o.BurstReps, "burst-reps", 5, "builds-per-burst repetitions")
+	flag.StringVar(&growth, "growth", "0,100k,1M", "history sizes (rows each of frames and runs) for the growth test; e.g. 0,1M,10M")
+	flag.IntVar(&o.GrowthMatters, "growth-matters", 100, "matters the growth history is spread over (and that are measured)")
+	flag.IntVar(&o.GrowthCycles, "growth-cycles", 100, "demand/claim/commit cycles timed per growth repetition")
+	flag.BoolVar(&o.GrowthIndexExperiment, "growth-index-experiment", true, "after the largest growth stage, re-measure with a partial index on open runs (then drop it)")
+	flag.StringVar(&o.ExecMode, "exec-mode", "cache_statement", "pgx query exec mode for every pool: cache_statement, cache_describe, describe_exec, exec, simple_protocol")
+	flag.IntVar(&o.RelayFacts, "relay-facts", 5000, "facts per relay repetition")
+	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay); default all")
+	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
+	flag.Parse()
+
+	var err error
+	if o.Growth, err = parseSizes(growth); err != nil {
+		log.Fatalf("railbench: -growth: %v", err)
+	}
+	mode, err := parseExecMode(o.ExecMode)
+	if err != nil {
+		log.Fatalf("railbench: %v", err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, o, mode); err != nil {
+		log.Fatalf("railbench: %v", err)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+func (o options) want(section string) bool {
+	if o.Only == "" {
+		return true
+	}
+	for _, s := range strings.Split(o.Only, ",") {
+		if strings.TrimSpace(s) == section {
+			return true
+		}
+	}
+	return false
+}
+
+// Results is everything the run measured, written as JSON.
+type Results struct {
+	Machine    Machine            `json:"machine"`
+	Options    options            `json:"options"`
+	Command    string             `json:"command"`
+	StartedAt  time.Time          `json:"started_at"`
+	Duration   string             `json:"duration"`
+	Throughput *ThroughputResults `json:"throughput,omitempty"`
+	RoundTrips *RoundTripResults  `json:"round_trips,omitempty"`
+	Stale      *StaleResults      `json:"stale_writes,omitempty"`
+	Burst      *BurstResults      `json:"builds_per_burst,omitempty"`
+	Growth     *GrowthResults     `json:"growth,omitempty"`
+	Relay      *RelayResults      `json:"relay,omitempty"`
+	Summary    []SummaryLine      `json:"summary"`
+}
+
+type Machine struct {
+	NumCPU    int    `json:"nproc"`
+	CPUModel  string `json:"cpu_model"`
+	GoVersion string `json:"go_version"`
+	Postgres  string `json:"postgres"`
+	Server    string `json:"server"` // throwaway (localpg) or DATABASE_URL
+}
+
+type SummaryLine struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
+	began := time.Now()
+	res := &Results{
+		Options:   o,
+		Command:   "cd bench && go run ./cmd/railbench " + strings.Join(os.Args[1:], " "),
+		StartedAt: began.UTC(),
+		Machine:   Machine{NumCPU: runtime.NumCPU(), CPUModel: cpuModel(), GoVersion: runtime.Version()},
+	}
+	e, err := setupEnv(ctx, logf, mode)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	res.Machine.Postgres = e.pgVersion
+	res.Machine.Server = "throwaway (pkg/localpg: fsync, synchronous_commit, full_page_writes off)"
+	if e.server == nil {
+		res.Machine.Server = "DATABASE_URL"
+	}
+	logf("postgres: %s", e.pgVersion)
+
+	if o.want("throughput") || o.want("pgbench") {
+		if res.Throughput, err = runThroughput(ctx, e, o); err != nil {
+			return fmt.Errorf("throughput: %w", err)
+		}
+	}
+	if o.want("roundtrips") {
+		if res.RoundTrips, err = runRoundTrips(ctx, e, o); err != nil {
+			return fmt.Errorf("round trips: %w", err)
+		}
+	}
+	if o.want("stale") {
+		if res.Stale, err = runStale(ctx, e, o); err != nil {
+			return fmt.Errorf("stale writes: %w", err)
+		}
+	}
+	if o.want("burst") {
+		if res.Burst, err = runBurst(ctx, e, o); err != nil {
+			return fmt.Errorf("builds per burst: %w", err)
+		}
+	}
+	if o.want("growth") {
+		if res.Growth, err = runGrowth(ctx, e, o); err != nil {
+			return fmt.Errorf("growth: %w", err)
+		}
+	}
+	if o.want("relay") {
+		if res.Relay, err = runRelay(ctx, e, o); err != nil {
+			return fmt.Errorf("relay: %w", err)
+		}
+	}
+
+	res.Duration = time.Since(began).Round(time.Second).String()
+	res.Summary = summarize(res)
+	fmt.Println()
+	fmt.Println("== railbench summary ==")
+	for _, l := range res.Summary {
+		fmt.Printf("%s: %s\n", l.Name, l.Value)
+	}
+	if o.Out != "" {
+		if err := os.MkdirAll(filepath.Dir(o.Out), 0o755); err != nil {
+			return err
+		}
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.Out, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		logf("wrote %s", o.Out)
+	}
+	return nil
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(strings.ToLower(f))
+		if f == "" {
+			continue
+		}
+		mult := 1
+		switch {
+		case strings.HasSuffix(f, "k"):
+			mult, f = 1_000, strings.TrimSuffix(f, "k")
+		case strings.HasSuffix(f, "m"):
+			mult, f = 1_000_000, strings.TrimSuffix(f, "m")
+		}
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil || n < 0 {
+			return nil, fmt.Errorf("bad size %q", f)
+		}
+		out = append(out, n*mult)
+	}
+	return out, nil
+}
+
+func parseExecMode(s string) (pgx.QueryExecMode, error) {
+	switch s {
+	case "cache_statement":
+		return pgx.QueryExecModeCacheStatement, nil
+	case "cache_describe":
+		return pgx.QueryExecModeCacheDescribe, nil
+	case "describe_exec":
+		return pgx.QueryExecModeDescribeExec, nil
+	case "exec":
+		return pgx.QueryExecModeExec, nil
+	case "simple_protocol":
+		return pgx.QueryExecModeSimpleProtocol, nil
+	}
+	return 0, fmt.Errorf("unknown -exec-mode %q", s)
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	wsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
+	"github.com/ThreeDotsLabs/watermill/components/forwarder"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
+)
+
+// RelayResults: facts per second from a backlog in Postgres to an
+// in-memory sink: the rail's Relay (outbox -> Publisher) against
+// watermill-sql's forwarder (forwarder topic table -> watermill Publisher).
+type RelayResults struct {
+	Facts          int      `json:"facts_per_rep"`
+	Rail           Series   `json:"rail_facts_per_s"`
+	Watermill      Series   `json:"watermill_facts_per_s"`
+	RailBatch      int      `json:"rail_batch"`
+	Notes          []string `json:"notes"`
+	RailPasses     Series   `json:"rail_passes"`
+	WatermillDupes int      `json:"watermill_duplicates"`
+}
+
+// memSink is the rail's Publisher: accepts every entry.
+type memSink struct{ n atomic.Int64 }
+
+func (s *memSink) Publish(_ context.Context, entries []rail.BusEntry) ([]rail.PublishResult, error) {
+	out := make([]rail.PublishResult, len(entries))
+	for i, e := range entries {
+		out[i] = rail.PublishResult{EventID: e.EventID}
+	}
+	s.n.Add(int64(len(entries)))
+	return out, nil
+}
+
+// countingPublisher is watermill's out-side: counts messages by UUID.
+type countingPublisher struct {
+	mu   sync.Mutex
+	seen map[string]int
+	n    atomic.Int64
+}
+
+func (p *countingPublisher) Publish(_ string, msgs ...*message.Message) error {
+	p.mu.Lock()
+	for _, m := range msgs {
+		p.seen[m.UUID]++
+	}
+	p.mu.Unlock()
+	p.n.Add(int64(len(msgs)))
+	return nil
+}
+
+func (p *countingPublisher) Close() error { return nil }
+
+func runRelay(ctx context.Context, e *env, o options) (*RelayResults, error) {
+	rr := &RelayResults{Facts: o.RelayFacts, RailBatch: rail.DefaultRelayBatch, Notes: []string{
+		"backlog of N facts written before the clock starts (rail: INSERT … generate_series into ops.domain_event_outbox; watermill: forwarder.Publisher over the watermill-sql publisher, 500 messages a call), then the clock runs until the sink has N",
+		"rail: one Relay.Run (the Lambda's loop: passes back to back while they come back full), default batch (100 rows a pass, sent 10 a Publish call as for PutEvents); watermill: forwarder.NewForwarder over a watermill-sql subscriber (default PostgreSQL schema and offsets adapters, PollInterval 10ms) started when the clock starts (its start-up is inside the time)",
+		"commit->publish latency p50/p99 not measured here",
+	}}
+	pool, err := e.pool(ctx, 8, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	refs, err := createMatters(ctx, pool, 1, "relay ")
+	if err != nil {
+		return nil, err
+	}
+	var railR, wmR, passes []float64
+	for rep := 1; rep <= o.Reps; rep++ {
+		// Rail.
+		if _, err := pool.Exec(ctx, `INSERT INTO ops.domain_event_outbox (firm_id, matter_id, event_name, payload)
+            SELECT $1, $2, 'document.uploaded', jsonb_build_object('document_id', gen_random_uuid()::text)
+            FROM generate_series(1, $3::int)`, refs[0].FirmID, refs[0].MatterID, o.RelayFacts); err != nil {
+			return nil, err
+		}
+		sink := &memSink{}
+		relay := &rail.Relay{Pool: pool, Publisher: sink}
+		rctx, cancel := context.WithCancel(ctx)
+		var elapsed time.Duration
+		start := time.Now()
+		watched := make(chan struct{})
+		go func() { // stop the relay once the sink has every fact
+			defer close(watched)
+			for sink.n.Load() < int64(o.RelayFacts) && rctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			elapsed = time.Since(start)
+			cancel()
+		}()
+		st, err := relay.Run(rctx, 2*time.Minute, 0)
+		cancel()
+		<-watched
+		if err != nil && rctx.Err() == nil {
+			return nil, err
+		}
+		if sink.n.Load() < int64(o.RelayFacts) {
+			return nil, fmt.Errorf("relay: %d of %d published", sink.n.Load(), o.RelayFacts)
+		}
+		railR = append(railR, float64(sink.n.Load())/elapsed.Seconds())
+		passes = append(passes, float64(st.Passes))
+
+		// watermill-sql forwarder.
+		r, dupes, err := watermillRep(ctx, pool, rep, o.RelayFacts)
+		if err != nil {
+			return nil, fmt.Errorf("watermill: %w", err)
+		}
+		wmR = append(wmR, r)
+		rr.WatermillDupes += dupes
+		logf("relay rep %d/%d: rail %.0f facts/s, watermill forwarder %.0f facts/s", rep, o.Reps, railR[rep-1], r)
+	}
+	rr.Rail, rr.Watermill, rr.RailPasses = series("facts/s", railR), series("facts/s", wmR), series("passes", passes)
+	return rr, nil
+}
+
+func watermillRep(ctx context.Context, pool *pgxpool.Pool, rep, n int) (float64, int, error) {
+	logger := watermill.NopLogger{}
+	db := wsql.BeginnerFromPgx(pool)
+	fwdTopic := fmt.Sprintf("bench_forwarder_%d", rep)
+	sqlPub, err := wsql.NewPublisher(db, wsql.PublisherConfig{
+		SchemaAdapter: wsql.DefaultPostgreSQLSchema{}, AutoInitializeSchema: true}, logger)
+	if err != nil {
+		return 0, 0, err
+	}
+	pub := forwarder.NewPublisher(sqlPub, forwarder.PublisherConfig{ForwarderTopic: fwdTopic})
+	const chunk = 500
+	for i := 0; i < n; i += chunk {
+		msgs := make([]*message.Message, 0, chunk)
+		for j := i; j < min(n, i+chunk); j++ {
+			msgs = append(msgs, message.NewMessage(watermill.NewUUID(), []byte(`{"document_id":"x"}`)))
+		}
+		if err := pub.Publish("facts", msgs...); err != nil {
+			return 0, 0, err
+		}
+	}
+	sub, err := wsql.NewSubscriber(db, wsql.SubscriberConfig{
+		ConsumerGroup:    "bench",
+		PollInterval:     10 * time.Millisecond,
+		SchemaAdapter:    wsql.DefaultPostgreSQLSchema{},
+		OffsetsAdapter:   wsql.DefaultPostgreSQLOffsetsAdapter{},
+		InitializeSchema: true,
+	}, logger)
+	if err != nil {
+		return 0, 0, err
+	}
+	out := &countingPublisher{seen: map[string]int{}}
+	fwd, err := forwarder.NewForwarder(sub, out, logger, forwarder.Config{ForwarderTopic: fwdTopic})
+	if err != nil {
+		return 0, 0, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- fwd.Run(rctx) }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for out.n.Load() < int64(n) {
+		if time.Now().After(deadline) {
+			return 0, 0, fmt.Errorf("%d of %d forwarded", out.n.Load(), n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	rate := float64(out.n.Load()) / time.Since(start).Seconds()
+	cancel()
+	_ = fwd.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+	}
+	dupes := 0
+	out.mu.Lock()
+	for _, c := range out.seen {
+		dupes += c - 1
+	}
+	out.mu.Unlock()
+	return rate, dupes, nil
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
+)
+
+// RoundTripResults: wire round trips and pgx statements per ledger call, in
+// steady state (statements already prepared), on a one-connection pool.
+type RoundTripResults struct {
+	Modes map[string]RoundTripMode `json:"modes"`
+	Notes []string                 `json:"notes"`
+}
+
+type RoundTripMode struct {
+	Cycles           int     `json:"cycles"`
+	DemandRoundTrips float64 `json:"demand_round_trips"`
+	ClaimRoundTrips  float64 `json:"claim_round_trips"`
+	CommitRoundTrips float64 `json:"commit_round_trips"`
+	DemandStatements float64 `json:"demand_statements"`
+	ClaimStatements  float64 `json:"claim_statements"`
+	CommitStatements float64 `json:"commit_statements"`
+}
+
+func runRoundTrips(ctx context.Context, e *env, o options) (*RoundTripResults, error) {
+	out := &RoundTripResults{Modes: map[string]RoundTripMode{}, Notes: []string{
+		"round trip: a client write that follows a server reply, counted on the socket; statement: a pgx Query/Exec/QueryRow call (QueryTracer)",
+		"measured after a warm-up so prepared statements are cached; exec mode (what RDS Proxy allows) never prepares",
+	}}
+	modes := []struct {
+		name string
+		mode pgx.QueryExecMode
+	}{{o.ExecMode, e.execMode}}
+	if o.ExecMode != "exec" {
+		modes = append(modes, struct {
+			name string
+			mode pgx.QueryExecMode
+		}{"exec", pgx.QueryExecModeExec})
+	}
+	for _, m := range modes {
+		w := &wireCounter{}
+		pool, err := e.poolMode(ctx, 1, w, m.mode)
+		if err != nil {
+			return nil, err
+		}
+		led := rail.NewLedger(pool, rail.Config{})
+		const cycles, warm = 100, 5
+		refs, err := createMatters(ctx, pool, cycles+warm, "roundtrips ")
+		if err != nil {
+			pool.Close()
+			return nil, err
+		}
+		var rtD, rtC, rtK, stD, stC, stK int64
+		measure := func(f func() error, rt, st *int64) error {
+			r0, s0 := w.snapshot()
+			if err := f(); err != nil {
+				return err
+			}
+			r1, s1 := w.snapshot()
+			*rt += r1 - r0
+			*st += s1 - s0
+			return nil
+		}
+		for i, ref := range refs {
+			var d1, d2, d3, s1, s2, s3 int64
+			var c rail.Claim
+			err := measure(func() error { _, err := led.Demand(ctx, nil, ref, 1); return err }, &d1, &s1)
+			if err == nil {
+				err = measure(func() error {
+					var ok bool
+					var err error
+					c, ok, err = led.Claim(ctx, ref, "rt")
+					if err == nil && !ok {
+						err = fmt.Errorf("claim found nothing to do")
+					}
+					return err
+				}, &d2, &s2)
+			}
+			if err == nil {
+				err = measure(func() error { _, err := led.Commit(ctx, c, noopFrame); return err }, &d3, &s3)
+			}
+			if err != nil {
+				pool.Close()
+				return nil, err
+			}
+			if i >= warm {
+				rtD, rtC, rtK = rtD+d1, rtC+d2, rtK+d3
+				stD, stC, stK = stD+s1, stC+s2, stK+s3
+			}
+		}
+		pool.Close()
+		n := float64(cycles)
+		out.Modes[m.name] = RoundTripMode{Cycles: cycles,
+			DemandRoundTrips: float64(rtD) / n, ClaimRoundTrips: float64(rtC) / n, CommitRoundTrips: float64(rtK) / n,
+			DemandStatements: float64(stD) / n, ClaimStatements: float64(stC) / n, CommitStatements: float64(stK) / n}
+		logf("round trips (%s): demand %.2f, claim %.2f, commit %.2f", m.name,
+			float64(rtD)/n, float64(rtC)/n, float64(rtK)/n)
+	}
+	return out, nil
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+func f1(x float64) string {
+	if math.IsNaN(x) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+func ratio(a, b float64) string {
+	if math.IsNaN(a) || math.IsNaN(b) || b == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+// summarize turns the results into the `name: value` lines, one comparison
+// each. Ratios are ours divided by theirs, medians measured in this run.
+func summarize(r *Results) []SummaryLine {
+	var out []SummaryLine
+	add := func(name, format string, args ...any) {
+		out = append(out, SummaryLine{Name: name, Value: fmt.Sprintf(format, args...)})
+	}
+	if t := r.Throughput; t != nil {
+		reps := len(t.RailE2E.Values)
+		if reps > 0 {
+			add("ledger_vs_river", "%s (rail %s rebuilds/s / River %s jobs/s; demand->claim->commit vs insert->work->complete, W=%d, %d each, median of %d)",
+				ratio(t.RailE2E.Median, t.RiverE2E.Median), f1(t.RailE2E.Median), f1(t.RiverE2E.Median), t.Workers, t.Rebuilds, reps)
+			add("ledger_vs_river_drain", "%s (rail %s rebuilds/s / River %s jobs/s; backlog drain, median of %d)",
+				ratio(t.RailDrain.Median, t.RiverDrain.Median), f1(t.RailDrain.Median), f1(t.RiverDrain.Median), reps)
+		}
+		if len(t.RiverDefaultE2E.Values) > 0 && reps > 0 {
+			add("ledger_vs_river_default_config", "%s (rail %s / River with default fetch settings %s jobs/s, %d jobs)",
+				ratio(t.RailE2E.Median, t.RiverDefaultE2E.Median), f1(t.RailE2E.Median), f1(t.RiverDefaultE2E.Median), r.Options.RiverDefaultN)
+		}
+		if len(t.PgbenchSingle.Values) > 0 {
+			if reps > 0 {
+				add("ledger_vs_pgbench", "%s (rail e2e %s rebuilds/s / pgbench single-row UPDATE %s tps, -c %d -j 2; a rebuild is 3 transactions: demand, claim, commit)",
+					ratio(t.RailE2E.Median, t.PgbenchSingle.Median), f1(t.RailE2E.Median), f1(t.PgbenchSingle.Median), t.Workers)
+				add("ledger_drain_vs_pgbench", "%s (rail drain %s rebuilds/s, 2 transactions each / pgbench single-row UPDATE %s tps)",
+					ratio(t.RailDrain.Median, t.PgbenchSingle.Median), f1(t.RailDrain.Median), f1(t.PgbenchSingle.Median))
+			}
+			add("pgbench_N_tps", "%s (pgbench -N, 5 statements per transaction)", f1(t.PgbenchN.Median))
+		}
+		if reps > 0 {
+			add("roundtrips_per_rebuild_rail", "%.2f (wire round trips per served rebuild, drain; River: %.2f per job)",
+				t.RailDrainRoundTrips.Median, t.RiverDrainRoundTrip.Median)
+		}
+	}
+	if rl := r.Relay; rl != nil {
+		add("relay_vs_watermill", "%s (rail Relay %s facts/s / watermill-sql forwarder %s facts/s; backlog of %d to an in-memory sink, median of %d)",
+			ratio(rl.Rail.Median, rl.Watermill.Median), f1(rl.Rail.Median), f1(rl.Watermill.Median), rl.Facts, len(rl.Rail.Values))
+	} else {
+		add("relay_vs_watermill", "not measured (section not run)")
+	}
+	if s := r.Stale; s != nil {
+		add("stale_writes_rail", "%d (of %d stalled attempts that finished after a takeover, %d reps; fenced by token)", s.RailStale, s.RailAttempts, s.Reps)
+		add("stale_writes_river", "%d (of %d rescued-and-re-run attempts writing + JobCompleteTx in one transaction after the job timeout: %d while the re-run ran, %d after it completed)",
+			s.RiverStale, s.RiverAttempts, s.RiverStaleDuringRerun, s.RiverStaleAfterRerun)
+		add("stale_writes_river_ctx", "%d (of %d stalled attempts that use the job context River cancelled at JobTimeout; their error report re-queued %d running re-runs)",
+			s.RiverCtxStale, s.RiverCtxAttempts, s.RiverCtxRequeued)
+	}
+	if b := r.Burst; b != nil {
+		add("builds_per_burst_rail", "%s (follow-up builds after %d demands during one build; final result stale in %d of %d reps)", fmtF(b.Rail.Median), b.K, b.RailStaleReps, b.Reps)
+		add("builds_per_burst_river_unique", "%s (UniqueOpts ByArgs; mid-build inserts skipped as duplicates: %s; final result stale in %d of %d reps)",
+			fmtF(b.RiverUnique.Median), fmtF(b.RiverUniqueSkipped.Median), b.RiverUniqueStaleReps, b.Reps)
+		add("builds_per_burst_river", "%s (no uniqueness; max concurrent builds of one matter: %s)", fmtF(b.River.Median), fmtF(b.RiverMaxParallel.Median))
+	}
+	if rt := r.RoundTrips; rt != nil {
+		m := rt.Modes[r.Options.ExecMode]
+		add("roundtrips_claim", "%.2f (%s mode; exec mode: %.2f)", m.ClaimRoundTrips, r.Options.ExecMode, rt.Modes["exec"].ClaimRoundTrips)
+		add("roundtrips_commit", "%.2f (%s mode; exec mode: %.2f)", m.CommitRoundTrips, r.Options.ExecMode, rt.Modes["exec"].CommitRoundTrips)
+		add("roundtrips_demand", "%.2f", m.DemandRoundTrips)
+	}
+	if g := r.Growth; g != nil {
+		var c, k, d []string
+		for _, st := range g.Stages {
+			c = append(c, fmt.Sprintf("%s=%.2f", sizeName(st.HistoryRows), st.ClaimP50.Median))
+			k = append(k, fmt.Sprintf("%s=%.2f", sizeName(st.HistoryRows), st.CommitP50.Median))
+			d = append(d, fmt.Sprintf("%s=%.0f", sizeName(st.HistoryRows), st.Drain.Median))
+		}
+		add("growth_claim_p50_ms", "%s (history rows each in frames and runs, over %d matters)", strings.Join(c, " "), g.Matters)
+		add("growth_commit_p50_ms", "%s", strings.Join(k, " "))
+		add("growth_drain_ms", "%s (%d matters, W=%d)", strings.Join(d, " "), g.Matters, r.Options.Workers)
+		if x := g.IndexExperiment; x != nil {
+			add("growth_claim_p50_ms_partial_index", "%.2f at %s (experiment: partial index on runs WHERE outcome IN ('claimed','lease_expired'); commit p50 %.2f, drain %.0f ms)",
+				x.ClaimP50.Median, sizeName(x.HistoryRows), x.CommitP50.Median, x.Drain.Median)
+		}
+	}
+	return out
+}
+
+func fmtF(x float64) string {
+	if math.IsNaN(x) {
+		return "n/a"
+	}
+	if x == math.Trunc(x) {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.1f", x)
+}
+
+func sizeName(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1_000 && n%1_000 == 0:
+		return fmt.Sprintf("%dk", n/1_000)
+	}
+	return fmt.Sprint(n)
+}

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
+)
+
+// noopFrame is what a no-op build lands: the smallest valid frame.
+var noopFrame = rail.Frame{Body: []byte(`{}`), Fingerprint: "noop", Builder: "bench/noop"}
+
+// railRun is one repetition of the rail's throughput loop.
+type railRun struct {
+	Elapsed    time.Duration
+	Landed     int64
+	Claims     int64 // claims granted
+	Empty      int64 // nudges whose claim found nothing to do
+	RoundTrips int64 // wire round trips on the rail pool during the timed part
+	Statements int64
+}
+
+// railServe serves one demand on every matter in refs with `workers`
+// workers, each taking up to `batch` nudges per receive (an SQS batch), and
+// for each: claim, no-op build, fenced commit. With e2e the demands are
+// recorded inside the timed part by `workers` producers (one Demand
+// statement each, then a nudge); without, they are recorded before the
+// clock starts and only the serving is timed.
+func railServe(ctx context.Context, led *rail.Ledger, w *wireCounter, refs []rail.MatterRef, workers, batch int, e2e bool) (railRun, error) {
+	nudges := make(chan rail.MatterRef, len(refs)*2)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	fail := func(err error) { cancel(err) }
+
+	demandAll := func(parallel int) {
+		var wg sync.WaitGroup
+		for p := range parallel {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := p; i < len(refs); i += parallel {
+					if _, err := led.Demand(ctx, nil, refs[i], 1); err != nil {
+						fail(err)
+						return
+					}
+					nudges <- refs[i]
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	if !e2e {
+		demandAll(workers)
+		if err := context.Cause(ctx); err != nil {
+			return railRun{}, err
+		}
+	}
+
+	var run railRun
+	done := make(chan struct{})
+	var doneOnce sync.Once
+	target := int64(len(refs))
+	rt0, st0 := w.snapshot()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for id := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			workerID := "bench-" + itoa(id)
+			buf := make([]rail.MatterRef, 0, batch)
+			for {
+				buf = buf[:0]
+				select {
+				case r := <-nudges:
+					buf = append(buf, r)
+				case <-done:
+					return
+				case <-ctx.Done():
+					return
+				}
+			fill:
+				for len(buf) < batch {
+					select {
+					case r := <-nudges:
+						buf = append(buf, r)
+					default:
+						break fill
+					}
+				}
+				for _, ref := range buf {
+					c, ok, err := led.Claim(ctx, ref, workerID)
+					if err != nil {
+						fail(err)
+						return
+					}
+					if !ok {
+						atomic.AddInt64(&run.Empty, 1)
+						continue
+					}
+					atomic.AddInt64(&run.Claims, 1)
+					res, err := led.Commit(ctx, c, noopFrame)
+					if err != nil {
+						fail(err)
+						return
+					}
+					if res.FollowUpDue {
+						nudges <- ref
+					}
+					if atomic.AddInt64(&run.Landed, 1) == target {
+						doneOnce.Do(func() { close(done) })
+					}
+				}
+			}
+		}()
+	}
+	if e2e {
+		demandAll(workers)
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	run.Elapsed = time.Since(start)
+	rt1, st1 := w.snapshot()
+	run.RoundTrips, run.Statements = rt1-rt0, st1-st0
+	cancel(nil)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return run, err
+	}
+	if run.Landed != target {
+		return run, fmt.Errorf("rail: landed %d of %d", run.Landed, target)
+	}
+	return run, nil
+}
+
+// River side ---------------------------------------------------------------
+
+type noopArgs struct {
+	Seq int `json:"seq"`
+}
+
+func (noopArgs) Kind() string { return "bench_noop" }
+
+// riverBench is a running River client that works no-op jobs with a fixed
+// number of workers, and counts completions from its event stream (which,
+// unlike the worker returning, means the completion was persisted).
+type riverBench struct {
+	client    *river.Client[pgx.Tx]
+	completed atomic.Int64
+	events    func()
+	wake      chan struct{}
+}
+
+type riverTuning struct {
+	Name              string        `json:"name"`
+	FetchCooldown     time.Duration `json:"fetch_cooldown_ns"`
+	FetchPollInterval time.Duration `json:"fetch_poll_interval_ns"`
+}
+
+func riverLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+func startRiverBench(ctx context.Context, pool *pgxpool.Pool, workers int, tune riverTuning) (*riverBench, error) {
+	ws := river.NewWorkers()
+	river.AddWorker(ws, river.WorkFunc(func(context.Context, *river.Job[noopArgs]) error { return nil }))
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		FetchCooldown:     tune.FetchCooldown,
+		FetchPollInterval: tune.FetchPollInterval,
+		Logger:            riverLogger(),
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
+		Workers:           ws,
+	})
+	if err != nil {
+		return nil, err
+	}
+	rb := &riverBench{client: client, wake: make(chan struct{}, 1)}
+	ch, cancel := client.SubscribeConfig(&river.SubscribeConfig{
+		ChanSize: 100_000,
+		Kinds:    []river.EventKind{river.EventKindJobCompleted, river.EventKindJobFailed},
+	})
+	rb.events = cancel
+	go func() {
+		for ev := range ch {
+			if ev.Kind == river.EventKindJobCompleted {
+				rb.completed.Add(1)
+				select {
+				case rb.wake <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	if err := client.Start(ctx); err != nil {
+		return nil, err
+	}
+	return rb, nil
+}
+
+func (rb *riverBench) stop(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_ = rb.client.Stop(ctx)
+	rb.events()
+}
+
+// waitCompleted waits until the completion count reaches n.
+func (rb *riverBench) waitCompleted(ctx context.Context, n int64, timeout time.Duration) error {
+	deadline := time.After(timeout)
+	for rb.completed.Load() < n {
+		select {
+		case <-rb.wake:
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			return fmt.Errorf("river: %d of %d jobs completed after %s", rb.completed.Load(), n, timeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+type riverRun struct {
+	Elapsed    time.Duration
+	Insert     time.Duration // drain only: the bulk insert inside Elapsed
+	Jobs       int
+	RoundTrips int64
+	Statements int64
+}
+
+// riverServe works n no-op jobs. With e2e, `producers` goroutines insert
+// them one Insert call each inside the timed part (the rail's Demand
+// counterpart); without, one InsertManyFast (COPY) starts the timed part.
+func (rb *riverBench) serve(ctx context.Context, w *wireCounter, n, producers int, e2e bool) (riverRun, error) {
+	base := rb.completed.Load()
+	rt0, st0 := w.snapshot()
+	start := time.Now()
+	var run riverRun
+	if e2e {
+		var wg sync.WaitGroup
+		errs := make(chan error, producers)
+		for p := range producers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := p; i < n; i += producers {
+					if _, err := rb.client.Insert(ctx, noopArgs{Seq: i}, nil); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			return run, err
+		}
+	} else {
+		params := make([]river.InsertManyParams, n)
+		for i := range params {
+			params[i].Args = noopArgs{Seq: i}
+		}
+		if _, err := rb.client.InsertManyFast(ctx, params); err != nil {
+			return run, err
+		}
+		run.Insert = time.Since(start)
+	}
+	if err := rb.waitCompleted(ctx, base+int64(n), 2*time.Minute); err != nil {
+		return run, err
+	}
+	run.Elapsed = time.Since(start)
+	rt1, st1 := w.snapshot()
+	run.RoundTrips, run.Statements = rt1-rt0, st1-st0
+	run.Jobs = n
+	return run, nil
+}

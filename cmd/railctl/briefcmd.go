@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/pramaan/brief-rail/pkg/brief"
+	"github.com/pramaan/brief-rail/pkg/rail"
+)
+
+// briefView is `railctl brief --json`: the frame's metadata, whether it is
+// current, and the Brief itself.
+type briefView struct {
+	FirmID              string            `json:"firm_id"`
+	MatterID            string            `json:"matter_id"`
+	Current             bool              `json:"current"`
+	RequestedGeneration int64             `json:"requested_generation"`
+	BuiltGeneration     int64             `json:"built_generation"`
+	RunStatus           string            `json:"run_status"`
+	Frame               *rail.StoredFrame `json:"frame"`
+	Brief               json.RawMessage   `json:"brief"`
+}
+
+func cmdBrief(ctx context.Context, g *globals, args []string) error {
+	fs := newFlags(g, "brief", "--firm F --matter M [--json]")
+	mf := addMatterFlags(fs)
+	asJSON := fs.Bool("json", false, "print the frame metadata and the Brief as JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ref, err := mf.ref()
+	if err != nil {
+		return err
+	}
+	pool, err := g.pool(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	ledger := rail.NewLedger(pool, rail.Config{})
+	j, err := ledger.Job(ctx, ref)
+	if err != nil {
+		return err
+	}
+	f, found, err := ledger.LatestFrame(ctx, nil, ref)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		v := briefView{FirmID: ref.FirmID.String(), MatterID: ref.MatterID.String(), Current: j.Current && found,
+			RequestedGeneration: j.RequestedGeneration, BuiltGeneration: j.BuiltGeneration, RunStatus: j.RunStatus,
+			Brief: json.RawMessage("null")}
+		if found {
+			v.Frame, v.Brief = &f, f.Body
+		}
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	if !found {
+		fmt.Fprintf(g.stdout, "No Brief yet for matter %s (%s; requested %d, built %d).\n",
+			ref, j.RunStatus, j.RequestedGeneration, j.BuiltGeneration)
+		return nil
+	}
+	printBrief(g.stdout, j, f)
+	return nil
+}
+
+// printBrief renders a frame for people.
+func printBrief(w io.Writer, j rail.JobRow, f rail.StoredFrame) {
+	state := "CURRENT"
+	if !j.Current {
+		state = fmt.Sprintf("NOT CURRENT: %s; a newer Brief is on its way", currentText(j))
+	}
+	var b brief.Brief
+	if err := json.Unmarshal(f.Body, &b); err != nil || b.SchemaVersion != brief.SchemaVersion {
+		fmt.Fprintf(w, "Frame (token %d, builder %s) is not a %s Brief; its body:\n%s\n", f.Token, f.Builder, brief.SchemaVersion, f.Body)
+		fmt.Fprintf(w, "Status: %s (requested %d, built %d)\n", state, j.RequestedGeneration, j.BuiltGeneration)
+		return
+	}
+	title := b.Matter.Title
+	if title == "" {
+		title = "(untitled matter)"
+	}
+	rule := strings.Repeat("=", 78)
+	fmt.Fprintln(w, rule)
+	fmt.Fprintf(w, "BRIEF  %s\n", title)
+	fmt.Fprintf(w, "matter %s / %s\n", b.Matter.FirmID, b.Matter.MatterID)
+	fmt.Fprintf(w, "status %s — requested generation %d, built generation %d\n", state, j.RequestedGeneration, j.BuiltGeneration)
+	fmt.Fprintf(w, "frame  token %d, covers generation %d, built %s by %s (model invoked: %v)\n",
+		f.Token, f.Target, f.BuiltAt.Local().Format(time.DateTime), f.Builder, yesNo(f.ModelInvoked))
+	fmt.Fprintln(w, rule)
+
+	fmt.Fprintf(w, "\nPARTIES (%d)\n", len(b.Parties))
+	for _, p := range b.Parties {
+		fmt.Fprintf(w, "  %-10s %s  %s\n", p.Role, p.Name, cites(p.Citations))
+	}
+	fmt.Fprintf(w, "\nCHRONOLOGY (%d)\n", len(b.Chronology))
+	for _, e := range b.Chronology {
+		fmt.Fprintf(w, "  %s  %s  %s\n", e.Date, clip(e.Text, 110), cite(e.Citation))
+	}
+	fmt.Fprintf(w, "\nDOCUMENTS (%d)\n", len(b.Documents))
+	for i, d := range b.Documents {
+		fmt.Fprintf(w, "  %d. %s — %d page(s), sha256 %s…\n", i+1, d.Name, d.PageCount, short(d.SHA256, 12))
+		if d.Note != "" {
+			fmt.Fprintf(w, "     note: %s\n", d.Note)
+		}
+		if len(d.Assertions) == 0 {
+			fmt.Fprintln(w, "     (no assertions extracted)")
+		}
+		for _, a := range d.Assertions {
+			fmt.Fprintf(w, "     - %s  %s\n", clip(a.Text, 110), cite(a.Citation))
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func cite(c brief.Citation) string { return fmt.Sprintf("[%s p.%d]", c.DocumentName, c.Page) }
+
+func cites(cs []brief.Citation) string {
+	var parts []string
+	for i, c := range cs {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("+%d more", len(cs)-3))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s p.%d", c.DocumentName, c.Page))
+	}
+	return "[" + strings.Join(parts, "; ") + "]"
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func short(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

@@ -1,0 +1,479 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pramaan/brief-rail/pkg/emf"
+	"github.com/pramaan/brief-rail/pkg/eventbridge"
+	"github.com/pramaan/brief-rail/pkg/localbus"
+	"github.com/pramaan/brief-rail/pkg/localpg"
+	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/railfn"
+	"github.com/pramaan/brief-rail/pkg/samtemplate"
+	"github.com/pramaan/brief-rail/pkg/sqsq"
+	railsql "github.com/pramaan/brief-rail/sql"
+)
+
+// railOptions configure the local rail (railctl dev and railctl run).
+type railOptions struct {
+	modelDelay time.Duration
+	settle     time.Duration
+	lease      time.Duration
+	sweepEvery time.Duration
+	sweepGrace time.Duration
+	scale      float64
+	builder    string
+	duplicate  float64
+	transport  string
+	template   string
+	quiet      bool
+}
+
+func addRailFlags(fs *flag.FlagSet, o *railOptions, modelDelay, settle time.Duration) {
+	fs.DurationVar(&o.modelDelay, "model-delay", modelDelay, "pause every model call this long (honours cancellation), to watch builds overlap demand")
+	fs.DurationVar(&o.settle, "settle", settle, "settle window: DelaySeconds on the trigger's nudges (a burst of facts -> one build)")
+	fs.DurationVar(&o.lease, "lease", 10*time.Second, "build lease (heartbeat every third of it)")
+	fs.DurationVar(&o.sweepEvery, "sweep-every", 2*time.Second, "sweeper period (one minute when deployed)")
+	fs.DurationVar(&o.sweepGrace, "sweep-grace", 3*time.Second, "demand younger than this is left to its own nudge")
+	fs.Float64Var(&o.scale, "time-scale", 0.01, "multiply the template's queue timings by this (visibility 3600s -> 36s)")
+	fs.StringVar(&o.builder, "builder", "extractive", "Brief builder: "+strings.Join(builderNames(), ", "))
+	fs.Float64Var(&o.duplicate, "duplicate", 0, "fault knob: probability that a queue delivers a message twice")
+	fs.StringVar(&o.transport, "transport", "auto", "local (in-process bus and queues), aws (EventBridge/SQS at AWS_ENDPOINT_URL or AWS), or auto")
+	fs.StringVar(&o.template, "template", "", "SAM template the local wiring is read from (default: template.yaml at the project root)")
+}
+
+// projectRoot is the directory holding go.mod, searched upwards from the
+// working directory; the working directory when there is none.
+func projectRoot() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return wd
+		}
+	}
+}
+
+// localDatabase returns a database URL: --database-url / DATABASE_URL when
+// set; otherwise a project-local PostgreSQL under .local/pg, started here
+// (stop is then non-nil) with a database brief_rail.
+func localDatabase(ctx context.Context, g *globals, p *progressHandler) (url string, stop func(), err error) {
+	if g.databaseURL != "" {
+		return g.databaseURL, nil, nil
+	}
+	dir := filepath.Join(projectRoot(), ".local", "pg")
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", nil, err
+	}
+	p.linef("postgres", "starting PostgreSQL with data in %s", dir)
+	srv, err := localpg.Start(ctx, localpg.Options{DataDir: dir})
+	if err != nil {
+		return "", nil, fmt.Errorf("start PostgreSQL in %s (is `railctl dev` already running on it? then set DATABASE_URL to its URL): %w", dir, err)
+	}
+	stop = func() { _ = srv.Stop() }
+	admin, err := pgx.Connect(ctx, srv.URL("postgres"))
+	if err != nil {
+		stop()
+		return "", nil, err
+	}
+	defer admin.Close(context.Background())
+	var exists bool
+	if err := admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'brief_rail')`).Scan(&exists); err != nil {
+		stop()
+		return "", nil, err
+	}
+	if !exists {
+		if _, err := admin.Exec(ctx, `CREATE DATABASE brief_rail`); err != nil {
+			stop()
+			return "", nil, err
+		}
+	}
+	url = srv.URL("brief_rail")
+	_ = os.WriteFile(filepath.Join(projectRoot(), ".local", "database_url"), []byte(url+"\n"), 0o644)
+	p.linef("postgres", "ready: %s", url)
+	return url, stop, nil
+}
+
+func migrateURL(ctx context.Context, url string, p *progressHandler) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(context.Background())
+	v, err := railsql.Migrate(ctx, conn, func(name string) { p.linef("migrate", "applying %s", name) })
+	if err != nil {
+		return err
+	}
+	p.linef("migrate", "schema at version %d", v)
+	return nil
+}
+
+// localRail is relay, trigger, builder and sweeper running in one process.
+type localRail struct {
+	pool   *pgxpool.Pool
+	ledger *rail.Ledger
+	wiring *localbus.Wiring // nil over AWS
+	p      *progressHandler
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
+}
+
+// slowBuilder wraps a FrameBuilder with a pause that honours ctx, standing in
+// for a slow model.
+type slowBuilder struct {
+	rail.FrameBuilder
+	delay time.Duration
+	p     *progressHandler
+}
+
+func (s slowBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage, error) {
+	s.p.linef("model", "building matter %s from %d document(s); model delay %s", in.Ref.MatterID.String()[:8], len(in.Documents), s.delay)
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		s.p.linef("model", "build cancelled: %v", context.Cause(ctx))
+		return nil, context.Cause(ctx)
+	}
+	return s.FrameBuilder.Build(ctx, in)
+}
+
+// startRail connects and starts the rail's four parts. Close stops them.
+func startRail(ctx context.Context, url string, o railOptions, p *progressHandler) (*localRail, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, usageError("bad database URL: %v", err)
+	}
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	cfg.MaxConns = 16
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	fb, err := frameBuilder(ctx, o.builder)
+	if err != nil {
+		pool.Close()
+		return nil, usageError("%v", err)
+	}
+	if o.modelDelay > 0 {
+		fb = slowBuilder{FrameBuilder: fb, delay: o.modelDelay, p: p}
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	r := &localRail{pool: pool, p: p, cancel: cancel,
+		ledger: rail.NewLedger(pool, rail.Config{Lease: o.lease, SweepGrace: o.sweepGrace, BackoffBase: time.Second, BackoffMax: 10 * time.Second})}
+
+	var (
+		publisher     rail.Publisher
+		nudger        rail.Nudger
+		trigSrc, bSrc localbus.Source
+	)
+	transport := o.transport
+	if transport == "auto" {
+		transport = "local"
+		if os.Getenv("AWS_ENDPOINT_URL") != "" && os.Getenv("RAIL_TRIGGER_QUEUE_URL") != "" && os.Getenv("RAIL_BUILD_QUEUE_URL") != "" {
+			transport = "aws"
+		}
+	}
+	switch transport {
+	case "local":
+		tplPath := o.template
+		if tplPath == "" {
+			tplPath = filepath.Join(projectRoot(), "template.yaml")
+		}
+		tpl, err := samtemplate.Load(tplPath)
+		if err != nil {
+			cancel()
+			pool.Close()
+			return nil, fmt.Errorf("local wiring is read from the SAM template: %w", err)
+		}
+		w, err := localbus.FromTemplate(tpl, "local", envOr("RAIL_EVENT_SOURCE", rail.DefaultEventSource), o.scale, "TriggerRule")
+		if err != nil {
+			cancel()
+			pool.Close()
+			return nil, err
+		}
+		for _, q := range w.Queues {
+			q.SetDuplicate(o.duplicate)
+		}
+		r.wiring = w
+		w.Bus.OnDeliver = func(d localbus.Delivery) {
+			if len(d.Rules) == 0 {
+				p.linef("bus", "%s published; no rule matches it (not routed)", d.DetailType)
+				return
+			}
+			p.linef("bus", "%s published -> %s -> trigger queue", d.DetailType, strings.Join(d.Rules, ","))
+		}
+		publisher = w.Bus
+		nudger = &localbus.Nudger{Queue: w.Queue("BuildQueue"), Exact: true, OnNudge: func(n rail.Nudge, d time.Duration) {
+			p.linef("nudge", "-> build queue: matter %s reason=%s delay=%s", n.MatterID.String()[:8], n.Reason, d)
+		}}
+		trigSrc, bSrc = w.Queue("TriggerQueue"), w.Queue("BuildQueue")
+		p.linef("wiring", "in-process bus and queues from %s (timings x%g; build queue visibility %s, redrive after %d receives)",
+			filepath.Base(tplPath), o.scale, w.Queue("BuildQueue").Config().Visibility, w.Queue("BuildQueue").Config().MaxReceiveCount)
+	case "aws":
+		acfg, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			cancel()
+			pool.Close()
+			return nil, fmt.Errorf("AWS configuration: %w", err)
+		}
+		client := sqs.NewFromConfig(acfg)
+		publisher = eventbridge.New(acfg, envOr("RAIL_EVENT_BUS", "default"), envOr("RAIL_EVENT_SOURCE", rail.DefaultEventSource))
+		nudger = sqsq.NewNudger(client, os.Getenv("RAIL_BUILD_QUEUE_URL"))
+		trigSrc = &sqsSource{client: client, url: os.Getenv("RAIL_TRIGGER_QUEUE_URL")}
+		bSrc = &sqsSource{client: client, url: os.Getenv("RAIL_BUILD_QUEUE_URL")}
+		p.linef("wiring", "AWS: bus %s, trigger queue %s, build queue %s", envOr("RAIL_EVENT_BUS", "default"),
+			os.Getenv("RAIL_TRIGGER_QUEUE_URL"), os.Getenv("RAIL_BUILD_QUEUE_URL"))
+	default:
+		cancel()
+		pool.Close()
+		return nil, usageError("--transport %q: want local, aws or auto", o.transport)
+	}
+
+	relay := &rail.Relay{Pool: pool, Publisher: publisher, Backoff: 200 * time.Millisecond, BackoffMax: 5 * time.Second,
+		Log: p.logger("relay").With()}
+	// The Lambdas' own handlers (pkg/railfn), wired to the local transport:
+	// the local rail runs the code the functions run.
+	metrics := emf.New(io.Discard)
+	trig := &railfn.TriggerHandler{
+		Trigger: &rail.Trigger{Ledger: r.ledger, Nudger: nudger, SettleDelay: o.settle, Log: p.logger("trigger"), Metrics: metrics},
+		Metrics: metrics, Log: p.logger("trigger"),
+	}
+	build := &railfn.BuilderHandler{
+		Worker:  rail.Worker{Ledger: r.ledger, Builder: fb, Log: p.logger("builder")},
+		Nudger:  nudger,
+		Margin:  time.Second,
+		Metrics: metrics,
+		Log:     p.logger("builder"),
+	}
+	onErr := func(component string) func(error) {
+		return func(err error) { p.linef(component, "ERROR %v", err) }
+	}
+	pollers := []*localbus.Poller{
+		{Name: "trigger", Source: trigSrc, Handler: trig.Handle, Batch: 10, Wait: 200 * time.Millisecond, Concurrency: 2, OnError: onErr("trigger")},
+		{Name: "builder", Source: bSrc, Handler: build.Handle, Batch: 1, Wait: 200 * time.Millisecond, Concurrency: 4, OnError: onErr("builder")},
+	}
+	for _, pl := range pollers {
+		r.wg.Go(func() { _ = pl.Run(rctx) })
+	}
+	r.wg.Go(func() { r.runRelay(rctx, relay) })
+	r.wg.Go(func() { r.runSweeper(rctx, o.sweepEvery, nudger) })
+	r.wg.Go(func() { r.watchLedger(rctx) })
+	if r.wiring != nil {
+		r.wg.Go(func() { r.watchDLQs(rctx) })
+	}
+	p.linef("rail", "running: relay, trigger, builder (%s, model delay %s), sweeper every %s; lease %s, settle %s",
+		fb.Name(), o.modelDelay, o.sweepEvery, o.lease, o.settle)
+	return r, nil
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// Stop stops the rail's parts and waits for them; the pool stays open.
+func (r *localRail) Stop() {
+	r.cancel()
+	r.wg.Wait()
+}
+
+// Close stops the rail and closes its pool.
+func (r *localRail) Close() {
+	r.Stop()
+	r.pool.Close()
+}
+
+func (r *localRail) runRelay(ctx context.Context, relay *rail.Relay) {
+	for ctx.Err() == nil {
+		st, err := relay.DrainOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			r.p.linef("relay", "ERROR pass failed: %v", err)
+		}
+		if st.Published > 0 || st.Failed > 0 {
+			r.p.linef("relay", "outbox -> bus: %d published, %d failed, backlog %d", st.Published, st.Failed, st.Backlog)
+		}
+		if st.Published == 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+}
+
+func (r *localRail) runSweeper(ctx context.Context, every time.Duration, nudger rail.Nudger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rep, err := r.ledger.Sweep(ctx, 0)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.p.linef("sweeper", "ERROR %v", err)
+			}
+			continue
+		}
+		for _, q := range rep.Quarantined {
+			r.p.linef("sweeper", "QUARANTINED matter %s: lease expired on its last attempt", q.MatterID.String()[:8])
+		}
+		if rep.LeaseExpiries > 0 {
+			r.p.linef("sweeper", "%d lease(s) expired", rep.LeaseExpiries)
+		}
+		if len(rep.Renudge) == 0 {
+			continue
+		}
+		var nudges []rail.Nudge
+		for _, m := range rep.Renudge {
+			r.p.linef("sweeper", "unserved demand with no live claim on matter %s: re-nudging", m.MatterID.String()[:8])
+			nudges = append(nudges, rail.Nudge{V: 1, FirmID: m.FirmID, MatterID: m.MatterID, Reason: rail.ReasonSweep})
+		}
+		if err := nudger.Nudge(ctx, nudges, 0); err != nil && ctx.Err() == nil {
+			r.p.linef("sweeper", "ERROR re-nudge: %v", err)
+		}
+	}
+}
+
+// watchLedger prints heartbeats: a running row whose claimed_at moved on
+// under the same token.
+func (r *localRail) watchLedger(ctx context.Context) {
+	type seen struct {
+		token int64
+		at    time.Time
+	}
+	last := map[string]seen{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+		rows, err := r.pool.Query(ctx, `SELECT matter_id::text, claimed_generation, claimed_at FROM ops.matter_frame_jobs
+            WHERE run_status = 'running'`)
+		if err != nil {
+			continue
+		}
+		now := map[string]seen{}
+		for rows.Next() {
+			var m string
+			var s seen
+			if rows.Scan(&m, &s.token, &s.at) == nil {
+				now[m] = s
+				if prev, ok := last[m]; ok && prev.token == s.token && s.at.After(prev.at) {
+					r.p.linef("builder", "heartbeat token=%d matter=%s: lease refreshed", s.token, m[:8])
+				}
+			}
+		}
+		rows.Close()
+		last = now
+	}
+}
+
+func (r *localRail) watchDLQs(ctx context.Context) {
+	counts := map[string]int{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		for _, id := range []string{"TriggerQueue", "BuildQueue"} {
+			q := r.wiring.Queue(id)
+			if n := q.Stats().Redriven; n > counts[id] {
+				r.p.linef("dlq", "%d message(s) from %s moved to %s after %d receives", n-counts[id], id, q.Config().DLQ.Name(), q.Config().MaxReceiveCount)
+				counts[id] = n
+			}
+		}
+	}
+}
+
+// sqsSource adapts an SQS queue to localbus.Source for the AWS transport.
+type sqsSource struct {
+	client *sqs.Client
+	url    string
+}
+
+func (s *sqsSource) Receive(ctx context.Context, max int, wait time.Duration) ([]events.SQSMessage, error) {
+	out, err := s.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl: aws.String(s.url), MaxNumberOfMessages: int32(max), WaitTimeSeconds: int32(wait.Seconds()),
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
+	})
+	if err != nil {
+		return nil, err
+	}
+	msgs := make([]events.SQSMessage, 0, len(out.Messages))
+	for _, m := range out.Messages {
+		msgs = append(msgs, events.SQSMessage{MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle),
+			Body: aws.ToString(m.Body), Md5OfBody: aws.ToString(m.MD5OfBody), Attributes: m.Attributes,
+			EventSource: "aws:sqs", EventSourceARN: s.url})
+	}
+	return msgs, nil
+}
+
+func (s *sqsSource) Delete(handle string) error {
+	_, err := s.client.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(s.url), ReceiptHandle: aws.String(handle)})
+	return err
+}
+
+// cmdDev runs the rail until interrupted.
+func cmdDev(ctx context.Context, g *globals, args []string) error {
+	fs := newFlags(g, "dev", "[flags]")
+	var o railOptions
+	addRailFlags(fs, &o, 5*time.Second, 2*time.Second)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	p := newProgress(g.stdout, slog.LevelInfo)
+	url, stop, err := localDatabase(ctx, g, p)
+	if err != nil {
+		return err
+	}
+	if stop != nil {
+		defer stop()
+	}
+	if err := migrateURL(ctx, url, p); err != nil {
+		return err
+	}
+	r, err := startRail(ctx, url, o, p)
+	if err != nil {
+		return err
+	}
+	p.linef("rail", "in another terminal:  export DATABASE_URL='%s'", url)
+	p.linef("rail", "then e.g.  railctl regenerate --firm %s --matter %s   (Ctrl-C here stops the rail)", sampleFirm, sampleMatter)
+	<-ctx.Done()
+	p.linef("rail", "stopping")
+	r.Close()
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return nil
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pramaan/brief-rail/pkg/brief"
+	"github.com/pramaan/brief-rail/pkg/brief/samples"
+	"github.com/pramaan/brief-rail/pkg/rail"
+)
+
+// The quickstart's fixed ids, printed so a person can use them with the
+// other commands.
+const (
+	sampleFirm   = "f1a1f1a1-0000-4000-8000-000000000001"
+	sampleMatter = "4a770001-0000-4000-8000-000000000001"
+	sampleTitle  = "Harlow Logistics Ltd v. Penmark Freight Inc."
+)
+
+// quickstartDocs are the sample PDFs the quickstart uploads: the three with
+// a text layer. (The scanned exhibit is left out; upload it by hand to see
+// the "no text layer" note.)
+var quickstartDocs = []string{samples.ComplaintName, samples.AnswerName, samples.ExhibitAName}
+
+func cmdRun(ctx context.Context, g *globals, args []string) error {
+	fs := newFlags(g, "run", "[flags]")
+	var o railOptions
+	addRailFlags(fs, &o, 0, 1*time.Second)
+	timeout := fs.Duration("timeout", 50*time.Second, "give up when the Brief is not current after this long")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	p := newProgress(g.stdout, slog.LevelInfo)
+	url, stop, err := localDatabase(ctx, g, p)
+	if err != nil {
+		return err
+	}
+	if stop != nil {
+		defer stop()
+	}
+	if err := migrateURL(ctx, url, p); err != nil {
+		return err
+	}
+	r, err := startRail(ctx, url, o, p)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+
+	ref, _ := rail.ParseMatterRef(sampleFirm, sampleMatter)
+	p.linef("quickstart", "firm %s, matter %s (%s)", sampleFirm, sampleMatter, sampleTitle)
+	events, err := seedQuickstart(ctx, r.pool, ref, p)
+	if err != nil {
+		return err
+	}
+	p.linef("quickstart", "waiting for the Brief to reflect all three documents (timeout %s)", *timeout)
+	wctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	frame, err := waitForBrief(wctx, r, ref, events)
+	if err != nil {
+		j, _ := r.ledger.Job(context.WithoutCancel(ctx), ref)
+		return fmt.Errorf("the Brief did not become current: %w (requested %d, built %d, %s)", err,
+			j.RequestedGeneration, j.BuiltGeneration, j.RunStatus)
+	}
+	r.Stop() // quiet the rail before printing
+	j, err := r.ledger.Job(context.WithoutCancel(ctx), ref)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(g.stdout)
+	printBrief(g.stdout, j, frame)
+	fmt.Fprintln(g.stdout, "JOB ROW (ops.matter_frame_jobs)")
+	fmt.Fprintf(g.stdout, "  requested %d / target %d / built %d, token (claimed_generation) %d, run_status %s, attempts %d, %s\n",
+		j.RequestedGeneration, j.TargetGeneration, j.BuiltGeneration, j.ClaimedGeneration, j.RunStatus, j.Attempts, currentText(j))
+	runs, err := r.ledger.Runs(context.WithoutCancel(ctx), ref, 10)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(g.stdout, "\nRUNS (ops.matter_frame_runs, newest first)")
+	printRuns(g, runs)
+	fmt.Fprintf(g.stdout, "\nNext: `make serve`, then in another terminal\n  export DATABASE_URL='%s'\n  railctl brief --firm %s --matter %s\n",
+		url, sampleFirm, sampleMatter)
+	return nil
+}
+
+// seedQuickstart creates the sample matter and uploads the three sample PDFs,
+// or, when an earlier run already did, asks for a regeneration so this run
+// still goes through the whole rail. It returns the ids of the facts whose
+// demand the Brief must cover.
+func seedQuickstart(ctx context.Context, pool *pgxpool.Pool, ref rail.MatterRef, p *progressHandler) ([]uuid.UUID, error) {
+	var have []string
+	rows, err := pool.Query(ctx, `SELECT name FROM app.documents WHERE firm_id = $1 AND matter_id = $2`, ref.FirmID, ref.MatterID)
+	if err != nil {
+		return nil, err
+	}
+	if have, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		return nil, err
+	}
+	var ids []uuid.UUID
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		created, err := rail.AddMatter(ctx, tx, ref, sampleTitle)
+		if err != nil {
+			return err
+		}
+		if created {
+			if err := recordMatterCreated(ctx, tx, ref); err != nil {
+				return err
+			}
+			p.linef("quickstart", "matter created")
+		} else if err := rail.SetMatterStatus(ctx, tx, ref, "open"); err != nil {
+			return err
+		}
+		var missing []samples.File
+		for _, f := range samples.PDFs() {
+			if slices.Contains(quickstartDocs, f.Name) && !slices.Contains(have, f.Name) {
+				missing = append(missing, f)
+			}
+		}
+		if len(missing) == 0 {
+			id, err := recordRegenerationRequested(ctx, tx, ref)
+			ids = append(ids, id)
+			p.linef("quickstart", "the three documents are already stored (an earlier run): brief.regeneration_requested recorded")
+			return err
+		}
+		dir, err := os.MkdirTemp("", "brief-rail-samples-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		for _, f := range missing {
+			path := filepath.Join(dir, f.Name)
+			if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+				return err
+			}
+			u, err := prepareUpload(path)
+			if err != nil {
+				return err
+			}
+			docID, err := rail.AddDocument(ctx, tx, ref, u.doc)
+			if err != nil {
+				return err
+			}
+			if err := recordDocumentUploaded(ctx, tx, ref, docID); err != nil {
+				return err
+			}
+			p.linef("upload", "%s: %d page(s) extracted, stored as document %s, document.uploaded recorded", f.Name, len(u.doc.Pages), docID.String()[:8])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 { // the uploads' facts, read back from the outbox
+		rows, err := pool.Query(ctx, `SELECT event_id FROM ops.domain_event_outbox
+            WHERE firm_id = $1 AND matter_id = $2 AND event_name = 'document.uploaded'`, ref.FirmID, ref.MatterID)
+		if err != nil {
+			return nil, err
+		}
+		if ids, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID]); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// waitForBrief waits until the trigger has heard every fact, the Brief is
+// current (built == requested) and the newest frame lists the three
+// documents.
+func waitForBrief(ctx context.Context, r *localRail, ref rail.MatterRef, facts []uuid.UUID) (rail.StoredFrame, error) {
+	ids := make([]string, len(facts))
+	for i, id := range facts {
+		ids[i] = id.String()
+	}
+	for {
+		var heard int
+		err := r.pool.QueryRow(ctx, `SELECT count(*) FROM ops.trigger_inbox WHERE event_id::text = ANY($1::text[])`, ids).Scan(&heard)
+		if err == nil && heard == len(ids) {
+			j, jerr := r.ledger.Job(ctx, ref)
+			f, found, ferr := r.ledger.LatestFrame(ctx, nil, ref)
+			if jerr == nil && ferr == nil && found && j.Current && j.RequestedGeneration > 0 && f.Target == j.BuiltGeneration && listsAll(f.Body) {
+				return f, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return rail.StoredFrame{}, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func listsAll(body []byte) bool {
+	var b brief.Brief
+	if json.Unmarshal(body, &b) != nil {
+		return false
+	}
+	var names []string
+	for _, d := range b.Documents {
+		names = append(names, d.Name)
+	}
+	for _, want := range quickstartDocs {
+		if !slices.Contains(names, want) {
+			return false
+		}
+	}
+	return true
+}
+
+// cmdRegenerate records brief.regeneration_requested: what the Regenerate
+// button does. The rail hears it through the outbox, the bus and the trigger.
+func cmdRegenerate(ctx context.Context, g *globals, args []string) error {
+	fs := newFlags(g, "regenerate", "--firm F --matter M")
+	mf := addMatterFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ref, err := mf.ref()
+	if err != nil {
+		return err
+	}
+	pool, err := g.pool(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if _, err := rail.NewLedger(pool, rail.Config{}).Job(ctx, ref); err != nil {
+		return err
+	}
+	var id uuid.UUID
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		id, err = recordRegenerationRequested(ctx, tx, ref)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stdout, "brief.regeneration_requested recorded (event %s); the rail will rebuild matter %s\n", id, ref)
+	return nil
+}

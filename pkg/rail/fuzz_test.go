@@ -1,0 +1,97 @@
+package rail_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/railtest"
+)
+
+// FuzzEventName: the Go grammar and the database's CHECK agree on every
+// name, and neither panics. The Go check runs first for a clear error; the
+// database is the authority, so disagreement is a bug either way.
+func FuzzEventName(f *testing.F) {
+	for _, s := range []string{"matter.created", "document.uploaded", "brief.regeneration_requested",
+		"frame.built", "document.removed", "Matter.Created", "matter", "brief.rebuild", "rebuild.brief.now",
+		"document.upload", "", ".", "a.b", "x.y.z", "document.uploaded\x00", "document.réed", "matter.seeded",
+		"matter.bed", "doc_1.re_opened", "matter.set", "matter.undone", strings.Repeat("a", 300) + ".created"} {
+		f.Add(s)
+	}
+	db := railtest.NewDB(f)
+	f.Fuzz(func(t *testing.T, name string) {
+		goErr := rail.ValidEventName(name)
+		if goErr != nil && !errors.Is(goErr, rail.ErrBadEventName) {
+			t.Fatalf("ValidEventName(%q) returned an untyped error: %v", name, goErr)
+		}
+		if strings.ContainsRune(name, 0) || !validUTF8(name) {
+			if goErr == nil {
+				t.Fatalf("ValidEventName accepted a name Postgres cannot store: %q", name)
+			}
+			return
+		}
+		// Ask the CHECK directly, bypassing the Go check, in a rolled-back transaction.
+		ctx := context.Background()
+		dbErr := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, `INSERT INTO ops.domain_event_outbox (firm_id, event_name) VALUES ($1, $2)`,
+				uuid.New(), name)
+			if err != nil {
+				return err
+			}
+			return errRollback
+		})
+		dbAccepts := errors.Is(dbErr, errRollback)
+		var pgErr *pgconn.PgError
+		if !dbAccepts && !(errors.As(dbErr, &pgErr) && pgErr.ConstraintName == "outbox_event_name_is_past_tense_fact") {
+			t.Fatalf("insert %q: unexpected error %v", name, dbErr)
+		}
+		if dbAccepts != (goErr == nil) {
+			t.Fatalf("grammar disagreement on %q: Go accepts=%v, database accepts=%v", name, goErr == nil, dbAccepts)
+		}
+	})
+}
+
+var errRollback = errors.New("rollback")
+
+func validUTF8(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+// FuzzDecodeFactDetail: the bus detail decoder never panics, and whatever
+// it accepts has real ids and a grammatical name and survives a round trip.
+func FuzzDecodeFactDetail(f *testing.F) {
+	good, _ := json.Marshal(map[string]any{"event_id": uuid.NewString(), "event_name": "document.uploaded",
+		"firm_id": uuid.NewString(), "matter_id": uuid.NewString(), "occurred_at": "2026-11-30T01:02:03Z",
+		"payload": map[string]string{"document_id": uuid.NewString()}})
+	f.Add(good)
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"event_id":"nope"}`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`{"event_id":"00000000-0000-0000-0000-000000000000","event_name":"frame.built","firm_id":"00000000-0000-0000-0000-000000000001"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := rail.DecodeFactDetail(b)
+		if err != nil {
+			return
+		}
+		if d.EventID == uuid.Nil || d.FirmID == uuid.Nil {
+			t.Fatalf("accepted a detail without ids: %+v", d)
+		}
+		if err := rail.ValidEventName(d.EventName); err != nil {
+			t.Fatalf("accepted a detail with a bad name: %v", err)
+		}
+		enc, err := rail.EncodeFactDetail(d)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		d2, err := rail.DecodeFactDetail(enc)
+		if err != nil || d2.EventID != d.EventID || d2.EventName != d.EventName || d2.FirmID != d.FirmID {
+			t.Fatalf("round trip: %+v → %+v (%v)", d, d2, err)
+		}
+	})
+}

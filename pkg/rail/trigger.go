@@ -1,0 +1,248 @@
+package rail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// The trigger: it hears facts from the bus (through a queue), records Brief
+// demand for the facts that create it, and nudges the builders. Transport
+// types (SQS messages, EventBridge envelopes) stay in the adapters; the
+// trigger sees InboundFacts.
+
+// CreatesDemand reports whether a fact named name creates Brief demand:
+// document.uploaded, document.removed and brief.regeneration_requested. The
+// rail's own frame.built never does (a build must not demand another build).
+func CreatesDemand(name string) bool {
+	switch name {
+	case FactDocumentUploaded, FactDocumentRemoved, FactRegenerationRequested:
+		return true
+	}
+	return false
+}
+
+// DefaultInboxRetention is how long the trigger remembers an event_id: longer
+// than any queue or dead-letter queue can hold the message (14 days at most),
+// so a redrive after a long outage still dedupes.
+const DefaultInboxRetention = 15 * 24 * time.Hour
+
+// InboundFact is one message the trigger received: a decoded fact, or the
+// reason it could not be decoded.
+type InboundFact struct {
+	MessageID   string     // the transport's message id, for logs
+	Fact        FactDetail // valid when Err is nil
+	Err         error      // the body could not be decoded; this message fails alone
+	TraceHeader string     // the X-Ray trace header it arrived with, if any
+}
+
+// CountSink receives counters (pkg/emf's Logger is one). Nil means none.
+type CountSink interface {
+	Count(name string, n float64)
+}
+
+// Metric names the trigger counts.
+const (
+	MetricDemandsRecorded = "DemandsRecorded" // matters given new demand
+	MetricFactsCoalesced  = "FactsCoalesced"  // facts folded into another fact's demand
+)
+
+// Trigger turns demand facts into ledger demand and nudges. Safe for
+// concurrent use.
+type Trigger struct {
+	Ledger *Ledger
+	Nudger Nudger
+	// SettleDelay is put on every nudge (SQS DelaySeconds) so that a burst
+	// of facts for one matter is served by one build.
+	SettleDelay time.Duration
+	Log         *slog.Logger
+	Metrics     CountSink
+}
+
+func (t *Trigger) log() *slog.Logger {
+	if t.Log != nil {
+		return t.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (t *Trigger) count(name string, n int) {
+	if t.Metrics != nil && n > 0 {
+		t.Metrics.Count(name, float64(n))
+	}
+}
+
+// matterFacts is one matter's demand facts in a batch, in arrival order.
+type matterFacts struct {
+	ref   MatterRef
+	index []int // positions in the batch
+}
+
+// Handle processes a batch and returns one error per message, in order: nil
+// acknowledges the message, non-nil asks for redelivery (the transport's
+// redrive policy dead-letters it after enough tries).
+//
+//   - A malformed message fails alone.
+//   - A fact that creates no demand (an unknown name, frame.built) is
+//     acknowledged and changes nothing.
+//   - A fact naming an unknown matter, a closed one, or one filed under
+//     another firm is acknowledged with a logged reason and nothing written:
+//     it would fail the same way forever.
+//   - Facts already seen (the same event_id) add no demand.
+//   - The new facts for one matter become one transaction holding their
+//     inbox rows and one demand of n, then one nudge for the matter, sent
+//     after the commit with the settle delay. A nudge that cannot be sent is
+//     logged and the facts are still acknowledged: the demand is in the
+//     ledger and the sweeper re-nudges it.
+//   - A database error fails that matter's facts only.
+func (t *Trigger) Handle(ctx context.Context, msgs []InboundFact) []error {
+	errs := make([]error, len(msgs))
+	var groups []*matterFacts
+	byRef := map[MatterRef]*matterFacts{}
+	for i, m := range msgs {
+		log := t.log().With("message_id", m.MessageID)
+		if m.Err != nil {
+			errs[i] = fmt.Errorf("malformed fact in message %s: %w", m.MessageID, m.Err)
+			log.ErrorContext(ctx, "malformed fact: failing this message (it is retried, then dead-lettered)", "err", m.Err)
+			continue
+		}
+		f := m.Fact
+		if !CreatesDemand(f.EventName) {
+			log.InfoContext(ctx, "fact creates no demand; acknowledged", "event_id", f.EventID,
+				"event_name", f.EventName, "firm_id", f.FirmID, "matter_id", f.MatterID.UUID)
+			continue
+		}
+		ref, ok := f.Ref()
+		if !ok {
+			log.WarnContext(ctx, "demand fact names no matter; acknowledged without demand", "event_id", f.EventID,
+				"event_name", f.EventName, "firm_id", f.FirmID)
+			continue
+		}
+		g := byRef[ref]
+		if g == nil {
+			g = &matterFacts{ref: ref}
+			byRef[ref] = g
+			groups = append(groups, g)
+		}
+		g.index = append(g.index, i)
+	}
+
+	var nudges []Nudge
+	for _, g := range groups {
+		n, err := t.record(ctx, msgs, g)
+		if err != nil {
+			for _, i := range g.index {
+				errs[i] = err
+			}
+			continue
+		}
+		if n.Reason != "" {
+			nudges = append(nudges, n)
+		}
+	}
+	if len(nudges) > 0 {
+		if err := t.Nudger.Nudge(ctx, nudges, t.SettleDelay); err != nil {
+			t.log().ErrorContext(ctx, "nudge failed after the demand committed; the sweeper will re-nudge",
+				"err", err, "matters", len(nudges))
+		}
+	}
+	return errs
+}
+
+const inboxSQL = `
+INSERT INTO ops.trigger_inbox (event_id, firm_id, matter_id, event_name)
+SELECT e.event_id::uuid, $2, $3, e.event_name
+FROM unnest($1::text[], $4::text[]) AS e (event_id, event_name)
+ORDER BY e.event_id::uuid
+ON CONFLICT (event_id) DO NOTHING
+RETURNING event_id`
+
+// record writes one matter's new facts and their demand in one transaction.
+// It returns the nudge to send (zero when nothing new was recorded) or an
+// error that fails the matter's messages.
+func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts) (Nudge, error) {
+	log := t.log().With("firm_id", g.ref.FirmID, "matter_id", g.ref.MatterID)
+	ids := make([]uuid.UUID, 0, len(g.index))
+	idText := make([]string, 0, len(g.index)) // exec mode has no uuid[] encode plan
+	names := make([]string, 0, len(g.index))
+	seen := map[uuid.UUID]bool{}
+	for _, i := range g.index {
+		f := msgs[i].Fact
+		if seen[f.EventID] { // the same fact twice in one batch
+			continue
+		}
+		seen[f.EventID] = true
+		ids, names = append(ids, f.EventID), append(names, f.EventName)
+		idText = append(idText, f.EventID.String())
+	}
+
+	tx, err := t.Ledger.Pool().Begin(ctx)
+	if err != nil {
+		return Nudge{}, fmt.Errorf("trigger %s: begin: %w", g.ref, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	rows, err := tx.Query(ctx, inboxSQL, idText, g.ref.FirmID, g.ref.MatterID, names)
+	if err != nil {
+		return Nudge{}, fmt.Errorf("trigger %s: inbox: %w", g.ref, err)
+	}
+	fresh, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return Nudge{}, fmt.Errorf("trigger %s: inbox: %w", g.ref, err)
+	}
+	if len(fresh) == 0 {
+		log.InfoContext(ctx, "facts already recorded; acknowledged", "event_ids", ids)
+		return Nudge{}, nil
+	}
+	res, err := t.Ledger.Demand(ctx, tx, g.ref, len(fresh))
+	switch {
+	case errors.Is(err, ErrUnknownMatter), errors.Is(err, ErrFirmMismatch), errors.Is(err, ErrMatterClosed):
+		// Rolled back: nothing is written. The fact will never apply, so
+		// retrying it would only loop.
+		log.WarnContext(ctx, "facts name no open matter of this firm; acknowledged without demand",
+			"reason", err.Error(), "event_ids", ids)
+		return Nudge{}, nil
+	case err != nil:
+		return Nudge{}, fmt.Errorf("trigger %s: %w", g.ref, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return Nudge{}, fmt.Errorf("trigger %s: commit: %w", g.ref, err)
+	}
+	t.count(MetricDemandsRecorded, 1)
+	t.count(MetricFactsCoalesced, len(fresh)-1)
+	log.InfoContext(ctx, "demand recorded", "facts", len(fresh), "duplicates", len(g.index)-len(fresh),
+		"requested_generation", res.Requested, "run_status", res.Status)
+
+	n := Nudge{V: 1, FirmID: g.ref.FirmID, MatterID: g.ref.MatterID, Reason: ReasonDemand}
+	for _, i := range g.index { // the first new fact's trace continues into the build
+		if msgs[i].TraceHeader != "" && slices.Contains(fresh, msgs[i].Fact.EventID) {
+			n.TraceHeader = msgs[i].TraceHeader
+			break
+		}
+	}
+	return n, nil
+}
+
+// PruneInbox deletes up to limit inbox rows received longer than retention
+// ago (by the database clock) and returns how many it deleted.
+func PruneInbox(ctx context.Context, q Querier, retention time.Duration, limit int) (int64, error) {
+	if retention <= 0 {
+		return 0, fmt.Errorf("prune inbox: retention must be positive, got %s", retention)
+	}
+	if limit <= 0 {
+		limit = 10000
+	}
+	tag, err := q.Exec(ctx, `DELETE FROM ops.trigger_inbox WHERE event_id IN (
+        SELECT event_id FROM ops.trigger_inbox
+        WHERE received_at < clock_timestamp() - make_interval(secs => $1)
+        ORDER BY received_at LIMIT $2)`, retention.Seconds(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("prune inbox: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}

@@ -1,0 +1,306 @@
+package rail_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
+)
+
+// nudgeRecorder is an in-process Nudger that keeps what it was given.
+type nudgeRecorder struct {
+	mu     sync.Mutex
+	calls  [][]rail.Nudge
+	delays []time.Duration
+	fail   error
+}
+
+func (r *nudgeRecorder) Nudge(_ context.Context, ns []rail.Nudge, d time.Duration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail != nil {
+		return r.fail
+	}
+	r.calls = append(r.calls, append([]rail.Nudge(nil), ns...))
+	r.delays = append(r.delays, d)
+	return nil
+}
+
+func (r *nudgeRecorder) all() []rail.Nudge {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []rail.Nudge
+	for _, c := range r.calls {
+		out = append(out, c...)
+	}
+	return out
+}
+
+// logBuffer captures log lines for assertions on logged reasons.
+type logBuffer struct {
+	mu sync.Mutex
+	sb strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sb.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sb.String()
+}
+
+type counts struct {
+	mu sync.Mutex
+	m  map[string]float64
+}
+
+func (c *counts) Count(name string, n float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]float64{}
+	}
+	c.m[name] += n
+}
+
+func (c *counts) get(name string) float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[name]
+}
+
+func newTrigger(b *bundle) (*rail.Trigger, *nudgeRecorder, *logBuffer, *counts) {
+	rec, logs, cs := &nudgeRecorder{}, &logBuffer{}, &counts{}
+	return &rail.Trigger{Ledger: b.ledger, Nudger: rec, SettleDelay: 7 * time.Second,
+		Log: slog.New(slog.NewJSONHandler(logs, nil)), Metrics: cs}, rec, logs, cs
+}
+
+func fact(ref rail.MatterRef, name string) rail.InboundFact {
+	id := uuid.New()
+	return rail.InboundFact{MessageID: "m-" + id.String()[:8], TraceHeader: "Root=1-00000000-" + strings.ReplaceAll(id.String(), "-", "")[:24] + ";Sampled=1",
+		Fact: rail.FactDetail{EventID: id, EventName: name, FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true}}}
+}
+
+func inboxCount(t *testing.T, b *bundle) int {
+	t.Helper()
+	var n int
+	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM ops.trigger_inbox`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func noErrors(t *testing.T, errs []error) {
+	t.Helper()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("message %d: %v", i, err)
+		}
+	}
+}
+
+func TestTriggerCoalescesOneMatterIntoOneDemandAndOneNudge(t *testing.T) {
+	b := setup(t, rail.Config{})
+	other := b.newMatter(t, "Other v. Matter")
+	tr, rec, _, cs := newTrigger(b)
+	msgs := []rail.InboundFact{
+		fact(b.ref, rail.FactDocumentUploaded), fact(other, rail.FactDocumentRemoved),
+		fact(b.ref, rail.FactDocumentUploaded), fact(b.ref, rail.FactRegenerationRequested),
+	}
+	noErrors(t, tr.Handle(b.ctx, msgs))
+	if j := b.job(t); j.RequestedGeneration != 3 {
+		t.Fatalf("requested = %d, want 3 (one demand of n=3)", j.RequestedGeneration)
+	}
+	if len(rec.calls) != 1 || len(rec.calls[0]) != 2 || rec.delays[0] != 7*time.Second {
+		t.Fatalf("want one Nudge call with two nudges and the settle delay; got %v delays %v", rec.calls, rec.delays)
+	}
+	n := rec.calls[0][0]
+	if n.Ref() != b.ref || n.Reason != rail.ReasonDemand || n.V != 1 || n.TraceHeader != msgs[0].TraceHeader {
+		t.Fatalf("nudge %+v: want matter %s, reason demand, v1, first fact's trace header", n, b.ref)
+	}
+	if cs.get(rail.MetricDemandsRecorded) != 2 || cs.get(rail.MetricFactsCoalesced) != 2 {
+		t.Fatalf("metrics %v: want 2 demands, 2 coalesced", cs.m)
+	}
+	if got := inboxCount(t, b); got != 4 {
+		t.Fatalf("inbox rows = %d, want 4", got)
+	}
+}
+
+func TestTriggerDedupesOnEventID(t *testing.T) {
+	b := setup(t, rail.Config{})
+	tr, rec, _, _ := newTrigger(b)
+	f1, f2 := fact(b.ref, rail.FactDocumentUploaded), fact(b.ref, rail.FactDocumentUploaded)
+	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{f1, f1, f2})) // a duplicate inside one batch
+	if j := b.job(t); j.RequestedGeneration != 2 {
+		t.Fatalf("requested = %d, want 2", j.RequestedGeneration)
+	}
+	// Redelivered later, alone and with a new one; the envelope id would differ, event_id does not.
+	f1.MessageID = "redelivered"
+	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{f1}))
+	f3 := fact(b.ref, rail.FactDocumentRemoved)
+	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{f2, f3}))
+	if j := b.job(t); j.RequestedGeneration != 3 {
+		t.Fatalf("requested = %d after redeliveries, want 3", j.RequestedGeneration)
+	}
+	if got := len(rec.all()); got != 2 {
+		t.Fatalf("nudges = %d, want 2 (none for a pure duplicate)", got)
+	}
+}
+
+func TestTriggerConcurrentDuplicatesDemandOnce(t *testing.T) {
+	b := setup(t, rail.Config{})
+	tr, _, _, _ := newTrigger(b)
+	f := fact(b.ref, rail.FactDocumentUploaded)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() { noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{f})) })
+	}
+	wg.Wait()
+	if j := b.job(t); j.RequestedGeneration != 1 {
+		t.Fatalf("requested = %d, want 1", j.RequestedGeneration)
+	}
+}
+
+func TestTriggerIgnoresFactsThatCreateNoDemand(t *testing.T) {
+	b := setup(t, rail.Config{})
+	tr, rec, logs, _ := newTrigger(b)
+	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{
+		fact(b.ref, rail.FactFrameBuilt), fact(b.ref, "matter.renamed"), fact(b.ref, ""),
+	}))
+	if j := b.job(t); j.RequestedGeneration != 0 {
+		t.Fatalf("requested = %d, want 0", j.RequestedGeneration)
+	}
+	if inboxCount(t, b) != 0 || len(rec.all()) != 0 {
+		t.Fatal("a fact that creates no demand wrote the inbox or nudged")
+	}
+	if !strings.Contains(logs.String(), "creates no demand") {
+		t.Fatalf("no logged reason: %s", logs)
+	}
+}
+
+func TestTriggerUnknownClosedAndMisfiledMattersAreNoOps(t *testing.T) {
+	b := setup(t, rail.Config{})
+	tr, rec, logs, _ := newTrigger(b)
+	closed := b.newMatter(t, "Closed v. Matter")
+	if err := rail.SetMatterStatus(b.ctx, b.pool, closed, "closed"); err != nil {
+		t.Fatal(err)
+	}
+	unknown := rail.MatterRef{FirmID: b.ref.FirmID, MatterID: uuid.New()}
+	misfiled := rail.MatterRef{FirmID: uuid.New(), MatterID: b.ref.MatterID} // another firm names our matter
+	good := fact(b.ref, rail.FactDocumentUploaded)
+	errs := tr.Handle(b.ctx, []rail.InboundFact{
+		fact(unknown, rail.FactDocumentUploaded), fact(closed, rail.FactDocumentUploaded),
+		fact(misfiled, rail.FactRegenerationRequested), good,
+	})
+	noErrors(t, errs)
+	if j := b.job(t); j.RequestedGeneration != 1 {
+		t.Fatalf("requested = %d, want 1 (only the good fact)", j.RequestedGeneration)
+	}
+	var jobs int
+	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM ops.matter_frame_jobs`).Scan(&jobs); err != nil {
+		t.Fatal(err)
+	}
+	if jobs != 1 || inboxCount(t, b) != 1 {
+		t.Fatalf("jobs = %d, inbox = %d: want only the good fact written", jobs, inboxCount(t, b))
+	}
+	if n := rec.all(); len(n) != 1 || n[0].Ref() != b.ref {
+		t.Fatalf("nudges %v: want one, for the good matter", n)
+	}
+	for _, want := range []string{rail.ErrUnknownMatter.Error(), rail.ErrMatterClosed.Error(), rail.ErrFirmMismatch.Error()} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks reason %q", want)
+		}
+	}
+	// Redelivering the no-ops stays a no-op: no poison loop.
+	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{fact(unknown, rail.FactDocumentUploaded)}))
+}
+
+func TestTriggerMalformedFailsAlone(t *testing.T) {
+	b := setup(t, rail.Config{})
+	tr, rec, logs, _ := newTrigger(b)
+	bad := rail.InboundFact{MessageID: "bad-1", Err: errors.New("body is not JSON")}
+	errs := tr.Handle(b.ctx, []rail.InboundFact{fact(b.ref, rail.FactDocumentUploaded), bad, fact(b.ref, rail.FactDocumentUploaded)})
+	if errs[0] != nil || errs[2] != nil || errs[1] == nil {
+		t.Fatalf("errs = %v: want only the malformed message to fail", errs)
+	}
+	if !strings.Contains(errs[1].Error(), "bad-1") || !strings.Contains(logs.String(), "body is not JSON") {
+		t.Fatalf("error %q / logs lack the message id and reason", errs[1])
+	}
+	if j := b.job(t); j.RequestedGeneration != 2 || len(rec.all()) != 1 {
+		t.Fatalf("requested %d nudges %d: want 2 and 1", j.RequestedGeneration, len(rec.all()))
+	}
+}
+
+func TestTriggerNudgeFailureStillAcknowledges(t *testing.T) {
+	b := setup(t, rail.Config{})
+	tr, rec, logs, _ := newTrigger(b)
+	rec.fail = errors.New("queue unreachable")
+	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{fact(b.ref, rail.FactDocumentUploaded)}))
+	if j := b.job(t); j.RequestedGeneration != 1 {
+		t.Fatalf("requested = %d, want 1: demand must survive a lost nudge", j.RequestedGeneration)
+	}
+	if !strings.Contains(logs.String(), "sweeper will re-nudge") {
+		t.Fatalf("lost nudge not logged: %s", logs)
+	}
+	// The sweeper finds it once the grace has passed.
+	b.ageDemand(t, rail.DefaultSweepGrace+time.Second)
+	rep, err := b.ledger.Sweep(b.ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Renudge) != 1 || rep.Renudge[0] != b.ref {
+		t.Fatalf("sweep renudge = %v, want the matter", rep.Renudge)
+	}
+}
+
+func TestTriggerDatabaseErrorFailsThatMatterOnly(t *testing.T) {
+	b := setup(t, rail.Config{})
+	tr, _, _, _ := newTrigger(b)
+	ctx, cancel := context.WithCancel(b.ctx)
+	cancel()
+	errs := tr.Handle(ctx, []rail.InboundFact{fact(b.ref, rail.FactDocumentUploaded), fact(b.ref, rail.FactFrameBuilt)})
+	if errs[0] == nil || errs[1] != nil {
+		t.Fatalf("errs = %v: want the demand fact to fail (retry) and the no-op to be acknowledged", errs)
+	}
+}
+
+func TestPruneInbox(t *testing.T) {
+	b := setup(t, rail.Config{})
+	tr, _, _, _ := newTrigger(b)
+	old, fresh := fact(b.ref, rail.FactDocumentUploaded), fact(b.ref, rail.FactDocumentUploaded)
+	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{old, fresh}))
+	if _, err := b.pool.Exec(b.ctx, `UPDATE ops.trigger_inbox SET received_at = received_at - interval '16 days'
+        WHERE event_id = $1`, old.Fact.EventID); err != nil {
+		t.Fatal(err)
+	}
+	n, err := rail.PruneInbox(b.ctx, b.pool, rail.DefaultInboxRetention, 0)
+	if err != nil || n != 1 || inboxCount(t, b) != 1 {
+		t.Fatalf("pruned %d (%v), left %d: want 1 and 1", n, err, inboxCount(t, b))
+	}
+	if _, err := rail.PruneInbox(b.ctx, b.pool, 0, 0); err == nil {
+		t.Fatal("zero retention accepted")
+	}
+}
+
+func TestTriggerDemandFactWithoutMatterIsANoOp(t *testing.T) {
+	b := setup(t, rail.Config{})
+	tr, rec, logs, _ := newTrigger(b)
+	f := fact(b.ref, rail.FactRegenerationRequested)
+	f.Fact.MatterID = uuid.NullUUID{}
+	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{f}))
+	if inboxCount(t, b) != 0 || len(rec.all()) != 0 || !strings.Contains(logs.String(), "names no matter") {
+		t.Fatalf("a demand fact without a matter wrote, nudged or went unexplained: %s", logs)
+	}
+}

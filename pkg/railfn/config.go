@@ -1,0 +1,138 @@
+// Package railfn holds what the four Lambda functions (relay, trigger,
+// builder, sweeper) share: configuration from the environment, the clients
+// they build once per cold start, and their handlers. The mains in
+// functions/ only wire these together, so every handler is tested in Go
+// directly, the way Lambda calls it.
+package railfn
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
+)
+
+// Function names.
+const (
+	Relay   = "relay"
+	Trigger = "trigger"
+	Builder = "builder"
+	Sweeper = "sweeper"
+)
+
+// Environment variables (docs/ARCHITECTURE.md, "Runtime configuration").
+const (
+	EnvEventBus        = "RAIL_EVENT_BUS"
+	EnvEventSource     = "RAIL_EVENT_SOURCE"
+	EnvBuildQueueURL   = "RAIL_BUILD_QUEUE_URL"
+	EnvLease           = "RAIL_LEASE"
+	EnvSettleDelay     = "RAIL_SETTLE_DELAY"
+	EnvMaxAttempts     = "RAIL_MAX_ATTEMPTS"
+	EnvRelayWindow     = "RAIL_RELAY_WINDOW"
+	EnvOutboxRetention = "RAIL_OUTBOX_RETENTION"
+	EnvInboxRetention  = "RAIL_INBOX_RETENTION"
+	EnvBriefBuilder    = "RAIL_BRIEF_BUILDER"
+	EnvBedrockModelID  = "RAIL_BEDROCK_MODEL_ID"
+)
+
+// Config is one function's configuration. The database settings are read
+// by pkg/pgconn.
+type Config struct {
+	Function        string
+	EventBus        string        // relay
+	EventSource     string        // relay
+	BuildQueueURL   string        // trigger, builder, sweeper
+	Lease           time.Duration // builder, sweeper
+	SettleDelay     time.Duration // trigger, builder (follow-ups)
+	MaxAttempts     int           // builder, sweeper
+	RelayWindow     time.Duration // relay
+	OutboxRetention time.Duration // sweeper
+	InboxRetention  time.Duration // sweeper
+	BriefBuilder    string        // builder: extractive or bedrock
+	BedrockModelID  string        // builder with bedrock
+}
+
+// RailConfig is the ledger configuration the function runs with.
+func (c Config) RailConfig() rail.Config {
+	return rail.Config{Lease: c.Lease, MaxAttempts: c.MaxAttempts}
+}
+
+// LoadConfig reads function fn's configuration with getenv (os.Getenv in
+// a main), applying the documented defaults. Every missing or invalid
+// variable is named in one error, so a cold start fails once, clearly.
+func LoadConfig(fn string, getenv func(string) string) (Config, error) {
+	switch fn {
+	case Relay, Trigger, Builder, Sweeper:
+	default:
+		return Config{}, fmt.Errorf("railfn: unknown function %q (want relay, trigger, builder or sweeper)", fn)
+	}
+	env := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	var errs []error
+	dur := func(key string, def time.Duration, lo, hi time.Duration) time.Duration {
+		v := env(key)
+		if v == "" {
+			return def
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q is not a duration (like 10s, 15m, 168h)", key, v))
+			return def
+		}
+		if d < lo || d > hi {
+			errs = append(errs, fmt.Errorf("%s=%s is outside %s..%s", key, d, lo, hi))
+		}
+		return d
+	}
+	c := Config{
+		Function:        fn,
+		EventBus:        env(EnvEventBus),
+		EventSource:     env(EnvEventSource),
+		BuildQueueURL:   env(EnvBuildQueueURL),
+		Lease:           dur(EnvLease, rail.DefaultLease, time.Minute, 24*time.Hour),
+		SettleDelay:     dur(EnvSettleDelay, 10*time.Second, 0, 900*time.Second),
+		RelayWindow:     dur(EnvRelayWindow, rail.DefaultRelayWindow, time.Second, 15*time.Minute),
+		OutboxRetention: dur(EnvOutboxRetention, 168*time.Hour, time.Hour, 365*24*time.Hour),
+		InboxRetention:  dur(EnvInboxRetention, rail.DefaultInboxRetention, 24*time.Hour, 365*24*time.Hour),
+		MaxAttempts:     rail.DefaultMaxAttempts,
+		BriefBuilder:    env(EnvBriefBuilder),
+		BedrockModelID:  env(EnvBedrockModelID),
+	}
+	if c.EventBus == "" {
+		c.EventBus = "default"
+	}
+	if c.EventSource == "" {
+		c.EventSource = rail.DefaultEventSource
+	}
+	if c.BriefBuilder == "" {
+		c.BriefBuilder = "extractive"
+	}
+	if v := env(EnvMaxAttempts); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			errs = append(errs, fmt.Errorf("%s=%q: want an integer from 1 to 100", EnvMaxAttempts, v))
+		} else {
+			c.MaxAttempts = n
+		}
+	}
+	if fn != Relay && c.BuildQueueURL == "" {
+		errs = append(errs, fmt.Errorf("%s is not set: the %s sends nudges to the build queue (the stack sets it to BuildQueue's URL)", EnvBuildQueueURL, fn))
+	}
+	if fn == Builder {
+		switch c.BriefBuilder {
+		case "extractive":
+		case "bedrock":
+			if c.BedrockModelID == "" {
+				errs = append(errs, fmt.Errorf("%s=bedrock needs %s", EnvBriefBuilder, EnvBedrockModelID))
+			}
+		default:
+			errs = append(errs, fmt.Errorf("%s=%q: want extractive or bedrock", EnvBriefBuilder, c.BriefBuilder))
+		}
+	}
+	if len(errs) > 0 {
+		return Config{}, fmt.Errorf("railfn: %s configuration: %w", fn, errors.Join(errs...))
+	}
+	return c, nil
+}

@@ -1,0 +1,57 @@
+package railfn_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pramaan/brief-rail/pkg/railfn"
+)
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadConfigDefaults(t *testing.T) {
+	c, err := railfn.LoadConfig(railfn.Builder, envOf(map[string]string{"RAIL_BUILD_QUEUE_URL": "http://q"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Lease != 15*time.Minute || c.SettleDelay != 10*time.Second || c.MaxAttempts != 5 || c.RelayWindow != 50*time.Second ||
+		c.OutboxRetention != 168*time.Hour || c.EventBus != "default" || c.EventSource != "pramaan.domain" || c.BriefBuilder != "extractive" {
+		t.Fatalf("defaults: %+v", c)
+	}
+	// The relay needs no build queue.
+	if _, err := railfn.LoadConfig(railfn.Relay, envOf(nil)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadConfigRefusesMissingAndInvalidEnv(t *testing.T) {
+	for name, tc := range map[string]struct {
+		fn   string
+		env  map[string]string
+		want []string
+	}{
+		"trigger without queue": {railfn.Trigger, nil, []string{"RAIL_BUILD_QUEUE_URL is not set", "trigger"}},
+		"sweeper without queue": {railfn.Sweeper, nil, []string{"RAIL_BUILD_QUEUE_URL"}},
+		"bad durations": {railfn.Trigger, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_SETTLE_DELAY": "soon", "RAIL_LEASE": "5s"},
+			[]string{`RAIL_SETTLE_DELAY="soon"`, "RAIL_LEASE=5s is outside"}},
+		"settle beyond SQS": {railfn.Trigger, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_SETTLE_DELAY": "16m"}, []string{"RAIL_SETTLE_DELAY"}},
+		"bad attempts":      {railfn.Sweeper, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_MAX_ATTEMPTS": "0"}, []string{"RAIL_MAX_ATTEMPTS"}},
+		"bedrock without model": {railfn.Builder, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_BRIEF_BUILDER": "bedrock"},
+			[]string{"RAIL_BEDROCK_MODEL_ID"}},
+		"unknown builder":  {railfn.Builder, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_BRIEF_BUILDER": "magic"}, []string{"RAIL_BRIEF_BUILDER"}},
+		"unknown function": {"janitor", nil, []string{"unknown function"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := railfn.LoadConfig(tc.fn, envOf(tc.env))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}

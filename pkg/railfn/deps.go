@@ -1,0 +1,119 @@
+package railfn
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pramaan/brief-rail/pkg/brief"
+	"github.com/pramaan/brief-rail/pkg/emf"
+	"github.com/pramaan/brief-rail/pkg/pgconn"
+	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/sqsq"
+	"github.com/pramaan/brief-rail/pkg/tracing"
+)
+
+// Deps are the clients a function builds once, at cold start.
+type Deps struct {
+	Pool    *pgxpool.Pool
+	AWS     aws.Config   // instrumented for X-Ray when tracing is on
+	Log     *slog.Logger // JSON in Lambda; request id added by the …Context methods
+	Metrics *emf.Logger  // EMF lines, flushed once per invocation
+}
+
+// NewLogger is the functions' logger: aws-lambda-go's slog handler, which
+// writes JSON when the function's log format is JSON (template.yaml sets
+// it) and adds the request id to every record logged with a context.
+func NewLogger(fn string) *slog.Logger {
+	return lambdacontext.NewLogger().With("function", fn)
+}
+
+// Setup reads fn's configuration and builds its clients. Any error is a
+// cold-start failure: the main logs it and exits.
+func Setup(ctx context.Context, fn string) (Config, Deps, error) {
+	log := NewLogger(fn)
+	cfg, err := LoadConfig(fn, os.Getenv)
+	if err != nil {
+		return Config{}, Deps{}, err
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return Config{}, Deps{}, fmt.Errorf("railfn: load AWS configuration: %w", err)
+	}
+	tracing.InstrumentAWS(&awsCfg)
+	pgCfg, err := pgconn.ConfigFromEnv(ctx, pgconn.Options{AWS: &awsCfg})
+	if err != nil {
+		return Config{}, Deps{}, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pgCfg)
+	if err != nil {
+		return Config{}, Deps{}, fmt.Errorf("railfn: open pool: %w", err)
+	}
+	return cfg, Deps{Pool: pool, AWS: awsCfg, Log: log, Metrics: emf.New(os.Stdout)}, nil
+}
+
+// Fatal logs a cold-start error and exits non-zero, which Lambda reports as
+// Runtime.ExitError with this log line beside it.
+func Fatal(log *slog.Logger, fn string, err error) {
+	if log == nil {
+		log = NewLogger(fn)
+	}
+	log.Error("cold start failed", "err", err.Error())
+	fmt.Fprintf(os.Stderr, "%s: cold start failed: %v\n", fn, err)
+	os.Exit(1)
+}
+
+// Close releases the clients (SIGTERM hook).
+func (d Deps) Close() {
+	if d.Pool != nil {
+		d.Pool.Close()
+	}
+	if d.Metrics != nil {
+		_ = d.Metrics.Flush()
+	}
+}
+
+func (d Deps) nudger(cfg Config) *sqsq.Nudger {
+	return sqsq.NewNudger(sqs.NewFromConfig(d.AWS), cfg.BuildQueueURL)
+}
+
+// FrameBuilder returns the Brief builder cfg names.
+func FrameBuilder(cfg Config, awsCfg aws.Config) rail.FrameBuilder {
+	if cfg.BriefBuilder == "bedrock" {
+		return brief.ForRail(brief.NewBedrock(bedrockruntime.NewFromConfig(awsCfg), cfg.BedrockModelID))
+	}
+	return brief.ForRail(brief.NewExtractive())
+}
+
+func discard() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
+
+func (d Deps) log() *slog.Logger {
+	if d.Log != nil {
+		return d.Log
+	}
+	return discard()
+}
+
+func (d Deps) metrics() *emf.Logger {
+	if d.Metrics != nil {
+		return d.Metrics
+	}
+	return emf.New(io.Discard)
+}
+
+// requestID returns the invocation's request id ("" outside Lambda).
+func requestID(ctx context.Context) string {
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		return lc.AwsRequestID
+	}
+	return ""
+}
