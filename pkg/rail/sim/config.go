@@ -49,8 +49,9 @@ type Config struct {
 	NoSweepNudges bool
 }
 
-// Default ledger settings for the simulation: the production lease and
-// backoff, fewer attempts so quarantine is reachable in a short run.
+// Default ledger settings for the simulation: the production lease, a
+// one-minute backoff base, fewer attempts so quarantine is reachable in a
+// short run.
 const (
 	DefaultSteps   = 100
 	DefaultWorkers = 3
@@ -80,7 +81,10 @@ func (c Config) withDefaults() Config {
 		c.Ledger.Lease = rail.DefaultLease
 	}
 	if c.Ledger.BackoffBase == 0 {
-		c.Ledger.BackoffBase = rail.DefaultBackoffBase
+		// Longer than the production default (5s) so that no backoff can
+		// pass in real time during a seed, however loaded the machine:
+		// only time travel moves it, and a seed stays deterministic.
+		c.Ledger.BackoffBase = time.Minute
 	}
 	if c.Ledger.BackoffMax == 0 {
 		c.Ledger.BackoffMax = rail.DefaultBackoffMax
