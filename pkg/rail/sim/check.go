@@ -1,0 +1,223 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
+)
+
+const snapshotSQL = `
+SELECT matter_id, requested_generation, claimed_generation, target_generation, built_generation, run_status,
+       coalesce(run_status = 'running' AND claimed_at < clock_timestamp() - make_interval(secs => $1), false),
+       not_before IS NOT NULL, coalesce(not_before <= clock_timestamp(), false), attempts
+FROM ops.matter_frame_jobs`
+
+// tableInvariantsSQL is protocol.md's table invariants, one row per
+// violation (the idea of helpers_test.go's invariantViolations), plus the
+// run table's token bookkeeping.
+const tableInvariantsSQL = `
+SELECT 'generations out of order: ' || matter_id FROM ops.matter_frame_jobs
+ WHERE NOT (built_generation <= target_generation AND target_generation <= requested_generation)
+UNION ALL SELECT 'running without claimed_at: ' || matter_id FROM ops.matter_frame_jobs
+ WHERE run_status = 'running' AND claimed_at IS NULL
+UNION ALL SELECT 'not running with target <> built: ' || matter_id FROM ops.matter_frame_jobs
+ WHERE run_status <> 'running' AND target_generation <> built_generation
+UNION ALL SELECT 'frame token above claimed: ' || f.matter_id FROM ops.matter_frames f
+ JOIN ops.matter_frame_jobs j USING (firm_id, matter_id) WHERE f.token > j.claimed_generation
+UNION ALL SELECT 'duplicate frame token: ' || matter_id FROM ops.matter_frames
+ GROUP BY firm_id, matter_id, token HAVING count(*) > 1
+UNION ALL SELECT 'newest frame target <> built: ' || j.matter_id FROM ops.matter_frame_jobs j
+ JOIN LATERAL (SELECT target_generation FROM ops.matter_frames f
+   WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id ORDER BY token DESC LIMIT 1) nf ON true
+ WHERE nf.target_generation <> j.built_generation
+UNION ALL SELECT 'built without a frame: ' || matter_id FROM ops.matter_frame_jobs j
+ WHERE built_generation > 0 AND NOT EXISTS (SELECT 1 FROM ops.matter_frames f
+   WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id)
+UNION ALL SELECT 'runs do not number 1..claimed_generation: ' || j.matter_id FROM ops.matter_frame_jobs j
+ WHERE (SELECT count(*) FROM ops.matter_frame_runs r WHERE r.firm_id = j.firm_id AND r.matter_id = j.matter_id)
+       <> j.claimed_generation
+    OR coalesce((SELECT max(token) FROM ops.matter_frame_runs r WHERE r.firm_id = j.firm_id AND r.matter_id = j.matter_id), 0)
+       <> j.claimed_generation`
+
+// observe snapshots the ledger rows after a step and checks the table
+// invariants and the monotone counters.
+func (r *run) observe() {
+	rows, err := r.env.Admin.Query(r.ctx, snapshotSQL, r.cfg.Ledger.Lease.Seconds())
+	r.must(err, "snapshot")
+	next := make([]row, len(r.matters))
+	for rows.Next() {
+		var (
+			id uuid.UUID
+			s  row
+		)
+		r.must(rows.Scan(&id, &s.requested, &s.claimed, &s.target, &s.built, &s.status,
+			&s.leaseExpired, &s.backoffSet, &s.backoffDue, &s.attempts), "scan snapshot")
+		m, ok := r.byID[id]
+		if !ok {
+			r.fail("ledger row of an unknown matter %s", id)
+		}
+		s.exists = true
+		next[m] = s
+	}
+	r.must(rows.Err(), "snapshot")
+	for m, s := range next {
+		p := r.snap[m]
+		if s.built < p.built {
+			r.res.violate(VBuiltDecreased, "step %d m%d: built_generation %d -> %d", r.step, m, p.built, s.built)
+		}
+		if s.claimed < p.claimed {
+			r.res.violate(VTokenReused, "step %d m%d: claimed_generation %d -> %d", r.step, m, p.claimed, s.claimed)
+		}
+		if s.requested < p.requested {
+			r.res.violate(VDemandLost, "step %d m%d: requested_generation %d -> %d", r.step, m, p.requested, s.requested)
+		}
+		r.hist[m].built = max(r.hist[m].built, s.built)
+	}
+	r.snap = next
+	bad, err := r.env.Admin.Query(r.ctx, `SELECT * FROM sim.invariant_violations()`)
+	r.must(err, "table invariants")
+	for bad.Next() {
+		var s string
+		r.must(bad.Scan(&s), "scan invariants")
+		r.res.violate(VTable, "step %d: %s", r.step, s)
+	}
+	r.must(bad.Err(), "table invariants")
+}
+
+// drain stops demands and faults and runs the system fairly: stalled
+// workers resume, every nudge is delivered, every worker finishes; when
+// nothing is left to do, time passes beyond the lease and the sweep runs.
+// Every matter must end built == requested, or quarantined.
+func (r *run) drain() {
+	r.draining = true
+	r.tracef("drain: demands and faults stop")
+	if r.holder != nil {
+		r.resolveHolder(true)
+		r.observe()
+	}
+	for _, w := range r.workers {
+		w.stalled = false
+	}
+	for round := 0; round < 25; round++ {
+		for progressed := true; progressed; {
+			progressed = false
+			for _, w := range r.workers {
+				for w.phase != idle {
+					switch w.phase {
+					case claimed:
+						r.load(w)
+					case built:
+						r.commitPlain(w)
+					case unsure:
+						r.resolve(w)
+					default:
+						r.fail("drain: %s in phase %s", w.name, phaseNames[w.phase])
+					}
+					r.observe()
+					progressed = true
+				}
+			}
+			if len(r.bag) > 0 {
+				n := r.bag[0]
+				r.bag = r.bag[1:]
+				r.claimFor(r.workers[0], n, false)
+				r.observe()
+				progressed = true
+			}
+		}
+		if r.served() {
+			return
+		}
+		r.timeTravel(r.cfg.Ledger.Lease + r.cfg.Ledger.BackoffMax + time.Minute)
+		r.tracef("drain: clock past lease, backoff and sweep grace")
+		r.doSweep()
+		r.observe()
+	}
+}
+
+// drainAll is the ledger's drain, then the relays'.
+func (r *run) drainAll() {
+	r.drain()
+	r.relayDrain()
+}
+
+func (r *run) served() bool {
+	for _, s := range r.snap {
+		if s.exists && s.built != s.requested && s.status != rail.StatusQuarantined {
+			return false
+		}
+	}
+	return true
+}
+
+// finalChecks: liveness, and the history against what the database holds.
+func (r *run) finalChecks() {
+	for m, s := range r.snap {
+		h := &r.hist[m]
+		switch {
+		case s.status == rail.StatusQuarantined:
+			r.res.Quarantined++
+		case s.built != s.requested:
+			r.res.DemandsLost += int(s.requested - s.built)
+			r.res.violate(VDemandLost, "m%d: requested %d built %d (%s) after the drain", m, s.requested, s.built, s.status)
+		}
+		if s.requested != h.requested {
+			r.res.violate(VMismatch, "m%d: requested_generation %d, history recorded %d demands", m, s.requested, h.requested)
+		}
+		if s.claimed != h.lastToken {
+			r.res.violate(VMismatch, "m%d: claimed_generation %d, history's last claim %d", m, s.claimed, h.lastToken)
+		}
+	}
+	// Every frame in the table is one the history saw land, and vice versa.
+	rows, err := r.env.Admin.Query(r.ctx, `SELECT matter_id, token FROM ops.matter_frames`)
+	r.must(err, "frames")
+	inDB := map[[2]int64]bool{}
+	for rows.Next() {
+		var (
+			id    uuid.UUID
+			token int64
+		)
+		r.must(rows.Scan(&id, &token), "scan frames")
+		m := r.byID[id]
+		inDB[[2]int64{int64(m), token}] = true
+		if !r.hist[m].frames[token] {
+			r.res.violate(VMismatch, "m%d: frame token %d in the table, never seen to land", m, token)
+		}
+	}
+	r.must(rows.Err(), "frames")
+	for m, h := range r.hist {
+		for token := range h.frames {
+			if !inDB[[2]int64{int64(m), token}] {
+				r.res.violate(VMismatch, "m%d: frame token %d recorded as landed, not in the table", m, token)
+			}
+		}
+	}
+	// By the database's own clock: no frame lands after the next token was
+	// claimed (a cross-check of the history's order).
+	rows, err = r.env.Admin.Query(r.ctx, `SELECT f.matter_id, f.token FROM ops.matter_frames f
+        JOIN ops.matter_frame_runs n ON n.firm_id = f.firm_id AND n.matter_id = f.matter_id AND n.token > f.token
+        WHERE f.built_at > n.claimed_at GROUP BY 1, 2`)
+	r.must(err, "frame order")
+	for rows.Next() {
+		var (
+			id    uuid.UUID
+			token int64
+		)
+		r.must(rows.Scan(&id, &token), "scan frame order")
+		r.res.violate(VStaleFrameDB, "m%d: frame token %d built_at after a later token's claim (database clock)", r.byID[id], token)
+	}
+	r.must(rows.Err(), "frame order")
+	r.checkOutbox()
+	r.tracef("end: %s", r.describeRows())
+}
+
+func (r *run) describeRows() string {
+	s := ""
+	for m, x := range r.snap {
+		s += fmt.Sprintf("m%d[req %d tok %d tgt %d built %d %s att %d] ", m, x.requested, x.claimed, x.target, x.built, x.status, x.attempts)
+	}
+	return s
+}

@@ -1,0 +1,327 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
+)
+
+// pubPlan is how the bus answers one relay pass, drawn by the scheduler
+// before the pass so the answer does not depend on timing.
+type pubPlan struct {
+	failCall bool   // the whole PutEvents call fails
+	reject   uint64 // bit i set: entry i of a call is rejected
+}
+
+// bus is an in-memory recording rail.Publisher (a test double of the port):
+// it applies the current plan, gives every accepted entry a fresh envelope
+// id (as EventBridge does, so a re-publish looks new), and a consumer that
+// dedupes on the application event_id.
+type bus struct {
+	mu        sync.Mutex
+	plan      pubPlan
+	accepted  map[uuid.UUID]int // event_id -> times accepted
+	details   map[uuid.UUID]rail.FactDetail
+	envelopes int
+	calls     int
+	badDetail []string
+
+	// gate, when set, holds the next Publish call until closed, after
+	// signalling entered (two relays at once).
+	gate    chan struct{}
+	entered chan struct{}
+}
+
+type relayPublisher struct{ b *bus }
+
+func (p relayPublisher) Publish(ctx context.Context, entries []rail.BusEntry) ([]rail.PublishResult, error) {
+	b := p.b
+	b.mu.Lock()
+	gate, entered := b.gate, b.entered
+	b.gate, b.entered = nil, nil
+	b.mu.Unlock()
+	if gate != nil {
+		close(entered)
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls++
+	if b.plan.failCall {
+		return nil, errors.New("simulated PutEvents failure")
+	}
+	out := make([]rail.PublishResult, len(entries))
+	for i, e := range entries {
+		out[i].EventID = e.EventID
+		if i < 64 && b.plan.reject&(1<<i) != 0 {
+			out[i].Err = errors.New("simulated entry rejection")
+			continue
+		}
+		b.envelopes++
+		b.accepted[e.EventID]++
+		d, err := rail.DecodeFactDetail(e.Detail)
+		if err != nil || d.EventID != e.EventID || d.EventName != e.Name {
+			b.badDetail = append(b.badDetail, fmt.Sprintf("%s: %v", e.EventID, err))
+			continue
+		}
+		b.details[e.EventID] = d
+	}
+	return out, nil
+}
+
+type relayCrash struct{}
+
+func (r *run) newRelay(i int, afterPublish func()) Drainer {
+	return r.cfg.Relay(i, r.env.Relays[i], relayPublisher{r.bus}, afterPublish)
+}
+
+// drainOnce runs one relay pass; a relayCrash panic from AfterPublish is
+// the relay dying between PutEvents and marking (its transaction rolls
+// back). It reports whether the pass crashed.
+func (r *run) drainOnce(rl Drainer) (st rail.RelayStats, crashed bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(relayCrash); !ok {
+				panic(p)
+			}
+			crashed = true
+		}
+	}()
+	st, err = rl.DrainOnce(r.ctx)
+	return st, false, err
+}
+
+func (r *run) setPlan(p pubPlan) {
+	r.bus.mu.Lock()
+	r.bus.plan = p
+	r.bus.mu.Unlock()
+}
+
+// doRelay is one relay pass with a bus answer drawn from the seed.
+func (r *run) doRelay() {
+	i := r.rng.IntN(len(r.env.Relays))
+	var plan pubPlan
+	var after func()
+	what := "ok"
+	switch x := r.rng.Float64(); {
+	case x < 0.12:
+		plan.reject = r.rng.Uint64() & r.rng.Uint64() // about a quarter of the entries
+		r.fault(FaultPutEventsPartial)
+		what = "partial failure"
+	case x < 0.20:
+		plan.failCall = true
+		r.fault(FaultPutEventsFailed)
+		what = "call failed"
+	case x < 0.32:
+		after = func() { panic(relayCrash{}) }
+		r.fault(FaultRelayCrash)
+		what = "crash between PutEvents and marking"
+	}
+	r.setPlan(plan)
+	st, crashed, err := r.drainOnce(r.newRelay(i, after))
+	r.setPlan(pubPlan{})
+	if err != nil && !plan.failCall {
+		r.fail("relay%d: %v", i, err)
+	}
+	r.tracef("relay%d pass (%s): published %d failed %d crashed %v backlog %d", i, what, st.Published, st.Failed, crashed, st.Backlog)
+}
+
+// doTwoRelays runs relay 0's pass up to PutEvents and holds it there (its
+// rows locked FOR UPDATE), runs relay 1's whole pass meanwhile, then lets
+// relay 0 finish.
+func (r *run) doTwoRelays() {
+	r.fault(FaultTwoRelays)
+	r.setPlan(pubPlan{})
+	gate, entered := make(chan struct{}), make(chan struct{})
+	r.bus.mu.Lock()
+	r.bus.gate, r.bus.entered = gate, entered
+	r.bus.mu.Unlock()
+	var (
+		st0  rail.RelayStats
+		err0 error
+	)
+	done := make(chan struct{})
+	go func() { defer close(done); st0, err0 = r.newRelay(0, nil).DrainOnce(r.ctx) }()
+	select {
+	case <-entered:
+	case <-done: // nothing to publish: relay 0 never called PutEvents
+		r.bus.mu.Lock()
+		r.bus.gate, r.bus.entered = nil, nil
+		r.bus.mu.Unlock()
+		r.must(err0, "relay0")
+		r.tracef("two relays: relay0 had nothing to publish")
+		return
+	case <-time.After(15 * time.Second):
+		r.fail("relay0 never reached PutEvents")
+	}
+	before := r.acceptedCopy()
+	st1, err1 := r.newRelay(1, nil).DrainOnce(r.ctx)
+	r.must(err1, "relay1 while relay0 holds its rows")
+	mid := r.acceptedCopy()
+	close(gate)
+	<-done
+	r.must(err0, "relay0")
+	after := r.acceptedCopy()
+	for id, n := range after {
+		if n > mid[id] && mid[id] > before[id] {
+			r.res.violate(VFactTwice, "event %s published by both relays while relay0 held it", id)
+		}
+	}
+	if st0.Published > 0 && st1.Published > 0 {
+		r.fault(FaultTwoRelaysBoth)
+	}
+	r.tracef("two relays: relay0 published %d, relay1 (meanwhile) published %d", st0.Published, st1.Published)
+}
+
+func (r *run) acceptedCopy() map[uuid.UUID]int {
+	r.bus.mu.Lock()
+	defer r.bus.mu.Unlock()
+	out := make(map[uuid.UUID]int, len(r.bus.accepted))
+	for k, v := range r.bus.accepted {
+		out[k] = v
+	}
+	return out
+}
+
+// doOutOfOrderFacts: a demand transaction records its fact and stays open
+// while a later one commits and a relay pass runs; then it commits. Its
+// fact is older (occurred_at) than one already published.
+func (r *run) doOutOfOrderFacts() {
+	m1 := r.rng.IntN(len(r.matters))
+	m2 := (m1 + 1 + r.rng.IntN(len(r.matters)-1)) % len(r.matters)
+	d1, d2 := r.newUUID(), r.newUUID()
+	e1, e2 := r.newUUID(), r.newUUID()
+	r.fault(FaultOutOfOrderFacts)
+	tx1, err := r.env.Demander.Begin(r.ctx)
+	r.must(err, "begin")
+	defer func() { _ = tx1.Rollback(context.WithoutCancel(r.ctx)) }()
+	res1, err := r.recordDemand(tx1, m1, d1, e1)
+	r.must(err, "demand tx1")
+	var res2 rail.DemandResult
+	err = pgxBegin(r, func(q rail.Querier) error {
+		var e error
+		res2, e = r.recordDemand(q, m2, d2, e2)
+		return e
+	})
+	r.must(err, "demand tx2")
+	r.applyDemand(m2, d2, res2, "tx2, commits first")
+	st, _, err := r.drainOnce(r.newRelay(r.rng.IntN(len(r.env.Relays)), nil))
+	r.must(err, "relay between the commits")
+	r.must(tx1.Commit(r.ctx), "commit tx1")
+	r.applyDemand(m1, d1, res1, "tx1, older, commits second")
+	r.tracef("out-of-order facts: relay published %d between the commits", st.Published)
+}
+
+// relayDrain publishes everything left, with the bus healthy.
+func (r *run) relayDrain() {
+	r.setPlan(pubPlan{})
+	for pass := 0; pass < 200; pass++ {
+		st, err := r.newRelay(pass%len(r.env.Relays), nil).DrainOnce(r.ctx)
+		r.must(err, "relay drain")
+		if st.Backlog == 0 && st.Published == 0 {
+			return
+		}
+		if st.Published == 0 {
+			r.timeTravel(6 * time.Minute) // rows backing off (cap 5m)
+		}
+	}
+}
+
+// checkOutbox: every committed fact published at least once (or parked),
+// marked only when the bus accepted it, nothing published that never
+// committed, exactly one frame.built per landed frame and none for a
+// fenced one, and a document.uploaded for every document demand.
+func (r *run) checkOutbox() {
+	rows, err := r.env.Admin.Query(r.ctx, `SELECT event_id, event_name, matter_id, coalesce(payload->>'token', ''),
+        coalesce(payload->>'document_id', ''), published_at IS NOT NULL, parked_at IS NOT NULL FROM ops.domain_event_outbox`)
+	r.must(err, "outbox")
+	type fact struct {
+		name, token, doc  string
+		m                 int
+		published, parked bool
+	}
+	facts := map[uuid.UUID]fact{}
+	for rows.Next() {
+		var (
+			id     uuid.UUID
+			matter uuid.NullUUID
+			f      fact
+		)
+		r.must(rows.Scan(&id, &f.name, &matter, &f.token, &f.doc, &f.published, &f.parked), "scan outbox")
+		f.m = r.byID[matter.UUID]
+		facts[id] = f
+	}
+	r.must(rows.Err(), "outbox")
+	b := r.bus
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, s := range b.badDetail {
+		r.res.violate(VFactLost, "bus detail did not decode: %s", s)
+	}
+	frameFacts := map[[2]int64]int{}
+	docFacts := map[string]bool{}
+	for id, f := range facts {
+		r.res.Facts++
+		switch {
+		case f.parked:
+			r.res.FactsParked++
+		case !f.published:
+			r.res.violate(VFactLost, "%s %s committed, never published", f.name, id)
+		case b.accepted[id] == 0:
+			r.res.violate(VFactMarked, "%s %s marked published, never accepted by the bus", f.name, id)
+		}
+		if n := b.accepted[id]; n > 1 {
+			r.res.FactsRepublished += n - 1
+		}
+		switch f.name {
+		case rail.FactFrameBuilt:
+			var tok int64
+			if _, err := fmt.Sscan(f.token, &tok); err != nil {
+				r.res.violate(VFrameFact, "frame.built %s without a token", id)
+			}
+			frameFacts[[2]int64{int64(f.m), tok}]++
+		case rail.FactDocumentUploaded:
+			docFacts[f.doc] = true
+		}
+	}
+	for id := range b.accepted {
+		if _, ok := facts[id]; !ok {
+			r.res.violate(VFactPhantom, "event %s published but no committed outbox row", id)
+		}
+	}
+	for m, h := range r.hist {
+		tokens := slices.Collect(func(yield func(int64) bool) {
+			for t := range h.frames {
+				if !yield(t) {
+					return
+				}
+			}
+		})
+		for _, t := range tokens {
+			if n := frameFacts[[2]int64{int64(m), t}]; n != 1 {
+				r.res.violate(VFrameFact, "m%d: landed frame token %d has %d frame.built facts", m, t, n)
+			}
+		}
+		for _, d := range h.demands {
+			if !docFacts[d.doc.String()] {
+				r.res.violate(VFactLost, "m%d: document of demand %d has no document.uploaded fact", m, d.gen)
+			}
+		}
+	}
+	for k, n := range frameFacts {
+		if !r.hist[k[0]].frames[k[1]] {
+			r.res.violate(VFrameFact, "m%d: %d frame.built facts for token %d, which never landed", k[0], n, k[1])
+		}
+	}
+}
