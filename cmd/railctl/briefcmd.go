@@ -32,11 +32,7 @@ func cmdBrief(ctx context.Context, g *globals, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	ref, err := mf.ref()
-	if err != nil {
-		return err
-	}
-	pool, err := g.pool(ctx)
+	ref, pool, err := g.openMatter(ctx, mf)
 	if err != nil {
 		return err
 	}

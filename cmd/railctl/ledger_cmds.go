@@ -60,6 +60,20 @@ func (m matterFlags) ref() (rail.MatterRef, error) {
 	return ref, nil
 }
 
+// openMatter validates --firm/--matter and opens the pool: the start of
+// every per-matter command.
+func (g *globals) openMatter(ctx context.Context, mf matterFlags) (rail.MatterRef, *pgxpool.Pool, error) {
+	ref, err := mf.ref()
+	if err != nil {
+		return rail.MatterRef{}, nil, err
+	}
+	pool, err := g.pool(ctx)
+	if err != nil {
+		return rail.MatterRef{}, nil, err
+	}
+	return ref, pool, nil
+}
+
 func cmdMigrate(ctx context.Context, g *globals, args []string) error {
 	fs := newFlags(g, "migrate", "")
 	if err := parse(fs, args); err != nil {
@@ -98,11 +112,7 @@ func cmdMatter(ctx context.Context, g *globals, args []string) error {
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
-	ref, err := mf.ref()
-	if err != nil {
-		return err
-	}
-	pool, err := g.pool(ctx)
+	ref, pool, err := g.openMatter(ctx, mf)
 	if err != nil {
 		return err
 	}
@@ -186,11 +196,7 @@ func cmdDemand(ctx context.Context, g *globals, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	ref, err := mf.ref()
-	if err != nil {
-		return err
-	}
-	pool, err := g.pool(ctx)
+	ref, pool, err := g.openMatter(ctx, mf)
 	if err != nil {
 		return err
 	}
@@ -275,11 +281,7 @@ func cmdStatus(ctx context.Context, g *globals, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	ref, err := mf.ref()
-	if err != nil {
-		return err
-	}
-	pool, err := g.pool(ctx)
+	ref, pool, err := g.openMatter(ctx, mf)
 	if err != nil {
 		return err
 	}
@@ -345,11 +347,7 @@ func cmdRuns(ctx context.Context, g *globals, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	ref, err := mf.ref()
-	if err != nil {
-		return err
-	}
-	pool, err := g.pool(ctx)
+	ref, pool, err := g.openMatter(ctx, mf)
 	if err != nil {
 		return err
 	}
@@ -415,11 +413,7 @@ func cmdRelease(ctx context.Context, g *globals, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	ref, err := mf.ref()
-	if err != nil {
-		return err
-	}
-	pool, err := g.pool(ctx)
+	ref, pool, err := g.openMatter(ctx, mf)
 	if err != nil {
 		return err
 	}
