@@ -108,14 +108,14 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 		}
 
 		logf("throughput: warm-up (rail and River, %d each)", o.Rebuilds)
-		if _, err := railServe(ctx, led, railW, refs, o.Workers, o.Batch, true); err != nil {
+		if _, err := railServe(ctx, led, railW, refs, o.Workers, o.Batch, o.BatchSQL, true); err != nil {
 			return nil, err
 		}
 		if _, err := riverOnce(riverTuned, o.Rebuilds, true, ""); err != nil {
 			return nil, err
 		}
 		for rep := 1; rep <= o.Reps; rep++ {
-			r, err := railServe(ctx, led, railW, refs, o.Workers, o.Batch, true)
+			r, err := railServe(ctx, led, railW, refs, o.Workers, o.Batch, o.BatchSQL, true)
 			if err != nil {
 				return nil, err
 			}
@@ -130,7 +130,7 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 			rvE2ERT = append(rvE2ERT, float64(v.RoundTrips)/float64(v.Jobs))
 
 			stopS := sampler.start("rail")
-			r, err = railServe(ctx, led, railW, refs, o.Workers, o.Batch, false)
+			r, err = railServe(ctx, led, railW, refs, o.Workers, o.Batch, o.BatchSQL, false)
 			stopS()
 			if err != nil {
 				return nil, err
