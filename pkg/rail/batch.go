@@ -29,31 +29,18 @@ WITH want AS (
 ), locked AS (
     SELECT j.firm_id, j.matter_id
     FROM ops.matter_frame_jobs AS j JOIN want USING (firm_id, matter_id)
-    WHERE j.requested_generation > j.built_generation
-      AND (   (j.run_status = 'idle' AND (j.not_before IS NULL OR j.not_before <= clock_timestamp()))
-           OR (j.run_status = 'running' AND j.attempts < $5
-               AND j.claimed_at < clock_timestamp() - make_interval(secs => $4)))
+    WHERE ` + claimablePredicate + `
       AND EXISTS (SELECT 1 FROM app.matters m
                   WHERE m.firm_id = j.firm_id AND m.matter_id = j.matter_id AND m.status = 'open')
     ORDER BY j.firm_id, j.matter_id
     FOR NO KEY UPDATE OF j
 ), c AS (
-    UPDATE ops.matter_frame_jobs AS j SET
-        run_status         = 'running',
-        claimed_generation = j.claimed_generation + 1,
-        target_generation  = j.requested_generation,
-        claimed_at         = clock_timestamp(),
-        claimed_by         = $3,
-        attempts           = j.attempts + 1,
-        not_before         = NULL
+    UPDATE ops.matter_frame_jobs AS j ` + claimSet + `
     FROM locked
     WHERE j.firm_id = locked.firm_id AND j.matter_id = locked.matter_id
       -- the claim predicate again: the rows are locked, so this is what the
       -- lock saw (time only moves forward past backoff and lease).
-      AND j.requested_generation > j.built_generation
-      AND (   (j.run_status = 'idle' AND (j.not_before IS NULL OR j.not_before <= clock_timestamp()))
-           OR (j.run_status = 'running' AND j.attempts < $5
-               AND j.claimed_at < clock_timestamp() - make_interval(secs => $4)))
+      AND ` + claimablePredicate + `
     RETURNING j.firm_id, j.matter_id, j.claimed_generation, j.target_generation,
               j.built_generation, j.attempts, j.claimed_at
 ), expired AS (

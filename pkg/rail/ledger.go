@@ -91,21 +91,32 @@ func (l *Ledger) Demand(ctx context.Context, q Querier, ref MatterRef, n int) (D
 	return DemandResult{Requested: *requested, Status: *runStatus}, nil
 }
 
-const claimSQL = `
-WITH c AS (
-    UPDATE ops.matter_frame_jobs AS j SET
+// claimablePredicate is the one place that says when a ledger row (alias
+// j) may be claimed: recorded, unserved demand, and an idle row past its
+// backoff or a running row on an expired lease with attempts left. $4 is
+// the lease in seconds, $5 the maximum attempts, in every statement that
+// uses it (Claim, ClaimMany).
+const claimablePredicate = `j.requested_generation > j.built_generation
+      AND (   (j.run_status = 'idle' AND (j.not_before IS NULL OR j.not_before <= clock_timestamp()))
+           OR (j.run_status = 'running' AND j.attempts < $5
+               AND j.claimed_at < clock_timestamp() - make_interval(secs => $4)))`
+
+// claimSet is what a claim writes: the next token, the target, a fresh
+// lease by the database clock. $3 is the worker id.
+const claimSet = `SET
         run_status         = 'running',
         claimed_generation = j.claimed_generation + 1,
         target_generation  = j.requested_generation,
         claimed_at         = clock_timestamp(),
         claimed_by         = $3,
         attempts           = j.attempts + 1,
-        not_before         = NULL
+        not_before         = NULL`
+
+const claimSQL = `
+WITH c AS (
+    UPDATE ops.matter_frame_jobs AS j ` + claimSet + `
     WHERE j.firm_id = $1 AND j.matter_id = $2
-      AND j.requested_generation > j.built_generation
-      AND (   (j.run_status = 'idle' AND (j.not_before IS NULL OR j.not_before <= clock_timestamp()))
-           OR (j.run_status = 'running' AND j.attempts < $5
-               AND j.claimed_at < clock_timestamp() - make_interval(secs => $4)))
+      AND ` + claimablePredicate + `
       AND EXISTS (SELECT 1 FROM app.matters m
                   WHERE m.firm_id = j.firm_id AND m.matter_id = j.matter_id AND m.status = 'open')
     RETURNING j.firm_id, j.matter_id, j.claimed_generation, j.target_generation,
