@@ -444,6 +444,31 @@ func (s *sqsSource) Delete(handle string) error {
 	return err
 }
 
+// bootRail is the start of `railctl dev` and `railctl run`: the local (or
+// DATABASE_URL) database, migrated, with the rail running on it. stop
+// releases the database server, if one was started; it is never nil.
+func bootRail(ctx context.Context, g *globals, o railOptions, p *progressHandler) (*localRail, string, func(), error) {
+	url, stopDB, err := localDatabase(ctx, g, p)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	stop := func() {
+		if stopDB != nil {
+			stopDB()
+		}
+	}
+	if err := migrateURL(ctx, url, p); err != nil {
+		stop()
+		return nil, "", nil, err
+	}
+	r, err := startRail(ctx, url, o, p)
+	if err != nil {
+		stop()
+		return nil, "", nil, err
+	}
+	return r, url, stop, nil
+}
+
 // cmdDev runs the rail until interrupted.
 func cmdDev(ctx context.Context, g *globals, args []string) error {
 	fs := newFlags(g, "dev", "[flags]")
@@ -453,20 +478,11 @@ func cmdDev(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	p := newProgress(g.stdout, slog.LevelInfo)
-	url, stop, err := localDatabase(ctx, g, p)
+	r, url, stop, err := bootRail(ctx, g, o, p)
 	if err != nil {
 		return err
 	}
-	if stop != nil {
-		defer stop()
-	}
-	if err := migrateURL(ctx, url, p); err != nil {
-		return err
-	}
-	r, err := startRail(ctx, url, o, p)
-	if err != nil {
-		return err
-	}
+	defer stop()
 	p.linef("rail", "in another terminal:  export DATABASE_URL='%s'", url)
 	p.linef("rail", "then e.g.  railctl regenerate --firm %s --matter %s   (Ctrl-C here stops the rail)", sampleFirm, sampleMatter)
 	<-ctx.Done()

@@ -41,20 +41,11 @@ func cmdRun(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	p := newProgress(g.stdout, slog.LevelInfo)
-	url, stop, err := localDatabase(ctx, g, p)
+	r, url, stop, err := bootRail(ctx, g, o, p)
 	if err != nil {
 		return err
 	}
-	if stop != nil {
-		defer stop()
-	}
-	if err := migrateURL(ctx, url, p); err != nil {
-		return err
-	}
-	r, err := startRail(ctx, url, o, p)
-	if err != nil {
-		return err
-	}
+	defer stop()
 	defer r.Close()
 
 	ref, _ := rail.ParseMatterRef(sampleFirm, sampleMatter)
