@@ -265,7 +265,7 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 	build := &railfn.BuilderHandler{
 		Worker:  rail.Worker{Ledger: r.ledger, Builder: fb, Log: p.logger("builder")},
 		Nudger:  nudger,
-		Margin:  time.Second,
+		Reserve: time.Second, // the local lease is seconds long; the commit takes milliseconds
 		Metrics: metrics,
 		Log:     p.logger("builder"),
 	}
