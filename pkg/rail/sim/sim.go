@@ -316,7 +316,7 @@ func (r *run) chaosStep() {
 				add(0.8, "heartbeat", func() { r.heartbeat(w) })
 				add(0.5, "commit-at-deadline", func() { r.commitAtDeadline(w, false) })
 				if r.holdsRowOf(w.m) {
-					add(1.5, "deadline-during-commit", func() { r.commitAtDeadline(w, true) })
+					add(6, "deadline-during-commit", func() { r.commitAtDeadline(w, true) })
 				}
 			}
 			add(1, "stall-before-fence", func() {

@@ -170,13 +170,18 @@ func TestSimulation(t *testing.T) {
 			sim.FaultNudgeDuplicated, sim.FaultNudgeDropped, sim.FaultNudgeDelayed, sim.FaultNudgeReordered,
 			sim.FaultSweepDuringCommit, sim.FaultDemandDuringCommit, sim.FaultRelayCrash, sim.FaultTwoRelaysBoth,
 			sim.FaultPutEventsPartial, sim.FaultPutEventsFailed, sim.FaultOutOfOrderFacts, sim.FaultClaimTxOpen,
-			sim.FaultDeadlineBeforeCommit, sim.FaultDeadlineDuringCommit, sim.FaultDeadlineBuildCut} {
+			sim.FaultDeadlineBeforeCommit, sim.FaultDeadlineBuildCut} {
 			if tot.Faults[k] == 0 {
 				t.Errorf("fault %q never injected in %d seeds", k, n)
 			}
 		}
 		if tot.Fenced == 0 {
 			t.Error("no commit was ever fenced: the zombie paths were not exercised")
+		}
+		// A deadline passing while the commit waits on a row lock needs a
+		// zombie and a lock holder on one matter: a few per hundred seeds.
+		if n >= 300 && tot.Faults[sim.FaultDeadlineDuringCommit] == 0 {
+			t.Errorf("fault %q never injected in %d seeds", sim.FaultDeadlineDuringCommit, n)
 		}
 	}
 }
