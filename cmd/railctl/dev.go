@@ -30,6 +30,7 @@ import (
 	"github.com/pramaan/brief-rail/pkg/railfn"
 	"github.com/pramaan/brief-rail/pkg/samtemplate"
 	"github.com/pramaan/brief-rail/pkg/sqsq"
+	"github.com/pramaan/brief-rail/pkg/tracing"
 	railsql "github.com/pramaan/brief-rail/sql"
 )
 
@@ -224,11 +225,11 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 				p.linef("bus", "%s published; no rule matches it (not routed)", d.DetailType)
 				return
 			}
-			p.linef("bus", "%s published -> %s -> trigger queue", d.DetailType, strings.Join(d.Rules, ","))
+			p.linef("bus", "%s published -> %s -> trigger queue%s", d.DetailType, strings.Join(d.Rules, ","), traceNote(d.TraceHeader))
 		}
 		publisher = w.Bus
 		nudger = &localbus.Nudger{Queue: w.Queue("BuildQueue"), Exact: true, OnNudge: func(n rail.Nudge, d time.Duration) {
-			p.linef("nudge", "-> build queue: matter %s reason=%s delay=%s", n.MatterID.String()[:8], n.Reason, d)
+			p.linef("nudge", "-> build queue: matter %s reason=%s delay=%s%s", n.MatterID.String()[:8], n.Reason, d, traceNote(n.TraceHeader))
 		}}
 		trigSrc, bSrc = w.Queue("TriggerQueue"), w.Queue("BuildQueue")
 		p.linef("wiring", "in-process bus and queues from %s (timings x%g; build queue visibility %s, redrive after %d receives)",
@@ -265,7 +266,7 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 	build := &railfn.BuilderHandler{
 		Worker:  rail.Worker{Ledger: r.ledger, Builder: fb, Log: p.logger("builder")},
 		Nudger:  nudger,
-		Margin:  time.Second,
+		Reserve: time.Second, // the local lease is seconds long; the commit takes milliseconds
 		Metrics: metrics,
 		Log:     p.logger("builder"),
 	}
@@ -288,6 +289,14 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 	p.linef("rail", "running: relay, trigger, builder (%s, model delay %s), sweeper every %s; lease %s, settle %s",
 		fb.Name(), o.modelDelay, o.sweepEvery, o.lease, o.settle)
 	return r, nil
+}
+
+// traceNote is the trace id a progress line shows, when there is one.
+func traceNote(traceHeader string) string {
+	if id := tracing.TraceID(traceHeader); id != "" {
+		return " trace=" + id
+	}
+	return ""
 }
 
 func envOr(k, def string) string {

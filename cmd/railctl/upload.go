@@ -16,6 +16,7 @@ import (
 
 	"github.com/pramaan/brief-rail/pkg/pdftext"
 	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/tracing"
 )
 
 // upload is all-or-nothing: every file is read, extracted and validated
@@ -152,7 +153,11 @@ func cmdUpload(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
+	// With X-Ray on, the upload is a trace of its own that the rail carries
+	// to the build and its frame.built fact; otherwise ctx's trace, if any.
+	ctx, end := tracing.StartSegment(ctx, "railctl upload")
 	stored, err := uploadFiles(ctx, pool, ref, fs.Args())
+	end(err)
 	if err != nil {
 		return fmt.Errorf("nothing uploaded:\n  %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))
 	}

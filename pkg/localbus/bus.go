@@ -53,12 +53,13 @@ type Rule struct {
 	Targets []*Queue
 }
 
-// Delivery reports one accepted event: its envelope id and which rules
-// delivered it.
+// Delivery reports one accepted event: its envelope id, which rules
+// delivered it, and the trace header it carried to their targets.
 type Delivery struct {
-	EnvelopeID string
-	DetailType string
-	Rules      []string
+	EnvelopeID  string
+	DetailType  string
+	Rules       []string
+	TraceHeader string
 }
 
 // Bus is an EventBridge-like bus. Safe for concurrent use.
@@ -170,7 +171,7 @@ func (b *Bus) put(e Entry) error {
 	b.mu.RLock()
 	rules := b.rules
 	b.mu.RUnlock()
-	d := Delivery{EnvelopeID: env.ID, DetailType: e.DetailType}
+	d := Delivery{EnvelopeID: env.ID, DetailType: e.DetailType, TraceHeader: e.TraceHeader}
 	var errs []error
 	for _, r := range rules {
 		if !r.Pattern.Match(event) {

@@ -45,7 +45,45 @@ type Worker struct {
 	// BeforeCommit, if set, runs after the build and before the commit, with
 	// heartbeats already stopped (a fault-injection point: a stalled worker).
 	BeforeCommit func(ctx context.Context, c Claim)
-	Log          *slog.Logger
+	// CommitTimeout bounds each statement that records the build's outcome
+	// (commit, the frame-landed check after an ambiguous commit, Fail,
+	// MarkRun). Those run on a context detached from the build's, so a
+	// build that ends at its deadline still lands its frame or records its
+	// failure. Zero: DefaultCommitTimeout.
+	CommitTimeout time.Duration
+	// TraceHeader, if set, is carried onto the frame.built fact of a frame
+	// this worker lands (the X-Ray header of the nudge that started the
+	// build; pkg/railfn sets it per invocation).
+	TraceHeader string
+	// OutcomeContext, if set, replaces OutcomeContext for this worker (a
+	// seam for negative controls: a test that passes the build's own
+	// context shows what a detached outcome context prevents).
+	OutcomeContext func(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc)
+	Log            *slog.Logger
+}
+
+// DefaultCommitTimeout bounds each outcome statement of a build when
+// Worker.CommitTimeout is zero. The statements are single round trips; the
+// bound covers a row lock held by a stalled transaction and a slow proxy.
+const DefaultCommitTimeout = 10 * time.Second
+
+// OutcomeContext returns the context a build's outcome is recorded on: ctx's
+// values (logger, trace) without its cancellation or deadline, bounded by
+// timeout of its own. A build cancelled at its deadline, or by the Lambda
+// runtime's budget, must not take its commit or its Fail down with it.
+func OutcomeContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout <= 0 {
+		timeout = DefaultCommitTimeout
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
+}
+
+// outcomeContext is OutcomeContext with the worker's timeout and seam.
+func (w *Worker) outcomeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if w.OutcomeContext != nil {
+		return w.OutcomeContext(ctx, w.CommitTimeout)
+	}
+	return OutcomeContext(ctx, w.CommitTimeout)
 }
 
 func (w *Worker) log() *slog.Logger {
@@ -71,14 +109,19 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 
 	frame, err := w.build(ctx, c, &out)
 	out.Duration = time.Since(start)
+	// From here on, the build's context may be cancelled or past its
+	// deadline (a build that ended at the deadline): every outcome statement
+	// runs on its own detached, bounded context.
 	if errors.Is(err, ErrSuperseded) || errors.Is(err, ErrFenced) {
 		out.Fenced = true
-		_ = w.Ledger.MarkRun(context.WithoutCancel(ctx), c, "superseded", "heartbeat found the claim superseded")
+		w.markRun(ctx, c, "superseded", "heartbeat found the claim superseded")
 		log.WarnContext(ctx, "superseded during build; not committing")
 		return out, nil
 	}
 	if err != nil {
-		fr, ferr := w.Ledger.Fail(context.WithoutCancel(ctx), c, err)
+		octx, cancel := w.outcomeContext(ctx)
+		fr, ferr := w.Ledger.Fail(octx, c, err)
+		cancel()
 		if errors.Is(ferr, ErrFenced) {
 			out.Fenced = true
 			return out, nil
@@ -93,18 +136,26 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 	if w.BeforeCommit != nil {
 		w.BeforeCommit(ctx, c)
 	}
-	res, err := w.Ledger.Commit(ctx, c, frame)
+	frame.TraceHeader = w.TraceHeader
+	if len(frame.TraceHeader) > MaxTraceHeaderLen {
+		frame.TraceHeader = "" // the outbox's CHECK would refuse the commit; a trace is not worth a frame
+	}
+	octx, cancel := w.outcomeContext(ctx)
+	res, err := w.Ledger.Commit(octx, c, frame)
+	cancel()
 	out.Duration = time.Since(start)
 	switch {
 	case errors.Is(err, ErrFenced):
 		out.Fenced = true
-		_ = w.Ledger.MarkRun(context.WithoutCancel(ctx), c, "fenced", "token stale at commit")
+		w.markRun(ctx, c, "fenced", "token stale at commit")
 		log.WarnContext(ctx, "commit fenced: a newer claim owns the matter; nothing landed")
 		return out, nil
 	case err != nil:
 		// Ambiguous: the commit may have landed before the error. Ask the
 		// ledger rather than guess; never commit twice.
-		landed, lerr := w.Ledger.FrameLanded(context.WithoutCancel(ctx), c)
+		lctx, cancel := w.outcomeContext(ctx)
+		landed, lerr := w.Ledger.FrameLanded(lctx, c)
+		cancel()
 		if lerr != nil || !landed {
 			return out, err
 		}
@@ -116,6 +167,16 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 	log.InfoContext(ctx, "frame landed", "follow_up_due", res.FollowUpDue,
 		"model_invoked", out.ModelInvoked, "duration_ms", out.Duration.Milliseconds())
 	return out, nil
+}
+
+// markRun records a run's outcome on a detached context; best effort (the
+// job row is the truth), so a failure is logged, not returned.
+func (w *Worker) markRun(ctx context.Context, c Claim, outcome, msg string) {
+	octx, cancel := w.outcomeContext(ctx)
+	defer cancel()
+	if err := w.Ledger.MarkRun(octx, c, outcome, msg); err != nil {
+		w.log().WarnContext(ctx, "run outcome not recorded", "outcome", outcome, "err", err)
+	}
 }
 
 // build reads inputs and runs the builder under heartbeats. When the inputs

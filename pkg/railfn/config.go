@@ -36,6 +36,7 @@ const (
 	EnvInboxRetention  = "RAIL_INBOX_RETENTION"
 	EnvBriefBuilder    = "RAIL_BRIEF_BUILDER"
 	EnvBedrockModelID  = "RAIL_BEDROCK_MODEL_ID"
+	EnvCommitTimeout   = "RAIL_COMMIT_TIMEOUT"
 )
 
 // Config is one function's configuration. The database settings are read
@@ -53,6 +54,7 @@ type Config struct {
 	InboxRetention  time.Duration // sweeper
 	BriefBuilder    string        // builder: extractive or bedrock
 	BedrockModelID  string        // builder with bedrock
+	CommitTimeout   time.Duration // builder: bound on each outcome statement (commit, Fail)
 }
 
 // RailConfig is the ledger configuration the function runs with.
@@ -99,6 +101,7 @@ func LoadConfig(fn string, getenv func(string) string) (Config, error) {
 		MaxAttempts:     rail.DefaultMaxAttempts,
 		BriefBuilder:    env(EnvBriefBuilder),
 		BedrockModelID:  env(EnvBedrockModelID),
+		CommitTimeout:   dur(EnvCommitTimeout, rail.DefaultCommitTimeout, time.Second, time.Minute),
 	}
 	if c.EventBus == "" {
 		c.EventBus = "default"
@@ -121,6 +124,12 @@ func LoadConfig(fn string, getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("%s is not set: the %s sends nudges to the build queue (the stack sets it to BuildQueue's URL)", EnvBuildQueueURL, fn))
 	}
 	if fn == Builder {
+		// The build ends DefaultReserve before the lease does; leave it at
+		// least half the lease.
+		if r := DefaultReserve(c.CommitTimeout); 2*r > c.Lease {
+			errs = append(errs, fmt.Errorf("%s=%s leaves too little of %s=%s to build: the build stops %s before the lease ends (2 x the commit timeout + 5s); keep that under half the lease",
+				EnvCommitTimeout, c.CommitTimeout, EnvLease, c.Lease, r))
+		}
 		switch c.BriefBuilder {
 		case "extractive":
 		case "bedrock":

@@ -19,6 +19,9 @@ func TestLoadConfigDefaults(t *testing.T) {
 		c.OutboxRetention != 168*time.Hour || c.EventBus != "default" || c.EventSource != "pramaan.domain" || c.BriefBuilder != "extractive" {
 		t.Fatalf("defaults: %+v", c)
 	}
+	if c.CommitTimeout != 10*time.Second || railfn.DefaultReserve(c.CommitTimeout) != 25*time.Second {
+		t.Fatalf("commit timeout %s, reserve %s: want 10s and 25s", c.CommitTimeout, railfn.DefaultReserve(c.CommitTimeout))
+	}
 	// The relay needs no build queue.
 	if _, err := railfn.LoadConfig(railfn.Relay, envOf(nil)); err != nil {
 		t.Fatal(err)
@@ -41,6 +44,12 @@ func TestLoadConfigRefusesMissingAndInvalidEnv(t *testing.T) {
 			[]string{"RAIL_BEDROCK_MODEL_ID"}},
 		"unknown builder":  {railfn.Builder, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_BRIEF_BUILDER": "magic"}, []string{"RAIL_BRIEF_BUILDER"}},
 		"unknown function": {"janitor", nil, []string{"unknown function"}},
+		"commit timeout not a duration": {railfn.Builder, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_COMMIT_TIMEOUT": "ten"},
+			[]string{`RAIL_COMMIT_TIMEOUT="ten"`}},
+		"commit timeout out of range": {railfn.Builder, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_COMMIT_TIMEOUT": "2m"},
+			[]string{"RAIL_COMMIT_TIMEOUT=2m0s is outside"}},
+		"commit reserve over half the lease": {railfn.Builder, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_COMMIT_TIMEOUT": "20s", "RAIL_LEASE": "1m"},
+			[]string{"RAIL_COMMIT_TIMEOUT=20s leaves too little of RAIL_LEASE=1m0s"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := railfn.LoadConfig(tc.fn, envOf(tc.env))

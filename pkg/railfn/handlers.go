@@ -103,20 +103,48 @@ type BuilderHandler struct {
 	Nudger rail.Nudger // for the follow-up nudge
 	// FollowUpDelay is the follow-up nudge's delay (the settle delay).
 	FollowUpDelay time.Duration
-	// Margin: the build stops this long before the invocation deadline (and
-	// before the lease runs out), so a failure can still be recorded.
-	Margin  time.Duration
-	Metrics *emf.Logger
-	Log     *slog.Logger
+	// Reserve is the time kept back after the build for recording its
+	// outcome: the build's deadline is the invocation's deadline (and the
+	// end of the lease) less Reserve, so the commit or Fail, each bounded
+	// by the worker's CommitTimeout on a context detached from the build,
+	// and the follow-up nudge still run inside the invocation. Zero:
+	// DefaultReserve(the worker's CommitTimeout).
+	Reserve time.Duration
+	// MinBuild: a nudge that arrives with less than Reserve+MinBuild left
+	// of the invocation is not started (nothing is claimed) and is handed
+	// back for redelivery. Zero: DefaultMinBuild.
+	MinBuild time.Duration
+	Metrics  *emf.Logger
+	Log      *slog.Logger
 }
+
+// DefaultMinBuild is the least build time a nudge is started with.
+const DefaultMinBuild = 15 * time.Second
+
+// DefaultReserve is the time a build leaves for its outcome when
+// BuilderHandler.Reserve is zero: two outcome statements (a commit, and
+// the landed check after an ambiguous one) and five seconds for the
+// follow-up nudge.
+func DefaultReserve(commitTimeout time.Duration) time.Duration {
+	if commitTimeout <= 0 {
+		commitTimeout = rail.DefaultCommitTimeout
+	}
+	return 2*commitTimeout + 5*time.Second
+}
+
+// ErrNoTimeToBuild: the invocation had too little time left to build and
+// record the outcome; the nudge was handed back untouched.
+var ErrNoTimeToBuild = errors.New("too little time left in the invocation to build")
 
 // NewBuilder wires the builder from cfg and d with the Brief builder fb.
 func NewBuilder(cfg Config, d Deps, fb rail.FrameBuilder) *BuilderHandler {
 	return &BuilderHandler{
-		Worker:        rail.Worker{Ledger: rail.NewLedger(d.Pool, cfg.RailConfig()), Builder: fb, Log: d.log()},
+		Worker: rail.Worker{Ledger: rail.NewLedger(d.Pool, cfg.RailConfig()), Builder: fb, Log: d.log(),
+			CommitTimeout: cfg.CommitTimeout},
 		Nudger:        d.nudger(cfg),
 		FollowUpDelay: cfg.SettleDelay,
-		Margin:        20 * time.Second,
+		Reserve:       DefaultReserve(cfg.CommitTimeout),
+		MinBuild:      DefaultMinBuild,
 		Metrics:       d.metrics(), Log: d.log(),
 	}
 }
@@ -124,20 +152,55 @@ func NewBuilder(cfg Config, d Deps, fb rail.FrameBuilder) *BuilderHandler {
 // Handle builds each nudged matter once: claim (a loser exits quietly: the
 // row already holds its demand), build under heartbeats, fenced commit, and
 // exactly one follow-up nudge when demand arrived during the build. A
-// malformed nudge, or a build whose outcome is unknown (database error),
-// is reported for retry; a build that failed is recorded in the ledger and
-// acknowledged (the ledger retries it with backoff).
+// malformed nudge, a build whose outcome is unknown (database error), or a
+// nudge that arrived with too little of the invocation left is reported for
+// retry; a build that failed is recorded in the ledger and acknowledged
+// (the ledger retries it with backoff).
 func (h *BuilderHandler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	defer flush(ctx, h.Metrics, h.Log)
 	var resp events.SQSEventResponse
 	for _, r := range ev.Records {
 		if err := h.one(ctx, r); err != nil {
-			h.Log.ErrorContext(ctx, "nudge not handled; it will be retried", "message_id", r.MessageId,
+			level := slog.LevelError
+			if errors.Is(err, ErrNoTimeToBuild) {
+				level = slog.LevelWarn
+			}
+			h.Log.Log(ctx, level, "nudge not handled; it will be retried", "message_id", r.MessageId,
 				"receive_count", r.Attributes["ApproximateReceiveCount"], "err", err)
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.MessageId})
 		}
 	}
 	return resp, nil
+}
+
+// budget returns the reserve and the least build time in effect.
+func (h *BuilderHandler) budget() (reserve, minBuild time.Duration) {
+	reserve, minBuild = h.Reserve, h.MinBuild
+	if reserve <= 0 {
+		reserve = DefaultReserve(h.Worker.CommitTimeout)
+	}
+	if minBuild <= 0 {
+		minBuild = DefaultMinBuild
+	}
+	return reserve, minBuild
+}
+
+// buildDeadline is when a build started now must end: the lease's end and
+// the invocation's deadline, less the reserve for the outcome. It returns
+// ErrNoTimeToBuild when the invocation has less than reserve+MinBuild left.
+func (h *BuilderHandler) buildDeadline(ctx context.Context, lease time.Duration) (time.Time, error) {
+	reserve, minBuild := h.budget()
+	now := time.Now()
+	stop := now.Add(lease - reserve)
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return stop, nil
+	}
+	if left := dl.Sub(now); left < reserve+minBuild {
+		return time.Time{}, fmt.Errorf("%w: %s left, a build needs %s plus %s for its outcome",
+			ErrNoTimeToBuild, left.Round(time.Millisecond), minBuild, reserve)
+	}
+	return minTime(stop, dl.Add(-reserve)), nil
 }
 
 func (h *BuilderHandler) one(ctx context.Context, r events.SQSMessage) (err error) {
@@ -157,15 +220,16 @@ func (h *BuilderHandler) one(ctx context.Context, r events.SQSMessage) (err erro
 	if id := requestID(ctx); id != "" {
 		w.ID += ":" + id
 	}
-	w.Log = h.Log.With("reason", nd.Reason) // the worker adds firm, matter and token itself
+	w.Log = h.Log.With("reason", nd.Reason)  // the worker adds firm, matter and token itself
+	w.TraceHeader = tracing.TraceHeader(ctx) // frame.built continues the nudge's trace
 	lease := w.Ledger.Config().Lease
-	stop := time.Now().Add(lease - h.Margin)
-	if dl, ok := ctx.Deadline(); ok {
-		if time.Until(dl) >= lease {
-			log.ErrorContext(ctx, "function timeout is not below RAIL_LEASE: a live build could be taken over; building only within the lease",
-				"lease", lease.String(), "remaining", time.Until(dl).String())
-		}
-		stop = minTime(stop, dl.Add(-h.Margin))
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) >= lease {
+		log.ErrorContext(ctx, "function timeout is not below RAIL_LEASE: a live build could be taken over; building only within the lease",
+			"lease", lease.String(), "remaining", time.Until(dl).String())
+	}
+	stop, err := h.buildDeadline(ctx, lease)
+	if err != nil {
+		return fmt.Errorf("build %s: %w", nd.Ref(), err)
 	}
 	bctx, cancel := context.WithDeadline(ctx, stop)
 	defer cancel()

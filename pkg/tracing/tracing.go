@@ -8,7 +8,8 @@
 // carried: ContextWithHeader then TraceHeader hands an incoming header on unchanged.
 //
 // The trace header travels outbox row -> PutEvents TraceHeader -> EventBridge -> SQS
-// AWSTraceHeader -> trigger -> build-queue AWSTraceHeader -> builder.
+// AWSTraceHeader -> trigger -> build-queue AWSTraceHeader -> builder -> the frame.built outbox
+// row, which the relay publishes with it in turn.
 package tracing
 
 import (
@@ -117,6 +118,12 @@ func ContextWithHeader(ctx context.Context, traceHeader string) context.Context 
 	// The key the Lambda runtime uses for the invocation's header; the SDK makes a facade parent
 	// from it, so subsegments attach to the header's trace and parent.
 	return context.WithValue(ctx, xray.LambdaTraceHeaderKey, format(h)) //nolint:staticcheck // the SDK's key is a string
+}
+
+// TraceID returns the trace id (the Root) of a trace header, or "" when it
+// has none: what stays the same along one trace, hop after hop.
+func TraceID(traceHeader string) string {
+	return header.FromString(traceHeader).TraceID
 }
 
 // incoming returns the normalised header the context carries, or "".

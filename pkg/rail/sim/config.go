@@ -47,6 +47,11 @@ type Config struct {
 	// NoSweepNudges makes the sweeper drop the nudges it should send (a
 	// liveness negative control).
 	NoSweepNudges bool
+	// OutcomeOnBuildContext makes a worker whose build ended at its
+	// deadline record the outcome (commit, FrameLanded, Fail) on the
+	// build's own, cancelled context instead of rail.OutcomeContext: the
+	// behaviour before the fix (a stuck-row negative control).
+	OutcomeOnBuildContext bool
 }
 
 // Default ledger settings for the simulation: the production lease, a

@@ -36,7 +36,11 @@
 // arrives during one. Outbox: a relay crashes between PutEvents and marking,
 // two relays run at once (one held inside PutEvents with its rows locked),
 // PutEvents fails for some entries or the whole call, and two outbox rows
-// commit out of order around a relay pass.
+// commit out of order around a relay pass. Builds end at their deadline:
+// the build's context is cancelled as it returns its frame, while its
+// commit waits on a row lock, or mid-build (the model call returns the
+// context's error); the worker records the outcome on rail.OutcomeContext,
+// as rail.Worker does (deadline.go).
 //
 // After the fault phase a fair drain runs: stalled workers resume, every
 // nudge is delivered, workers finish, time passes beyond the lease and the
@@ -60,12 +64,14 @@
 // accepted it, nothing published that never committed, exactly one
 // frame.built per landed frame and none for a fenced one, a
 // document.uploaded for every document; two relays never published the same
-// row at once.
+// row at once. A worker whose build ended at its deadline never leaves its
+// row running under its own token (no stuck row).
 //
 // Negative controls (sim_test.go) run the same simulation with a broken
 // statement each and require the checker to catch it: an unfenced commit
 // (stale frames), a claim without the unserved-demand test (wasted builds),
 // a sweeper whose nudges are lost (lost demand), a build reading a lagging
-// copy of the record (missed inputs) and a relay polling by a high-water
-// mark (lost facts).
+// copy of the record (missed inputs), a relay polling by a high-water
+// mark (lost facts) and a deadline build's outcome recorded on the build's
+// own context (stuck rows).
 package sim

@@ -40,6 +40,10 @@ const (
 	FaultPutEventsPartial   = "PutEvents partial failure"
 	FaultPutEventsFailed    = "PutEvents call failed"
 	FaultOutOfOrderFacts    = "outbox rows committed out of order"
+	// Builds that end at their deadline (deadline.go).
+	FaultDeadlineBeforeCommit = "build ended at its deadline, before the commit"
+	FaultDeadlineDuringCommit = "build deadline passed during the commit (waiting on a row lock)"
+	FaultDeadlineBuildCut     = "build cut off by its deadline (Fail)"
 )
 
 // Violation kinds.
@@ -63,6 +67,7 @@ const (
 	VFactPhantom    = "fact published that never committed"
 	VFrameFact      = "frame.built facts do not match landed frames"
 	VFactTwice      = "two relays published the same row at once"
+	VStuckRow       = "attempt ended with its row left running (stuck until the lease expires)"
 )
 
 // Result is what one run did and found.
@@ -204,11 +209,11 @@ func (t *Totals) FaultsInjected() int {
 func (t *Totals) Summary() string {
 	return fmt.Sprintf("sim summary: seeds=%d failed=%d steps=%d faults_injected=%d clock_advances=%d demands=%d claims=%d frames_landed=%d fenced=%d "+
 		"stale_frames_landed=%d (db clock %d) demands_lost=%d wasted_builds=%d tokens_reused=%d duplicate_frames=%d inputs_missed=%d "+
-		"max_builds_after_last_demand=%d quarantined=%d facts=%d facts_lost=%d facts_republished=%d facts_parked=%d",
+		"max_builds_after_last_demand=%d quarantined=%d facts=%d facts_lost=%d facts_republished=%d facts_parked=%d stuck_rows=%d",
 		t.Seeds, t.FailedSeeds, t.Steps, t.FaultsInjected(), t.Faults[FaultClockTick], t.Demands, t.Claims, t.FramesLanded, t.Fenced,
 		t.Violations[VStaleFrame], t.Violations[VStaleFrameDB], t.DemandsLost, t.Violations[VWastedBuild], t.Violations[VTokenReused],
 		t.Violations[VDuplicateFrame], t.Violations[VInputsMissed], t.MaxFresh, t.Quarantined,
-		t.Facts, t.Violations[VFactLost], t.FactsRepublished, t.FactsParked)
+		t.Facts, t.Violations[VFactLost], t.FactsRepublished, t.FactsParked, t.Violations[VStuckRow])
 }
 
 // FaultTable lists faults by kind, most frequent first.

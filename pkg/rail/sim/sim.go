@@ -307,12 +307,17 @@ func (r *run) chaosStep() {
 			add(4, "load", func() { r.load(w) })
 			if !quiet {
 				add(0.6, "build-fails", func() { r.buildFails(w) })
+				add(0.3, "build-cut-at-deadline", func() { r.failAtDeadline(w) })
 				add(0.8, "heartbeat", func() { r.heartbeat(w) })
 			}
 		case built:
 			if !quiet {
 				add(4, "commit", func() { r.commitPlain(w) })
 				add(0.8, "heartbeat", func() { r.heartbeat(w) })
+				add(0.5, "commit-at-deadline", func() { r.commitAtDeadline(w, false) })
+				if r.holdsRowOf(w.m) {
+					add(6, "deadline-during-commit", func() { r.commitAtDeadline(w, true) })
+				}
 			}
 			add(1, "stall-before-fence", func() {
 				w.stalled = true

@@ -169,13 +169,19 @@ func TestSimulation(t *testing.T) {
 			sim.FaultLeaseExpired, sim.FaultCrash, sim.FaultClaimReplyLost, sim.FaultBuildFailed,
 			sim.FaultNudgeDuplicated, sim.FaultNudgeDropped, sim.FaultNudgeDelayed, sim.FaultNudgeReordered,
 			sim.FaultSweepDuringCommit, sim.FaultDemandDuringCommit, sim.FaultRelayCrash, sim.FaultTwoRelaysBoth,
-			sim.FaultPutEventsPartial, sim.FaultPutEventsFailed, sim.FaultOutOfOrderFacts, sim.FaultClaimTxOpen} {
+			sim.FaultPutEventsPartial, sim.FaultPutEventsFailed, sim.FaultOutOfOrderFacts, sim.FaultClaimTxOpen,
+			sim.FaultDeadlineBeforeCommit, sim.FaultDeadlineBuildCut} {
 			if tot.Faults[k] == 0 {
 				t.Errorf("fault %q never injected in %d seeds", k, n)
 			}
 		}
 		if tot.Fenced == 0 {
 			t.Error("no commit was ever fenced: the zombie paths were not exercised")
+		}
+		// A deadline passing while the commit waits on a row lock needs a
+		// zombie and a lock holder on one matter: a few per hundred seeds.
+		if n >= 300 && tot.Faults[sim.FaultDeadlineDuringCommit] == 0 {
+			t.Errorf("fault %q never injected in %d seeds", sim.FaultDeadlineDuringCommit, n)
 		}
 	}
 }
@@ -323,6 +329,20 @@ func TestNegativeControlSweepNudgesLost(t *testing.T) {
 		c.NoSweepNudges = true
 		return c
 	}, sim.VDemandLost)
+}
+
+// Builds that end at their deadline, with the outcome recorded on the
+// build's own (cancelled) context as before the fix, must be caught leaving
+// their rows running (stuck until the lease expires).
+func TestNegativeControlOutcomeOnBuildContext(t *testing.T) {
+	if *flagSeed >= 0 {
+		t.Skip("replaying one seed")
+	}
+	negativeControl(t, "outcome on the build context", 8, func(seed uint64) sim.Config {
+		c := simConfig(seed)
+		c.OutcomeOnBuildContext = true
+		return c
+	}, sim.VStuckRow)
 }
 
 // A build that reads a lagging copy of the record (the newest document
