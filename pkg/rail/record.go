@@ -61,17 +61,41 @@ func AddMatter(ctx context.Context, q Querier, ref MatterRef, title string) (cre
 	return false, nil
 }
 
-// SetMatterStatus opens or closes a matter. A closed matter gets no builds.
+// SetMatterStatus opens or closes a matter.
+//
+// A closed matter gets no builds and no new demand (Demand refuses it), but
+// its ledger row keeps what was recorded: demand already requested stays
+// requested (held, counted by Gauges.MattersClosedWithDemand rather than as
+// late), and a build already claimed may still land (its commit does not
+// look at the matter's status: the frame reflects inputs read while the
+// matter was open). Re-opening restarts the demand clock of held demand
+// (demand_since and uncovered_since become the re-opening's time), so the
+// oldest-unserved gauge counts it from the moment the rail is responsible
+// for it again; the sweeper's next pass re-nudges it (it lists open matters
+// with unserved demand and no live claim). Both happen in one statement.
 func SetMatterStatus(ctx context.Context, q Querier, ref MatterRef, status string) error {
 	if status != "open" && status != "closed" {
 		return fmt.Errorf("matter status %q: want open or closed", status)
 	}
-	tag, err := q.Exec(ctx, `UPDATE app.matters SET status = $3 WHERE firm_id = $1 AND matter_id = $2`,
-		ref.FirmID, ref.MatterID, status)
+	var changed int
+	err := q.QueryRow(ctx, `
+WITH m AS (
+    UPDATE app.matters SET status = $3 WHERE firm_id = $1 AND matter_id = $2
+    RETURNING firm_id, matter_id
+), old AS (
+    SELECT status FROM app.matters WHERE firm_id = $1 AND matter_id = $2
+), reopened AS (
+    UPDATE ops.matter_frame_jobs j SET
+        demand_since    = CASE WHEN j.demand_since IS NOT NULL THEN clock_timestamp() END,
+        uncovered_since = CASE WHEN j.uncovered_since IS NOT NULL THEN clock_timestamp() END
+    FROM m, old
+    WHERE j.firm_id = m.firm_id AND j.matter_id = m.matter_id AND $3 = 'open' AND old.status = 'closed'
+)
+SELECT count(*) FROM m`, ref.FirmID, ref.MatterID, status).Scan(&changed)
 	if err != nil {
 		return fmt.Errorf("set matter status %s: %w", ref, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if changed == 0 {
 		return matterError(ctx, q, ref)
 	}
 	return nil

@@ -34,6 +34,7 @@ const (
 	MetricMattersBehind               = "MattersBehind"
 	MetricOldestUnservedDemandSeconds = "OldestUnservedDemandSeconds"
 	MetricLeaseExpiries               = "LeaseExpiries"
+	MetricMattersClosedWithDemand     = "MattersClosedWithDemand" // demand held by closed matters (not late)
 )
 
 const attrTraceHeader = "AWSTraceHeader"
@@ -410,6 +411,7 @@ func (h *SweeperHandler) Handle(ctx context.Context, ev ScheduleEvent) (SweepRes
 		h.Metrics.Gauge(MetricMattersBehind, float64(rep.MattersBehind), emf.Count)
 		h.Metrics.Gauge(MetricMattersQuarantined, float64(rep.MattersQuarantined), emf.Count)
 		h.Metrics.Gauge(MetricOldestUnservedDemandSeconds, rep.OldestUnservedDemandSeconds, emf.Seconds)
+		h.Metrics.Gauge(MetricMattersClosedWithDemand, float64(rep.MattersClosedWithDemand), emf.Count)
 		h.Metrics.Count(MetricLeaseExpiries, float64(rep.LeaseExpiries))
 		if len(rep.Renudge) > 0 {
 			th := tracing.TraceHeader(ctx)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/rail/internal/ledgercheck"
 )
 
 // CommitFunc lands a frame for a claim on q. The default is the ledger's
@@ -163,7 +164,7 @@ func NewEnv(ctx context.Context, workers int, newPool func(app string) *pgxpool.
 	for _, q := range []string{`CREATE SCHEMA IF NOT EXISTS sim`,
 		`CREATE OR REPLACE FUNCTION sim.invariant_violations() RETURNS SETOF text LANGUAGE plpgsql STABLE AS $f$
 BEGIN
-RETURN QUERY ` + tableInvariantsSQL + `;
+RETURN QUERY ` + ledgercheck.ViolationsSQL + `;
 END $f$`} {
 		if _, err := e.Admin.Exec(ctx, q); err != nil {
 			return nil, fmt.Errorf("sim env: %w", err)
