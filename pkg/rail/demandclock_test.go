@@ -57,7 +57,7 @@ func TestOldestUnservedDemandIsExact(t *testing.T) {
 	// B is now the oldest unbuilt demand: 3 minutes, not the heartbeat's 0
 	// (the defect: demand_since was set from claimed_at) and not A's 25.
 	between("A landed, B and C unserved", 3*time.Minute, 8*time.Minute)
-	if j := b.job(t); j.UnservedAgeSeconds == nil || *j.UnservedAgeSeconds < (3 * time.Minute).Seconds() {
+	if j := b.job(t); j.UnservedAgeSeconds == nil || *j.UnservedAgeSeconds < (3*time.Minute).Seconds() {
 		t.Fatalf("row's unserved age: %+v", j)
 	}
 
