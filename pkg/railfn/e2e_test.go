@@ -546,7 +546,7 @@ func TestEndToEndThreeUploadsOneFrame(t *testing.T) {
 	if sw.MattersBehind != 0 || sw.Renudged != 0 {
 		t.Fatalf("sweep: %+v", sw)
 	}
-	for _, m := range []string{"MattersBehind", "OldestUnservedDemandSeconds", "MattersQuarantined", "LeaseExpiries", "OutboxBacklog", "OutboxOldestAgeSeconds"} {
+	for _, m := range []string{"MattersBehind", "OldestUnservedDemandSeconds", "MattersQuarantined", "MattersClosedWithDemand", "LeaseExpiries", "OutboxBacklog", "OutboxOldestAgeSeconds"} {
 		if !s.metrics.metricSeen(m) {
 			t.Errorf("sweeper did not emit %s", m)
 		}
