@@ -186,8 +186,11 @@ func (c *countingBuilder) Name() string { return "counting/v1" }
 
 func (c *countingBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage, error) {
 	c.calls.Add(1)
-	names := make([]string, 0, len(in.Documents))
-	for _, d := range in.Documents {
+	names := make([]string, 0, len(in.Manifest))
+	for d, err := range in.Documents(ctx) {
+		if err != nil {
+			return nil, err
+		}
 		names = append(names, d.Name)
 	}
 	c.mu.Lock()

@@ -683,7 +683,7 @@ func (r *run) load(w *worker) {
 		body, err := rail.DigestBuilder{}.Build(r.ctx, in)
 		r.must(err, "build")
 		w.saw = w.saw[:0]
-		for _, d := range in.Documents {
+		for _, d := range in.Manifest {
 			w.saw = append(w.saw, d.ID)
 		}
 		w.frame = rail.Frame{Body: body, Fingerprint: in.Fingerprint("digest/v1"), Builder: "digest/v1", ModelInvoked: true}

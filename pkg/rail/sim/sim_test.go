@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -355,8 +356,14 @@ func TestNegativeControlLaggingInputs(t *testing.T) {
 		c := simConfig(seed)
 		c.Inputs = func(ctx context.Context, q rail.Querier, ref rail.MatterRef) (rail.Inputs, error) {
 			in, err := rail.LoadInputs(ctx, q, ref)
-			if n := len(in.Documents); err == nil && n > 0 {
-				in.Documents = in.Documents[:n-1]
+			if err == nil && len(in.Manifest) > 0 {
+				newest := 0
+				for i, d := range in.Manifest {
+					if d.UploadedAt.After(in.Manifest[newest].UploadedAt) {
+						newest = i
+					}
+				}
+				in.Manifest = slices.Delete(in.Manifest, newest, newest+1)
 			}
 			return in, err
 		}
