@@ -204,4 +204,3 @@ func trimNL(b []byte) string {
 	}
 	return s
 }
-
