@@ -58,6 +58,9 @@ func (r *run) observe() {
 		r.res.violate(VTable, "step %d: %s", r.step, s)
 	}
 	r.must(bad.Err(), "table invariants")
+	if len(r.pending) == 0 {
+		r.checkGauges()
+	}
 }
 
 // drain stops demands and faults and runs the system fairly: stalled
@@ -66,10 +69,20 @@ func (r *run) observe() {
 // Every matter must end built == requested, or quarantined.
 func (r *run) drain() {
 	r.draining = true
-	r.tracef("drain: demands and faults stop")
+	r.tracef("drain: demands and faults stop; closed matters are re-opened")
+	for m, c := range r.closed {
+		if c && r.holder == nil {
+			r.reopen(m)
+		}
+	}
 	if r.holder != nil {
 		r.resolveHolder(true)
 		r.observe()
+	}
+	for m, c := range r.closed {
+		if c {
+			r.reopen(m)
+		}
 	}
 	for _, w := range r.workers {
 		w.stalled = false

@@ -22,6 +22,9 @@ type ClaimFunc func(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rai
 // rail.LoadInputs.
 type InputsFunc func(ctx context.Context, q rail.Querier, ref rail.MatterRef) (rail.Inputs, error)
 
+// GaugesFunc reads the on-call gauges. The default is the ledger's Gauges.
+type GaugesFunc func(ctx context.Context, l *rail.Ledger) (rail.Gauges, error)
+
 // Drainer is one relay: DrainOnce makes one pass.
 type Drainer interface {
 	DrainOnce(ctx context.Context) (rail.RelayStats, error)
@@ -45,6 +48,7 @@ type Config struct {
 	Claim  ClaimFunc
 	Inputs InputsFunc
 	Relay  RelayFunc
+	Gauges GaugesFunc
 	// NoSweepNudges makes the sweeper drop the nudges it should send (a
 	// liveness negative control).
 	NoSweepNudges bool
@@ -108,6 +112,9 @@ func (c Config) withDefaults() Config {
 			return &rail.Relay{Pool: pool, Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
 				Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: afterPublish}
 		}
+	}
+	if c.Gauges == nil {
+		c.Gauges = func(ctx context.Context, l *rail.Ledger) (rail.Gauges, error) { return l.Gauges(ctx) }
 	}
 	if c.Inputs == nil {
 		c.Inputs = rail.LoadInputs

@@ -440,3 +440,26 @@ func TestNegativeControlHighWaterMarkRelay(t *testing.T) {
 		return c
 	}, sim.VFactLost)
 }
+
+// Gauges that count a closed matter's held demand as unserved (the ledger
+// before closed matters had a story: OldestUnservedDemandAlarm fired for
+// ever) must be caught as a false alarm.
+func TestNegativeControlClosedMatterGauges(t *testing.T) {
+	if *flagSeed >= 0 {
+		t.Skip("replaying one seed")
+	}
+	negativeControl(t, "gauges count closed matters", 8, func(seed uint64) sim.Config {
+		c := simConfig(seed)
+		c.Gauges = func(ctx context.Context, l *rail.Ledger) (rail.Gauges, error) {
+			var g rail.Gauges
+			err := l.Pool().QueryRow(ctx, `
+SELECT count(*) FILTER (WHERE requested_generation > built_generation AND run_status <> 'quarantined'),
+       count(*) FILTER (WHERE run_status = 'quarantined'),
+       coalesce(extract(epoch FROM clock_timestamp() - min(demand_since)
+           FILTER (WHERE requested_generation > built_generation AND run_status <> 'quarantined')), 0)::float8
+FROM ops.matter_frame_jobs`).Scan(&g.MattersBehind, &g.MattersQuarantined, &g.OldestUnservedDemandSeconds)
+			return g, err
+		}
+		return c
+	}, sim.VGauges)
+}
