@@ -48,6 +48,7 @@ type options struct {
 	MemPages              int           `json:"mem_pages"`
 	MemPageBytes          int           `json:"mem_page_bytes"`
 	MemReps               int           `json:"mem_reps"`
+	MemModes              string        `json:"mem_modes,omitempty"`
 	Only                  string        `json:"only,omitempty"`
 	Out                   string        `json:"-"`
 }
@@ -81,6 +82,7 @@ func main() {
 	flag.IntVar(&o.MemPages, "mem-pages", 100, "pages per document in the memory section")
 	flag.IntVar(&o.MemPageBytes, "mem-page-bytes", 1000, "bytes of text per page in the memory section (about)")
 	flag.IntVar(&o.MemReps, "mem-reps", 3, "repetitions of each memory mode (medians reported)")
+	flag.StringVar(&o.MemModes, "mem-modes", "", "memory modes to run (all-in-memory,stream-digest,stream-extractive); default all")
 	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
 	flag.Parse()
