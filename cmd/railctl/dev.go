@@ -152,7 +152,7 @@ type slowBuilder struct {
 }
 
 func (s slowBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage, error) {
-	s.p.linef("model", "building matter %s from %d document(s); model delay %s", in.Ref.MatterID.String()[:8], len(in.Documents), s.delay)
+	s.p.linef("model", "building matter %s from %d document(s); model delay %s", in.Ref.MatterID.String()[:8], len(in.Manifest), s.delay)
 	select {
 	case <-time.After(s.delay):
 	case <-ctx.Done():

@@ -303,6 +303,11 @@ func cmdStatus(ctx context.Context, g *globals, args []string) error {
 	fmt.Fprintf(w, "requested / target / built\t%d / %d / %d\n", j.RequestedGeneration, j.TargetGeneration, j.BuiltGeneration)
 	fmt.Fprintf(w, "token (claimed_generation)\t%d\n", j.ClaimedGeneration)
 	fmt.Fprintf(w, "rebuild_needed\t%v\n", j.RebuildNeeded)
+	if j.HeldDemands > 0 {
+		fmt.Fprintf(w, "closed\t%d demand(s) held until re-opened (not counted as unserved)\n", j.HeldDemands)
+	} else if j.UnservedAgeSeconds != nil {
+		fmt.Fprintf(w, "oldest unserved demand\t%.1fs old\n", *j.UnservedAgeSeconds)
+	}
 	if j.LeaseAgeSeconds != nil {
 		exp := ""
 		if j.LeaseExpired {
@@ -332,6 +337,8 @@ func currentText(j rail.JobRow) string {
 	switch {
 	case j.Current:
 		return "current"
+	case j.HeldDemands > 0:
+		return fmt.Sprintf("behind by %d demand(s), held: the matter is closed", j.HeldDemands)
 	case j.RunStatus == rail.StatusQuarantined:
 		return fmt.Sprintf("behind by %d demand(s), QUARANTINED", j.RequestedGeneration-j.BuiltGeneration)
 	default:
@@ -402,8 +409,8 @@ func cmdSweep(ctx context.Context, g *globals, args []string) error {
 	for _, r := range rep.Renudge {
 		fmt.Fprintf(g.stdout, "  renudge %s\n", r)
 	}
-	fmt.Fprintf(g.stdout, "matters behind: %d, quarantined: %d, oldest unserved demand: %.0fs\n",
-		rep.MattersBehind, rep.MattersQuarantined, rep.OldestUnservedDemandSeconds)
+	fmt.Fprintf(g.stdout, "matters behind: %d, quarantined: %d, oldest unserved demand: %.0fs, closed with demand held: %d\n",
+		rep.MattersBehind, rep.MattersQuarantined, rep.OldestUnservedDemandSeconds, rep.MattersClosedWithDemand)
 	return nil
 }
 

@@ -176,3 +176,26 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("no database: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// status and sweep say what a closed matter's demand is: held until the
+// matter is re-opened, not unserved.
+func TestStatusOfAClosedMatter(t *testing.T) {
+	c, firm, matter := newCLI(t)
+	c.must("demand", "--firm", firm, "--matter", matter)
+	c.must("demand", "--firm", firm, "--matter", matter)
+	c.must("matter", "close", "--firm", firm, "--matter", matter)
+	out := c.must("status", "--firm", firm, "--matter", matter)
+	for _, want := range []string{"2 demand(s) held until re-opened", "held: the matter is closed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status of a closed matter lacks %q:\n%s", want, out)
+		}
+	}
+	if out := c.must("sweep"); !strings.Contains(out, "matters behind: 0") || !strings.Contains(out, "closed with demand held: 1") {
+		t.Errorf("sweep with a closed matter:\n%s", out)
+	}
+	c.must("matter", "open", "--firm", firm, "--matter", matter)
+	out = c.must("status", "--firm", firm, "--matter", matter)
+	if strings.Contains(out, "held") || !strings.Contains(out, "oldest unserved demand") {
+		t.Errorf("status after re-opening:\n%s", out)
+	}
+}

@@ -60,11 +60,10 @@ Rules:
 
 // Build implements Builder.
 func (b *Bedrock) Build(ctx context.Context, in Input) (Brief, error) {
-	if err := in.Validate(); err != nil {
+	if err := in.validateHeader(); err != nil {
 		return Brief{}, err
 	}
-	docs := sortedDocuments(in.Documents)
-	prompt, err := documentsPrompt(in, docs)
+	prompt, docs, fp, err := documentsPrompt(ctx, in)
 	if err != nil {
 		return Brief{}, err
 	}
@@ -96,14 +95,25 @@ func (b *Bedrock) Build(ctx context.Context, in Input) (Brief, error) {
 			text.WriteString(t.Value)
 		}
 	}
-	return assemble(b.Name(), in, docs, text.String())
+	return assemble(b.Name(), in, docs, fp, text.String())
 }
 
-// documentsPrompt renders the documents as page-tagged text.
-func documentsPrompt(in Input, docs []Document) (string, error) {
+// documentsPrompt renders the documents as page-tagged text, reading them
+// one at a time: the prompt is bounded by MaxBedrockInputChars, and only
+// the documents' metadata (no text) is kept for the Brief, sorted by name
+// then id. A second pass, once the text is known to fit, computes the
+// fingerprint.
+func documentsPrompt(ctx context.Context, in Input) (prompt string, docs []Document, fp string, err error) {
 	var s strings.Builder
+	var dc docChecker
 	fmt.Fprintf(&s, "Matter: %s\n\n", in.Title)
-	for _, d := range docs {
+	for d, err := range in.Each(ctx) {
+		if err != nil {
+			return "", nil, "", err
+		}
+		if err := dc.check(d); err != nil {
+			return "", nil, "", err
+		}
 		fmt.Fprintf(&s, "<document id=%q name=%q pages=\"%d\">\n", d.ID, d.Name, len(d.Pages))
 		if d.Note != "" {
 			fmt.Fprintf(&s, "<note>%s</note>\n", d.Note)
@@ -113,10 +123,25 @@ func documentsPrompt(in Input, docs []Document) (string, error) {
 		}
 		s.WriteString("</document>\n")
 		if s.Len() > MaxBedrockInputChars {
-			return "", fmt.Errorf("%w: documents have more than %d characters of text for one model call", ErrInvalidInput, MaxBedrockInputChars)
+			return "", nil, "", fmt.Errorf("%w: documents have more than %d characters of text for one model call", ErrInvalidInput, MaxBedrockInputChars)
 		}
+		pages := make([]string, len(d.Pages)) // the page count, without the text
+		docs = append(docs, Document{ID: d.ID, Name: d.Name, SHA256: d.SHA256, Pages: pages, Note: d.Note})
 	}
-	return s.String(), nil
+	f := newFingerprinter(in, dc.n)
+	for d, err := range in.Each(ctx) {
+		if err != nil {
+			return "", nil, "", err
+		}
+		f.add(d)
+	}
+	sort.SliceStable(docs, func(i, j int) bool {
+		if docs[i].Name != docs[j].Name {
+			return docs[i].Name < docs[j].Name
+		}
+		return strings.ToLower(docs[i].ID) < strings.ToLower(docs[j].ID)
+	})
+	return s.String(), docs, f.sum(), nil
 }
 
 // modelBrief is the part of a Brief the model writes.
@@ -131,7 +156,7 @@ type modelBrief struct {
 }
 
 // assemble parses the model's reply and completes it from the input.
-func assemble(builder string, in Input, docs []Document, reply string) (Brief, error) {
+func assemble(builder string, in Input, docs []Document, fingerprint, reply string) (Brief, error) {
 	raw, err := jsonObject(reply)
 	if err != nil {
 		return Brief{}, err
@@ -161,7 +186,7 @@ func assemble(builder string, in Input, docs []Document, reply string) (Brief, e
 		Chronology:       nonNil(m.Chronology),
 		Documents:        make([]DocumentSummary, 0, len(docs)),
 		Builder:          builder,
-		InputFingerprint: Fingerprint(in),
+		InputFingerprint: fingerprint,
 	}
 	for i := range b.Parties {
 		b.Parties[i].Role = Role(strings.ToLower(string(b.Parties[i].Role)))

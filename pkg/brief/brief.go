@@ -12,6 +12,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"iter"
+	"slices"
 	"strings"
 	"time"
 )
@@ -102,11 +104,41 @@ type Citation struct {
 }
 
 // Input is what a Builder reads: a matter and its documents' text.
+//
+// Builders read the documents through Each, one at a time, so a matter's
+// text need not fit in memory: with Stream set (the rail sets it to
+// rail.Inputs.Documents) only one document's text is held at a time, plus
+// what the builder accumulates. Documents is the in-memory form.
 type Input struct {
 	FirmID    string
 	MatterID  string
 	Title     string
 	Documents []Document
+	// Stream, when set, is used instead of Documents: it yields the
+	// documents in order of lowercase id, one at a time; each call is a
+	// fresh pass.
+	Stream func(ctx context.Context) iter.Seq2[Document, error]
+}
+
+// Each yields in's documents one at a time in order of lowercase id: from
+// Stream, or from Documents (sorted by id first).
+func (in Input) Each(ctx context.Context) iter.Seq2[Document, error] {
+	if in.Stream != nil {
+		return in.Stream(ctx)
+	}
+	docs := slices.Clone(in.Documents)
+	slices.SortStableFunc(docs, func(a, b Document) int { return strings.Compare(strings.ToLower(a.ID), strings.ToLower(b.ID)) })
+	return func(yield func(Document, error) bool) {
+		for _, d := range docs {
+			if err := ctx.Err(); err != nil {
+				yield(Document{}, err)
+				return
+			}
+			if !yield(d, nil) {
+				return
+			}
+		}
+	}
 }
 
 // Document is one uploaded document as pdftext extracted it.
@@ -130,26 +162,55 @@ var ErrInvalidInput = errors.New("brief: invalid input")
 // ErrInvalidBrief is wrapped by every error Validate returns.
 var ErrInvalidBrief = errors.New("brief: invalid brief")
 
-// Validate checks the Input: uuid ids, unique document ids, a name per document.
+// Validate checks the Input: uuid ids, unique document ids, a name per
+// document. It reads every document (a pass over Stream); builders check
+// as they stream instead (validateHeader, docChecker).
 func (in Input) Validate() error {
+	if err := in.validateHeader(); err != nil {
+		return err
+	}
+	var dc docChecker
+	for d, err := range in.Each(context.Background()) {
+		if err != nil {
+			return err
+		}
+		if err := dc.check(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (in Input) validateHeader() error {
 	if !isUUID(in.FirmID) {
 		return fmt.Errorf("%w: firm id %q is not a uuid", ErrInvalidInput, in.FirmID)
 	}
 	if !isUUID(in.MatterID) {
 		return fmt.Errorf("%w: matter id %q is not a uuid", ErrInvalidInput, in.MatterID)
 	}
-	seen := make(map[string]bool, len(in.Documents))
-	for i, d := range in.Documents {
-		if !isUUID(d.ID) {
-			return fmt.Errorf("%w: document %d: id %q is not a uuid", ErrInvalidInput, i, d.ID)
-		}
-		if seen[strings.ToLower(d.ID)] {
-			return fmt.Errorf("%w: document id %s appears twice", ErrInvalidInput, d.ID)
-		}
-		seen[strings.ToLower(d.ID)] = true
-		if strings.TrimSpace(d.Name) == "" {
-			return fmt.Errorf("%w: document %s has no name", ErrInvalidInput, d.ID)
-		}
+	return nil
+}
+
+// docChecker checks documents as they arrive in id order: a duplicate id
+// is equal to the previous one.
+type docChecker struct {
+	n    int
+	prev string
+}
+
+func (c *docChecker) check(d Document) error {
+	i := c.n
+	c.n++
+	if !isUUID(d.ID) {
+		return fmt.Errorf("%w: document %d: id %q is not a uuid", ErrInvalidInput, i, d.ID)
+	}
+	id := strings.ToLower(d.ID)
+	if i > 0 && id == c.prev {
+		return fmt.Errorf("%w: document id %s appears twice", ErrInvalidInput, d.ID)
+	}
+	c.prev = id
+	if strings.TrimSpace(d.Name) == "" {
+		return fmt.Errorf("%w: document %s has no name", ErrInvalidInput, d.ID)
 	}
 	return nil
 }

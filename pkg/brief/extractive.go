@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -28,39 +29,52 @@ func NewExtractive() Extractive { return Extractive{} }
 // Name identifies the builder and its rules version in Brief.Builder.
 func (Extractive) Name() string { return "extractive/v1" }
 
-// Build implements Builder.
+// Build implements Builder. It reads the documents in three passes over
+// in.Each, one document at a time (captions; then assertions, dates,
+// parties and the fingerprint; then party mentions), keeping only bounded
+// accumulators between documents: the document summaries (at most
+// MaxAssertionsPerDocument each), the first MaxChronologyEvents events,
+// and at most MaxCitationsPerParty citations per party.
 func (e Extractive) Build(ctx context.Context, in Input) (Brief, error) {
-	if err := in.Validate(); err != nil {
+	if err := in.validateHeader(); err != nil {
 		return Brief{}, err
 	}
-	docs := sortedDocuments(in.Documents)
 	b := Brief{
-		SchemaVersion:    SchemaVersion,
-		Matter:           Matter{FirmID: in.FirmID, MatterID: in.MatterID, Title: in.Title},
-		Parties:          []Party{},
-		Chronology:       []Event{},
-		Documents:        make([]DocumentSummary, 0, len(docs)),
-		Builder:          e.Name(),
-		InputFingerprint: Fingerprint(in),
+		SchemaVersion: SchemaVersion,
+		Matter:        Matter{FirmID: in.FirmID, MatterID: in.MatterID, Title: in.Title},
+		Parties:       []Party{},
+		Chronology:    []Event{},
+		Documents:     []DocumentSummary{},
+		Builder:       e.Name(),
 	}
 	ps := &partySet{}
-	// Captions first, so that the roles they give win over body mentions.
-	for _, d := range docs {
+	// Pass 1. Captions first, so that the roles they give win over body
+	// mentions. Checks the documents and counts them for the fingerprint.
+	var dc docChecker
+	for d, err := range in.Each(ctx) {
+		if err != nil {
+			return Brief{}, err
+		}
+		if err := dc.check(d); err != nil {
+			return Brief{}, err
+		}
 		for p := 0; p < len(d.Pages) && p < 2; p++ {
 			captionParties(ps, d.Pages[p], cite(d, p))
 		}
 	}
-	type seq struct{ doc, page, n int }
-	var events []Event
-	var order []seq
-	for di, d := range docs {
-		if err := ctx.Err(); err != nil {
+	// Pass 2.
+	fp := newFingerprinter(in, dc.n)
+	var chron chronology
+	for d, err := range in.Each(ctx) {
+		if err != nil {
 			return Brief{}, err
 		}
+		fp.add(d)
 		sum := DocumentSummary{
 			DocumentID: d.ID, Name: d.Name, SHA256: d.SHA256,
 			PageCount: len(d.Pages), Note: d.Note, Assertions: []Assertion{},
 		}
+		var events []keyedEvent
 		hasText := false
 		for p, page := range d.Pages {
 			if page == "" {
@@ -72,8 +86,9 @@ func (e Extractive) Build(ctx context.Context, in Input) (Brief, error) {
 			bodyParties(ps, paras, c)
 			for si, s := range splitSentences(page) {
 				for _, dm := range findDates(s.text) {
-					events = append(events, Event{Date: dm.date, Text: clip(numberedPara.ReplaceAllString(s.text, ""), maxItemText), Citation: c})
-					order = append(order, seq{di, p, si})
+					events = append(events, keyedEvent{
+						Event: Event{Date: dm.date, Text: clip(numberedPara.ReplaceAllString(s.text, ""), maxItemText), Citation: c},
+						name:  d.Name, id: strings.ToLower(d.ID), page: p, n: si})
 				}
 			}
 			sum.Assertions = appendAssertions(sum.Assertions, paras, page, c)
@@ -85,40 +100,24 @@ func (e Extractive) Build(ctx context.Context, in Input) (Brief, error) {
 			sum.Assertions = sum.Assertions[:MaxAssertionsPerDocument]
 		}
 		b.Documents = append(b.Documents, sum)
+		chron.merge(events)
 	}
-
-	// Chronology: by date, then document, page and position on the page.
-	idx := make([]int, len(events))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(i, j int) bool {
-		a, c := idx[i], idx[j]
-		if events[a].Date != events[c].Date {
-			return events[a].Date < events[c].Date
+	b.InputFingerprint = fp.sum()
+	// Documents by name, then id, so that output does not depend on input order.
+	sort.SliceStable(b.Documents, func(i, j int) bool {
+		if b.Documents[i].Name != b.Documents[j].Name {
+			return b.Documents[i].Name < b.Documents[j].Name
 		}
-		oa, oc := order[a], order[c]
-		if oa.doc != oc.doc {
-			return oa.doc < oc.doc
-		}
-		if oa.page != oc.page {
-			return oa.page < oc.page
-		}
-		return oa.n < oc.n
+		return strings.ToLower(b.Documents[i].DocumentID) < strings.ToLower(b.Documents[j].DocumentID)
 	})
-	seen := map[Event]bool{}
-	for _, i := range idx {
-		if seen[events[i]] {
-			continue
-		}
-		seen[events[i]] = true
-		b.Chronology = append(b.Chronology, events[i])
-		if len(b.Chronology) == MaxChronologyEvents {
-			break
-		}
+	for _, ev := range chron.list {
+		b.Chronology = append(b.Chronology, ev.Event)
 	}
 
-	ps.citeMentions(docs)
+	// Pass 3.
+	if err := ps.citeMentions(ctx, in); err != nil {
+		return Brief{}, err
+	}
 	b.Parties = ps.parties()
 	if err := b.Validate(); err != nil {
 		return Brief{}, fmt.Errorf("extractive builder produced an invalid brief (a bug): %w", err)
@@ -126,18 +125,54 @@ func (e Extractive) Build(ctx context.Context, in Input) (Brief, error) {
 	return b, nil
 }
 
-// sortedDocuments orders documents by name, then id, so that output does not
-// depend on input order.
-func sortedDocuments(in []Document) []Document {
-	docs := make([]Document, len(in))
-	copy(docs, in)
-	sort.SliceStable(docs, func(i, j int) bool {
-		if docs[i].Name != docs[j].Name {
-			return docs[i].Name < docs[j].Name
+// keyedEvent is a chronology event with its sort key: date, then document
+// (name, id), page and position on the page.
+type keyedEvent struct {
+	Event
+	name, id string
+	page, n  int
+}
+
+func (a keyedEvent) less(c keyedEvent) bool {
+	switch {
+	case a.Date != c.Date:
+		return a.Date < c.Date
+	case a.name != c.name:
+		return a.name < c.name
+	case a.id != c.id:
+		return a.id < c.id
+	case a.page != c.page:
+		return a.page < c.page
+	}
+	return a.n < c.n
+}
+
+// chronology keeps the first MaxChronologyEvents distinct events in key
+// order. Merging one document's events at a time gives the same list as
+// sorting all events at once: an event among the first distinct ones
+// overall is among the first of any subset that holds it, and equal
+// events (same citation, so the same document) arrive together.
+type chronology struct{ list []keyedEvent }
+
+func (c *chronology) merge(evs []keyedEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	all := append(c.list, evs...)
+	sort.SliceStable(all, func(i, j int) bool { return all[i].less(all[j]) })
+	seen := make(map[Event]bool, len(all))
+	out := all[:0]
+	for _, ev := range all {
+		if seen[ev.Event] {
+			continue
 		}
-		return strings.ToLower(docs[i].ID) < strings.ToLower(docs[j].ID)
-	})
-	return docs
+		seen[ev.Event] = true
+		out = append(out, ev)
+		if len(out) == MaxChronologyEvents {
+			break
+		}
+	}
+	c.list = slices.Clone(out)
 }
 
 func cite(d Document, pageIndex int) Citation {
@@ -220,24 +255,50 @@ func (ps *partySet) add(name string, role Role, c Citation) {
 	ps.list = append(ps.list, p)
 }
 
+// cite records c, keeping only the MaxCitationsPerParty first citations
+// in the order parties() lists them (document name, id, page): the same
+// citations as keeping all and truncating, with a bounded list.
 func (p *partyAcc) cite(c Citation) {
 	for _, have := range p.cites {
 		if have == c {
 			return
 		}
 	}
-	p.cites = append(p.cites, c)
+	i := sort.Search(len(p.cites), func(i int) bool { return citeLess(c, p.cites[i]) })
+	if i >= MaxCitationsPerParty {
+		return
+	}
+	p.cites = slices.Insert(p.cites, i, c)
+	if len(p.cites) > MaxCitationsPerParty {
+		p.cites = p.cites[:MaxCitationsPerParty]
+	}
+}
+
+func citeLess(a, b Citation) bool {
+	if a.DocumentName != b.DocumentName {
+		return a.DocumentName < b.DocumentName
+	}
+	if a.DocumentID != b.DocumentID {
+		return a.DocumentID < b.DocumentID
+	}
+	return a.Page < b.Page
 }
 
 // citeMentions cites every page on which a party's full name appears, and
 // replaces an all-capitals name (from a caption) by a mixed-case spelling
-// found in the text.
-func (ps *partySet) citeMentions(docs []Document) {
-	for _, p := range ps.list {
-		re := regexp.MustCompile(`(?i)\b` + nameToPattern(p.name))
-		for _, d := range docs {
+// found in the text. One pass over the documents.
+func (ps *partySet) citeMentions(ctx context.Context, in Input) error {
+	res := make([]*regexp.Regexp, len(ps.list))
+	for i, p := range ps.list {
+		res[i] = regexp.MustCompile(`(?i)\b` + nameToPattern(p.name))
+	}
+	for d, err := range in.Each(ctx) {
+		if err != nil {
+			return err
+		}
+		for i, p := range ps.list {
 			for pi, page := range d.Pages {
-				for _, m := range re.FindAllString(page, -1) {
+				for _, m := range res[i].FindAllString(page, -1) {
 					p.cite(cite(d, pi))
 					if isAllCaps(p.name) && !isAllCaps(m) {
 						p.name = cleanName(m)
@@ -245,10 +306,13 @@ func (ps *partySet) citeMentions(docs []Document) {
 				}
 			}
 		}
+	}
+	for _, p := range ps.list {
 		if isAllCaps(p.name) {
 			p.name = titleCase(p.name)
 		}
 	}
+	return nil
 }
 
 func (ps *partySet) parties() []Party {

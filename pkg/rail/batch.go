@@ -134,17 +134,27 @@ WITH items AS (
         attempts         = 0,
         not_before       = NULL,
         last_error       = '',
-        demand_since     = CASE WHEN requested_generation > target_generation THEN claimed_at END
+        demand_since     = ` + commitDemandSince + `
     FROM locked
     WHERE j.firm_id = locked.firm_id AND j.matter_id = locked.matter_id
       AND j.claimed_generation = locked.token AND j.run_status = 'running'
     RETURNING locked.ord, locked.token, j.firm_id, j.matter_id, j.target_generation, j.requested_generation
+), hashed AS (
+    SELECT fence.ord, fence.firm_id, fence.matter_id, i.body::jsonb AS body,
+           encode(sha256(convert_to(i.body::jsonb::text, 'UTF8')), 'hex') AS body_sha256
+    FROM fence JOIN items AS i ON i.ord = fence.ord
+), body AS (
+    -- One row per matter in this batch (a matter lands at most one frame
+    -- per statement), so ON CONFLICT never meets the same key twice.
+    INSERT INTO ops.matter_frame_bodies AS b (firm_id, matter_id, body_sha256, body)
+    SELECT firm_id, matter_id, body_sha256, body FROM hashed
+    ON CONFLICT (firm_id, matter_id, body_sha256) DO UPDATE SET used_at = clock_timestamp()
 ), frame AS (
     INSERT INTO ops.matter_frames
-        (firm_id, matter_id, token, target_generation, fingerprint, builder, model_invoked, body)
+        (firm_id, matter_id, token, target_generation, fingerprint, builder, model_invoked, body_sha256)
     SELECT fence.firm_id, fence.matter_id, fence.token, fence.target_generation,
-           i.fingerprint, i.builder, i.model_invoked, i.body::jsonb
-    FROM fence JOIN items AS i ON i.ord = fence.ord
+           i.fingerprint, i.builder, i.model_invoked, h.body_sha256
+    FROM fence JOIN items AS i ON i.ord = fence.ord JOIN hashed AS h ON h.ord = fence.ord
     RETURNING frame_id, firm_id, matter_id
 ), run AS (
     UPDATE ops.matter_frame_runs AS r SET outcome = 'landed', finished_at = clock_timestamp(), error = ''

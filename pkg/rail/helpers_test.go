@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/rail/internal/ledgercheck"
 	"github.com/pramaan/brief-rail/pkg/railtest"
 )
 
@@ -118,6 +119,7 @@ func (b *bundle) ageDemand(t *testing.T, d time.Duration) {
 	_, err := b.pool.Exec(b.ctx, `UPDATE ops.matter_frame_jobs SET
         last_demanded_at = last_demanded_at - make_interval(secs => $3),
         demand_since = demand_since - make_interval(secs => $3),
+        uncovered_since = uncovered_since - make_interval(secs => $3),
         claimed_at = claimed_at - make_interval(secs => $3),
         not_before = not_before - make_interval(secs => $3)
         WHERE firm_id = $1 AND matter_id = $2`, b.ref.FirmID, b.ref.MatterID, d.Seconds())
@@ -159,37 +161,8 @@ func checkInvariants(t *testing.T, pool *pgxpool.Pool) {
 }
 
 func invariantViolations(ctx context.Context, pool *pgxpool.Pool) error {
-	var bad []string
-	rows, err := pool.Query(ctx, `
-SELECT 'generations out of order: ' || firm_id || '/' || matter_id FROM ops.matter_frame_jobs
- WHERE NOT (built_generation <= target_generation AND target_generation <= requested_generation)
-UNION ALL SELECT 'running without claimed_at: ' || matter_id FROM ops.matter_frame_jobs
- WHERE run_status = 'running' AND claimed_at IS NULL
-UNION ALL SELECT 'idle with target <> built: ' || matter_id FROM ops.matter_frame_jobs
- WHERE run_status = 'idle' AND target_generation <> built_generation
-UNION ALL SELECT 'frame token above claimed: ' || f.matter_id FROM ops.matter_frames f
- JOIN ops.matter_frame_jobs j USING (firm_id, matter_id) WHERE f.token > j.claimed_generation
-UNION ALL SELECT 'duplicate frame token: ' || matter_id FROM ops.matter_frames
- GROUP BY firm_id, matter_id, token HAVING count(*) > 1
-UNION ALL SELECT 'newest frame target <> built: ' || j.matter_id FROM ops.matter_frame_jobs j
- JOIN LATERAL (SELECT target_generation FROM ops.matter_frames f
-   WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id ORDER BY token DESC LIMIT 1) nf ON true
- WHERE nf.target_generation <> j.built_generation
-UNION ALL SELECT 'built without a frame: ' || matter_id FROM ops.matter_frame_jobs j
- WHERE built_generation > 0 AND NOT EXISTS (SELECT 1 FROM ops.matter_frames f
-   WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id)`)
+	bad, err := ledgercheck.Violations(ctx, pool)
 	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return err
-		}
-		bad = append(bad, s)
-	}
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	if len(bad) > 0 {
@@ -213,8 +186,11 @@ func (c *countingBuilder) Name() string { return "counting/v1" }
 
 func (c *countingBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage, error) {
 	c.calls.Add(1)
-	names := make([]string, 0, len(in.Documents))
-	for _, d := range in.Documents {
+	names := make([]string, 0, len(in.Manifest))
+	for d, err := range in.Documents(ctx) {
+		if err != nil {
+			return nil, err
+		}
 		names = append(names, d.Name)
 	}
 	c.mu.Lock()

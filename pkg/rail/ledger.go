@@ -40,12 +40,13 @@ WITH m AS (
     SELECT firm_id, matter_id, status FROM app.matters WHERE matter_id = $2
 ), up AS (
     INSERT INTO ops.matter_frame_jobs AS j
-        (firm_id, matter_id, requested_generation, demand_since, last_demanded_at)
-    SELECT m.firm_id, m.matter_id, $3, clock_timestamp(), clock_timestamp()
+        (firm_id, matter_id, requested_generation, demand_since, uncovered_since, last_demanded_at)
+    SELECT m.firm_id, m.matter_id, $3, clock_timestamp(), clock_timestamp(), clock_timestamp()
     FROM m WHERE m.firm_id = $1 AND m.status = 'open'
     ON CONFLICT (firm_id, matter_id) DO UPDATE SET
         requested_generation = j.requested_generation + EXCLUDED.requested_generation,
         demand_since         = coalesce(j.demand_since, EXCLUDED.demand_since),
+        uncovered_since      = coalesce(j.uncovered_since, EXCLUDED.uncovered_since),
         last_demanded_at     = EXCLUDED.last_demanded_at,
         run_status = CASE WHEN j.run_status = 'quarantined' THEN 'idle' ELSE j.run_status END,
         attempts   = CASE WHEN j.run_status = 'quarantined' THEN 0 ELSE j.attempts END,
@@ -102,7 +103,9 @@ const claimablePredicate = `j.requested_generation > j.built_generation
                AND j.claimed_at < clock_timestamp() - make_interval(secs => $4)))`
 
 // claimSet is what a claim writes: the next token, the target, a fresh
-// lease by the database clock. $3 is the worker id.
+// lease by the database clock. $3 is the worker id. The target covers every
+// demand recorded, so none is uncovered (demand_since keeps the arrival of
+// the oldest, still unbuilt).
 const claimSet = `SET
         run_status         = 'running',
         claimed_generation = j.claimed_generation + 1,
@@ -110,7 +113,8 @@ const claimSet = `SET
         claimed_at         = clock_timestamp(),
         claimed_by         = $3,
         attempts           = j.attempts + 1,
-        not_before         = NULL`
+        not_before         = NULL,
+        uncovered_since    = NULL`
 
 const claimSQL = `
 WITH c AS (
@@ -200,6 +204,20 @@ type CommitResult struct {
 	FollowUpDue bool  // demand arrived during the build: exactly one follow-up is due
 }
 
+// commitDemandSince is demand_since after a commit: the arrival of the
+// oldest demand the landed frame did not cover (the follow-up's), which
+// uncovered_since has kept since the first such demand; NULL when nothing
+// is left unbuilt. (uncovered_since is left as is: after a commit target =
+// built, so uncovered and unbuilt are the same demand.) The fallbacks only
+// matter for a row written before migration 006.
+const commitDemandSince = `CASE WHEN requested_generation > target_generation
+                                THEN coalesce(uncovered_since, demand_since, clock_timestamp()) END`
+
+// bodySHA256 content-addresses a frame body ($7): the hash of its jsonb
+// text, so equal documents share one stored body (ops.matter_frame_bodies)
+// whatever their key order or spacing was.
+const bodySHA256 = `encode(sha256(convert_to($7::jsonb::text, 'UTF8')), 'hex')`
+
 const commitSQL = `
 WITH fence AS (
     UPDATE ops.matter_frame_jobs SET
@@ -208,13 +226,17 @@ WITH fence AS (
         attempts         = 0,
         not_before       = NULL,
         last_error       = '',
-        demand_since     = CASE WHEN requested_generation > target_generation THEN claimed_at END
+        demand_since     = ` + commitDemandSince + `
     WHERE firm_id = $1 AND matter_id = $2 AND claimed_generation = $3 AND run_status = 'running'
     RETURNING firm_id, matter_id, target_generation, requested_generation
+), body AS (
+    INSERT INTO ops.matter_frame_bodies AS b (firm_id, matter_id, body_sha256, body)
+    SELECT firm_id, matter_id, ` + bodySHA256 + `, $7::jsonb FROM fence
+    ON CONFLICT (firm_id, matter_id, body_sha256) DO UPDATE SET used_at = clock_timestamp()
 ), frame AS (
     INSERT INTO ops.matter_frames
-        (firm_id, matter_id, token, target_generation, fingerprint, builder, model_invoked, body)
-    SELECT firm_id, matter_id, $3, target_generation, $4, $5, $6, $7::jsonb FROM fence
+        (firm_id, matter_id, token, target_generation, fingerprint, builder, model_invoked, body_sha256)
+    SELECT firm_id, matter_id, $3, target_generation, $4, $5, $6, ` + bodySHA256 + ` FROM fence
     RETURNING frame_id
 ), run AS (
     UPDATE ops.matter_frame_runs AS r SET outcome = 'landed', finished_at = clock_timestamp(), error = ''
@@ -295,6 +317,7 @@ WITH f AS (
     UPDATE ops.matter_frame_jobs SET
         run_status        = CASE WHEN attempts >= $4 THEN 'quarantined' ELSE 'idle' END,
         target_generation = built_generation,
+        uncovered_since   = demand_since, -- the target is handed back: all unbuilt demand is uncovered
         not_before        = clock_timestamp()
                             + make_interval(secs => least($6::float8, $5::float8 * power(2, greatest(attempts - 1, 0)))),
         last_error        = left($7, 2000)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -61,17 +62,41 @@ func AddMatter(ctx context.Context, q Querier, ref MatterRef, title string) (cre
 	return false, nil
 }
 
-// SetMatterStatus opens or closes a matter. A closed matter gets no builds.
+// SetMatterStatus opens or closes a matter.
+//
+// A closed matter gets no builds and no new demand (Demand refuses it), but
+// its ledger row keeps what was recorded: demand already requested stays
+// requested (held, counted by Gauges.MattersClosedWithDemand rather than as
+// late), and a build already claimed may still land (its commit does not
+// look at the matter's status: the frame reflects inputs read while the
+// matter was open). Re-opening restarts the demand clock of held demand
+// (demand_since and uncovered_since become the re-opening's time), so the
+// oldest-unserved gauge counts it from the moment the rail is responsible
+// for it again; the sweeper's next pass re-nudges it (it lists open matters
+// with unserved demand and no live claim). Both happen in one statement.
 func SetMatterStatus(ctx context.Context, q Querier, ref MatterRef, status string) error {
 	if status != "open" && status != "closed" {
 		return fmt.Errorf("matter status %q: want open or closed", status)
 	}
-	tag, err := q.Exec(ctx, `UPDATE app.matters SET status = $3 WHERE firm_id = $1 AND matter_id = $2`,
-		ref.FirmID, ref.MatterID, status)
+	var changed int
+	err := q.QueryRow(ctx, `
+WITH m AS (
+    UPDATE app.matters SET status = $3 WHERE firm_id = $1 AND matter_id = $2
+    RETURNING firm_id, matter_id
+), old AS (
+    SELECT status FROM app.matters WHERE firm_id = $1 AND matter_id = $2
+), reopened AS (
+    UPDATE ops.matter_frame_jobs j SET
+        demand_since    = CASE WHEN j.demand_since IS NOT NULL THEN clock_timestamp() END,
+        uncovered_since = CASE WHEN j.uncovered_since IS NOT NULL THEN clock_timestamp() END
+    FROM m, old
+    WHERE j.firm_id = m.firm_id AND j.matter_id = m.matter_id AND $3 = 'open' AND old.status = 'closed'
+)
+SELECT count(*) FROM m`, ref.FirmID, ref.MatterID, status).Scan(&changed)
 	if err != nil {
 		return fmt.Errorf("set matter status %s: %w", ref, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if changed == 0 {
 		return matterError(ctx, q, ref)
 	}
 	return nil
@@ -189,18 +214,59 @@ func AddDocument(ctx context.Context, q Querier, ref MatterRef, d NewDocument) (
 	return d.ID, nil
 }
 
-// Inputs is what a build reads: the matter and its documents, read after
-// the claim committed, so they include every input whose demand the claim
-// covers.
+// Inputs is what a build reads: the matter, its title, and a manifest of
+// its documents (ids, names, content hashes; no text) read after the claim
+// committed, so it includes every input whose demand the claim covers. The
+// text is read by Documents, one document at a time.
+//
+// Memory bound of a build (docs/ARCHITECTURE.md, "Bounded builds"): the
+// manifest (one DocumentMeta per document, no page text) plus one
+// document's text at a time plus what the builder accumulates. No
+// transaction, cursor or session state is held across the build: the
+// manifest is read in keyset pages and each document in its own statement.
 type Inputs struct {
-	Ref       MatterRef
-	Title     string
-	Documents []Document
+	Ref      MatterRef
+	Title    string
+	Manifest []DocumentMeta // in document id order
+
+	q    Querier    // where Documents reads text (LoadInputs)
+	docs []Document // in memory instead (NewInputs)
 }
 
-// LoadInputs reads a matter's record, documents in upload order.
+// DocumentMeta is a document without its text.
+type DocumentMeta struct {
+	ID         uuid.UUID
+	Name       string
+	SHA256     string
+	PageCount  int
+	UploadedAt time.Time
+}
+
+// ErrInputsChanged: a document of the manifest was removed or changed
+// while the build read it. The build fails and is retried; the change's
+// own fact brings its demand.
+var ErrInputsChanged = errors.New("inputs changed during the build")
+
+// ManifestPage is how many manifest rows LoadInputs reads per statement.
+const ManifestPage = 500
+
+// NewInputs holds docs in memory as a build's inputs (tests, benchmarks,
+// callers that already have the text). The manifest is sorted by id.
+func NewInputs(ref MatterRef, title string, docs []Document) Inputs {
+	docs = slices.Clone(docs)
+	slices.SortFunc(docs, func(a, b Document) int { return strings.Compare(a.ID.String(), b.ID.String()) })
+	in := Inputs{Ref: ref, Title: title, docs: docs}
+	for _, d := range docs {
+		in.Manifest = append(in.Manifest, DocumentMeta{ID: d.ID, Name: d.Name, SHA256: d.SHA256,
+			PageCount: len(d.Pages), UploadedAt: d.UploadedAt})
+	}
+	return in
+}
+
+// LoadInputs reads a matter's title and document manifest (no text) in
+// keyset pages of ManifestPage rows by document id.
 func LoadInputs(ctx context.Context, q Querier, ref MatterRef) (Inputs, error) {
-	in := Inputs{Ref: ref}
+	in := Inputs{Ref: ref, q: q}
 	err := q.QueryRow(ctx, `SELECT title FROM app.matters WHERE firm_id = $1 AND matter_id = $2`,
 		ref.FirmID, ref.MatterID).Scan(&in.Title)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -209,37 +275,81 @@ func LoadInputs(ctx context.Context, q Querier, ref MatterRef) (Inputs, error) {
 	if err != nil {
 		return in, fmt.Errorf("load inputs %s: %w", ref, err)
 	}
-	rows, err := q.Query(ctx, `SELECT document_id, name, pages, content_sha256, note, uploaded_at
-        FROM app.documents WHERE firm_id = $1 AND matter_id = $2 ORDER BY uploaded_at, document_id`,
-		ref.FirmID, ref.MatterID)
-	if err != nil {
-		return in, fmt.Errorf("load inputs %s: %w", ref, err)
+	after := uuid.Nil
+	for {
+		rows, err := q.Query(ctx, `SELECT document_id, name, content_sha256, page_count, uploaded_at
+            FROM app.documents WHERE firm_id = $1 AND matter_id = $2 AND document_id > $3
+            ORDER BY document_id LIMIT $4`, ref.FirmID, ref.MatterID, after, ManifestPage)
+		if err != nil {
+			return in, fmt.Errorf("load inputs %s: %w", ref, err)
+		}
+		page, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (DocumentMeta, error) {
+			var d DocumentMeta
+			err := r.Scan(&d.ID, &d.Name, &d.SHA256, &d.PageCount, &d.UploadedAt)
+			return d, err
+		})
+		if err != nil {
+			return in, fmt.Errorf("load inputs %s: %w", ref, err)
+		}
+		in.Manifest = append(in.Manifest, page...)
+		if len(page) < ManifestPage {
+			return in, nil
+		}
+		after = page[len(page)-1].ID
 	}
-	in.Documents, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Document, error) {
-		var d Document
-		err := r.Scan(&d.ID, &d.Name, &d.Pages, &d.SHA256, &d.Note, &d.UploadedAt)
-		return d, err
-	})
-	if err != nil {
-		return in, fmt.Errorf("load inputs %s: %w", ref, err)
-	}
-	return in, nil
 }
 
-// Fingerprint identifies a build's inputs: the matter, its title and the
-// content hash of every document, independent of order. Two builds with the
-// same fingerprint and builder produce the same Brief, so the second need
-// not call the model.
-func (in Inputs) Fingerprint(builder string) string {
-	ids := make([]string, 0, len(in.Documents))
-	for _, d := range in.Documents {
-		ids = append(ids, d.ID.String()+"="+d.SHA256+"|"+d.Name)
+// Documents yields the manifest's documents with their text, one at a
+// time, in document id order; each document is read by its own statement
+// when the previous one has been handed over, so only one document's text
+// is held here at a time. Each call is a fresh pass (a builder that needs
+// two passes calls it twice). A document that was removed, or whose
+// content hash no longer matches the manifest, ends the pass with
+// ErrInputsChanged.
+func (in Inputs) Documents(ctx context.Context) iter.Seq2[Document, error] {
+	return func(yield func(Document, error) bool) {
+		if in.q == nil {
+			for _, d := range in.docs {
+				if !yield(d, nil) {
+					return
+				}
+			}
+			return
+		}
+		for _, m := range in.Manifest {
+			d := Document{ID: m.ID}
+			err := in.q.QueryRow(ctx, `SELECT name, pages, content_sha256, note, uploaded_at FROM app.documents
+                WHERE document_id = $1 AND firm_id = $2 AND matter_id = $3`, m.ID, in.Ref.FirmID, in.Ref.MatterID).
+				Scan(&d.Name, &d.Pages, &d.SHA256, &d.Note, &d.UploadedAt)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				err = fmt.Errorf("document %s: %w", m.ID, ErrInputsChanged)
+			case err != nil:
+				err = fmt.Errorf("read document %s: %w", m.ID, err)
+			case d.SHA256 != m.SHA256 || d.Name != m.Name:
+				err = fmt.Errorf("document %s: %w", m.ID, ErrInputsChanged)
+			}
+			if err != nil {
+				yield(Document{}, err)
+				return
+			}
+			if !yield(d, nil) {
+				return
+			}
+		}
 	}
-	slices.Sort(ids)
+}
+
+// Fingerprint identifies a build's inputs: the builder, the matter, its
+// title and the id, content hash and name of every document, computed
+// incrementally over the manifest (already in id order). Two builds with
+// the same fingerprint and builder produce the same Brief, so the second
+// need not call the model.
+func (in Inputs) Fingerprint(builder string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "builder=%s\nmatter=%s\ntitle=%q\n", builder, in.Ref, in.Title)
-	for _, s := range ids {
-		fmt.Fprintf(h, "%s\n", s)
+	for _, d := range in.Manifest {
+		fmt.Fprintf(h, "%s=%s|%s\n", d.ID, d.SHA256, d.Name)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

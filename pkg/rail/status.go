@@ -25,7 +25,8 @@ type JobRow struct {
 	Attempts            int        `json:"attempts"`
 	NotBefore           *time.Time `json:"not_before"`
 	LastError           string     `json:"last_error"`
-	DemandSince         *time.Time `json:"demand_since"`
+	DemandSince         *time.Time `json:"demand_since"`    // arrival of the oldest demand not yet built
+	UncoveredSince      *time.Time `json:"uncovered_since"` // arrival of the oldest demand above target_generation
 	LastDemandedAt      *time.Time `json:"last_demanded_at"`
 	RebuildNeeded       bool       `json:"rebuild_needed"`
 
@@ -34,22 +35,30 @@ type JobRow struct {
 	LeaseExpired    bool     `json:"lease_expired"`     // running on a lease older than the configured lease
 	Current         bool     `json:"current"`           // built_generation == requested_generation
 	MatterStatus    string   `json:"matter_status"`
+	// Age of the oldest demand not yet built (demand_since), while behind.
+	UnservedAgeSeconds *float64 `json:"unserved_age_seconds"`
+	// Demands held because the matter is closed (requested - built while
+	// closed; 0 when open): built after the matter is re-opened.
+	HeldDemands int64 `json:"held_demands"`
 }
 
 const jobColumns = `j.firm_id, j.matter_id, j.requested_generation, j.claimed_generation,
     j.target_generation, j.built_generation, j.run_status, j.claimed_at, j.claimed_by, j.attempts,
-    j.not_before, j.last_error, j.demand_since, j.last_demanded_at, j.rebuild_needed,
+    j.not_before, j.last_error, j.demand_since, j.uncovered_since, j.last_demanded_at, j.rebuild_needed,
     CASE WHEN j.run_status = 'running' THEN extract(epoch FROM clock_timestamp() - j.claimed_at)::float8 END,
     (j.run_status = 'running' AND j.claimed_at < clock_timestamp() - make_interval(secs => $3)),
-    m.status`
+    m.status, extract(epoch FROM clock_timestamp() - j.demand_since)::float8`
 
 func scanJob(row pgx.Row) (JobRow, error) {
 	var j JobRow
 	err := row.Scan(&j.FirmID, &j.MatterID, &j.RequestedGeneration, &j.ClaimedGeneration,
 		&j.TargetGeneration, &j.BuiltGeneration, &j.RunStatus, &j.ClaimedAt, &j.ClaimedBy, &j.Attempts,
-		&j.NotBefore, &j.LastError, &j.DemandSince, &j.LastDemandedAt, &j.RebuildNeeded,
-		&j.LeaseAgeSeconds, &j.LeaseExpired, &j.MatterStatus)
+		&j.NotBefore, &j.LastError, &j.DemandSince, &j.UncoveredSince, &j.LastDemandedAt, &j.RebuildNeeded,
+		&j.LeaseAgeSeconds, &j.LeaseExpired, &j.MatterStatus, &j.UnservedAgeSeconds)
 	j.Current = j.BuiltGeneration == j.RequestedGeneration
+	if j.MatterStatus == "closed" {
+		j.HeldDemands = j.RequestedGeneration - j.BuiltGeneration
+	}
 	return j, err
 }
 
@@ -147,8 +156,11 @@ func (l *Ledger) LatestFrame(ctx context.Context, q Querier, ref MatterRef) (f S
 	if q == nil {
 		q = l.pool
 	}
-	err = q.QueryRow(ctx, `SELECT frame_id, token, target_generation, fingerprint, builder, model_invoked, built_at, body::text
-        FROM ops.matter_frames WHERE firm_id = $1 AND matter_id = $2 ORDER BY token DESC LIMIT 1`,
+	err = q.QueryRow(ctx, `SELECT f.frame_id, f.token, f.target_generation, f.fingerprint, f.builder, f.model_invoked,
+            f.built_at, coalesce(f.body, b.body)::text
+        FROM ops.matter_frames f LEFT JOIN ops.matter_frame_bodies b
+          ON b.firm_id = f.firm_id AND b.matter_id = f.matter_id AND b.body_sha256 = f.body_sha256
+        WHERE f.firm_id = $1 AND f.matter_id = $2 ORDER BY f.token DESC LIMIT 1`,
 		ref.FirmID, ref.MatterID).Scan(&f.FrameID, &f.Token, &f.Target, &f.Fingerprint, &f.Builder,
 		&f.ModelInvoked, &f.BuiltAt, &f.Body)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -15,17 +15,21 @@ type SweepReport struct {
 	Gauges
 }
 
-// Gauges are what on-call watches, read off the ledger in one query.
+// Gauges are what on-call watches, read off the ledger in one query. The
+// first three count open matters only: a closed matter gets no builds, so
+// its demand is held, not late (MattersClosedWithDemand counts it; when the
+// matter is re-opened its demand counts again, aged from the re-opening).
 type Gauges struct {
-	MattersBehind               int     // requested > built, not quarantined
-	MattersQuarantined          int     // quarantined rows
-	OldestUnservedDemandSeconds float64 // age of the oldest unbuilt demand (0 when none)
+	MattersBehind               int     // open, requested > built, not quarantined
+	MattersQuarantined          int     // open, quarantined
+	OldestUnservedDemandSeconds float64 // open, not quarantined: age of the oldest unbuilt demand (0 when none)
+	MattersClosedWithDemand     int     // closed with requested > built: demand held until re-opened
 }
 
 const sweepQuarantineSQL = `
 WITH q AS (
     UPDATE ops.matter_frame_jobs SET
-        run_status = 'quarantined', target_generation = built_generation,
+        run_status = 'quarantined', target_generation = built_generation, uncovered_since = demand_since,
         last_error = 'lease expired on attempt ' || attempts || ' of ' || $2::int
     WHERE run_status = 'running' AND attempts >= $2::int
       AND claimed_at < clock_timestamp() - make_interval(secs => $1)
@@ -59,11 +63,14 @@ ORDER BY j.demand_since NULLS LAST
 LIMIT $3`
 
 const gaugesSQL = `
-SELECT count(*) FILTER (WHERE requested_generation > built_generation AND run_status <> 'quarantined'),
-       count(*) FILTER (WHERE run_status = 'quarantined'),
+SELECT count(*) FILTER (WHERE behind AND open AND run_status <> 'quarantined'),
+       count(*) FILTER (WHERE open AND run_status = 'quarantined'),
        coalesce(extract(epoch FROM clock_timestamp() - min(demand_since)
-           FILTER (WHERE requested_generation > built_generation AND run_status <> 'quarantined')), 0)::float8
-FROM ops.matter_frame_jobs`
+           FILTER (WHERE behind AND open AND run_status <> 'quarantined')), 0)::float8,
+       count(*) FILTER (WHERE behind AND NOT open)
+FROM (SELECT j.run_status, j.demand_since, j.requested_generation > j.built_generation AS behind,
+             m.status = 'open' AS open
+      FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)) AS x`
 
 // Sweep runs one pass: quarantine expired leases that are out of attempts,
 // note the other expiries, and list up to limit matters whose demand has no
@@ -104,7 +111,7 @@ func (l *Ledger) Sweep(ctx context.Context, limit int) (SweepReport, error) {
 func (l *Ledger) Gauges(ctx context.Context) (Gauges, error) {
 	var g Gauges
 	if err := l.pool.QueryRow(ctx, gaugesSQL).Scan(&g.MattersBehind, &g.MattersQuarantined,
-		&g.OldestUnservedDemandSeconds); err != nil {
+		&g.OldestUnservedDemandSeconds, &g.MattersClosedWithDemand); err != nil {
 		return g, fmt.Errorf("gauges: %w", err)
 	}
 	return g, nil

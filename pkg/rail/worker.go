@@ -253,6 +253,8 @@ func (w *Worker) startHeartbeat(ctx context.Context, c Claim, cancel context.Can
 
 // DigestBuilder is the placeholder Brief: an honest digest of the matter's
 // documents (names, content hashes, page counts), no model, no invention.
+// It reads the documents one at a time (in id order; the digest lists them
+// in that order) and keeps only their metadata.
 type DigestBuilder struct{}
 
 func (DigestBuilder) Name() string { return "digest/v1" }
@@ -272,7 +274,10 @@ func (DigestBuilder) Build(ctx context.Context, in Inputs) (json.RawMessage, err
 		Title     string `json:"title"`
 		Documents []doc  `json:"documents"`
 	}{Schema: "digest/v1", FirmID: in.Ref.FirmID.String(), MatterID: in.Ref.MatterID.String(), Title: in.Title, Documents: []doc{}}
-	for _, d := range in.Documents {
+	for d, err := range in.Documents(ctx) {
+		if err != nil {
+			return nil, err
+		}
 		body.Documents = append(body.Documents, doc{d.ID.String(), d.Name, d.SHA256, len(d.Pages), d.Note})
 	}
 	return json.Marshal(body)

@@ -265,9 +265,12 @@ func TestHeartbeatStopsSupersededBuild(t *testing.T) {
 		done <- out
 	}()
 	<-cb.started
-	// Take the claim over as if the slow worker had been silent a lease.
-	if _, err := b.pool.Exec(b.ctx, `UPDATE ops.matter_frame_jobs SET claimed_generation = claimed_generation + 1
-        WHERE firm_id = $1 AND matter_id = $2`, b.ref.FirmID, b.ref.MatterID); err != nil {
+	// Take the claim over as if the slow worker had been silent a lease
+	// (the new token gets its run row, as a claim's would).
+	if _, err := b.pool.Exec(b.ctx, `WITH j AS (UPDATE ops.matter_frame_jobs SET claimed_generation = claimed_generation + 1
+        WHERE firm_id = $1 AND matter_id = $2 RETURNING firm_id, matter_id, claimed_generation, target_generation)
+        INSERT INTO ops.matter_frame_runs (firm_id, matter_id, token, target_generation, worker_id)
+        SELECT firm_id, matter_id, claimed_generation, target_generation, 'takeover' FROM j`, b.ref.FirmID, b.ref.MatterID); err != nil {
 		t.Fatal(err)
 	}
 	select {

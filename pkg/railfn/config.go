@@ -37,6 +37,8 @@ const (
 	EnvBriefBuilder    = "RAIL_BRIEF_BUILDER"
 	EnvBedrockModelID  = "RAIL_BEDROCK_MODEL_ID"
 	EnvCommitTimeout   = "RAIL_COMMIT_TIMEOUT"
+	EnvFrameKeep       = "RAIL_FRAME_KEEP"
+	EnvFrameRetention  = "RAIL_FRAME_RETENTION"
 )
 
 // Config is one function's configuration. The database settings are read
@@ -55,6 +57,13 @@ type Config struct {
 	BriefBuilder    string        // builder: extractive or bedrock
 	BedrockModelID  string        // builder with bedrock
 	CommitTimeout   time.Duration // builder: bound on each outcome statement (commit, Fail)
+	FrameKeep       int           // sweeper: newest frames kept per matter
+	FrameRetention  time.Duration // sweeper: frames younger than this are kept
+}
+
+// FramePolicy is the frame retention the sweeper prunes with.
+func (c Config) FramePolicy() rail.FrameRetention {
+	return rail.FrameRetention{Keep: c.FrameKeep, Retention: c.FrameRetention}
 }
 
 // RailConfig is the ledger configuration the function runs with.
@@ -98,7 +107,9 @@ func LoadConfig(fn string, getenv func(string) string) (Config, error) {
 		RelayWindow:     dur(EnvRelayWindow, rail.DefaultRelayWindow, time.Second, 15*time.Minute),
 		OutboxRetention: dur(EnvOutboxRetention, 168*time.Hour, time.Hour, 365*24*time.Hour),
 		InboxRetention:  dur(EnvInboxRetention, rail.DefaultInboxRetention, 24*time.Hour, 365*24*time.Hour),
+		FrameRetention:  dur(EnvFrameRetention, rail.DefaultFrameRetention, time.Hour, 10*365*24*time.Hour),
 		MaxAttempts:     rail.DefaultMaxAttempts,
+		FrameKeep:       rail.DefaultFrameKeep,
 		BriefBuilder:    env(EnvBriefBuilder),
 		BedrockModelID:  env(EnvBedrockModelID),
 		CommitTimeout:   dur(EnvCommitTimeout, rail.DefaultCommitTimeout, time.Second, time.Minute),
@@ -118,6 +129,14 @@ func LoadConfig(fn string, getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("%s=%q: want an integer from 1 to 100", EnvMaxAttempts, v))
 		} else {
 			c.MaxAttempts = n
+		}
+	}
+	if v := env(EnvFrameKeep); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			errs = append(errs, fmt.Errorf("%s=%q: want an integer from 1 to 10000 (the current frame is always kept)", EnvFrameKeep, v))
+		} else {
+			c.FrameKeep = n
 		}
 	}
 	if fn != Relay && c.BuildQueueURL == "" {

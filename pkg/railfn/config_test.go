@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/railfn"
 )
 
@@ -21,6 +22,14 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 	if c.CommitTimeout != 10*time.Second || railfn.DefaultReserve(c.CommitTimeout) != 25*time.Second {
 		t.Fatalf("commit timeout %s, reserve %s: want 10s and 25s", c.CommitTimeout, railfn.DefaultReserve(c.CommitTimeout))
+	}
+	if c.FrameKeep != 10 || c.FrameRetention != 720*time.Hour {
+		t.Fatalf("frame retention defaults: keep %d, retention %s", c.FrameKeep, c.FrameRetention)
+	}
+	c, err = railfn.LoadConfig(railfn.Sweeper, envOf(map[string]string{"RAIL_BUILD_QUEUE_URL": "http://q",
+		"RAIL_FRAME_KEEP": "3", "RAIL_FRAME_RETENTION": "48h"}))
+	if err != nil || c.FramePolicy() != (rail.FrameRetention{Keep: 3, Retention: 48 * time.Hour}) {
+		t.Fatalf("frame retention from env: %+v %v", c.FramePolicy(), err)
 	}
 	// The relay needs no build queue.
 	if _, err := railfn.LoadConfig(railfn.Relay, envOf(nil)); err != nil {
@@ -50,6 +59,8 @@ func TestLoadConfigRefusesMissingAndInvalidEnv(t *testing.T) {
 			[]string{"RAIL_COMMIT_TIMEOUT=2m0s is outside"}},
 		"commit reserve over half the lease": {railfn.Builder, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_COMMIT_TIMEOUT": "20s", "RAIL_LEASE": "1m"},
 			[]string{"RAIL_COMMIT_TIMEOUT=20s leaves too little of RAIL_LEASE=1m0s"}},
+		"frame keep zero": {railfn.Sweeper, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_FRAME_KEEP": "0", "RAIL_FRAME_RETENTION": "1m"},
+			[]string{"RAIL_FRAME_KEEP", "RAIL_FRAME_RETENTION=1m0s is outside"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := railfn.LoadConfig(tc.fn, envOf(tc.env))

@@ -390,7 +390,9 @@ func (s *stack) job(ref rail.MatterRef) rail.JobRow {
 
 func (s *stack) frames(ref rail.MatterRef) []string {
 	s.t.Helper()
-	rows, err := s.db.Pool.Query(s.ctx, `SELECT body::text FROM ops.matter_frames WHERE firm_id = $1 AND matter_id = $2 ORDER BY token`,
+	rows, err := s.db.Pool.Query(s.ctx, `SELECT coalesce(f.body, b.body)::text FROM ops.matter_frames f
+        LEFT JOIN ops.matter_frame_bodies b USING (firm_id, matter_id, body_sha256)
+        WHERE f.firm_id = $1 AND f.matter_id = $2 ORDER BY f.token`,
 		ref.FirmID, ref.MatterID)
 	if err != nil {
 		s.t.Fatal(err)
@@ -546,7 +548,7 @@ func TestEndToEndThreeUploadsOneFrame(t *testing.T) {
 	if sw.MattersBehind != 0 || sw.Renudged != 0 {
 		t.Fatalf("sweep: %+v", sw)
 	}
-	for _, m := range []string{"MattersBehind", "OldestUnservedDemandSeconds", "MattersQuarantined", "LeaseExpiries", "OutboxBacklog", "OutboxOldestAgeSeconds"} {
+	for _, m := range []string{"MattersBehind", "OldestUnservedDemandSeconds", "MattersQuarantined", "MattersClosedWithDemand", "LeaseExpiries", "OutboxBacklog", "OutboxOldestAgeSeconds"} {
 		if !s.metrics.metricSeen(m) {
 			t.Errorf("sweeper did not emit %s", m)
 		}

@@ -34,6 +34,7 @@ const (
 	MetricMattersBehind               = "MattersBehind"
 	MetricOldestUnservedDemandSeconds = "OldestUnservedDemandSeconds"
 	MetricLeaseExpiries               = "LeaseExpiries"
+	MetricMattersClosedWithDemand     = "MattersClosedWithDemand" // demand held by closed matters (not late)
 )
 
 const attrTraceHeader = "AWSTraceHeader"
@@ -360,7 +361,8 @@ type SweeperHandler struct {
 	Nudger          rail.Nudger
 	OutboxRetention time.Duration
 	InboxRetention  time.Duration
-	Limit           int // matters re-nudged per run; zero: 500
+	FrameRetention  rail.FrameRetention // zero fields: rail's defaults
+	Limit           int                 // matters re-nudged per run; zero: 500
 	Metrics         *emf.Logger
 	Log             *slog.Logger
 }
@@ -370,20 +372,22 @@ func NewSweeper(cfg Config, d Deps) *SweeperHandler {
 	return &SweeperHandler{
 		Ledger: rail.NewLedger(d.Pool, cfg.RailConfig()), Pool: d.Pool, Nudger: d.nudger(cfg),
 		OutboxRetention: cfg.OutboxRetention, InboxRetention: cfg.InboxRetention,
-		Metrics: d.metrics(), Log: d.log(),
+		FrameRetention: cfg.FramePolicy(),
+		Metrics:        d.metrics(), Log: d.log(),
 	}
 }
 
 // SweepResult is what an invocation returns.
 type SweepResult struct {
-	Renudged       int   `json:"renudged"`
-	Quarantined    int   `json:"quarantined"`
-	LeaseExpiries  int   `json:"lease_expiries"`
-	OutboxPruned   int64 `json:"outbox_pruned"`
-	InboxPruned    int64 `json:"inbox_pruned"`
-	MattersBehind  int   `json:"matters_behind"`
-	OutboxBacklog  int64 `json:"outbox_backlog"`
-	QuarantinedNow int   `json:"matters_quarantined"`
+	Renudged       int               `json:"renudged"`
+	Quarantined    int               `json:"quarantined"`
+	LeaseExpiries  int               `json:"lease_expiries"`
+	OutboxPruned   int64             `json:"outbox_pruned"`
+	InboxPruned    int64             `json:"inbox_pruned"`
+	FramesPruned   rail.FramesPruned `json:"frames_pruned"`
+	MattersBehind  int               `json:"matters_behind"`
+	OutboxBacklog  int64             `json:"outbox_backlog"`
+	QuarantinedNow int               `json:"matters_quarantined"`
 }
 
 // Handle runs one sweep. Every step runs even if an earlier one failed; the
@@ -410,6 +414,7 @@ func (h *SweeperHandler) Handle(ctx context.Context, ev ScheduleEvent) (SweepRes
 		h.Metrics.Gauge(MetricMattersBehind, float64(rep.MattersBehind), emf.Count)
 		h.Metrics.Gauge(MetricMattersQuarantined, float64(rep.MattersQuarantined), emf.Count)
 		h.Metrics.Gauge(MetricOldestUnservedDemandSeconds, rep.OldestUnservedDemandSeconds, emf.Seconds)
+		h.Metrics.Gauge(MetricMattersClosedWithDemand, float64(rep.MattersClosedWithDemand), emf.Count)
 		h.Metrics.Count(MetricLeaseExpiries, float64(rep.LeaseExpiries))
 		if len(rep.Renudge) > 0 {
 			th := tracing.TraceHeader(ctx)
@@ -431,6 +436,12 @@ func (h *SweeperHandler) Handle(ctx context.Context, ev ScheduleEvent) (SweepRes
 	if res.InboxPruned, err = rail.PruneInbox(ctx, h.Pool, h.InboxRetention, 0); err != nil {
 		errs = append(errs, err)
 	}
+	// Frame history: one bounded pass (newest RAIL_FRAME_KEEP per matter and
+	// everything younger than RAIL_FRAME_RETENTION stay; the current frame
+	// always does).
+	if res.FramesPruned, err = rail.PruneFrames(ctx, h.Pool, h.FrameRetention); err != nil {
+		errs = append(errs, err)
+	}
 	// The relay reports the outbox too; the sweeper reporting it as well
 	// keeps the OutboxOldestAge alarm alive when the relay is not running.
 	var oldest float64
@@ -445,7 +456,7 @@ func (h *SweeperHandler) Handle(ctx context.Context, ev ScheduleEvent) (SweepRes
 	err = errors.Join(errs...)
 	h.Log.InfoContext(ctx, "sweep done", "renudged", res.Renudged, "quarantined", res.Quarantined,
 		"lease_expiries", res.LeaseExpiries, "matters_behind", res.MattersBehind, "outbox_pruned", res.OutboxPruned,
-		"inbox_pruned", res.InboxPruned, "err", errString(err))
+		"inbox_pruned", res.InboxPruned, "frames_pruned", res.FramesPruned.Frames, "err", errString(err))
 	end(err)
 	return res, err
 }

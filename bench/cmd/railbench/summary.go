@@ -27,6 +27,15 @@ func summarize(r *Results) []SummaryLine {
 	add := func(name, format string, args ...any) {
 		out = append(out, SummaryLine{Name: name, Value: fmt.Sprintf(format, args...)})
 	}
+	if m := r.Memory; m != nil && len(m.Modes) > 0 {
+		add("build_peak_rss", "stream %.0f MB / all-in-memory %.0f MB = %.2fx (digest builder, LoadInputs+Build in a child process); %d documents x %d pages, %.0f MB of text, median of %d",
+			m.Modes["stream-digest"].MedianMB, m.Modes["all-in-memory"].MedianMB, m.StreamRatio,
+			m.Documents, m.Pages, m.TextMB, len(m.Modes["stream-digest"].PeakRSSMB))
+		if x, ok := m.Modes["stream-extractive"]; ok {
+			add("build_peak_rss_extractive", "stream %.0f MB (extractive builder), %d documents x %d pages, median of %d",
+				x.MedianMB, m.Documents, m.Pages, len(x.PeakRSSMB))
+		}
+	}
 	if t := r.Throughput; t != nil {
 		reps := len(t.RailE2E.Values)
 		if reps > 0 {

@@ -15,33 +15,6 @@ SELECT matter_id, requested_generation, claimed_generation, target_generation, b
        not_before IS NOT NULL, coalesce(not_before <= clock_timestamp(), false), attempts
 FROM ops.matter_frame_jobs`
 
-// tableInvariantsSQL is protocol.md's table invariants, one row per
-// violation (the idea of helpers_test.go's invariantViolations), plus the
-// run table's token bookkeeping.
-const tableInvariantsSQL = `
-SELECT 'generations out of order: ' || matter_id FROM ops.matter_frame_jobs
- WHERE NOT (built_generation <= target_generation AND target_generation <= requested_generation)
-UNION ALL SELECT 'running without claimed_at: ' || matter_id FROM ops.matter_frame_jobs
- WHERE run_status = 'running' AND claimed_at IS NULL
-UNION ALL SELECT 'not running with target <> built: ' || matter_id FROM ops.matter_frame_jobs
- WHERE run_status <> 'running' AND target_generation <> built_generation
-UNION ALL SELECT 'frame token above claimed: ' || f.matter_id FROM ops.matter_frames f
- JOIN ops.matter_frame_jobs j USING (firm_id, matter_id) WHERE f.token > j.claimed_generation
-UNION ALL SELECT 'duplicate frame token: ' || matter_id FROM ops.matter_frames
- GROUP BY firm_id, matter_id, token HAVING count(*) > 1
-UNION ALL SELECT 'newest frame target <> built: ' || j.matter_id FROM ops.matter_frame_jobs j
- JOIN LATERAL (SELECT target_generation FROM ops.matter_frames f
-   WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id ORDER BY token DESC LIMIT 1) nf ON true
- WHERE nf.target_generation <> j.built_generation
-UNION ALL SELECT 'built without a frame: ' || matter_id FROM ops.matter_frame_jobs j
- WHERE built_generation > 0 AND NOT EXISTS (SELECT 1 FROM ops.matter_frames f
-   WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id)
-UNION ALL SELECT 'runs do not number 1..claimed_generation: ' || j.matter_id FROM ops.matter_frame_jobs j
- WHERE (SELECT count(*) FROM ops.matter_frame_runs r WHERE r.firm_id = j.firm_id AND r.matter_id = j.matter_id)
-       <> j.claimed_generation
-    OR coalesce((SELECT max(token) FROM ops.matter_frame_runs r WHERE r.firm_id = j.firm_id AND r.matter_id = j.matter_id), 0)
-       <> j.claimed_generation`
-
 // observe snapshots the ledger rows after a step and checks the table
 // invariants and the monotone counters.
 func (r *run) observe() {
@@ -85,6 +58,9 @@ func (r *run) observe() {
 		r.res.violate(VTable, "step %d: %s", r.step, s)
 	}
 	r.must(bad.Err(), "table invariants")
+	if len(r.pending) == 0 {
+		r.checkGauges()
+	}
 }
 
 // drain stops demands and faults and runs the system fairly: stalled
@@ -93,10 +69,20 @@ func (r *run) observe() {
 // Every matter must end built == requested, or quarantined.
 func (r *run) drain() {
 	r.draining = true
-	r.tracef("drain: demands and faults stop")
+	r.tracef("drain: demands and faults stop; closed matters are re-opened")
+	for m, c := range r.closed {
+		if c && r.holder == nil {
+			r.reopen(m)
+		}
+	}
 	if r.holder != nil {
 		r.resolveHolder(true)
 		r.observe()
+	}
+	for m, c := range r.closed {
+		if c {
+			r.reopen(m)
+		}
 	}
 	for _, w := range r.workers {
 		w.stalled = false

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/rail/internal/ledgercheck"
 )
 
 // CommitFunc lands a frame for a claim on q. The default is the ledger's
@@ -20,6 +21,9 @@ type ClaimFunc func(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rai
 // InputsFunc reads a build's inputs after its claim. The default is
 // rail.LoadInputs.
 type InputsFunc func(ctx context.Context, q rail.Querier, ref rail.MatterRef) (rail.Inputs, error)
+
+// GaugesFunc reads the on-call gauges. The default is the ledger's Gauges.
+type GaugesFunc func(ctx context.Context, l *rail.Ledger) (rail.Gauges, error)
 
 // Drainer is one relay: DrainOnce makes one pass.
 type Drainer interface {
@@ -44,6 +48,7 @@ type Config struct {
 	Claim  ClaimFunc
 	Inputs InputsFunc
 	Relay  RelayFunc
+	Gauges GaugesFunc
 	// NoSweepNudges makes the sweeper drop the nudges it should send (a
 	// liveness negative control).
 	NoSweepNudges bool
@@ -108,6 +113,9 @@ func (c Config) withDefaults() Config {
 				Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: afterPublish}
 		}
 	}
+	if c.Gauges == nil {
+		c.Gauges = func(ctx context.Context, l *rail.Ledger) (rail.Gauges, error) { return l.Gauges(ctx) }
+	}
 	if c.Inputs == nil {
 		c.Inputs = rail.LoadInputs
 	}
@@ -163,7 +171,7 @@ func NewEnv(ctx context.Context, workers int, newPool func(app string) *pgxpool.
 	for _, q := range []string{`CREATE SCHEMA IF NOT EXISTS sim`,
 		`CREATE OR REPLACE FUNCTION sim.invariant_violations() RETURNS SETOF text LANGUAGE plpgsql STABLE AS $f$
 BEGIN
-RETURN QUERY ` + tableInvariantsSQL + `;
+RETURN QUERY ` + ledgercheck.ViolationsSQL + `;
 END $f$`} {
 		if _, err := e.Admin.Exec(ctx, q); err != nil {
 			return nil, fmt.Errorf("sim env: %w", err)

@@ -198,8 +198,9 @@ func (r *run) acceptedCopy() map[uuid.UUID]int {
 // while a later one commits and a relay pass runs; then it commits. Its
 // fact is older (occurred_at) than one already published.
 func (r *run) doOutOfOrderFacts() {
-	m1 := r.rng.IntN(len(r.matters))
-	m2 := (m1 + 1 + r.rng.IntN(len(r.matters)-1)) % len(r.matters)
+	open := r.openMatters()
+	i1 := r.rng.IntN(len(open))
+	m1, m2 := open[i1], open[(i1+1+r.rng.IntN(len(open)-1))%len(open)]
 	d1, d2 := r.newUUID(), r.newUUID()
 	e1, e2 := r.newUUID(), r.newUUID()
 	r.fault(FaultOutOfOrderFacts)

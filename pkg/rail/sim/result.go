@@ -44,6 +44,10 @@ const (
 	FaultDeadlineBeforeCommit = "build ended at its deadline, before the commit"
 	FaultDeadlineDuringCommit = "build deadline passed during the commit (waiting on a row lock)"
 	FaultDeadlineBuildCut     = "build cut off by its deadline (Fail)"
+	// Matters closed and re-opened (sim.go, "closed matters").
+	FaultMatterClosed   = "matter closed (its demand held)"
+	FaultClosedMidBuild = "matter closed mid-build (a claim held on it)"
+	FaultMatterReopened = "matter re-opened"
 )
 
 // Violation kinds.
@@ -68,6 +72,8 @@ const (
 	VFrameFact      = "frame.built facts do not match landed frames"
 	VFactTwice      = "two relays published the same row at once"
 	VStuckRow       = "attempt ended with its row left running (stuck until the lease expires)"
+	VGauges         = "gauges disagree with the history (false or missing alarm)"
+	VClaimClosed    = "claim granted on a closed matter"
 )
 
 // Result is what one run did and found.

@@ -116,9 +116,10 @@ type run struct {
 	step       int
 	draining   bool
 
-	bus  *bus
-	hist []matterHist
-	snap []row
+	bus    *bus
+	hist   []matterHist
+	snap   []row
+	closed []bool // matters closed now (their demand held)
 }
 
 // Run executes one seeded simulation on env and checks its history.
@@ -186,7 +187,7 @@ func (r *run) newUUID() uuid.UUID {
 // setup empties the lane's tables and creates the seed's matters.
 func (r *run) setup() {
 	// DELETE, not TRUNCATE: the tables are small and TRUNCATE costs ~80ms.
-	for _, t := range []string{"ops.domain_event_outbox", "ops.matter_frame_runs", "ops.matter_frames", "ops.matter_frame_jobs",
+	for _, t := range []string{"ops.domain_event_outbox", "ops.matter_frame_runs", "ops.matter_frames", "ops.matter_frame_bodies", "ops.matter_frame_jobs",
 		"app.documents", "app.matters", "app.firms"} {
 		_, err := r.env.Admin.Exec(r.ctx, "DELETE FROM "+t)
 		r.must(err, "clear "+t)
@@ -207,6 +208,7 @@ func (r *run) setup() {
 		r.hist[i].frames = map[int64]bool{}
 	}
 	r.snap = make([]row, n)
+	r.closed = make([]bool, n)
 	for i := range r.cfg.Workers {
 		name := WorkerActor(i)
 		r.workers = append(r.workers, &worker{i: i, name: name, app: AppName(name), pool: r.env.Workers[i],
@@ -257,9 +259,9 @@ func (r *run) chaosStep() {
 	// one waits, only steps that take no row locks are enabled.
 	quiet := len(r.pending) > 0
 
-	if r.demandsRun < r.cfg.Demands && !r.demBusy && !quiet {
+	if r.demandsRun < r.cfg.Demands && !r.demBusy && !quiet && len(r.openMatters()) > 0 {
 		add(3, "demand", r.doDemand)
-		if r.holder == nil && r.demandsRun+1 < r.cfg.Demands {
+		if r.holder == nil && r.demandsRun+1 < r.cfg.Demands && len(r.openMatters()) > 1 {
 			add(0.3, "out-of-order-facts", r.doOutOfOrderFacts)
 		}
 	}
@@ -284,6 +286,16 @@ func (r *run) chaosStep() {
 	} else {
 		add(1.5, "holder-commit", func() { r.resolveHolder(true) })
 		add(0.8, "holder-killed", func() { r.resolveHolder(false) })
+	}
+	// Matters closed and re-opened, mid-build or not: inline statements
+	// only while nothing holds or waits on a row lock.
+	if r.holder == nil && len(r.pending) == 0 {
+		if len(r.openMatters()) > 1 {
+			add(0.3, "close-matter", r.doCloseMatter)
+		}
+		if len(r.openMatters()) < len(r.matters) {
+			add(0.5, "reopen-matter", r.doReopenMatter)
+		}
 	}
 	if len(r.bag) > 0 {
 		add(0.4, "dup-nudge", r.doDupNudge)
@@ -452,7 +464,8 @@ func (r *run) joinPending() {
 // ---- the demand generator ---------------------------------------------------
 
 func (r *run) doDemand() {
-	m := r.rng.IntN(len(r.matters))
+	open := r.openMatters()
+	m := open[r.rng.IntN(len(open))]
 	kind := r.rng.IntN(10) // 0-5: document, fact and demand in one tx; 6-7: demand right after the document commits; 8-9: regeneration
 	doc := uuid.Nil
 	if kind < 8 {
@@ -646,6 +659,9 @@ func (r *run) claimFor(w *worker, n nudge, replyLost bool) {
 
 func (r *run) recordClaim(w *worker, m int, c rail.Claim, before row, blocked bool) {
 	h := &r.hist[m]
+	if r.closed[m] {
+		r.res.violate(VClaimClosed, "m%d: claim token %d by %s while the matter is closed", m, c.Token, w.name)
+	}
 	r.res.Claims++
 	if r.draining {
 		r.res.DrainClaims++
@@ -683,7 +699,7 @@ func (r *run) load(w *worker) {
 		body, err := rail.DigestBuilder{}.Build(r.ctx, in)
 		r.must(err, "build")
 		w.saw = w.saw[:0]
-		for _, d := range in.Documents {
+		for _, d := range in.Manifest {
 			w.saw = append(w.saw, d.ID)
 		}
 		w.frame = rail.Frame{Body: body, Fingerprint: in.Fingerprint("digest/v1"), Builder: "digest/v1", ModelInvoked: true}
@@ -1107,4 +1123,87 @@ func (r *run) doExpireBackoff() {
 	r.must(err, "expire backoff")
 	r.fault(FaultBackoffExpired)
 	r.tracef("backoff of m%d passes", m)
+}
+
+// ---- closed matters ---------------------------------------------------------
+
+func (r *run) openMatters() []int {
+	var out []int
+	for m, c := range r.closed {
+		if !c {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// doCloseMatter closes an open matter, preferring one a worker holds a
+// claim on (closed mid-build: that build may still land; the demand it
+// does not cover is held until the matter is re-opened).
+func (r *run) doCloseMatter() {
+	open := r.openMatters()
+	m := open[r.rng.IntN(len(open))]
+	for _, w := range r.workers {
+		if (w.phase == claimed || w.phase == built || w.phase == unsure) && !r.closed[w.m] && r.chance(0.7) {
+			m = w.m
+			r.fault(FaultClosedMidBuild)
+			break
+		}
+	}
+	r.must(rail.SetMatterStatus(r.ctx, r.env.Admin, r.matters[m], "closed"), "close matter")
+	r.closed[m] = true
+	r.fault(FaultMatterClosed)
+	r.tracef("m%d closed (%s)", m, r.describeRow(m))
+}
+
+func (r *run) doReopenMatter() {
+	var closed []int
+	for m, c := range r.closed {
+		if c {
+			closed = append(closed, m)
+		}
+	}
+	r.reopen(closed[r.rng.IntN(len(closed))])
+}
+
+// reopen re-opens m: its held demand is served again (the sweeper's next
+// pass re-nudges it), aged from now.
+func (r *run) reopen(m int) {
+	r.must(rail.SetMatterStatus(r.ctx, r.env.Admin, r.matters[m], "open"), "re-open matter")
+	r.closed[m] = false
+	r.fault(FaultMatterReopened)
+	r.tracef("m%d re-opened (%s)", m, r.describeRow(m))
+}
+
+func (r *run) describeRow(m int) string {
+	x := r.snap[m]
+	return fmt.Sprintf("req %d tgt %d built %d %s", x.requested, x.target, x.built, x.status)
+}
+
+// checkGauges compares the on-call gauges with the snapshot and the
+// history of closures: a closed matter's demand is held (counted apart,
+// never as unserved: no false alarm), an open matter's unbuilt demand is
+// unserved (no missing alarm).
+func (r *run) checkGauges() {
+	g, err := r.cfg.Gauges(r.ctx, r.admin)
+	r.must(err, "gauges")
+	var behind, closedHeld, quarantined int
+	for m, s := range r.snap {
+		if !s.exists || s.requested == s.built && s.status != rail.StatusQuarantined {
+			continue
+		}
+		switch {
+		case r.closed[m]:
+			closedHeld++
+		case s.status == rail.StatusQuarantined:
+			quarantined++
+		default:
+			behind++
+		}
+	}
+	if g.MattersBehind != behind || g.MattersClosedWithDemand != closedHeld || g.MattersQuarantined != quarantined ||
+		(g.OldestUnservedDemandSeconds > 0) != (behind > 0) {
+		r.res.violate(VGauges, "step %d: gauges %+v; history: %d open behind, %d closed holding demand, %d quarantined",
+			r.step, g, behind, closedHeld, quarantined)
+	}
 }
