@@ -107,7 +107,7 @@ func TestBuilderBuildEndingAtItsDeadlineLands(t *testing.T) {
 					return ctx, func() {}
 				}
 			}
-			resp, invocationDL := r.invoke(r.h.Reserve + time.Second)
+			resp, invocationDL := r.invoke(r.h.Reserve + 4*time.Second) // room for the claim on a loaded machine
 			// The build's deadline leaves the reserve for the outcome.
 			if buildDL := <-started; buildDL.After(invocationDL.Add(-r.h.Reserve)) {
 				t.Fatalf("the build may run until %s before the invocation's deadline; want at least the reserve %s",
