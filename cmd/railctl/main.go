@@ -54,6 +54,7 @@ type globals struct {
 	databaseURL string
 	stdout      io.Writer
 	stderr      io.Writer
+	getenv      func(string) string // the environment; nil: os.Getenv
 }
 
 func commands() []command {
@@ -85,10 +86,15 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	g := &globals{stdout: stdout, stderr: stderr}
+	return runEnv(ctx, args, os.Getenv, stdout, stderr)
+}
+
+// runEnv is run with the environment read through getenv.
+func runEnv(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	g := &globals{stdout: stdout, stderr: stderr, getenv: getenv}
 	fs := flag.NewFlagSet("railctl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&g.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL connection string (default $DATABASE_URL)")
+	fs.StringVar(&g.databaseURL, "database-url", getenv("DATABASE_URL"), "PostgreSQL connection string (default $DATABASE_URL)")
 	fs.Usage = func() { usage(stderr, fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

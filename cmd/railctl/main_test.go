@@ -21,12 +21,25 @@ func TestMain(m *testing.M) { railtest.Main(m) }
 type cli struct {
 	t   *testing.T
 	url string
+	env map[string]string // over the process environment; "" unsets
 }
 
 func (c cli) run(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
-	code = run(context.Background(), append([]string{"--database-url", c.url}, args...), &o, &e)
+	getenv := func(k string) string {
+		if v, ok := c.env[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
+	code = runEnv(context.Background(), append([]string{"--database-url", c.url}, args...), getenv, &o, &e)
 	return code, o.String(), e.String()
+}
+
+// withEnv returns the same CLI run with env over the process environment.
+func (c cli) withEnv(env map[string]string) cli {
+	c.env = env
+	return c
 }
 
 func (c cli) must(args ...string) string {
