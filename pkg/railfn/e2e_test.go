@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pramaan/brief-rail/pkg/brief"
+	"github.com/pramaan/brief-rail/pkg/ci"
 	"github.com/pramaan/brief-rail/pkg/emf"
 	"github.com/pramaan/brief-rail/pkg/motoserver"
 	"github.com/pramaan/brief-rail/pkg/rail"
@@ -37,7 +38,7 @@ var (
 
 func TestMain(m *testing.M) {
 	moto, motoErr = motoserver.Start(context.Background(), nil)
-	if motoErr != nil && !(errors.Is(motoErr, motoserver.ErrNotInstalled) && os.Getenv("CI") == "") {
+	if motoErr != nil && !(errors.Is(motoErr, motoserver.ErrNotInstalled) && !ci.Enabled()) {
 		fmt.Fprintln(os.Stderr, "railfn:", motoErr)
 		os.Exit(1) // in CI (or on any other failure) a missing emulator is a failure, not a skip
 	}
@@ -130,7 +131,7 @@ const testVisibility = 1
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	if moto == nil {
-		t.Skipf(`moto_server is not available (%v); pip install "moto[server]". With CI set this is a failure.`, motoErr)
+		ci.MissingTool(t, fmt.Sprintf(`moto_server is not available (%v); pip install "moto[server]"`, motoErr))
 	}
 	t.Parallel()
 	ctx := context.Background()
