@@ -88,7 +88,10 @@ func localDatabase(ctx context.Context, g *globals, p *progressHandler) (url str
 	if g.databaseURL != "" {
 		return g.databaseURL, nil, nil
 	}
-	root := projectRoot()
+	root := g.root
+	if root == "" {
+		root = projectRoot()
+	}
 	state, err := localStateDir(root, g.env, os.Geteuid())
 	if err != nil {
 		return "", nil, err

@@ -55,6 +55,7 @@ type globals struct {
 	stdout      io.Writer
 	stderr      io.Writer
 	getenv      func(string) string // the environment; nil: os.Getenv
+	root        string              // the clone; "": found from the working directory
 }
 
 func commands() []command {
