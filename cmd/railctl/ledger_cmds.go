@@ -250,6 +250,15 @@ func cmdBuild(ctx context.Context, g *globals, args []string) error {
 			}
 		}
 	}
+	if hook := g.beforeCommit; hook != nil {
+		stallFor := w.BeforeCommit
+		w.BeforeCommit = func(ctx context.Context, c rail.Claim) {
+			if stallFor != nil {
+				stallFor(ctx, c)
+			}
+			hook(ctx, c)
+		}
+	}
 	out, err := w.BuildOnce(ctx, ref)
 	if err != nil {
 		return err
