@@ -274,7 +274,13 @@ func (r *run) chaosStep() {
 		add(0.8, "sweep", r.doSweep)
 	}
 	if r.operatorPossible() {
-		add(0.4, "operator", r.doOperator)
+		// Mostly while a build runs: what an operator pass with other
+		// settings could harm.
+		if r.runningRow() {
+			add(0.8, "operator", r.doOperator)
+		} else {
+			add(0.2, "operator", r.doOperator)
+		}
 	}
 	// Time travel runs inline on the harness's connection: never while a
 	// blocked statement may hold locks on other rows (a waiting sweep).

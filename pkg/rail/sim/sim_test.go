@@ -328,7 +328,7 @@ func TestNegativeControlOperatorSettings(t *testing.T) {
 	if *flagSeed >= 0 {
 		t.Skip("replaying one seed")
 	}
-	negativeControl(t, "claim policy not stored on the row", 8, func(seed uint64) sim.Config {
+	negativeControl(t, "claim policy not stored on the row", 24, func(seed uint64) sim.Config {
 		c := simConfig(seed)
 		c.Claim = claimForgettingPolicy
 		return c
