@@ -12,10 +12,11 @@ RACE     ?= -race
 
 .DEFAULT_GOAL := help
 
-.PHONY: help test test-short lint vet fmt-check tools run serve railctl clean
+.PHONY: help test test-short lint vet fmt-check tools run serve run-anywhere railctl clean
 
 help:
 	@echo "make run        run the rail locally and play the quickstart (three PDFs -> a Brief)"
+	@echo "make run-anywhere   make run from a copy of the tree in a directory only its owner may enter"
 	@echo "make test       lint + all tests (starts its own PostgreSQL and moto_server)"
 	@echo "make build      four Lambda bootstraps under bin/ (linux/arm64, static)"
 	@echo "make lint       go vet, gofmt check and cfn-lint template.yaml"

@@ -80,17 +80,31 @@ func projectRoot() string {
 }
 
 // localDatabase returns a database URL: --database-url / DATABASE_URL when
-// set; otherwise a project-local PostgreSQL under .local/pg, started here
-// (stop is then non-nil) with a database brief_rail.
+// set; otherwise the clone's own PostgreSQL, started here (stop is then
+// non-nil) with a database brief_rail, its data in the clone's state
+// directory (localStateDir: outside the clone, reachable by the server
+// wherever the clone sits).
 func localDatabase(ctx context.Context, g *globals, p *progressHandler) (url string, stop func(), err error) {
 	if g.databaseURL != "" {
 		return g.databaseURL, nil, nil
 	}
-	dir := filepath.Join(projectRoot(), ".local", "pg")
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	root := g.root
+	if root == "" {
+		root = projectRoot()
+	}
+	state, err := localStateDir(root, g.env, os.Geteuid())
+	if err != nil {
 		return "", nil, err
 	}
-	p.linef("postgres", "starting PostgreSQL with data in %s", dir)
+	if err := prepareStateDir(state, root); err != nil {
+		return "", nil, err
+	}
+	dir := filepath.Join(state, "pg")
+	if _, err := os.Stat(filepath.Join(root, ".local", "pg", "PG_VERSION")); err == nil {
+		p.linef("postgres", "note: %s holds a cluster of an older layout, no longer used; remove it with rm -rf %s",
+			filepath.Join(root, ".local", "pg"), filepath.Join(root, ".local"))
+	}
+	p.linef("postgres", "starting PostgreSQL with data in %s (kept between runs; remove with rm -rf %s)", dir, state)
 	srv, err := localpg.Start(ctx, localpg.Options{DataDir: dir})
 	if err != nil {
 		return "", nil, fmt.Errorf("start PostgreSQL in %s (is `railctl dev` already running on it? then set DATABASE_URL to its URL): %w", dir, err)
@@ -114,7 +128,7 @@ func localDatabase(ctx context.Context, g *globals, p *progressHandler) (url str
 		}
 	}
 	url = srv.URL("brief_rail")
-	_ = os.WriteFile(filepath.Join(projectRoot(), ".local", "database_url"), []byte(url+"\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(state, "database_url"), []byte(url+"\n"), 0o644)
 	p.linef("postgres", "ready: %s", url)
 	return url, stop, nil
 }

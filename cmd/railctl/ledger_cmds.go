@@ -210,9 +210,9 @@ func cmdDemand(ctx context.Context, g *globals, args []string) error {
 }
 
 func cmdBuild(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "build", "--firm F --matter M [--lease D] [--stall D] [--worker ID]")
+	fs := newFlags(g, "build", "--firm F --matter M [--lease D] [--max-attempts N] [--stall D] [--worker ID]")
 	mf := addMatterFlags(fs)
-	lease := fs.Duration("lease", rail.DefaultLease, "lease: a claim older than this may be taken over")
+	oc := addOpConfig(fs)
 	stall := fs.Duration("stall", 0, "pause the worker entirely (no heartbeats) just before its commit")
 	worker := fs.String("worker", defaultWorkerID(), "worker id recorded on the claim")
 	builderName := fs.String("builder", "digest", "frame builder: "+strings.Join(builderNames(), ", "))
@@ -227,12 +227,16 @@ func cmdBuild(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
+	cfg, err := oc.resolve(g)
+	if err != nil {
+		return err
+	}
 	pool, err := g.pool(ctx)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	ledger := rail.NewLedger(pool, rail.Config{Lease: *lease})
+	ledger := rail.NewLedger(pool, cfg)
 	if _, err := ledger.Job(ctx, ref); err != nil { // unknown or misfiled matter: a clear error
 		return err
 	}
@@ -244,6 +248,15 @@ func cmdBuild(ctx context.Context, g *globals, args []string) error {
 			case <-time.After(*stall):
 			case <-ctx.Done():
 			}
+		}
+	}
+	if hook := g.beforeCommit; hook != nil {
+		stallFor := w.BeforeCommit
+		w.BeforeCommit = func(ctx context.Context, c rail.Claim) {
+			if stallFor != nil {
+				stallFor(ctx, c)
+			}
+			hook(ctx, c)
 		}
 	}
 	out, err := w.BuildOnce(ctx, ref)
@@ -274,11 +287,15 @@ func defaultWorkerID() string {
 }
 
 func cmdStatus(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "status", "--firm F --matter M [--json]")
+	fs := newFlags(g, "status", "--firm F --matter M [--json] [--lease D] [--max-attempts N]")
 	mf := addMatterFlags(fs)
 	asJSON := fs.Bool("json", false, "print the row as JSON (keys are the column names)")
-	lease := fs.Duration("lease", rail.DefaultLease, "lease used to judge expiry")
+	oc := addOpConfig(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := oc.resolve(g)
+	if err != nil {
 		return err
 	}
 	ref, pool, err := g.openMatter(ctx, mf)
@@ -286,7 +303,7 @@ func cmdStatus(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	ledger := rail.NewLedger(pool, rail.Config{Lease: *lease})
+	ledger := rail.NewLedger(pool, cfg)
 	j, err := ledger.Job(ctx, ref)
 	if err != nil {
 		return err
@@ -313,7 +330,11 @@ func cmdStatus(ctx context.Context, g *globals, args []string) error {
 		if j.LeaseExpired {
 			exp = " (EXPIRED)"
 		}
-		fmt.Fprintf(w, "lease\theld by %s, age %.1fs of %s%s\n", j.ClaimedBy, *j.LeaseAgeSeconds, *lease, exp)
+		lease := cfg.Lease
+		if j.LeaseSeconds != nil { // the lease this claim was granted
+			lease = time.Duration(*j.LeaseSeconds * float64(time.Second))
+		}
+		fmt.Fprintf(w, "lease\theld by %s, age %.1fs of %s%s\n", j.ClaimedBy, *j.LeaseAgeSeconds, lease, exp)
 	}
 	fmt.Fprintf(w, "attempts\t%d\n", j.Attempts)
 	if j.LastError != "" {
@@ -386,10 +407,13 @@ func printRuns(g *globals, runs []rail.RunRow) {
 
 func cmdSweep(ctx context.Context, g *globals, args []string) error {
 	fs := newFlags(g, "sweep", "[--lease D] [--max-attempts N] [--json]")
-	lease := fs.Duration("lease", rail.DefaultLease, "lease")
-	maxAttempts := fs.Int("max-attempts", rail.DefaultMaxAttempts, "attempts before quarantine")
+	oc := addOpConfig(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := oc.resolve(g)
+	if err != nil {
 		return err
 	}
 	pool, err := g.pool(ctx)
@@ -397,7 +421,7 @@ func cmdSweep(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	rep, err := rail.NewLedger(pool, rail.Config{Lease: *lease, MaxAttempts: *maxAttempts}).Sweep(ctx, 0)
+	rep, err := rail.NewLedger(pool, cfg).Sweep(ctx, 0)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // Exit codes.
@@ -54,6 +56,12 @@ type globals struct {
 	databaseURL string
 	stdout      io.Writer
 	stderr      io.Writer
+	getenv      func(string) string // the environment; nil: os.Getenv
+	root        string              // the clone; "": found from the working directory
+	// beforeCommit, when set (tests), runs in `build` just before the
+	// commit, after any --stall, with heartbeats stopped: a stall that ends
+	// on a condition instead of after a time.
+	beforeCommit func(ctx context.Context, c rail.Claim)
 }
 
 func commands() []command {
@@ -85,10 +93,20 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	g := &globals{stdout: stdout, stderr: stderr}
+	return runEnv(ctx, args, os.Getenv, stdout, stderr)
+}
+
+// runEnv is run with the environment read through getenv.
+func runEnv(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	return runGlobals(ctx, &globals{stdout: stdout, stderr: stderr, getenv: getenv}, args)
+}
+
+// runGlobals runs one command line with g's streams, environment and hooks.
+func runGlobals(ctx context.Context, g *globals, args []string) int {
+	stdout, stderr := g.stdout, g.stderr
 	fs := flag.NewFlagSet("railctl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&g.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL connection string (default $DATABASE_URL)")
+	fs.StringVar(&g.databaseURL, "database-url", g.env("DATABASE_URL"), "PostgreSQL connection string (default $DATABASE_URL)")
 	fs.Usage = func() { usage(stderr, fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

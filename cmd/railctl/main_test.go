@@ -12,21 +12,38 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
+	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/railtest"
 )
 
 func TestMain(m *testing.M) { railtest.Main(m) }
 
 type cli struct {
-	t   *testing.T
-	url string
+	t            *testing.T
+	url          string
+	env          map[string]string // over the process environment; "" unsets
+	beforeCommit func(context.Context, rail.Claim)
 }
 
 func (c cli) run(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
-	code = run(context.Background(), append([]string{"--database-url", c.url}, args...), &o, &e)
+	getenv := func(k string) string {
+		if v, ok := c.env[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
+	g := &globals{stdout: &o, stderr: &e, getenv: getenv, beforeCommit: c.beforeCommit}
+	code = runGlobals(context.Background(), g, append([]string{"--database-url", c.url}, args...))
 	return code, o.String(), e.String()
+}
+
+// withEnv returns the same CLI run with env over the process environment.
+func (c cli) withEnv(env map[string]string) cli {
+	c.env = env
+	return c
 }
 
 func (c cli) must(args ...string) string {
@@ -93,39 +110,42 @@ func TestBuildExitCodes(t *testing.T) {
 		t.Fatalf("status after build: %v", row)
 	}
 
-	// A stalled worker is fenced: it stalls past its lease, another
-	// worker reclaims and lands, then the staller's commit is refused.
+	// A stalled worker is fenced: it stalls past its lease (no heartbeats),
+	// another worker reclaims and lands, then the staller's commit is
+	// refused. The stall ends on that condition, not after a time, and the
+	// lease passes by time travel on the row: nothing here depends on how
+	// fast the machine is.
 	c.must("demand", "--firm", firm, "--matter", matter)
+	zombie := c
+	stalled, release := make(chan struct{}), make(chan struct{})
+	zombie.beforeCommit = func(ctx context.Context, _ rail.Claim) {
+		close(stalled)
+		<-release
+	}
 	var wg sync.WaitGroup
 	var stalledCode int
 	var stalledOut string
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		stalledCode, stalledOut, _ = c.run("build", "--firm", firm, "--matter", matter, "--lease", "1s", "--stall", "3s", "--worker", "zombie")
+		stalledCode, stalledOut, _ = zombie.run("build", "--firm", firm, "--matter", matter, "--worker", "zombie")
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for { // wait until the zombie holds the claim
-		var r map[string]any
-		_ = json.Unmarshal([]byte(c.must("status", "--firm", firm, "--matter", matter, "--json")), &r)
-		if r["claimed_by"] == "zombie" && r["run_status"] == "running" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the zombie never claimed")
-		}
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case <-stalled:
+	case <-time.After(time.Minute):
+		close(release)
+		t.Fatal("the zombie never reached its commit")
 	}
-	for {
-		code, out, _ := c.run("build", "--firm", firm, "--matter", matter, "--lease", "1s", "--worker", "fresh")
-		if code == 0 {
-			break
-		}
-		if code != exitNothing || time.Now().After(deadline) {
-			t.Fatalf("reclaim: exit %d: %s", code, out)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if code, out, _ := c.run("build", "--firm", firm, "--matter", matter, "--worker", "fresh"); code != exitNothing {
+		close(release)
+		t.Fatalf("a second worker took over a live lease: exit %d: %s", code, out)
 	}
+	expireLease(t, c.url, matter)
+	if code, out, errOut := c.run("build", "--firm", firm, "--matter", matter, "--worker", "fresh"); code != 0 {
+		close(release)
+		t.Fatalf("reclaim after the lease expired: exit %d: %s %s", code, out, errOut)
+	}
+	close(release)
 	wg.Wait()
 	if stalledCode != exitFenced {
 		t.Fatalf("stalled build: exit %d (%s), want %d", stalledCode, stalledOut, exitFenced)
@@ -197,5 +217,22 @@ func TestStatusOfAClosedMatter(t *testing.T) {
 	out = c.must("status", "--firm", firm, "--matter", matter)
 	if strings.Contains(out, "held") || !strings.Contains(out, "oldest unserved demand") {
 		t.Errorf("status after re-opening:\n%s", out)
+	}
+}
+
+// expireLease moves a running row's lease start back an hour, as if its
+// worker had been silent that long (the ledger only ever writes claimed_at
+// from the database clock).
+func expireLease(t *testing.T, url, matter string) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	tag, err := conn.Exec(context.Background(), `UPDATE ops.matter_frame_jobs SET claimed_at = claimed_at - interval '1 hour'
+        WHERE matter_id = $1 AND run_status = 'running'`, matter)
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("expire lease: %v (rows %d)", err, tag.RowsAffected())
 	}
 }

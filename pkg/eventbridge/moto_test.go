@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/pkg/ci"
 	"github.com/pramaan/brief-rail/pkg/eventbridge"
 	"github.com/pramaan/brief-rail/pkg/motoserver"
 	"github.com/pramaan/brief-rail/pkg/rail"
@@ -39,7 +40,7 @@ type moto struct {
 
 func TestAgainstMoto(t *testing.T) {
 	if _, err := exec.LookPath("moto_server"); err != nil {
-		t.Skip(motoserver.ErrNotInstalled)
+		ci.MissingTool(t, motoserver.ErrNotInstalled.Error())
 	}
 	ctx := context.Background()
 	srv, err := motoserver.Start(ctx, t.Logf)

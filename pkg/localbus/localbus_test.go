@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,8 +27,30 @@ func receive(t *testing.T, q *Queue, max int, wait time.Duration) []events.SQSMe
 	return msgs
 }
 
+// fakeClock is the queues' clock in these tests: time passes only when
+// the test says so, so no assertion depends on how fast the machine is.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
 func TestVisibilityTimeoutRedelivers(t *testing.T) {
-	q := NewQueue(QueueConfig{Name: "q", Visibility: 150 * time.Millisecond})
+	clk := newClock()
+	q := NewQueue(QueueConfig{Name: "q", Visibility: 150 * time.Millisecond, Now: clk.Now})
 	id, err := q.Send("hello", 0, "")
 	if err != nil {
 		t.Fatal(err)
@@ -36,16 +59,14 @@ func TestVisibilityTimeoutRedelivers(t *testing.T) {
 	if len(first) != 1 || first[0].MessageId != id || first[0].Attributes["ApproximateReceiveCount"] != "1" {
 		t.Fatalf("first receive: %+v", first)
 	}
-	if got := receive(t, q, 10, 50*time.Millisecond); len(got) != 0 {
+	clk.Advance(149 * time.Millisecond)
+	if got := receive(t, q, 10, 0); len(got) != 0 {
 		t.Fatalf("message visible again inside its visibility timeout: %+v", got)
 	}
-	start := time.Now()
-	second := receive(t, q, 10, time.Second)
+	clk.Advance(time.Millisecond)
+	second := receive(t, q, 10, 0)
 	if len(second) != 1 || second[0].MessageId != id {
-		t.Fatalf("message did not reappear after the visibility timeout: %+v", second)
-	}
-	if el := time.Since(start); el > 500*time.Millisecond {
-		t.Errorf("reappeared after %s, visibility is 150ms", el)
+		t.Fatalf("message did not reappear when the visibility timeout passed: %+v", second)
 	}
 	if second[0].Attributes["ApproximateReceiveCount"] != "2" || second[0].ReceiptHandle == first[0].ReceiptHandle {
 		t.Fatalf("second receive: count %s, receipt %q (first %q)", second[0].Attributes["ApproximateReceiveCount"],
@@ -57,42 +78,67 @@ func TestVisibilityTimeoutRedelivers(t *testing.T) {
 	if err := q.Delete(second[0].ReceiptHandle); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	clk.Advance(time.Hour)
 	if got := receive(t, q, 10, 0); len(got) != 0 {
 		t.Fatalf("deleted message came back: %+v", got)
+	}
+	if s := q.Stats(); s.Visible+s.InFlight+s.Delayed != 0 {
+		t.Fatalf("deleted message still counted: %+v", s)
+	}
+}
+
+// A long poll returns the message as soon as its visibility timeout passes
+// on the real clock (no upper bound on how long that takes: only that it
+// comes back, well inside a generous wait).
+func TestLongPollWaitsForVisibility(t *testing.T) {
+	q := NewQueue(QueueConfig{Name: "q", Visibility: 20 * time.Millisecond})
+	q.Send("hello", 0, "")
+	first := receive(t, q, 10, 0)
+	second := receive(t, q, 10, time.Minute)
+	if len(first) != 1 || len(second) != 1 || second[0].MessageId != first[0].MessageId {
+		t.Fatalf("long poll: %+v then %+v", first, second)
 	}
 }
 
 func TestDeletedInTimeDoesNotReappear(t *testing.T) {
-	q := NewQueue(QueueConfig{Name: "q", Visibility: 50 * time.Millisecond})
+	clk := newClock()
+	q := NewQueue(QueueConfig{Name: "q", Visibility: 50 * time.Millisecond, Now: clk.Now})
 	q.Send("a", 0, "")
 	m := receive(t, q, 1, 0)
 	if err := q.Delete(m[0].ReceiptHandle); err != nil {
 		t.Fatal(err)
 	}
-	if got := receive(t, q, 10, 150*time.Millisecond); len(got) != 0 {
+	clk.Advance(150 * time.Millisecond)
+	if got := receive(t, q, 10, 0); len(got) != 0 {
 		t.Fatalf("got %+v", got)
 	}
 }
 
 func TestDelay(t *testing.T) {
-	q := NewQueue(QueueConfig{Name: "q", Visibility: time.Second, Delay: 300 * time.Millisecond})
-	start := time.Now()
+	clk := newClock()
+	q := NewQueue(QueueConfig{Name: "q", Visibility: time.Second, Delay: 300 * time.Millisecond, Now: clk.Now})
 	q.Send("per-message", 200*time.Millisecond, "")
 	q.Send("queue-default", -1, "")
-	if got := receive(t, q, 10, 100*time.Millisecond); len(got) != 0 {
+	clk.Advance(199 * time.Millisecond)
+	if got := receive(t, q, 10, 0); len(got) != 0 {
 		t.Fatalf("delayed message delivered early: %+v", got)
 	}
-	got := receive(t, q, 10, time.Second)
+	if s := q.Stats(); s.Delayed != 2 {
+		t.Fatalf("stats while delayed: %+v", s)
+	}
+	clk.Advance(time.Millisecond)
+	got := receive(t, q, 10, 0)
 	if len(got) != 1 || got[0].Body != "per-message" {
-		t.Fatalf("got %+v", got)
+		t.Fatalf("at 200ms: %+v, want only the per-message delay", got)
 	}
-	if el := time.Since(start); el < 200*time.Millisecond {
-		t.Fatalf("delivered after %s, delay is 200ms", el)
+	clk.Advance(99 * time.Millisecond)
+	if got := receive(t, q, 10, 0); len(got) != 0 {
+		t.Fatalf("queue default delay (300ms) delivered at 299ms: %+v", got)
 	}
-	got = receive(t, q, 10, time.Second)
-	if len(got) != 1 || got[0].Body != "queue-default" || time.Since(start) < 300*time.Millisecond {
-		t.Fatalf("queue default delay: %+v after %s", got, time.Since(start))
+	clk.Advance(time.Millisecond)
+	got = receive(t, q, 10, 0)
+	if len(got) != 1 || got[0].Body != "queue-default" {
+		t.Fatalf("queue default delay: %+v at 300ms", got)
 	}
 	if _, err := q.Send("x", 901*time.Second, ""); !errors.Is(err, ErrBadRequest) {
 		t.Fatalf("delay over 900s: %v", err)
@@ -100,17 +146,17 @@ func TestDelay(t *testing.T) {
 }
 
 func TestRedriveToDLQAfterMaxReceiveCount(t *testing.T) {
-	dlq := NewQueue(QueueConfig{Name: "dlq"})
-	q := NewQueue(QueueConfig{Name: "q", Visibility: 20 * time.Millisecond, MaxReceiveCount: 3, DLQ: dlq})
+	clk := newClock()
+	dlq := NewQueue(QueueConfig{Name: "dlq", Now: clk.Now})
+	q := NewQueue(QueueConfig{Name: "q", Visibility: 20 * time.Millisecond, MaxReceiveCount: 3, DLQ: dlq, Now: clk.Now})
 	id, _ := q.Send("poison", 0, "Root=1-abc")
 	receives := 0
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		got := receive(t, q, 10, 50*time.Millisecond)
-		receives += len(got)
+	for range 10 {
+		receives += len(receive(t, q, 10, 0))
 		if dlq.Stats().Visible > 0 {
 			break
 		}
+		clk.Advance(20 * time.Millisecond) // the visibility timeout passes; not deleted
 	}
 	if receives != 3 {
 		t.Fatalf("received %d times before redrive, want maxReceiveCount = 3", receives)
@@ -312,7 +358,8 @@ func TestPublisherAndNudgerBodies(t *testing.T) {
 }
 
 func TestPollerDeletesOnlySuccesses(t *testing.T) {
-	q := NewQueue(QueueConfig{Name: "q", Visibility: 100 * time.Millisecond})
+	clk := newClock()
+	q := NewQueue(QueueConfig{Name: "q", Visibility: 100 * time.Millisecond, Now: clk.Now})
 	good, _ := q.Send("good", 0, "")
 	bad, _ := q.Send("bad", 0, "")
 	var calls atomic.Int32
@@ -329,13 +376,14 @@ func TestPollerDeletesOnlySuccesses(t *testing.T) {
 	if n, err := p.PollOnce(context.Background()); err != nil || n != 2 {
 		t.Fatalf("poll: %d %v", n, err)
 	}
-	got := receive(t, q, 10, time.Second)
+	clk.Advance(100 * time.Millisecond)
+	got := receive(t, q, 10, 0)
 	if len(got) != 1 || got[0].MessageId != bad {
 		t.Fatalf("after a partial failure the queue redelivers %+v; want only %s (not %s)", got, bad, good)
 	}
 
 	// A handler error fails the whole batch: nothing is deleted.
-	q2 := NewQueue(QueueConfig{Name: "q2", Visibility: 50 * time.Millisecond})
+	q2 := NewQueue(QueueConfig{Name: "q2", Visibility: 50 * time.Millisecond, Now: clk.Now})
 	q2.Send("a", 0, "")
 	q2.Send("b", 0, "")
 	var reported atomic.Int32
@@ -344,7 +392,8 @@ func TestPollerDeletesOnlySuccesses(t *testing.T) {
 			return events.SQSEventResponse{}, errors.New("boom")
 		}}
 	p2.PollOnce(context.Background())
-	if got := receive(t, q2, 10, time.Second); len(got) != 2 || reported.Load() != 1 {
+	clk.Advance(50 * time.Millisecond)
+	if got := receive(t, q2, 10, 0); len(got) != 2 || reported.Load() != 1 {
 		t.Fatalf("after a failed invocation: %d messages back, %d errors reported", len(got), reported.Load())
 	}
 }

@@ -64,6 +64,10 @@ type QueueConfig struct {
 	// handles, as SQS's at-least-once delivery allows.
 	Duplicate float64
 	Seed      uint64 // seeds the fault knob
+	// Now is the queue's clock for delays, visibility and retention; nil:
+	// time.Now. A test passes a fake clock, advances it, and receives with
+	// wait 0 (a long poll's wait is real time).
+	Now func() time.Time
 }
 
 // QueueConfigFromSpec turns a template queue's settings into a QueueConfig,
@@ -145,6 +149,13 @@ func (q *Queue) SetDuplicate(p float64) {
 	q.mu.Unlock()
 }
 
+func (q *Queue) now() time.Time {
+	if q.cfg.Now != nil {
+		return q.cfg.Now()
+	}
+	return time.Now()
+}
+
 func (q *Queue) wake() {
 	close(q.notify)
 	q.notify = make(chan struct{})
@@ -165,7 +176,7 @@ func (q *Queue) Send(body string, delay time.Duration, traceHeader string) (stri
 	if delay < 0 {
 		delay = q.cfg.Delay
 	}
-	now := time.Now()
+	now := q.now()
 	id := uuid.NewString()
 	copies := 1
 	if q.cfg.Duplicate > 0 && q.rng.Float64() < q.cfg.Duplicate {
@@ -187,7 +198,7 @@ func (q *Queue) Send(body string, delay time.Duration, traceHeader string) (stri
 func (q *Queue) resend(m *message, from string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	now := time.Now()
+	now := q.now()
 	attrs := map[string]string{"DeadLetterQueueSourceArn": from}
 	for k, v := range m.attrs {
 		attrs[k] = v
@@ -222,8 +233,8 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]eve
 			return nil, nil
 		}
 		sleep := deadline.Sub(now)
-		if !next.IsZero() && next.Sub(now) < sleep {
-			sleep = max0(next.Sub(now))
+		if untilNext := next.Sub(q.now()); !next.IsZero() && untilNext < sleep {
+			sleep = max0(untilNext)
 		}
 		t := time.NewTimer(sleep)
 		select {
@@ -248,7 +259,7 @@ func max0(d time.Duration) time.Duration {
 // earliest future time a message becomes available and the messages to
 // dead-letter.
 func (q *Queue) take(max int) (got []events.SQSMessage, next time.Time, dead []*message) {
-	now := time.Now()
+	now := q.now()
 	keep := q.msgs[:0]
 	for _, m := range q.msgs {
 		if q.cfg.Retention > 0 && now.Sub(m.sentAt) > q.cfg.Retention {
@@ -330,7 +341,7 @@ func (q *Queue) ChangeVisibility(receiptHandle string, d time.Duration) error {
 	defer q.mu.Unlock()
 	for _, m := range q.msgs {
 		if m.receipt == receiptHandle && m.inflight {
-			m.visibleAt = time.Now().Add(d)
+			m.visibleAt = q.now().Add(d)
 			q.wake()
 			return nil
 		}
@@ -351,7 +362,7 @@ type Stats struct {
 func (q *Queue) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	now := time.Now()
+	now := q.now()
 	s := Stats{Redriven: q.moved}
 	for _, m := range q.msgs {
 		switch {

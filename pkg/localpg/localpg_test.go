@@ -19,12 +19,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pramaan/brief-rail/pkg/ci"
 )
 
 func startServer(t *testing.T, opt Options) *Server {
 	t.Helper()
 	if _, err := FindBinaries(); err != nil {
-		t.Skip(err)
+		ci.MissingTool(t, err.Error())
 	}
 	t0 := time.Now()
 	opt.Logf = func(f string, a ...any) {
@@ -266,7 +268,7 @@ func publicTempDir(t *testing.T) string {
 func TestBadDataDirsRefused(t *testing.T) {
 	t.Parallel()
 	if _, err := FindBinaries(); err != nil {
-		t.Skip(err)
+		ci.MissingTool(t, err.Error())
 	}
 	dir := publicTempDir(t)
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
@@ -344,7 +346,7 @@ func TestCrashedParentLeavesNoPostmaster(t *testing.T) {
 		t.Skip("parent-death signal is Linux only")
 	}
 	if _, err := FindBinaries(); err != nil {
-		t.Skip(err)
+		ci.MissingTool(t, err.Error())
 	}
 	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashedParentLeavesNoPostmaster$")

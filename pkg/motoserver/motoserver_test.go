@@ -15,12 +15,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/pramaan/brief-rail/pkg/ci"
 )
 
 func startServer(t *testing.T) *Server {
 	t.Helper()
 	if _, err := exec.LookPath("moto_server"); err != nil {
-		t.Skip(ErrNotInstalled)
+		ci.MissingTool(t, ErrNotInstalled.Error())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -22,7 +22,7 @@ import (
 // uuids travel as text arrays cast in SQL, which works in every pgx exec
 // mode (RDS Proxy runs the pool in exec mode).
 
-const claimManySQL = `
+var claimManySQL = `
 WITH want AS (
     SELECT DISTINCT u.firm_id, u.matter_id
     FROM unnest($1::uuid[], $2::uuid[]) AS u(firm_id, matter_id)

@@ -4,27 +4,52 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
-// deadlineBuilder finishes exactly at its context's deadline: the deadline
-// is made to pass inside the build (expire ends the build's context with
-// context.DeadlineExceeded), then it returns a body (a build whose model call
-// came back as the time ran out) or the context's error (one that did not).
-// The deadline passing inside Build, not on a timer, keeps the claim and the
-// input load out of the race on a loaded machine.
+// expiringContext is a build context whose deadline passes when the test
+// says so (expire), not after a wall-clock time: the claim and the input
+// read before it take however long the machine needs, and the deadline
+// still falls exactly at the end of the build. Err reports
+// context.DeadlineExceeded, as a real deadline does.
+type expiringContext struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func newExpiringContext(parent context.Context) *expiringContext {
+	return &expiringContext{Context: parent, done: make(chan struct{})}
+}
+
+func (c *expiringContext) expire()               { c.once.Do(func() { close(c.done) }) }
+func (c *expiringContext) Done() <-chan struct{} { return c.done }
+func (c *expiringContext) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// deadlineBuilder finishes exactly at its context's deadline: it lets the
+// deadline pass, waits for the context to end, then returns a body (a build
+// whose model call came back as the time ran out) or the context's error
+// (one that did not).
 type deadlineBuilder struct {
 	fail   bool
-	expire context.CancelCauseFunc
+	expire func()
 }
 
 func (deadlineBuilder) Name() string { return "deadline/v1" }
 
 func (d deadlineBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage, error) {
-	d.expire(context.DeadlineExceeded)
+	d.expire()
 	<-ctx.Done()
 	if d.fail {
 		return nil, ctx.Err()
@@ -58,10 +83,10 @@ func TestBuildEndingAtDeadlineRecordsOutcome(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := setup(t, rail.Config{BackoffBase: time.Hour})
 			b.demand(t)
-			ctx, expire := context.WithCancelCause(b.ctx)
-			defer expire(nil)
-			w := &rail.Worker{Ledger: b.ledger, Builder: deadlineBuilder{fail: tc.fail, expire: expire}, ID: "w",
-				Heartbeat: -1, CommitTimeout: time.Minute}
+			ctx := newExpiringContext(b.ctx)
+			defer ctx.expire()
+			w := &rail.Worker{Ledger: b.ledger, Builder: deadlineBuilder{fail: tc.fail, expire: ctx.expire}, ID: "w", Heartbeat: -1,
+				CommitTimeout: time.Minute}
 			if tc.onBuild {
 				w.OutcomeContext = buildContextForOutcome
 			}
@@ -77,9 +102,8 @@ func TestBuildEndingAtDeadlineRecordsOutcome(t *testing.T) {
 			}
 			switch {
 			case tc.onBuild:
-				// The old behaviour: the ended context's error, nothing
-				// recorded, the row held.
-				if err == nil || !errors.Is(err, context.Canceled) {
+				// The old behaviour: an error, nothing recorded, the row held.
+				if err == nil || !errors.Is(err, context.DeadlineExceeded) {
 					t.Fatalf("control: err %v, want the build's deadline", err)
 				}
 				if len(b.frames(t)) != 0 || j.NotBefore != nil {

@@ -92,18 +92,33 @@ func (l *Ledger) Demand(ctx context.Context, q Querier, ref MatterRef, n int) (D
 	return DemandResult{Requested: *requested, Status: *runStatus}, nil
 }
 
+// leaseExpiredExpr and attemptsLeftExpr read a running row's lease and
+// attempt limit off the row (alias j): the values its current claim was
+// granted with (migration 007), so whether a live build may be taken over,
+// quarantined or marked expired never depends on the caller's settings. A
+// row last claimed before 007 has NULLs and falls back to the caller's
+// (leaseParam, maxParam).
+func leaseExpiredExpr(leaseParam string) string {
+	return `j.claimed_at < clock_timestamp() - make_interval(secs => coalesce(j.lease_seconds, ` + leaseParam + `))`
+}
+
+func attemptsLeftExpr(maxParam string) string {
+	return `j.attempts < coalesce(j.max_attempts, ` + maxParam + `)`
+}
+
 // claimablePredicate is the one place that says when a ledger row (alias
 // j) may be claimed: recorded, unserved demand, and an idle row past its
 // backoff or a running row on an expired lease with attempts left. $4 is
 // the lease in seconds, $5 the maximum attempts, in every statement that
 // uses it (Claim, ClaimMany).
-const claimablePredicate = `j.requested_generation > j.built_generation
+var claimablePredicate = `j.requested_generation > j.built_generation
       AND (   (j.run_status = 'idle' AND (j.not_before IS NULL OR j.not_before <= clock_timestamp()))
-           OR (j.run_status = 'running' AND j.attempts < $5
-               AND j.claimed_at < clock_timestamp() - make_interval(secs => $4)))`
+           OR (j.run_status = 'running' AND ` + attemptsLeftExpr("$5") + `
+               AND ` + leaseExpiredExpr("$4") + `))`
 
 // claimSet is what a claim writes: the next token, the target, a fresh
-// lease by the database clock. $3 is the worker id. The target covers every
+// lease by the database clock, and the lease and attempt limit the claim
+// is granted with ($4, $5). $3 is the worker id. The target covers every
 // demand recorded, so none is uncovered (demand_since keeps the arrival of
 // the oldest, still unbuilt).
 const claimSet = `SET
@@ -114,9 +129,11 @@ const claimSet = `SET
         claimed_by         = $3,
         attempts           = j.attempts + 1,
         not_before         = NULL,
-        uncovered_since    = NULL`
+        uncovered_since    = NULL,
+        lease_seconds      = $4,
+        max_attempts       = $5`
 
-const claimSQL = `
+var claimSQL = `
 WITH c AS (
     UPDATE ops.matter_frame_jobs AS j ` + claimSet + `
     WHERE j.firm_id = $1 AND j.matter_id = $2

@@ -200,12 +200,18 @@ func TestStallInsideCommitTransaction(t *testing.T) {
 	// A stalls here. A heartbeat from elsewhere blocks on the row meanwhile.
 	blocked := make(chan error, 1)
 	go func() { blocked <- ledger.Heartbeat(b.ctx, a) }()
-	time.Sleep(1500 * time.Millisecond) // past the idle-in-transaction timeout
+	// The heartbeat unblocks when the server ends the stalled transaction
+	// (idle_in_transaction_session_timeout); wait for that, not for a time.
+	select {
+	case err := <-blocked:
+		if err != nil {
+			t.Fatalf("heartbeat after the stall ended: %v (the claim is still A's)", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the stalled transaction was never ended by the server")
+	}
 	if err := tx.Commit(b.ctx); err == nil {
 		t.Fatal("stalled commit transaction committed; the server should have ended it")
-	}
-	if err := <-blocked; err != nil {
-		t.Fatalf("heartbeat after the stall ended: %v (the claim is still A's)", err)
 	}
 	if len(b.frames(t)) != 0 {
 		t.Fatal("a frame from the killed transaction landed")

@@ -29,10 +29,12 @@ type JobRow struct {
 	UncoveredSince      *time.Time `json:"uncovered_since"` // arrival of the oldest demand above target_generation
 	LastDemandedAt      *time.Time `json:"last_demanded_at"`
 	RebuildNeeded       bool       `json:"rebuild_needed"`
+	LeaseSeconds        *float64   `json:"lease_seconds"` // the lease the current or last claim was granted (007)
+	MaxAttempts         *int       `json:"max_attempts"`  // the attempt limit it was granted with (007)
 
 	// Read off the row with the database clock.
 	LeaseAgeSeconds *float64 `json:"lease_age_seconds"` // age of claimed_at while running
-	LeaseExpired    bool     `json:"lease_expired"`     // running on a lease older than the configured lease
+	LeaseExpired    bool     `json:"lease_expired"`     // running on a lease older than the one its claim was granted
 	Current         bool     `json:"current"`           // built_generation == requested_generation
 	MatterStatus    string   `json:"matter_status"`
 	// Age of the oldest demand not yet built (demand_since), while behind.
@@ -42,11 +44,12 @@ type JobRow struct {
 	HeldDemands int64 `json:"held_demands"`
 }
 
-const jobColumns = `j.firm_id, j.matter_id, j.requested_generation, j.claimed_generation,
+var jobColumns = `j.firm_id, j.matter_id, j.requested_generation, j.claimed_generation,
     j.target_generation, j.built_generation, j.run_status, j.claimed_at, j.claimed_by, j.attempts,
     j.not_before, j.last_error, j.demand_since, j.uncovered_since, j.last_demanded_at, j.rebuild_needed,
+    j.lease_seconds, j.max_attempts,
     CASE WHEN j.run_status = 'running' THEN extract(epoch FROM clock_timestamp() - j.claimed_at)::float8 END,
-    (j.run_status = 'running' AND j.claimed_at < clock_timestamp() - make_interval(secs => $3)),
+    (j.run_status = 'running' AND ` + leaseExpiredExpr("$3") + `),
     m.status, extract(epoch FROM clock_timestamp() - j.demand_since)::float8`
 
 func scanJob(row pgx.Row) (JobRow, error) {
@@ -54,6 +57,7 @@ func scanJob(row pgx.Row) (JobRow, error) {
 	err := row.Scan(&j.FirmID, &j.MatterID, &j.RequestedGeneration, &j.ClaimedGeneration,
 		&j.TargetGeneration, &j.BuiltGeneration, &j.RunStatus, &j.ClaimedAt, &j.ClaimedBy, &j.Attempts,
 		&j.NotBefore, &j.LastError, &j.DemandSince, &j.UncoveredSince, &j.LastDemandedAt, &j.RebuildNeeded,
+		&j.LeaseSeconds, &j.MaxAttempts,
 		&j.LeaseAgeSeconds, &j.LeaseExpired, &j.MatterStatus, &j.UnservedAgeSeconds)
 	j.Current = j.BuiltGeneration == j.RequestedGeneration
 	if j.MatterStatus == "closed" {

@@ -26,14 +26,19 @@ type Gauges struct {
 	MattersClosedWithDemand     int     // closed with requested > built: demand held until re-opened
 }
 
-const sweepQuarantineSQL = `
+// The sweep's statements read each running row's lease and attempt limit
+// off the row (leaseExpiredExpr, attemptsLeftExpr): a sweeper configured
+// with a shorter lease or fewer attempts than the workers' claims were
+// granted with can neither quarantine nor expire a live build. $1 and $2
+// (the sweeper's own settings) apply only to rows claimed before 007.
+var sweepQuarantineSQL = `
 WITH q AS (
-    UPDATE ops.matter_frame_jobs SET
-        run_status = 'quarantined', target_generation = built_generation, uncovered_since = demand_since,
-        last_error = 'lease expired on attempt ' || attempts || ' of ' || $2::int
-    WHERE run_status = 'running' AND attempts >= $2::int
-      AND claimed_at < clock_timestamp() - make_interval(secs => $1)
-    RETURNING firm_id, matter_id, claimed_generation
+    UPDATE ops.matter_frame_jobs AS j SET
+        run_status = 'quarantined', target_generation = j.built_generation, uncovered_since = j.demand_since,
+        last_error = 'lease expired on attempt ' || j.attempts || ' of ' || coalesce(j.max_attempts, $2::int)
+    WHERE j.run_status = 'running' AND NOT ` + attemptsLeftExpr("$2::int") + `
+      AND ` + leaseExpiredExpr("$1") + `
+    RETURNING j.firm_id, j.matter_id, j.claimed_generation
 ), run AS (
     UPDATE ops.matter_frame_runs AS r SET outcome = 'quarantined',
         finished_at = coalesce(r.finished_at, clock_timestamp()), error = 'lease expired'
@@ -44,19 +49,19 @@ SELECT firm_id, matter_id FROM q`
 // Marks runs whose lease expired without a reclaim. The job row is left
 // alone: the sweep never touches the token, so a late commit with no
 // reclaim in between still lands (and relabels its run 'landed').
-const sweepExpiredRunsSQL = `
+var sweepExpiredRunsSQL = `
 UPDATE ops.matter_frame_runs AS r SET outcome = 'lease_expired', finished_at = clock_timestamp()
 FROM ops.matter_frame_jobs j
 WHERE j.firm_id = r.firm_id AND j.matter_id = r.matter_id AND j.claimed_generation = r.token
   AND j.run_status = 'running' AND r.outcome = 'claimed'
-  AND j.claimed_at < clock_timestamp() - make_interval(secs => $1)`
+  AND ` + leaseExpiredExpr("$1")
 
-const sweepUnservedSQL = `
+var sweepUnservedSQL = `
 SELECT j.firm_id, j.matter_id
 FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)
 WHERE j.requested_generation > j.built_generation AND m.status = 'open'
   AND (   (j.run_status = 'idle' AND (j.not_before IS NULL OR j.not_before <= clock_timestamp()))
-       OR (j.run_status = 'running' AND j.claimed_at < clock_timestamp() - make_interval(secs => $1)))
+       OR (j.run_status = 'running' AND ` + leaseExpiredExpr("$1") + `))
   AND coalesce(j.last_demanded_at, '-infinity') < clock_timestamp() - make_interval(secs => $2)
   AND coalesce(j.claimed_at, '-infinity') < clock_timestamp() - make_interval(secs => $2)
 ORDER BY j.demand_since NULLS LAST

@@ -59,12 +59,20 @@ type Config struct {
 	CommitTimeout   time.Duration // builder: bound on each outcome statement (commit, Fail)
 	FrameKeep       int           // sweeper: newest frames kept per matter
 	FrameRetention  time.Duration // sweeper: frames younger than this are kept
+
+	// Sources says where each setting read from the environment came
+	// from, keyed by its variable (EnvLease, ...): the variable's own name
+	// when it was set, SourceDefault when the default applied.
+	Sources map[string]string
 }
 
 // FramePolicy is the frame retention the sweeper prunes with.
 func (c Config) FramePolicy() rail.FrameRetention {
 	return rail.FrameRetention{Keep: c.FrameKeep, Retention: c.FrameRetention}
 }
+
+// SourceDefault marks a setting that took its documented default.
+const SourceDefault = "default"
 
 // RailConfig is the ledger configuration the function runs with.
 func (c Config) RailConfig() rail.Config {
@@ -80,13 +88,40 @@ func LoadConfig(fn string, getenv func(string) string) (Config, error) {
 	default:
 		return Config{}, fmt.Errorf("railfn: unknown function %q (want relay, trigger, builder or sweeper)", fn)
 	}
+	c, errs := load(fn, getenv)
+	if len(errs) > 0 {
+		return Config{}, fmt.Errorf("railfn: %s configuration: %w", fn, errors.Join(errs...))
+	}
+	return c, nil
+}
+
+// Operator names the configuration an operator's tool (railctl) loads.
+const Operator = "operator"
+
+// LoadOperatorConfig reads the deployed functions' configuration the way
+// LoadConfig does (the same variables, defaults and ranges) for an
+// operator's command that acts on the same ledger (railctl sweep, build,
+// status): its lease and attempt limit are then the functions'. Nothing a
+// function alone needs (the build queue, the builder) is required.
+func LoadOperatorConfig(getenv func(string) string) (Config, error) {
+	c, errs := load(Operator, getenv)
+	if len(errs) > 0 {
+		return Config{}, fmt.Errorf("configuration: %w", errors.Join(errs...))
+	}
+	return c, nil
+}
+
+func load(fn string, getenv func(string) string) (Config, []error) {
 	env := func(k string) string { return strings.TrimSpace(getenv(k)) }
 	var errs []error
+	sources := map[string]string{}
 	dur := func(key string, def time.Duration, lo, hi time.Duration) time.Duration {
 		v := env(key)
 		if v == "" {
+			sources[key] = SourceDefault
 			return def
 		}
+		sources[key] = key
 		d, err := time.ParseDuration(v)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s=%q is not a duration (like 10s, 15m, 168h)", key, v))
@@ -113,6 +148,7 @@ func LoadConfig(fn string, getenv func(string) string) (Config, error) {
 		BriefBuilder:    env(EnvBriefBuilder),
 		BedrockModelID:  env(EnvBedrockModelID),
 		CommitTimeout:   dur(EnvCommitTimeout, rail.DefaultCommitTimeout, time.Second, time.Minute),
+		Sources:         sources,
 	}
 	if c.EventBus == "" {
 		c.EventBus = "default"
@@ -123,7 +159,9 @@ func LoadConfig(fn string, getenv func(string) string) (Config, error) {
 	if c.BriefBuilder == "" {
 		c.BriefBuilder = "extractive"
 	}
+	sources[EnvMaxAttempts] = SourceDefault
 	if v := env(EnvMaxAttempts); v != "" {
+		sources[EnvMaxAttempts] = EnvMaxAttempts
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
 			errs = append(errs, fmt.Errorf("%s=%q: want an integer from 1 to 100", EnvMaxAttempts, v))
@@ -138,6 +176,9 @@ func LoadConfig(fn string, getenv func(string) string) (Config, error) {
 		} else {
 			c.FrameKeep = n
 		}
+	}
+	if fn == Operator {
+		return c, errs
 	}
 	if fn != Relay && c.BuildQueueURL == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: the %s sends nudges to the build queue (the stack sets it to BuildQueue's URL)", EnvBuildQueueURL, fn))
@@ -159,8 +200,5 @@ func LoadConfig(fn string, getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("%s=%q: want extractive or bedrock", EnvBriefBuilder, c.BriefBuilder))
 		}
 	}
-	if len(errs) > 0 {
-		return Config{}, fmt.Errorf("railfn: %s configuration: %w", fn, errors.Join(errs...))
-	}
-	return c, nil
+	return c, errs
 }

@@ -75,3 +75,27 @@ func TestLoadConfigRefusesMissingAndInvalidEnv(t *testing.T) {
 		})
 	}
 }
+
+// railctl reads the functions' configuration the same way: same variables,
+// same defaults, same ranges, and says where each value came from.
+func TestLoadOperatorConfig(t *testing.T) {
+	c, err := railfn.LoadOperatorConfig(envOf(map[string]string{"RAIL_LEASE": "20m"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Lease != 20*time.Minute || c.MaxAttempts != 5 ||
+		c.Sources[railfn.EnvLease] != "RAIL_LEASE" || c.Sources[railfn.EnvMaxAttempts] != railfn.SourceDefault {
+		t.Fatalf("operator config: %+v", c)
+	}
+	fn, err := railfn.LoadConfig(railfn.Sweeper, envOf(map[string]string{"RAIL_LEASE": "20m", "RAIL_BUILD_QUEUE_URL": "q"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fn.RailConfig() != c.RailConfig() {
+		t.Fatalf("sweeper %+v and operator %+v read one environment differently", fn.RailConfig(), c.RailConfig())
+	}
+	_, err = railfn.LoadOperatorConfig(envOf(map[string]string{"RAIL_MAX_ATTEMPTS": "many", "RAIL_LEASE": "5s"}))
+	if err == nil || !strings.Contains(err.Error(), `RAIL_MAX_ATTEMPTS="many"`) || !strings.Contains(err.Error(), "RAIL_LEASE=5s is outside") {
+		t.Fatalf("bad values: %v", err)
+	}
+}

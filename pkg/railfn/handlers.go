@@ -468,12 +468,17 @@ func errString(err error) string {
 	return err.Error()
 }
 
+// ErrBadScheduleInput: a schedule input that is not a JSON object with
+// string (or absent) "source" and "task".
+var ErrBadScheduleInput = errors.New("railfn: bad schedule input")
+
 // DecodeSchedule parses a schedule input (for tests and local runs; Lambda
-// decodes it itself).
+// decodes it itself, the same way: encoding/json into ScheduleEvent). An
+// input it refuses is an ErrBadScheduleInput.
 func DecodeSchedule(b []byte) (ScheduleEvent, error) {
 	var e ScheduleEvent
 	if err := json.Unmarshal(b, &e); err != nil {
-		return e, fmt.Errorf("railfn: schedule input: %w", err)
+		return ScheduleEvent{}, fmt.Errorf("%w: %w", ErrBadScheduleInput, err)
 	}
 	return e, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/pkg/ci"
 	"github.com/pramaan/brief-rail/pkg/motoserver"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/sqsq"
@@ -30,7 +31,7 @@ var moto *motoserver.Server
 func TestMain(m *testing.M) {
 	s, err := motoserver.Start(context.Background(), nil)
 	switch {
-	case errors.Is(err, motoserver.ErrNotInstalled) && os.Getenv("CI") == "":
+	case errors.Is(err, motoserver.ErrNotInstalled) && !ci.Enabled():
 		fmt.Fprintln(os.Stderr, "sqsq: SQS tests will skip:", err)
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "sqsq:", err)
@@ -80,7 +81,7 @@ func (w *wireLog) all() string {
 func recordingClient(t *testing.T) (*sqs.Client, *wireLog) {
 	t.Helper()
 	if moto == nil {
-		t.Skip(`moto_server is not installed (pip install "moto[server]"); set CI to make this a failure`)
+		ci.MissingTool(t, `moto_server is not installed (pip install "moto[server]")`)
 	}
 	cfg, err := moto.AWSConfig(context.Background())
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 const snapshotSQL = `
 SELECT matter_id, requested_generation, claimed_generation, target_generation, built_generation, run_status,
-       coalesce(run_status = 'running' AND claimed_at < clock_timestamp() - make_interval(secs => $1), false),
+       coalesce(run_status = 'running' AND claimed_at < clock_timestamp() - make_interval(secs => coalesce(lease_seconds, $1)), false),
        not_before IS NOT NULL, coalesce(not_before <= clock_timestamp(), false), attempts
 FROM ops.matter_frame_jobs`
 

@@ -40,7 +40,9 @@
 // the build's context is cancelled as it returns its frame, while its
 // commit waits on a row lock, or mid-build (the model call returns the
 // context's error); the worker records the outcome on rail.OutcomeContext,
-// as rail.Worker does (deadline.go).
+// as rail.Worker does (deadline.go). Operators act with other settings: a
+// sweep or a claim with another lease and attempt limit than the workers'
+// (operator.go).
 //
 // After the fault phase a fair drain runs: stalled workers resume, every
 // nudge is delivered, workers finish, time passes beyond the lease and the
@@ -65,7 +67,9 @@
 // frame.built per landed frame and none for a fenced one, a
 // document.uploaded for every document; two relays never published the same
 // row at once. A worker whose build ended at its deadline never leaves its
-// row running under its own token (no stuck row).
+// row running under its own token (no stuck row). An operator pass with
+// other settings quarantines or expires only what the row's own claim
+// allows (the lease and attempt limit stored with it).
 //
 // Negative controls (sim_test.go) run the same simulation with a broken
 // statement each and require the checker to catch it: an unfenced commit
@@ -73,5 +77,6 @@
 // a sweeper whose nudges are lost (lost demand), a build reading a lagging
 // copy of the record (missed inputs), a relay polling by a high-water
 // mark (lost facts) and a deadline build's outcome recorded on the build's
-// own context (stuck rows).
+// own context (stuck rows), and a claim that does not store its lease and
+// attempt limit on the row (operator passes acting on live builds).
 package sim

@@ -273,6 +273,15 @@ func (r *run) chaosStep() {
 	if !r.sweepBusy && !quiet {
 		add(0.8, "sweep", r.doSweep)
 	}
+	if r.operatorPossible() {
+		// Mostly while a build runs: what an operator pass with other
+		// settings could harm.
+		if r.runningRow() {
+			add(0.8, "operator", r.doOperator)
+		} else {
+			add(0.2, "operator", r.doOperator)
+		}
+	}
 	// Time travel runs inline on the harness's connection: never while a
 	// blocked statement may hold locks on other rows (a waiting sweep).
 	if r.runningRow() && len(r.pending) == 0 {
@@ -629,7 +638,11 @@ func (r *run) doDeliver() {
 	r.claimFor(w, n, lost)
 }
 
-func (r *run) claimFor(w *worker, n nudge, replyLost bool) {
+func (r *run) claimFor(w *worker, n nudge, replyLost bool) { r.claimWith(w, w.ledger, n, replyLost) }
+
+// claimWith is claimFor on ledger l (the worker's, or an operator's with
+// other settings).
+func (r *run) claimWith(w *worker, l *rail.Ledger, n nudge, replyLost bool) {
 	ref := r.matters[n.m]
 	var (
 		c   rail.Claim
@@ -639,7 +652,7 @@ func (r *run) claimFor(w *worker, n nudge, replyLost bool) {
 	before := r.snap[n.m]
 	w.busy = true
 	var blocked bool
-	blocked = r.exec(w.app, func() { c, ok, err = r.cfg.Claim(r.ctx, w.ledger, w.pool, ref, w.name) }, func() {
+	blocked = r.exec(w.app, func() { c, ok, err = r.cfg.Claim(r.ctx, l, w.pool, ref, w.name) }, func() {
 		w.busy = false
 		r.must(err, w.name+" claim")
 		if !ok {

@@ -171,7 +171,7 @@ func TestSimulation(t *testing.T) {
 			sim.FaultNudgeDuplicated, sim.FaultNudgeDropped, sim.FaultNudgeDelayed, sim.FaultNudgeReordered,
 			sim.FaultSweepDuringCommit, sim.FaultDemandDuringCommit, sim.FaultRelayCrash, sim.FaultTwoRelaysBoth,
 			sim.FaultPutEventsPartial, sim.FaultPutEventsFailed, sim.FaultOutOfOrderFacts, sim.FaultClaimTxOpen,
-			sim.FaultDeadlineBeforeCommit, sim.FaultDeadlineBuildCut} {
+			sim.FaultDeadlineBeforeCommit, sim.FaultDeadlineBuildCut, sim.FaultOperatorSettings} {
 			if tot.Faults[k] == 0 {
 				t.Errorf("fault %q never injected in %d seeds", k, n)
 			}
@@ -318,6 +318,35 @@ func TestNegativeControlClaimWithoutDemandCheck(t *testing.T) {
 		c.Claim = claimNoDemandCheck
 		return c
 	}, sim.VWastedBuild)
+}
+
+// Operator passes with other settings (a shorter lease, fewer attempts)
+// must be caught acting on live builds when the row does not carry its
+// claim's lease and attempt limit (migration 007 reverted): a quarantine
+// or an expiry of a live build, or a take-over of a live claim.
+func TestNegativeControlOperatorSettings(t *testing.T) {
+	if *flagSeed >= 0 {
+		t.Skip("replaying one seed")
+	}
+	negativeControl(t, "claim policy not stored on the row", 24, func(seed uint64) sim.Config {
+		c := simConfig(seed)
+		c.Claim = claimForgettingPolicy
+		return c
+	}, sim.VOperatorTouchedLive, sim.VLiveLease)
+}
+
+// claimForgettingPolicy is the real claim followed, on the same querier
+// (inside the claim's transaction when it has one; the claim holds the row
+// lock), by clearing the lease and attempt limit it stored: the ledger then
+// falls back to each caller's settings, as before migration 007.
+func claimForgettingPolicy(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error) {
+	c, ok, err := l.ClaimOn(ctx, q, ref, worker)
+	if err != nil || !ok {
+		return c, ok, err
+	}
+	_, err = q.Exec(ctx, `UPDATE ops.matter_frame_jobs SET lease_seconds = NULL, max_attempts = NULL
+        WHERE firm_id = $1 AND matter_id = $2`, ref.FirmID, ref.MatterID)
+	return c, ok, err
 }
 
 // A sweeper whose nudges are lost must be caught losing demand.
