@@ -2,6 +2,7 @@ package rail_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -199,7 +200,7 @@ func TestFactDetailRoundTripAndRefusals(t *testing.T) {
 	t.Parallel()
 	d := rail.FactDetail{EventID: uuid.New(), EventName: "document.uploaded", FirmID: uuid.New(),
 		MatterID: uuid.NullUUID{UUID: uuid.New(), Valid: true}, OccurredAt: time.Date(2026, 3, 1, 9, 30, 0, 123456000, time.UTC),
-		Payload: map[string]string{"document_id": uuid.NewString()}}
+		Payload: json.RawMessage(`{"document_id":"` + uuid.NewString() + `"}`)}
 	b, err := rail.EncodeFactDetail(d)
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +210,7 @@ func TestFactDetailRoundTripAndRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.EventID != d.EventID || got.FirmID != d.FirmID || got.MatterID != d.MatterID ||
-		!got.OccurredAt.Equal(d.OccurredAt) || got.Payload["document_id"] != d.Payload["document_id"] || got.EventName != d.EventName {
+		!got.OccurredAt.Equal(d.OccurredAt) || string(got.Payload) != string(d.Payload) || got.EventName != d.EventName {
 		t.Fatalf("round trip: %+v != %+v", got, d)
 	}
 	if !strings.Contains(string(b), `"event_id":"`+d.EventID.String()+`"`) || !strings.Contains(string(b), `"payload":{"document_id":`) {
@@ -229,10 +230,35 @@ func TestFactDetailRoundTripAndRefusals(t *testing.T) {
 		{`{"event_id":"` + d.EventID.String() + `","event_name":"document.upload","firm_id":"` + d.FirmID.String() + `","occurred_at":"2026-03-01T09:30:00Z"}`, "event_name"},
 		{`{"event_id":"` + d.EventID.String() + `","event_name":"document.uploaded","firm_id":"` + d.FirmID.String() + `"}`, "occurred_at is missing"},
 		{`not json`, "fact detail"},
+		{`{"event_id":"` + d.EventID.String() + `",` + strings.Replace(ok, `"payload":{}`, `"payload":1`, 1) + `}`, "payload: fact payload is not a JSON object"},
+		{`{"event_id":"` + d.EventID.String() + `",` + strings.Replace(ok, `"payload":{}`, `"payload":["document_id"]`, 1) + `}`, "payload: fact payload is not a JSON object"},
+		{`{"event_id":"` + d.EventID.String() + `",` + strings.Replace(ok, `"payload":{}`, `"payload":"x"`, 1) + `}`, "payload: fact payload is not a JSON object"},
 	} {
 		if _, err := rail.DecodeFactDetail([]byte(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("DecodeFactDetail(%s) = %v, want an error containing %q", c.json, err, c.want)
 		}
+	}
+	// Any JSON object is carried as written: numbers keep their digits
+	// (no float64 round trip), nesting and HTML characters are kept.
+	for _, p := range []string{`{}`, `{"n":1}`, `{"big":12345678901234567890.000000000000000001,"neg":-0.0e-7}`,
+		`{"o":{"a":[1,true,null,{"b":"<&>"}]},"s":"é \u2028 \"q\""}`} {
+		d.Payload = json.RawMessage(p)
+		b, err := rail.EncodeFactDetail(d)
+		if err != nil {
+			t.Fatalf("encode %s: %v", p, err)
+		}
+		got, err := rail.DecodeFactDetail(b)
+		if err != nil || string(got.Payload) != p || !strings.Contains(string(b), `"payload":`+p) {
+			t.Errorf("payload %s: detail %s decoded to %s (%v)", p, b, got.Payload, err)
+		}
+	}
+	d.Payload = json.RawMessage(`[1]`)
+	if _, err := rail.EncodeFactDetail(d); !errors.Is(err, rail.ErrBadPayload) {
+		t.Errorf("encoding an array payload: %v, want ErrBadPayload", err)
+	}
+	d.Payload = nil
+	if b, err := rail.EncodeFactDetail(d); err != nil || !strings.Contains(string(b), `"payload":{}`) {
+		t.Errorf("nil payload: %s %v, want {}", b, err)
 	}
 }
 
@@ -481,12 +507,22 @@ func TestPruneOutbox(t *testing.T) {
 	var stmts []string
 	var mu sync.Mutex
 	q := &countingQuerier{Querier: db.Pool, onExec: func(sql string) { mu.Lock(); stmts = append(stmts, sql); mu.Unlock() }}
-	n, err := rail.PruneOutbox(ctx, q, 24*time.Hour, 100)
-	if err != nil || n != 230 {
-		t.Fatalf("pruned %d (%v), want 230", n, err)
+	// Bounded: at most 150 rows this call (100 + 50), and it says what is left.
+	res, err := rail.PruneOutbox(ctx, q, 24*time.Hour, rail.PruneLimits{Batch: 100, MaxRows: 150})
+	if err != nil || res.Deleted != 150 || res.Left != 80 || res.LeftCapped {
+		t.Fatalf("first call: %+v (%v), want 150 deleted, 80 left", res, err)
 	}
-	if len(stmts) != 3 { // 100 + 100 + 30
-		t.Errorf("%d delete statements, want 3 bounded batches of at most 100", len(stmts))
+	if len(stmts) != 2 {
+		t.Errorf("%d delete statements, want 2 (100 + 50)", len(stmts))
+	}
+	// The next call finishes: 80 in one statement that comes back short.
+	stmts = nil
+	res, err = rail.PruneOutbox(ctx, q, 24*time.Hour, rail.PruneLimits{Batch: 100, MaxRows: 150})
+	if err != nil || res.Deleted != 80 || res.Left != 0 {
+		t.Fatalf("second call: %+v (%v), want 80 deleted, 0 left", res, err)
+	}
+	if len(stmts) != 1 {
+		t.Errorf("%d delete statements, want 1", len(stmts))
 	}
 	var left, unpub, parkedN int
 	if err := db.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE published_at IS NULL), count(*) FILTER (WHERE parked_at IS NOT NULL) FROM ops.domain_event_outbox`).
@@ -508,9 +544,62 @@ func (c *countingQuerier) Exec(ctx context.Context, sql string, args ...any) (pg
 	return c.Querier.Exec(ctx, sql, args...)
 }
 
-// The drain reads the partial index, so its cost follows the backlog, not
-// the published history.
-func TestDrainUsesThePendingIndex(t *testing.T) {
+// explainAnalyze runs EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) on one of
+// the relay's own statements (exported for tests from relay.go) inside a
+// transaction it rolls back (ANALYZE executes it, locks included) and
+// returns the plan's nodes flattened.
+func explainAnalyze(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) (nodes []map[string]any, text string) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	var raw []byte
+	if err := tx.QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+sql, args...).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	var doc []struct {
+		Plan map[string]any `json:"Plan"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || len(doc) != 1 {
+		t.Fatalf("plan %s: %v", raw, err)
+	}
+	var walk func(n map[string]any, depth int)
+	var b strings.Builder
+	walk = func(n map[string]any, depth int) {
+		nodes = append(nodes, n)
+		fmt.Fprintf(&b, "%s%v on %v (index %v): rows %v, removed by filter %v, shared hit %v read %v\n",
+			strings.Repeat("  ", depth), n["Node Type"], n["Relation Name"], n["Index Name"], n["Actual Rows"],
+			n["Rows Removed by Filter"], n["Shared Hit Blocks"], n["Shared Read Blocks"])
+		if kids, ok := n["Plans"].([]any); ok {
+			for _, k := range kids {
+				walk(k.(map[string]any), depth+1)
+			}
+		}
+	}
+	walk(doc[0].Plan, 0)
+	return nodes, b.String()
+}
+
+func num(v any) float64 { f, _ := v.(float64); return f }
+
+// pre005DrainSQL is the relay's select before migration 005, kept only as
+// the negative control of TestDrainReadsOnlyDueRows.
+const pre005DrainSQL = `SELECT event_id FROM ops.domain_event_outbox
+        WHERE published_at IS NULL AND parked_at IS NULL
+          AND (next_attempt_at IS NULL OR next_attempt_at <= clock_timestamp())
+        ORDER BY occurred_at, event_id LIMIT $1 FOR UPDATE SKIP LOCKED`
+
+// The drain reads only what is due: with 100k published rows and 20k rows
+// backing off (a bus outage), each of the relay's two selects scans its
+// own partial index, and the blocks and rows it touches follow the 50 due
+// rows, not the backlog. The statements are the relay's constants, not a
+// copy. (Before migration 005 the one pending index also held the rows
+// backing off, and the same poll read all 20k of them and filtered them
+// out: docs/relay.md has that run.)
+func TestDrainReadsOnlyDueRows(t *testing.T) {
 	t.Parallel()
 	db := railtest.NewDB(t)
 	ctx := context.Background()
@@ -518,36 +607,87 @@ func TestDrainUsesThePendingIndex(t *testing.T) {
         SELECT gen_random_uuid(), 'document.uploaded', clock_timestamp() FROM generate_series(1, 100000)`); err != nil {
 		t.Fatal(err)
 	}
-	recordN(t, db.Pool, 50)
+	const backingOff, unsent, due = 20000, 30, 20
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO ops.domain_event_outbox (firm_id, event_name, publish_attempts, last_error, next_attempt_at)
+        SELECT gen_random_uuid(), 'document.uploaded', 3, 'PutEvents call failed', clock_timestamp() + interval '5 minutes'
+        FROM generate_series(1, $1)`, backingOff); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO ops.domain_event_outbox (firm_id, event_name, publish_attempts, last_error, next_attempt_at)
+        SELECT gen_random_uuid(), 'document.uploaded', 1, 'PutEvents call failed', clock_timestamp() - interval '1 second'
+        FROM generate_series(1, $1)`, due); err != nil {
+		t.Fatal(err)
+	}
+	recordN(t, db.Pool, unsent)
 	if _, err := db.Pool.Exec(ctx, `ANALYZE ops.domain_event_outbox`); err != nil {
 		t.Fatal(err)
 	}
-	var plan string
-	rows, err := db.Pool.Query(ctx, `EXPLAIN SELECT event_id FROM ops.domain_event_outbox
-        WHERE published_at IS NULL AND parked_at IS NULL
-          AND (next_attempt_at IS NULL OR next_attempt_at <= clock_timestamp())
-        ORDER BY occurred_at, event_id LIMIT 100 FOR UPDATE SKIP LOCKED`)
+	for _, c := range []struct {
+		name, sql, index string
+		want             int
+	}{
+		{"retry", rail.RelayRetrySQL, "domain_event_outbox_retry_idx", due},
+		{"unsent", rail.RelayUnsentSQL, "domain_event_outbox_unsent_idx", unsent},
+	} {
+		nodes, plan := explainAnalyze(t, db.Pool, c.sql, rail.DefaultRelayBatch)
+		t.Logf("%s select over %d published, %d backing off, %d due, %d unsent:\n%s", c.name, 100000, backingOff, due, unsent, plan)
+		usesIndex, blocks := false, 0.0
+		for _, n := range nodes {
+			if n["Node Type"] == "Seq Scan" || n["Node Type"] == "Sort" {
+				t.Errorf("%s: %v in the plan", c.name, n["Node Type"])
+			}
+			if n["Index Name"] == c.index {
+				usesIndex = true
+				if got := num(n["Actual Rows"]); int(got) != c.want {
+					t.Errorf("%s: the index scan returned %v rows, want exactly the %d due", c.name, got, c.want)
+				}
+				if f := num(n["Rows Removed by Filter"]); f > 0 {
+					t.Errorf("%s: %v rows read and filtered out (rows backing off were scanned)", c.name, f)
+				}
+			}
+		}
+		blocks = num(nodes[0]["Shared Hit Blocks"]) + num(nodes[0]["Shared Read Blocks"])
+		if !usesIndex {
+			t.Errorf("%s: the plan does not use %s", c.name, c.index)
+		}
+		// 20k rows backing off occupy hundreds of heap pages; the due rows a handful.
+		if blocks > 100 {
+			t.Errorf("%s: touched %v buffers; the due rows need a few dozen", c.name, blocks)
+		}
+	}
+	// Negative control: the schema and statement before migration 005 (one
+	// pending index that also holds the rows backing off; next_attempt_at a
+	// filter) read every row backing off on each poll.
+	if _, err := db.Pool.Exec(ctx, `CREATE INDEX domain_event_outbox_pending_idx ON ops.domain_event_outbox (occurred_at, event_id)
+        WHERE published_at IS NULL AND parked_at IS NULL`); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan += line + "\n"
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `DROP INDEX ops.domain_event_outbox_retry_idx; DROP INDEX ops.domain_event_outbox_unsent_idx`); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(plan, "domain_event_outbox_pending_idx") || strings.Contains(plan, "Seq Scan") {
-		t.Fatalf("drain plan does not use the pending index:\n%s", plan)
+	var raw []byte
+	if err := tx.QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+pre005DrainSQL, rail.DefaultRelayBatch).Scan(&raw); err != nil {
+		t.Fatal(err)
 	}
+	tx.Rollback(ctx)
+	if !strings.Contains(string(raw), `"Rows Removed by Filter": `+fmt.Sprint(backingOff)) {
+		t.Errorf("negative control: the pre-005 drain did not read the %d rows backing off:\n%s", backingOff, raw)
+	}
+	if _, err := db.Pool.Exec(ctx, `DROP INDEX ops.domain_event_outbox_pending_idx`); err != nil {
+		t.Fatal(err)
+	}
+
 	s := newSink()
 	r := &rail.Relay{Pool: db.Pool, Publisher: s}
-	start := time.Now()
 	st, err := r.DrainOnce(ctx)
-	if err != nil || st.Published != 50 || st.Backlog != 0 {
-		t.Fatalf("%+v %v", st, err)
+	if err != nil || st.Published != due+unsent || st.Backlog != backingOff || !st.Measured {
+		t.Fatalf("%+v %v; want %d published, %d left backing off", st, err, due+unsent, backingOff)
 	}
-	t.Logf("drain of 50 over 100k published rows: %s\n%s", time.Since(start), plan)
 }
 
 func strs(ids []uuid.UUID) []string {
