@@ -53,7 +53,7 @@ const (
 	// (256 KB, counted as EntrySize does) with a margin; the relay also
 	// keeps each call's entries together under it.
 	DefaultRelayMaxEntryBytes = 256_000
-	markTimeout                = 5 * time.Second
+	markTimeout               = 5 * time.Second
 )
 
 // Relay drains ops.domain_event_outbox to a Publisher. The zero values of
