@@ -743,7 +743,7 @@ func TestRelayCarriesEveryAcceptedRowOrParksIt(t *testing.T) {
 		}
 		return id
 	}
-	big := `{"n": [` + strings.Repeat("1234567890, ", 250) + `0]}`     // about 3,000 bytes
+	big := `{"n": [` + strings.Repeat("1234567890, ", 250) + `0]}`    // about 3,000 bytes
 	bigger := `{"n": [` + strings.Repeat("1234567890, ", 330) + `0]}` // about 4,000 bytes, under the 4 KB CHECK
 	legal := map[uuid.UUID]string{}
 	for _, p := range []string{`{"n": 1}`, `{"document_id": "x", "page": 3, "ok": true, "none": null}`,
