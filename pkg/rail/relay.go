@@ -584,8 +584,11 @@ type OutboxGauges struct {
 // one of the relay's partial indexes, the parked count the parked index.
 func ReadOutboxGauges(ctx context.Context, q Querier) (OutboxGauges, error) {
 	var g OutboxGauges
+	// The age skips non-finite occurred_at (the CHECKs accept 'infinity';
+	// the relay parks such a row when it reaches it): one odd row must not
+	// break the gauges.
 	err := q.QueryRow(ctx, `SELECT count(*),
-            coalesce(extract(epoch FROM clock_timestamp() - min(occurred_at))::float8, 0),
+            coalesce(extract(epoch FROM clock_timestamp() - min(occurred_at) FILTER (WHERE isfinite(occurred_at)))::float8, 0),
             (SELECT count(*) FROM ops.domain_event_outbox WHERE parked_at IS NOT NULL)
         FROM (SELECT occurred_at FROM ops.domain_event_outbox
                 WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NULL
