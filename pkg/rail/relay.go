@@ -174,8 +174,9 @@ func (r *Relay) DrainOnce(ctx context.Context) (RelayStats, error) {
 	return st, r.fillBacklog(ctx, &st)
 }
 
-// ErrRelayNoProgress is wrapped by Run's error when every pass of the
-// window failed (the database or the bus could not be reached).
+// ErrRelayNoProgress is wrapped by Run's error when the outbox could not be
+// read after the window (the database could not be reached): the stats
+// then say nothing about the backlog (RelayStats.Measured is false).
 var ErrRelayNoProgress = errors.New("relay: no pass succeeded")
 
 // Run drains for window (default 50 s), passing again at once while passes
@@ -184,11 +185,12 @@ var ErrRelayNoProgress = errors.New("relay: no pass succeeded")
 // (a Lambda invocation), the window ends PublishTimeout+5 s before it so
 // the last pass can finish; Run makes at least one pass. A failed pass is
 // logged and retried at the next poll; the failed rows carry their own
-// backoff. Run returns nil when the window ends, ctx's error when ctx is
-// done first, and an error wrapping ErrRelayNoProgress when no pass
-// succeeded or the backlog could not be read afterwards (then
-// RelayStats.Measured is false): a relay that cannot reach its database
-// fails loudly instead of reporting an empty outbox.
+// backoff (a bus outage shows in the backlog gauges, which stay true).
+// Run returns nil when the window ends, ctx's error when ctx is done
+// first, and an error wrapping ErrRelayNoProgress (with the last pass's
+// error) when the backlog could not be read afterwards: a relay that
+// cannot reach its database fails loudly instead of reporting an empty
+// outbox.
 func (r *Relay) Run(ctx context.Context, window, poll time.Duration) (RelayStats, error) {
 	if window <= 0 {
 		window = DefaultRelayWindow
@@ -236,7 +238,7 @@ func (r *Relay) Run(ctx context.Context, window, poll time.Duration) (RelayStats
 		return total, fmt.Errorf("%w: %v", ErrRelayNoProgress, errors.Join(err, lastErr))
 	}
 	if succeeded == 0 && lastErr != nil {
-		return total, fmt.Errorf("%w in %d passes: %v", ErrRelayNoProgress, total.Passes, lastErr)
+		r.log().ErrorContext(ctx, "relay: no pass of the window succeeded", "passes", total.Passes, "err", lastErr)
 	}
 	return total, ctx.Err()
 }
