@@ -115,3 +115,94 @@ func cmdRelay(ctx context.Context, g *globals, args []string) error {
 		st.Published, st.Failed, st.Parked, time.Since(start).Round(time.Millisecond), st.Backlog, st.OldestAgeSeconds, st.ParkedTotal)
 	return nil
 }
+
+// cmdOutbox: `outbox parked` lists parked facts (the OutboxParked alarm's
+// runbook); `outbox unpark --event E...` makes them due again once the
+// cause is fixed.
+func cmdOutbox(ctx context.Context, g *globals, args []string) error {
+	if len(args) == 0 || (args[0] != "parked" && args[0] != "unpark") {
+		return usageError("outbox: want a subcommand: parked or unpark")
+	}
+	sub := args[0]
+	switch sub {
+	case "parked":
+		fs := newFlags(g, "outbox parked", "[--limit N] [--json]")
+		limit := fs.Int("limit", 100, "list at most this many, oldest parked first")
+		asJSON := fs.Bool("json", false, "print JSON")
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		pool, err := g.pool(ctx)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		parked, err := rail.ParkedFacts(ctx, pool, *limit)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			if parked == nil {
+				parked = []rail.ParkedFact{}
+			}
+			return json.NewEncoder(g.stdout).Encode(parked)
+		}
+		if len(parked) == 0 {
+			fmt.Fprintln(g.stdout, "no parked facts")
+			return nil
+		}
+		for _, p := range parked {
+			matter := "-"
+			if p.MatterID.Valid {
+				matter = p.MatterID.UUID.String()
+			}
+			fmt.Fprintf(g.stdout, "%s  %s  firm %s matter %s  occurred %s  parked %s after %d attempt(s)\n    reason: %s\n    payload: %s\n",
+				p.EventID, p.Name, p.FirmID, matter, p.OccurredAt, p.ParkedAt.UTC().Format(time.RFC3339), p.Attempts,
+				p.Reason, truncateText(p.Payload, 200))
+		}
+		fmt.Fprintf(g.stdout, "%d parked fact(s) listed; release with: railctl outbox unpark --event ID...\n", len(parked))
+		return nil
+	default:
+		fs := newFlags(g, "outbox unpark", "--event E [--event E]...")
+		var ids kvList
+		fs.Var(&ids, "event", "event id of a parked fact (repeatable)")
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return usageError("outbox unpark: --event is required")
+		}
+		var events []uuid.UUID
+		for _, s := range ids {
+			id, err := uuid.Parse(s)
+			if err != nil {
+				return usageError("event id %q is not a uuid", s)
+			}
+			events = append(events, id)
+		}
+		pool, err := g.pool(ctx)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		n, err := rail.UnparkFacts(ctx, pool, events)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(g.stdout, "%d fact(s) released; the relay takes them at its next pass\n", n)
+		return nil
+	}
+}
+
+// kvList collects a repeated flag.
+type kvList []string
+
+func (l *kvList) String() string     { return strings.Join(*l, ",") }
+func (l *kvList) Set(s string) error { *l = append(*l, s); return nil }
+
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}

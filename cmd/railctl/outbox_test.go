@@ -16,6 +16,7 @@ import (
 
 	"github.com/pramaan/brief-rail/pkg/motoserver"
 	"github.com/pramaan/brief-rail/pkg/railtest"
+	"github.com/pramaan/brief-rail/pkg/samtemplate"
 )
 
 // railctl regenerate / emit record facts; railctl relay publishes them to
@@ -50,7 +51,16 @@ func TestEmitAndRelayToMoto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pattern := `{"source":["pramaan.domain"],"detail-type":["document.uploaded","document.removed","brief.regeneration_requested"]}`
+	// The trigger's rule as template.yaml declares it, not a copy.
+	tpl, err := samtemplate.Load("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rawPattern, err := tpl.RulePattern("TriggerRule")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pattern := string(rawPattern)
 	if _, err := eb.PutRule(ctx, &evb.PutRuleInput{Name: aws.String("trigger"), EventBusName: aws.String("brief-rail-test"),
 		EventPattern: aws.String(pattern)}); err != nil {
 		t.Fatal(err)
@@ -72,12 +82,18 @@ func TestEmitAndRelayToMoto(t *testing.T) {
 	}
 	c.must("regenerate", "--firm", firm, "--matter", matter)
 	c.must("emit", "--firm", firm, "--matter", matter, "--name", "frame.built", "--payload", "token=1")
+	// A row the host application wrote with a number and a nested object in
+	// its payload (the CHECKs accept any JSON object) goes out with the rest.
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO ops.domain_event_outbox (firm_id, event_name, payload)
+        VALUES ($1, 'frame.built', '{"token": 1, "meta": {"pages": [1, 2]}}')`, firm); err != nil {
+		t.Fatal(err)
+	}
 	var st map[string]any
 	if err := json.Unmarshal([]byte(c.must("relay", "--once", "--json")), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st["Published"].(float64) != 3 { // matter.created, brief.regeneration_requested, frame.built
-		t.Fatalf("relay stats %v, want 3 published", st)
+	if st["Published"].(float64) != 4 { // matter.created, brief.regeneration_requested, two frame.built
+		t.Fatalf("relay stats %v, want 4 published", st)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	var got []string
@@ -96,5 +112,45 @@ func TestEmitAndRelayToMoto(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != "brief.regeneration_requested" {
 		t.Fatalf("trigger queue received %v, want only brief.regeneration_requested", got)
+	}
+}
+
+// A row that can never be delivered is parked by `railctl relay --once`
+// (which succeeds), listed with its reason by `railctl outbox parked`, and
+// released by `railctl outbox unpark`.
+func TestOutboxParkedAndUnpark(t *testing.T) {
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	c := cli{t: t, url: db.URL}
+	id := uuid.New()
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO ops.domain_event_outbox (event_id, firm_id, event_name, occurred_at)
+        VALUES ($1, $2, 'document.uploaded', 'infinity')`, id, uuid.New()); err != nil {
+		t.Fatal(err)
+	}
+	if out := c.must("outbox", "parked"); !strings.Contains(out, "no parked facts") {
+		t.Fatalf("outbox parked before the relay: %q", out)
+	}
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1") // never called: the only row is undeliverable
+	if out := c.must("relay", "--once"); !strings.Contains(out, "parked 1") {
+		t.Fatalf("relay --once: %q, want the row parked", out)
+	}
+	out := c.must("outbox", "parked")
+	if !strings.Contains(out, id.String()) || !strings.Contains(out, "reason: undeliverable: occurred_at is not a finite time") ||
+		!strings.Contains(out, "occurred infinity") {
+		t.Fatalf("outbox parked: %q", out)
+	}
+	var listed []map[string]any
+	if err := json.Unmarshal([]byte(c.must("outbox", "parked", "--json")), &listed); err != nil || len(listed) != 1 {
+		t.Fatalf("outbox parked --json: %v %v", listed, err)
+	}
+	if code, _, _ := c.run("outbox", "unpark"); code != exitUsage {
+		t.Errorf("unpark without --event: exit %d, want %d", code, exitUsage)
+	}
+	if out := c.must("outbox", "unpark", "--event", id.String()); !strings.Contains(out, "1 fact(s) released") {
+		t.Fatalf("unpark: %q", out)
+	}
+	if out := c.must("outbox", "parked"); !strings.Contains(out, "no parked facts") {
+		t.Fatalf("after unpark: %q", out)
 	}
 }

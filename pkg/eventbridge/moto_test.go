@@ -244,8 +244,8 @@ func (m *moto) testEndToEnd(t *testing.T) {
 		if r, ok := e.fact.Ref(); !ok || r != ref {
 			t.Errorf("detail names %v, want %v", r, ref)
 		}
-		if name != "brief.regeneration_requested" && e.fact.Payload["document_id"] != doc {
-			t.Errorf("%s payload %v", name, e.fact.Payload)
+		if got, _ := e.fact.PayloadString("document_id"); name != "brief.regeneration_requested" && got != doc {
+			t.Errorf("%s payload %s", name, e.fact.Payload)
 		}
 		if e.ID == "" || e.ID == e.fact.EventID.String() {
 			t.Errorf("envelope id %q should be the bus's own", e.ID)

@@ -2,6 +2,7 @@ package rail_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -14,6 +15,10 @@ import (
 	"github.com/pramaan/brief-rail/pkg/railtest"
 )
 
+// Run keeps draining for its window, stops with its context, and makes one
+// pass when its deadline is closer than the safety margin. No assertion
+// bounds how long anything takes (latency is BenchmarkCommitToPublish's):
+// the writer waits for its facts to be seen, not for a clock.
 func TestRunDrainsForTheWindowAndStopsOnCancel(t *testing.T) {
 	t.Parallel()
 	db := railtest.NewDB(t)
@@ -22,20 +27,30 @@ func TestRunDrainsForTheWindowAndStopsOnCancel(t *testing.T) {
 	ctx := context.Background()
 	var ids []uuid.UUID
 	var wg sync.WaitGroup
+	window := 1500 * time.Millisecond
+	start := time.Now()
 	wg.Go(func() {
+		// Three facts at a time, the next three once the relay has published
+		// these: they arrive during the window, across several passes.
 		for range 10 {
 			ids = append(ids, recordN(t, db.Pool, 3)...)
-			time.Sleep(40 * time.Millisecond)
+			for s.count() < len(ids) && time.Since(start) < window {
+				time.Sleep(5 * time.Millisecond) // polling for the condition
+			}
 		}
 	})
-	start := time.Now()
-	st, err := r.Run(ctx, 1500*time.Millisecond, 50*time.Millisecond)
+	st, err := r.Run(ctx, window, 50*time.Millisecond)
 	wg.Wait()
-	if err != nil || time.Since(start) < 1400*time.Millisecond {
-		t.Fatalf("Run: %v after %s; want nil after the 1.5 s window", err, time.Since(start))
+	if err != nil || time.Since(start) < window-100*time.Millisecond {
+		t.Fatalf("Run: %v after %s; want nil, and not before the %s window ended", err, time.Since(start), window)
 	}
-	if st.Published != 30 || st.Backlog != 0 || st.Passes < 3 {
-		t.Fatalf("Run stats %+v; want 30 published in many passes, backlog 0", st)
+	if st.Passes < 2 || !st.Measured {
+		t.Fatalf("Run stats %+v; want several passes and a measured backlog", st)
+	}
+	// What arrived after the window (a loaded machine) goes at the next pass.
+	more, err := r.DrainOnce(ctx)
+	if err != nil || st.Published+more.Published != 30 || more.Backlog != 0 {
+		t.Fatalf("Run published %d, the next pass %d (%v); want 30 in all, backlog 0", st.Published, more.Published, err)
 	}
 	for _, id := range ids {
 		if s.got[id] != 1 {
@@ -44,13 +59,13 @@ func TestRunDrainsForTheWindowAndStopsOnCancel(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	time.AfterFunc(200*time.Millisecond, cancel)
-	start = time.Now()
-	if _, err := r.Run(cctx, time.Minute, 0); err == nil || time.Since(start) > 2*time.Second {
-		t.Fatalf("Run did not stop with its context: %v after %s", err, time.Since(start))
+	if _, err := r.Run(cctx, time.Hour, 0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run did not stop with its context: %v", err)
 	}
-	// A deadline closer than the safety margin: one pass, then a clean return.
+	// A deadline closer than the safety margin (PublishTimeout + 5 s): one
+	// pass, then a clean return.
 	recordN(t, db.Pool, 2)
-	dctx, dcancel := context.WithTimeout(ctx, 3*time.Second)
+	dctx, dcancel := context.WithTimeout(ctx, 12*time.Second)
 	defer dcancel()
 	if st, err := r.Run(dctx, time.Minute, 0); err != nil || st.Published != 2 || st.Passes != 1 {
 		t.Fatalf("Run near its deadline: %+v %v; want one pass publishing 2", st, err)

@@ -1,6 +1,7 @@
 package rail
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -173,50 +174,100 @@ func RecordFact(ctx context.Context, q Querier, f Fact) (uuid.UUID, error) {
 //
 // matter_id is null for a fact about no matter. Consumers dedupe on
 // event_id, never on the bus envelope's id.
+//
+// Payload is the outbox row's JSON object as stored, compacted: any JSON
+// object the outbox's CHECKs accept (strings, numbers, booleans, nulls,
+// arrays and nested objects, kept as written: numbers are not rounded
+// through float64). RecordFact writes string values (ids); the host
+// application may write any object. docs/relay.md, "Payload".
 type FactDetail struct {
 	EventID    uuid.UUID
 	EventName  string
 	FirmID     uuid.UUID
 	MatterID   uuid.NullUUID
 	OccurredAt time.Time
-	Payload    map[string]string
+	Payload    json.RawMessage // a JSON object; nil or empty encodes as {}
 }
 
 type factDetailJSON struct {
-	EventID    string            `json:"event_id"`
-	EventName  string            `json:"event_name"`
-	FirmID     string            `json:"firm_id"`
-	MatterID   *string           `json:"matter_id"`
-	OccurredAt string            `json:"occurred_at"`
-	Payload    map[string]string `json:"payload"`
+	EventID    string          `json:"event_id"`
+	EventName  string          `json:"event_name"`
+	FirmID     string          `json:"firm_id"`
+	MatterID   *string         `json:"matter_id"`
+	OccurredAt string          `json:"occurred_at"`
+	Payload    json.RawMessage `json:"payload"`
 }
+
+// ErrBadPayload is wrapped when a payload is not a JSON object.
+var ErrBadPayload = errors.New("fact payload is not a JSON object")
 
 // Ref returns the detail's matter, ok=false for a fact about no matter.
 func (d FactDetail) Ref() (MatterRef, bool) {
 	return MatterRef{FirmID: d.FirmID, MatterID: d.MatterID.UUID}, d.MatterID.Valid
 }
 
-// EncodeFactDetail renders d as the bus detail JSON.
+// PayloadString returns the payload's value at key when it is a JSON
+// string (ids are), ok=false otherwise.
+func (d FactDetail) PayloadString(key string) (string, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(d.Payload, &m) != nil {
+		return "", false
+	}
+	var s string
+	if raw, ok := m[key]; !ok || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// compactObject returns p compacted, {} for an empty p, and ErrBadPayload
+// when p is not one JSON object.
+func compactObject(p []byte) (json.RawMessage, error) {
+	p = bytes.TrimSpace(p)
+	if len(p) == 0 || string(p) == "null" {
+		return json.RawMessage(`{}`), nil
+	}
+	if p[0] != '{' {
+		return nil, fmt.Errorf("%w: starts with %q", ErrBadPayload, truncate(string(p), 16))
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, p); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPayload, err)
+	}
+	return b.Bytes(), nil
+}
+
+// EncodeFactDetail renders d as the bus detail JSON. The payload is
+// carried as written (no HTML escaping, numbers and nesting kept); a
+// payload that is not a JSON object is refused with ErrBadPayload.
 func EncodeFactDetail(d FactDetail) (json.RawMessage, error) {
+	payload, err := compactObject(d.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("fact detail: payload: %w", err)
+	}
 	j := factDetailJSON{
 		EventID:    d.EventID.String(),
 		EventName:  d.EventName,
 		FirmID:     d.FirmID.String(),
 		OccurredAt: d.OccurredAt.UTC().Format(time.RFC3339Nano),
-		Payload:    d.Payload,
-	}
-	if j.Payload == nil {
-		j.Payload = map[string]string{}
+		Payload:    payload,
 	}
 	if d.MatterID.Valid {
 		s := d.MatterID.UUID.String()
 		j.MatterID = &s
 	}
-	return json.Marshal(j)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(j); err != nil {
+		return nil, fmt.Errorf("fact detail: %w", err)
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // DecodeFactDetail parses a bus detail, refusing missing or malformed ids,
-// names and times with an error that says which field is wrong.
+// names, times and payloads with an error that says which field is wrong.
+// The payload may be any JSON object (absent or null: {}).
 func DecodeFactDetail(b []byte) (FactDetail, error) {
 	var j factDetailJSON
 	if err := json.Unmarshal(b, &j); err != nil {
@@ -247,9 +298,8 @@ func DecodeFactDetail(b []byte) (FactDetail, error) {
 	if d.OccurredAt, err = time.Parse(time.RFC3339Nano, j.OccurredAt); err != nil {
 		return FactDetail{}, fmt.Errorf("fact detail: occurred_at %q: %w", j.OccurredAt, err)
 	}
-	d.Payload = j.Payload
-	if d.Payload == nil {
-		d.Payload = map[string]string{}
+	if d.Payload, err = compactObject(j.Payload); err != nil {
+		return FactDetail{}, fmt.Errorf("fact detail: payload: %w", err)
 	}
 	return d, nil
 }

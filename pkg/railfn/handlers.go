@@ -23,6 +23,7 @@ import (
 const (
 	MetricOutboxBacklog               = "OutboxBacklog"
 	MetricOutboxOldestAgeSeconds      = "OutboxOldestAgeSeconds"
+	MetricOutboxParked                = "OutboxParked"
 	MetricEventsPublished             = "EventsPublished"
 	MetricPublishFailures             = "PublishFailures"
 	MetricClaims                      = "Claims"
@@ -315,12 +316,16 @@ type RelayResult struct {
 	Published        int     `json:"published"`
 	Failed           int     `json:"failed"`
 	Parked           int     `json:"parked"`
+	ParkedTotal      int64   `json:"parked_total"`
 	Backlog          int64   `json:"backlog"`
 	OldestAgeSeconds float64 `json:"oldest_age_seconds"`
 }
 
 // Handle drains for the window, bounded by the invocation's deadline less
-// the margin, and always reports the backlog gauges.
+// the margin, and reports the outbox gauges. When the database cannot be
+// reached (no pass succeeded, or the backlog could not be read) the
+// invocation fails and no gauge is written: a missing datapoint, never a
+// false zero.
 func (h *RelayHandler) Handle(ctx context.Context, ev ScheduleEvent) (RelayResult, error) {
 	if err := ev.check(Relay); err != nil {
 		return RelayResult{}, err
@@ -337,12 +342,17 @@ func (h *RelayHandler) Handle(ctx context.Context, ev ScheduleEvent) (RelayResul
 	st, err := h.Relay.Run(ctx, window, h.Poll)
 	h.Metrics.Count(MetricEventsPublished, float64(st.Published))
 	h.Metrics.Count(MetricPublishFailures, float64(st.Failed))
-	h.Metrics.Gauge(MetricOutboxBacklog, float64(st.Backlog), emf.Count)
-	h.Metrics.Gauge(MetricOutboxOldestAgeSeconds, st.OldestAgeSeconds, emf.Seconds)
-	res := RelayResult{Published: st.Published, Failed: st.Failed, Parked: st.Parked, Backlog: st.Backlog, OldestAgeSeconds: st.OldestAgeSeconds}
+	if st.Measured {
+		h.Metrics.Gauge(MetricOutboxBacklog, float64(st.Backlog), emf.Count)
+		h.Metrics.Gauge(MetricOutboxOldestAgeSeconds, st.OldestAgeSeconds, emf.Seconds)
+		h.Metrics.Gauge(MetricOutboxParked, float64(st.ParkedTotal), emf.Count)
+	}
+	res := RelayResult{Published: st.Published, Failed: st.Failed, Parked: st.Parked, ParkedTotal: st.ParkedTotal,
+		Backlog: st.Backlog, OldestAgeSeconds: st.OldestAgeSeconds}
 	h.Log.InfoContext(ctx, "relay window done", "passes", st.Passes, "published", st.Published, "failed", st.Failed,
-		"parked", st.Parked, "backlog", st.Backlog, "oldest_age_s", st.OldestAgeSeconds)
-	if errors.Is(err, context.DeadlineExceeded) {
+		"parked", st.Parked, "parked_total", st.ParkedTotal, "backlog", st.Backlog, "oldest_age_s", st.OldestAgeSeconds,
+		"measured", st.Measured)
+	if errors.Is(err, context.DeadlineExceeded) && st.Measured && !errors.Is(err, rail.ErrRelayNoProgress) {
 		err = nil // the invocation's own deadline: the window simply ended
 	}
 	end(err)
@@ -379,15 +389,16 @@ func NewSweeper(cfg Config, d Deps) *SweeperHandler {
 
 // SweepResult is what an invocation returns.
 type SweepResult struct {
-	Renudged       int               `json:"renudged"`
-	Quarantined    int               `json:"quarantined"`
-	LeaseExpiries  int               `json:"lease_expiries"`
-	OutboxPruned   int64             `json:"outbox_pruned"`
-	InboxPruned    int64             `json:"inbox_pruned"`
-	FramesPruned   rail.FramesPruned `json:"frames_pruned"`
-	MattersBehind  int               `json:"matters_behind"`
-	OutboxBacklog  int64             `json:"outbox_backlog"`
-	QuarantinedNow int               `json:"matters_quarantined"`
+	Renudged        int               `json:"renudged"`
+	Quarantined     int               `json:"quarantined"`
+	LeaseExpiries   int               `json:"lease_expiries"`
+	OutboxPruned    int64             `json:"outbox_pruned"`
+	OutboxPruneLeft int64             `json:"outbox_prune_left"` // prunable rows left for the next run
+	InboxPruned     int64             `json:"inbox_pruned"`
+	FramesPruned    rail.FramesPruned `json:"frames_pruned"`
+	MattersBehind   int               `json:"matters_behind"`
+	OutboxBacklog   int64             `json:"outbox_backlog"`
+	QuarantinedNow  int               `json:"matters_quarantined"`
 }
 
 // Handle runs one sweep. Every step runs even if an earlier one failed; the
@@ -430,8 +441,10 @@ func (h *SweeperHandler) Handle(ctx context.Context, ev ScheduleEvent) (SweepRes
 			}
 		}
 	}
-	if res.OutboxPruned, err = rail.PruneOutbox(ctx, h.Pool, h.OutboxRetention, 0); err != nil {
+	if pr, err := rail.PruneOutbox(ctx, h.Pool, h.OutboxRetention, rail.PruneLimits{}); err != nil {
 		errs = append(errs, err)
+	} else {
+		res.OutboxPruned, res.OutboxPruneLeft = pr.Deleted, pr.Left
 	}
 	if res.InboxPruned, err = rail.PruneInbox(ctx, h.Pool, h.InboxRetention, 0); err != nil {
 		errs = append(errs, err)
@@ -444,18 +457,18 @@ func (h *SweeperHandler) Handle(ctx context.Context, ev ScheduleEvent) (SweepRes
 	}
 	// The relay reports the outbox too; the sweeper reporting it as well
 	// keeps the OutboxOldestAge alarm alive when the relay is not running.
-	var oldest float64
-	if err := h.Pool.QueryRow(ctx, `SELECT count(*),
-            coalesce(extract(epoch FROM clock_timestamp() - min(occurred_at))::float8, 0)
-        FROM ops.domain_event_outbox WHERE published_at IS NULL AND parked_at IS NULL`).Scan(&res.OutboxBacklog, &oldest); err != nil {
-		errs = append(errs, fmt.Errorf("outbox gauges: %w", err))
+	if g, err := rail.ReadOutboxGauges(ctx, h.Pool); err != nil {
+		errs = append(errs, err)
 	} else {
-		h.Metrics.Gauge(MetricOutboxBacklog, float64(res.OutboxBacklog), emf.Count)
-		h.Metrics.Gauge(MetricOutboxOldestAgeSeconds, oldest, emf.Seconds)
+		res.OutboxBacklog = g.Backlog
+		h.Metrics.Gauge(MetricOutboxBacklog, float64(g.Backlog), emf.Count)
+		h.Metrics.Gauge(MetricOutboxOldestAgeSeconds, g.OldestAgeSeconds, emf.Seconds)
+		h.Metrics.Gauge(MetricOutboxParked, float64(g.Parked), emf.Count)
 	}
 	err = errors.Join(errs...)
 	h.Log.InfoContext(ctx, "sweep done", "renudged", res.Renudged, "quarantined", res.Quarantined,
 		"lease_expiries", res.LeaseExpiries, "matters_behind", res.MattersBehind, "outbox_pruned", res.OutboxPruned,
+		"outbox_prune_left", res.OutboxPruneLeft,
 		"inbox_pruned", res.InboxPruned, "frames_pruned", res.FramesPruned.Frames, "err", errString(err))
 	end(err)
 	return res, err

@@ -44,7 +44,7 @@ func FuzzDecodeNudge(f *testing.F) {
 // fact with real ids whose event_name matches the detail-type.
 func FuzzDecodeEnvelope(f *testing.F) {
 	detail, _ := rail.EncodeFactDetail(rail.FactDetail{EventID: uuid.New(), EventName: "document.uploaded",
-		FirmID: uuid.New(), MatterID: uuid.NullUUID{UUID: uuid.New(), Valid: true}, Payload: map[string]string{"document_id": uuid.NewString()}})
+		FirmID: uuid.New(), MatterID: uuid.NullUUID{UUID: uuid.New(), Valid: true}, Payload: json.RawMessage(`{"document_id":"` + uuid.NewString() + `","page":3}`)})
 	env, _ := json.Marshal(map[string]any{"version": "0", "id": uuid.NewString(), "detail-type": "document.uploaded",
 		"source": "pramaan.domain", "detail": json.RawMessage(detail)})
 	for _, s := range []string{string(env), `{}`, `{"detail-type":"x","source":"y","detail":{}}`, `not json`, `{"detail":null}`} {

@@ -30,9 +30,17 @@ type Drainer interface {
 	DrainOnce(ctx context.Context) (rail.RelayStats, error)
 }
 
-// RelayFunc builds relay i over pool and pub; afterPublish, when non-nil,
-// must run between PutEvents and marking. The default is rail.Relay.
-type RelayFunc func(i int, pool *pgxpool.Pool, pub rail.Publisher, afterPublish func()) Drainer
+// RelayOpts are what a step asks of the relay it builds.
+type RelayOpts struct {
+	// AfterPublish, when non-nil, must run between PutEvents and marking.
+	AfterPublish func()
+	// IdleTimeout, when non-zero, is the pass transaction's
+	// idle_in_transaction_session_timeout (rail.Relay.IdleTimeout).
+	IdleTimeout time.Duration
+}
+
+// RelayFunc builds relay i over pool and pub. The default is rail.Relay.
+type RelayFunc func(i int, pool *pgxpool.Pool, pub rail.Publisher, o RelayOpts) Drainer
 
 // Config is one simulation run. Seed alone determines every step and fault.
 type Config struct {
@@ -69,6 +77,15 @@ const (
 	DefaultDemands = 10
 	SimMaxAttempts = 4
 	tickStep       = 4 * time.Minute // one "time passes" step; never a multiple of the lease
+	// SimMaxEntryBytes is the simulated bus's PutEvents size limit, per
+	// entry and per call (EventBridge's is 256 KB): low enough that a
+	// payload the outbox's 4 KB CHECK accepts can be too large for it.
+	SimMaxEntryBytes = 3500
+	// RelayKillIdle is the relay's idle timeout in the "relay transaction
+	// ended by the server" fault; RelayKillWait is how long the harness
+	// waits for the server to end it before calling the rows held back.
+	RelayKillIdle = 150 * time.Millisecond
+	RelayKillWait = 3 * time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -108,9 +125,10 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	if c.Relay == nil {
-		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, afterPublish func()) Drainer {
+		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, o RelayOpts) Drainer {
 			return &rail.Relay{Pool: pool, Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
-				Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: afterPublish}
+				Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: o.AfterPublish,
+				IdleTimeout: o.IdleTimeout, MaxEntryBytes: SimMaxEntryBytes}
 		}
 	}
 	if c.Gauges == nil {

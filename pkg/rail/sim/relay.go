@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,6 +62,13 @@ func (p relayPublisher) Publish(ctx context.Context, entries []rail.BusEntry) ([
 	if b.plan.failCall {
 		return nil, errors.New("simulated PutEvents failure")
 	}
+	size := 0
+	for _, e := range entries {
+		size += rail.EntrySize(e.Name, e.Detail)
+	}
+	if size > SimMaxEntryBytes { // as EventBridge answers an over-large request
+		return nil, fmt.Errorf("ValidationException: the request's entries total %d bytes, over %d", size, SimMaxEntryBytes)
+	}
 	out := make([]rail.PublishResult, len(entries))
 	for i, e := range entries {
 		out[i].EventID = e.EventID
@@ -83,7 +91,16 @@ func (p relayPublisher) Publish(ctx context.Context, entries []rail.BusEntry) ([
 type relayCrash struct{}
 
 func (r *run) newRelay(i int, afterPublish func()) Drainer {
-	return r.cfg.Relay(i, r.env.Relays[i], relayPublisher{r.bus}, afterPublish)
+	return r.cfg.Relay(i, r.env.Relays[i], relayPublisher{r.bus}, RelayOpts{AfterPublish: afterPublish})
+}
+
+// relayFailed records a relay pass that failed when the bus did not: the
+// rows it took were held back.
+func (r *run) relayFailed(err error, what string) {
+	if err != nil {
+		r.res.violate(VRelayHeldBack, "%s: %v", what, err)
+		r.tracef("%s failed: %v", what, err)
+	}
 }
 
 // drainOnce runs one relay pass; a relayCrash panic from AfterPublish is
@@ -131,8 +148,8 @@ func (r *run) doRelay() {
 	r.setPlan(plan)
 	st, crashed, err := r.drainOnce(r.newRelay(i, after))
 	r.setPlan(pubPlan{})
-	if err != nil && !plan.failCall {
-		r.fail("relay%d: %v", i, err)
+	if err != nil && !plan.failCall && !crashed {
+		r.relayFailed(err, fmt.Sprintf("relay%d pass (%s)", i, what))
 	}
 	r.tracef("relay%d pass (%s): published %d failed %d crashed %v backlog %d", i, what, st.Published, st.Failed, crashed, st.Backlog)
 }
@@ -159,7 +176,7 @@ func (r *run) doTwoRelays() {
 		r.bus.mu.Lock()
 		r.bus.gate, r.bus.entered = nil, nil
 		r.bus.mu.Unlock()
-		r.must(err0, "relay0")
+		r.relayFailed(err0, "relay0")
 		r.tracef("two relays: relay0 had nothing to publish")
 		return
 	case <-time.After(15 * time.Second):
@@ -167,11 +184,11 @@ func (r *run) doTwoRelays() {
 	}
 	before := r.acceptedCopy()
 	st1, err1 := r.newRelay(1, nil).DrainOnce(r.ctx)
-	r.must(err1, "relay1 while relay0 holds its rows")
+	r.relayFailed(err1, "relay1 while relay0 holds its rows")
 	mid := r.acceptedCopy()
 	close(gate)
 	<-done
-	r.must(err0, "relay0")
+	r.relayFailed(err0, "relay0")
 	after := r.acceptedCopy()
 	for id, n := range after {
 		if n > mid[id] && mid[id] > before[id] {
@@ -218,7 +235,7 @@ func (r *run) doOutOfOrderFacts() {
 	r.must(err, "demand tx2")
 	r.applyDemand(m2, d2, res2, "tx2, commits first")
 	st, _, err := r.drainOnce(r.newRelay(r.rng.IntN(len(r.env.Relays)), nil))
-	r.must(err, "relay between the commits")
+	r.relayFailed(err, "relay between the commits")
 	r.must(tx1.Commit(r.ctx), "commit tx1")
 	r.applyDemand(m1, d1, res1, "tx1, older, commits second")
 	r.tracef("out-of-order facts: relay published %d between the commits", st.Published)
@@ -229,7 +246,10 @@ func (r *run) relayDrain() {
 	r.setPlan(pubPlan{})
 	for pass := 0; pass < 200; pass++ {
 		st, err := r.newRelay(pass%len(r.env.Relays), nil).DrainOnce(r.ctx)
-		r.must(err, "relay drain")
+		if err != nil {
+			r.relayFailed(err, "relay drain")
+			return // the checks then count what was held back
+		}
 		if st.Backlog == 0 && st.Published == 0 {
 			return
 		}
@@ -245,12 +265,14 @@ func (r *run) relayDrain() {
 // fenced one, and a document.uploaded for every document demand.
 func (r *run) checkOutbox() {
 	rows, err := r.env.Admin.Query(r.ctx, `SELECT event_id, event_name, matter_id, coalesce(payload->>'token', ''),
-        coalesce(payload->>'document_id', ''), published_at IS NOT NULL, parked_at IS NOT NULL FROM ops.domain_event_outbox`)
+        coalesce(payload->>'document_id', ''), published_at IS NOT NULL, parked_at IS NOT NULL, parked_reason
+        FROM ops.domain_event_outbox`)
 	r.must(err, "outbox")
 	type fact struct {
 		name, token, doc  string
 		m                 int
 		published, parked bool
+		reason            string
 	}
 	facts := map[uuid.UUID]fact{}
 	for rows.Next() {
@@ -259,11 +281,38 @@ func (r *run) checkOutbox() {
 			matter uuid.NullUUID
 			f      fact
 		)
-		r.must(rows.Scan(&id, &f.name, &matter, &f.token, &f.doc, &f.published, &f.parked), "scan outbox")
+		r.must(rows.Scan(&id, &f.name, &matter, &f.token, &f.doc, &f.published, &f.parked, &f.reason), "scan outbox")
 		f.m = r.byID[matter.UUID]
 		facts[id] = f
 	}
 	r.must(rows.Err(), "outbox")
+	// Odd rows: a legal payload reaches the bus as stored (jsonb equality:
+	// same values, numbers exact) and is never parked; an undeliverable row
+	// is parked with its reason and never published. Nothing else is
+	// parked (the simulation's relay never parks for bus refusals).
+	for id, o := range r.odd {
+		f := facts[id]
+		r.bus.mu.Lock()
+		d, onBus := r.bus.details[id]
+		r.bus.mu.Unlock()
+		switch {
+		case o.legal && f.parked:
+			r.res.violate(VWrongPark, "legal payload %.60s parked: %s", o.payload, f.reason)
+		case o.legal && onBus:
+			var same bool
+			r.must(r.env.Admin.QueryRow(r.ctx, `SELECT $1::jsonb = $2::jsonb`, o.payload, string(d.Payload)).Scan(&same), "compare payload")
+			if !same {
+				r.res.violate(VPayloadAltered, "row %.60s, bus %.60s", o.payload, d.Payload)
+			}
+		case !o.legal && (!f.parked || f.reason == "" || r.bus.accepted[id] > 0):
+			r.res.violate(VWrongPark, "undeliverable row (%s) parked %v reason %q published %d times", o.why, f.parked, f.reason, r.bus.accepted[id])
+		}
+	}
+	for id, f := range facts {
+		if _, ok := r.odd[id]; f.parked && !ok {
+			r.res.violate(VWrongPark, "%s %s parked: %s", f.name, id, f.reason)
+		}
+	}
 	b := r.bus
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -325,4 +374,123 @@ func (r *run) checkOutbox() {
 			r.res.violate(VFrameFact, "m%d: %d frame.built facts for token %d, which never landed", k[0], n, k[1])
 		}
 	}
+}
+
+// oddRow is a row written by hand, as the host application may: what the
+// relay must do with it.
+type oddRow struct {
+	legal   bool   // the bus can carry it: published, payload as stored
+	payload string // the payload as inserted
+	why     string // undeliverable: why
+}
+
+// doOddRow inserts one outbox row the CHECKs accept, by raw SQL: a payload
+// with numbers, nesting, HTML characters or 2 KB of text (legal: it must
+// reach the bus as stored), or a row no bus can carry (an infinite or
+// five-digit-year occurred_at, a nil firm or matter id, an entry over the
+// bus's size limit), which must be parked alone.
+func (r *run) doOddRow() {
+	id := r.newUUID()
+	firm, matter := "'"+r.firm.String()+"'", "'"+r.matters[r.rng.IntN(len(r.matters))].MatterID.String()+"'"
+	occurred := "clock_timestamp()"
+	o := oddRow{legal: true}
+	switch k := r.rng.IntN(10); k {
+	case 0:
+		o.payload = fmt.Sprintf(`{"n": %d}`, r.rng.IntN(1000))
+	case 1:
+		o.payload = `{"o": {"a": [1, 2.50, true, null, {"deep": "<&>"}]}, "s": "é \u2028"}`
+	case 2:
+		o.payload = `{"big": 12345678901234567890.000000000000000001, "neg": -1e-300}`
+	case 3:
+		o.payload = `{"text": "` + strings.Repeat("x", 2000) + `"}`
+	case 4:
+		o.payload, o.legal, o.why = `{"text": "`+strings.Repeat("y", 3900)+`"}`, false, "entry over the bus's size limit"
+	case 5:
+		o.payload, o.legal, o.why, occurred = `{}`, false, "occurred_at infinity", "'infinity'"
+	case 6:
+		o.payload, o.legal, o.why, occurred = `{}`, false, "occurred_at in year 12026", "'12026-01-01T00:00:00Z'"
+	case 7:
+		o.payload, o.legal, o.why, firm = `{}`, false, "nil firm id", "'00000000-0000-0000-0000-000000000000'"
+	case 8:
+		o.payload, o.legal, o.why, matter = `{}`, false, "nil matter id", "'00000000-0000-0000-0000-000000000000'"
+	default:
+		o.payload = `{"ok": true, "none": null, "list": []}`
+	}
+	if o.legal {
+		r.fault(FaultOddRowLegal)
+	} else {
+		r.fault(FaultOddRowUndeliverable)
+	}
+	_, err := r.env.Admin.Exec(r.ctx, `INSERT INTO ops.domain_event_outbox (event_id, firm_id, matter_id, event_name, payload, occurred_at)
+        VALUES ($1, `+firm+`, `+matter+`, 'document.annotated', $2::jsonb, `+occurred+`)`, id, o.payload)
+	r.must(err, "insert odd outbox row")
+	r.odd[id] = o
+	what := "legal"
+	if !o.legal {
+		what = "undeliverable: " + o.why
+	}
+	r.tracef("odd outbox row %s (%s, %d-byte payload)", id, what, len(o.payload))
+}
+
+// doRelayKilled: relay 0 takes its rows and freezes inside PutEvents (a
+// Lambda sandbox frozen mid-pass); its transaction's idle timeout ends the
+// session on the server, and relay 1 must then take and publish the rows.
+// Relay 0 wakes to a dead connection: its marks are lost, its rows go out
+// again (consumers dedupe on event_id), nothing is lost or held back.
+func (r *run) doRelayKilled() {
+	r.setPlan(pubPlan{})
+	gate, entered := make(chan struct{}), make(chan struct{})
+	r.bus.mu.Lock()
+	r.bus.gate, r.bus.entered = gate, entered
+	r.bus.mu.Unlock()
+	var err0 error
+	done := make(chan struct{})
+	relay0 := r.cfg.Relay(0, r.env.Relays[0], relayPublisher{r.bus}, RelayOpts{IdleTimeout: RelayKillIdle})
+	go func() { defer close(done); _, err0 = relay0.DrainOnce(r.ctx) }()
+	select {
+	case <-entered:
+	case <-done:
+		r.bus.mu.Lock()
+		r.bus.gate, r.bus.entered = nil, nil
+		r.bus.mu.Unlock()
+		r.relayFailed(err0, "relay0")
+		r.tracef("relay killed: relay0 had nothing to publish")
+		return
+	case <-time.After(15 * time.Second):
+		r.fail("relay0 never reached PutEvents")
+	}
+	r.fault(FaultRelayTxKilled)
+	// Wait for the server to end the frozen relay's session.
+	held := `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND state LIKE 'idle in transaction%'`
+	deadline := time.Now().Add(RelayKillWait)
+	for {
+		var pids []int64
+		rows, err := r.env.Admin.Query(r.ctx, held, AppName("relay0"))
+		r.must(err, "poll relay0")
+		for rows.Next() {
+			var pid int64
+			r.must(rows.Scan(&pid), "poll relay0")
+			pids = append(pids, pid)
+		}
+		r.must(rows.Err(), "poll relay0")
+		if len(pids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			r.res.violate(VRelayHeldBack, "relay0 froze holding its rows and its session was not ended within %s", RelayKillWait)
+			for _, pid := range pids {
+				r.kill(uint32(pid)) // end it by hand so the run goes on
+			}
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	st1, err1 := r.newRelay(1, nil).DrainOnce(r.ctx)
+	r.relayFailed(err1, "relay1 after relay0's session ended")
+	close(gate)
+	<-done
+	if err0 == nil {
+		r.fail("relay0 marked its rows on a session the server had ended")
+	}
+	r.tracef("relay killed: relay0's transaction ended by the server; relay1 then published %d", st1.Published)
 }

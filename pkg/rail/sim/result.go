@@ -45,9 +45,12 @@ const (
 	FaultDeadlineDuringCommit = "build deadline passed during the commit (waiting on a row lock)"
 	FaultDeadlineBuildCut     = "build cut off by its deadline (Fail)"
 	// Matters closed and re-opened (sim.go, "closed matters").
-	FaultMatterClosed   = "matter closed (its demand held)"
-	FaultClosedMidBuild = "matter closed mid-build (a claim held on it)"
-	FaultMatterReopened = "matter re-opened"
+	FaultMatterClosed        = "matter closed (its demand held)"
+	FaultClosedMidBuild      = "matter closed mid-build (a claim held on it)"
+	FaultMatterReopened      = "matter re-opened"
+	FaultOddRowLegal         = "outbox row with an unusual legal payload (numbers, nesting, 2 KB)"
+	FaultOddRowUndeliverable = "outbox row the CHECKs accept but the bus cannot carry"
+	FaultRelayTxKilled       = "relay transaction ended by its idle timeout while holding rows"
 )
 
 // Violation kinds.
@@ -74,6 +77,9 @@ const (
 	VStuckRow       = "attempt ended with its row left running (stuck until the lease expires)"
 	VGauges         = "gauges disagree with the history (false or missing alarm)"
 	VClaimClosed    = "claim granted on a closed matter"
+	VRelayHeldBack  = "relay held rows back (a pass failed, or a dead relay kept its rows)"
+	VPayloadAltered = "payload on the bus differs from the row"
+	VWrongPark      = "row parked that the bus could carry, or undeliverable row not parked"
 )
 
 // Result is what one run did and found.
@@ -215,11 +221,13 @@ func (t *Totals) FaultsInjected() int {
 func (t *Totals) Summary() string {
 	return fmt.Sprintf("sim summary: seeds=%d failed=%d steps=%d faults_injected=%d clock_advances=%d demands=%d claims=%d frames_landed=%d fenced=%d "+
 		"stale_frames_landed=%d (db clock %d) demands_lost=%d wasted_builds=%d tokens_reused=%d duplicate_frames=%d inputs_missed=%d "+
-		"max_builds_after_last_demand=%d quarantined=%d facts=%d facts_lost=%d facts_republished=%d facts_parked=%d stuck_rows=%d",
+		"max_builds_after_last_demand=%d quarantined=%d facts=%d facts_lost=%d facts_republished=%d facts_parked=%d stuck_rows=%d "+
+		"relay_held_back=%d payloads_altered=%d wrong_parks=%d",
 		t.Seeds, t.FailedSeeds, t.Steps, t.FaultsInjected(), t.Faults[FaultClockTick], t.Demands, t.Claims, t.FramesLanded, t.Fenced,
 		t.Violations[VStaleFrame], t.Violations[VStaleFrameDB], t.DemandsLost, t.Violations[VWastedBuild], t.Violations[VTokenReused],
 		t.Violations[VDuplicateFrame], t.Violations[VInputsMissed], t.MaxFresh, t.Quarantined,
-		t.Facts, t.Violations[VFactLost], t.FactsRepublished, t.FactsParked, t.Violations[VStuckRow])
+		t.Facts, t.Violations[VFactLost], t.FactsRepublished, t.FactsParked, t.Violations[VStuckRow],
+		t.Violations[VRelayHeldBack], t.Violations[VPayloadAltered], t.Violations[VWrongPark])
 }
 
 // FaultTable lists faults by kind, most frequent first.

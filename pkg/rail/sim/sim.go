@@ -120,6 +120,7 @@ type run struct {
 	hist   []matterHist
 	snap   []row
 	closed []bool // matters closed now (their demand held)
+	odd    map[uuid.UUID]oddRow
 }
 
 // Run executes one seeded simulation on env and checks its history.
@@ -218,6 +219,7 @@ func (r *run) setup() {
 	r.demand = rail.NewLedger(r.env.Demander, r.cfg.Ledger)
 	r.admin = rail.NewLedger(r.env.Admin, r.cfg.Ledger)
 	r.bus = &bus{accepted: map[uuid.UUID]int{}, details: map[uuid.UUID]rail.FactDetail{}}
+	r.odd = map[uuid.UUID]oddRow{}
 	r.tracef("seed %d: %d matters, %d workers", r.cfg.Seed, n, r.cfg.Workers)
 }
 
@@ -267,6 +269,8 @@ func (r *run) chaosStep() {
 	}
 	add(0.8, "relay", r.doRelay)
 	add(0.15, "two-relays", r.doTwoRelays)
+	add(0.3, "odd-outbox-row", r.doOddRow)
+	add(0.1, "relay-killed", r.doRelayKilled)
 	if r.deliverable() >= 0 && r.freeWorker() && !quiet {
 		add(6, "deliver", r.doDeliver)
 	}

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"net/url"
@@ -171,7 +172,8 @@ func TestSimulation(t *testing.T) {
 			sim.FaultNudgeDuplicated, sim.FaultNudgeDropped, sim.FaultNudgeDelayed, sim.FaultNudgeReordered,
 			sim.FaultSweepDuringCommit, sim.FaultDemandDuringCommit, sim.FaultRelayCrash, sim.FaultTwoRelaysBoth,
 			sim.FaultPutEventsPartial, sim.FaultPutEventsFailed, sim.FaultOutOfOrderFacts, sim.FaultClaimTxOpen,
-			sim.FaultDeadlineBeforeCommit, sim.FaultDeadlineBuildCut, sim.FaultOperatorSettings} {
+			sim.FaultDeadlineBeforeCommit, sim.FaultDeadlineBuildCut, sim.FaultOperatorSettings,
+			sim.FaultOddRowLegal, sim.FaultOddRowUndeliverable, sim.FaultRelayTxKilled} {
 			if tot.Faults[k] == 0 {
 				t.Errorf("fault %q never injected in %d seeds", k, n)
 			}
@@ -423,10 +425,12 @@ func (h hwmRelay) DrainOnce(ctx context.Context) (rail.RelayStats, error) {
 	var entries []rail.BusEntry
 	for rows.Next() {
 		var d rail.FactDetail
-		if err := rows.Scan(&d.EventID, &d.FirmID, &d.MatterID, &d.EventName, &d.Payload, &d.OccurredAt); err != nil {
+		var payload []byte
+		if err := rows.Scan(&d.EventID, &d.FirmID, &d.MatterID, &d.EventName, &payload, &d.OccurredAt); err != nil {
 			rows.Close()
 			return st, err
 		}
+		d.Payload = payload
 		detail, err := rail.EncodeFactDetail(d)
 		if err != nil {
 			rows.Close()
@@ -463,8 +467,8 @@ func TestNegativeControlHighWaterMarkRelay(t *testing.T) {
 	}
 	negativeControl(t, "high-water-mark relay", 8, func(seed uint64) sim.Config {
 		c := simConfig(seed)
-		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, afterPublish func()) sim.Drainer {
-			return hwmRelay{pool: pool, pub: pub, afterPublish: afterPublish}
+		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
+			return hwmRelay{pool: pool, pub: pub, afterPublish: o.AfterPublish}
 		}
 		return c
 	}, sim.VFactLost)
@@ -491,4 +495,104 @@ FROM ops.matter_frame_jobs`).Scan(&g.MattersBehind, &g.MattersQuarantined, &g.Ol
 		}
 		return c
 	}, sim.VGauges)
+}
+
+// batchRelay is the relay as it was before issue 10's fix, written out: a
+// pass reads its rows into the old shape (payload values must be strings),
+// builds every detail, and sends the batch in calls of 10 with no size
+// check; any row it cannot read or encode fails the whole pass, and a call
+// the bus refuses as a whole fails it too. One odd row then holds back
+// every row behind it.
+type batchRelay struct {
+	pool         *pgxpool.Pool
+	pub          rail.Publisher
+	afterPublish func()
+}
+
+func (b batchRelay) DrainOnce(ctx context.Context) (rail.RelayStats, error) {
+	st := rail.RelayStats{Passes: 1}
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		return st, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	rows, err := tx.Query(ctx, `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at
+        FROM ops.domain_event_outbox
+        WHERE published_at IS NULL AND parked_at IS NULL
+          AND (next_attempt_at IS NULL OR next_attempt_at <= clock_timestamp())
+        ORDER BY occurred_at, event_id LIMIT 4 FOR UPDATE SKIP LOCKED`)
+	if err != nil {
+		return st, err
+	}
+	var entries []rail.BusEntry
+	for rows.Next() {
+		var d rail.FactDetail
+		var payload map[string]string
+		if err := rows.Scan(&d.EventID, &d.FirmID, &d.MatterID, &d.EventName, &payload, &d.OccurredAt); err != nil {
+			rows.Close()
+			return st, fmt.Errorf("relay: scan: %w", err)
+		}
+		d.Payload, _ = json.Marshal(payload)
+		detail, err := rail.EncodeFactDetail(d)
+		if err != nil {
+			rows.Close()
+			return st, err
+		}
+		entries = append(entries, rail.BusEntry{EventID: d.EventID, Name: d.EventName, Detail: detail})
+	}
+	if err := rows.Err(); err != nil || len(entries) == 0 {
+		return st, err
+	}
+	res, err := b.pub.Publish(ctx, entries)
+	if err != nil {
+		return st, fmt.Errorf("relay: publish: %w", err)
+	}
+	if b.afterPublish != nil {
+		b.afterPublish()
+	}
+	var ok []string
+	for _, r := range res {
+		if r.Err == nil {
+			ok = append(ok, r.EventID.String())
+		}
+	}
+	tag, err := tx.Exec(ctx, `UPDATE ops.domain_event_outbox SET published_at = clock_timestamp()
+        WHERE event_id = ANY($1::uuid[])`, ok)
+	if err != nil {
+		return st, err
+	}
+	st.Published = int(tag.RowsAffected())
+	return st, tx.Commit(ctx)
+}
+
+// The relay before the fix must be caught holding facts back behind odd
+// (legal or undeliverable) outbox rows.
+func TestNegativeControlBatchRelayHeldBackByOddRows(t *testing.T) {
+	if *flagSeed >= 0 {
+		t.Skip("replaying one seed")
+	}
+	negativeControl(t, "batch relay and odd rows", 8, func(seed uint64) sim.Config {
+		c := simConfig(seed)
+		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
+			return batchRelay{pool: pool, pub: pub, afterPublish: o.AfterPublish}
+		}
+		return c
+	}, sim.VRelayHeldBack)
+}
+
+// A relay that does not bound its transaction's idle time must be caught
+// holding its rows after it froze.
+func TestNegativeControlRelayWithoutIdleTimeout(t *testing.T) {
+	if *flagSeed >= 0 {
+		t.Skip("replaying one seed")
+	}
+	negativeControl(t, "relay without an idle timeout", 8, func(seed uint64) sim.Config {
+		c := simConfig(seed)
+		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
+			return &rail.Relay{Pool: pool, Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
+				Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: o.AfterPublish,
+				IdleTimeout: -1, MaxEntryBytes: sim.SimMaxEntryBytes}
+		}
+		return c
+	}, sim.VRelayHeldBack)
 }

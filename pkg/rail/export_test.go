@@ -1,0 +1,7 @@
+package rail
+
+// The relay's own statements, for the plan tests in package rail_test.
+const (
+	RelayRetrySQL  = relayRetrySQL
+	RelayUnsentSQL = relayUnsentSQL
+)
