@@ -269,7 +269,8 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 	}
 
 	relay := &rail.Relay{Pool: pool, Publisher: publisher, Backoff: 200 * time.Millisecond, BackoffMax: 5 * time.Second,
-		Log: p.logger("relay").With()}
+		IdleTimeout: 15 * time.Second, // in AWS the relay role carries it (docs/relay.md)
+		Log:         p.logger("relay").With()}
 	// The Lambdas' own handlers (pkg/railfn), wired to the local transport:
 	// the local rail runs the code the functions run.
 	metrics := emf.New(io.Discard)

@@ -75,10 +75,15 @@ type Relay struct {
 	// as undeliverable; a call's entries together stay under it too.
 	// Default DefaultRelayMaxEntryBytes.
 	MaxEntryBytes int
-	// IdleTimeout is the idle_in_transaction_session_timeout of a pass's
-	// transaction (SET LOCAL): a relay that freezes or dies while holding
-	// its rows loses them to the next relay after this long. Zero:
-	// PublishTimeout + 5 s; negative: not set (the server's setting).
+	// IdleTimeout, when positive, is set as the
+	// idle_in_transaction_session_timeout of a pass's transaction
+	// (set_config, transaction-local): a relay that freezes or dies while
+	// holding its rows loses them to the next relay after this long. Zero
+	// or negative: not set, and the session's own setting applies. In AWS
+	// leave it zero: a set_config can pin an RDS Proxy session, and the
+	// relay's database role carries the timeout instead (ALTER ROLE … SET
+	// idle_in_transaction_session_timeout, docs/operations.md). Tests and
+	// the local rail set it.
 	IdleTimeout time.Duration
 	Log         *slog.Logger
 
@@ -150,12 +155,7 @@ func (r *Relay) maxEntryBytes() int {
 	return DefaultRelayMaxEntryBytes
 }
 
-func (r *Relay) idleTimeout() time.Duration {
-	if r.IdleTimeout != 0 {
-		return r.IdleTimeout
-	}
-	return r.publishTimeout() + markTimeout
-}
+func (r *Relay) idleTimeout() time.Duration { return r.IdleTimeout }
 
 func (r *Relay) log() *slog.Logger {
 	if r.Log != nil {
