@@ -12,7 +12,7 @@ RACE     ?= -race
 
 .DEFAULT_GOAL := help
 
-.PHONY: help test test-short lint vet fmt-check tools run serve run-anywhere railctl clean
+.PHONY: help test test-short lint vet fmt-check tools host-bootstraps run serve run-anywhere railctl clean
 
 help:
 	@echo "make run        run the rail locally and play the quickstart (three PDFs -> a Brief)"
@@ -37,8 +37,14 @@ tools:
 	@command -v moto_server >/dev/null 2>&1 || { echo "installing moto[server] (pip)"; $(PIP) install --quiet "moto[server]>=5,<6"; }
 	@command -v $(CFN_LINT) >/dev/null 2>&1 || { echo "installing cfn-lint (pip)"; $(PIP) install --quiet "cfn-lint>=1,<2"; }
 
-test: tools lint
+test: tools lint host-bootstraps
 	$(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# The functions built for this machine (static, no cgo, lambda.norpc), where pkg/railfn's emulator
+# tests look for them (they rebuild too; this warms the no-cgo build cache outside the test timeout).
+host-bootstraps:
+	@for f in relay trigger builder sweeper migrate; do \
+	  CGO_ENABLED=0 $(GO) build -tags lambda.norpc -o bin/host/$$f/bootstrap ./functions/$$f || exit 1; done
 
 test-short:
 	$(GO) test -short -count=1 ./...
