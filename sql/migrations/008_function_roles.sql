@@ -70,6 +70,8 @@ BEGIN
         GRANT SELECT, UPDATE ON ops.matter_frame_jobs TO brief_builder;
         GRANT SELECT, INSERT, UPDATE ON ops.matter_frame_runs TO brief_builder;
         GRANT SELECT, INSERT ON ops.matter_frames TO brief_builder;
+        -- the frame's body, deduplicated (INSERT ... ON CONFLICT DO UPDATE SET used_at)
+        GRANT SELECT, INSERT, UPDATE ON ops.matter_frame_bodies TO brief_builder;
         GRANT INSERT ON ops.domain_event_outbox TO brief_builder;
     END IF;
 
@@ -80,7 +82,9 @@ BEGIN
     IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'brief_sweeper') THEN
         GRANT SELECT ON app.matters TO brief_sweeper;
         GRANT SELECT, UPDATE ON ops.matter_frame_jobs TO brief_sweeper;
-        GRANT SELECT, UPDATE ON ops.matter_frame_runs TO brief_sweeper;
+        GRANT SELECT, UPDATE, DELETE ON ops.matter_frame_runs TO brief_sweeper;
+        -- frame retention: old frames, their matters' older runs, unreferenced bodies
+        GRANT SELECT, DELETE ON ops.matter_frames, ops.matter_frame_bodies TO brief_sweeper;
         GRANT SELECT, DELETE ON ops.trigger_inbox TO brief_sweeper;
         -- FOR UPDATE needs UPDATE on at least one column: published_at only.
         GRANT SELECT, DELETE ON ops.domain_event_outbox TO brief_sweeper;
