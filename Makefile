@@ -12,25 +12,39 @@ RACE     ?= -race
 
 .DEFAULT_GOAL := help
 
-.PHONY: help test test-short lint vet fmt-check tools run serve run-anywhere railctl clean
+.PHONY: help test test-short lint vet fmt-check tools host-bootstraps run serve run-anywhere railctl clean
 
 help:
 	@echo "make run        run the rail locally and play the quickstart (three PDFs -> a Brief)"
 	@echo "make run-anywhere   make run from a copy of the tree in a directory only its owner may enter"
 	@echo "make test       lint + all tests (starts its own PostgreSQL and moto_server)"
-	@echo "make build      four Lambda bootstraps under bin/ (linux/arm64, static)"
+	@echo "make build      five Lambda bootstraps under bin/ (linux/arm64, static)"
 	@echo "make lint       go vet, gofmt check and cfn-lint template.yaml"
 	@echo "make chaos SEEDS=N   the seeded fault simulation with N seeds"
 	@echo "make bench      benchmarks against River, watermill and pgbench"
 	@echo "make sam-build / make deploy   AWS SAM build and deploy"
 
-# moto_server and cfn-lint come from PyPI; install them when missing.
+# The AWS Lambda Runtime Interface Emulator (the runtime `sam local invoke` runs, without Docker):
+# the tests run every bootstrap under it. A pseudo-version: the module has no tag the proxy serves.
+RIE_VERSION ?= v0.0.0-20261030222936-bef5c4ba774d
+LOCAL_BIN   := $(CURDIR)/.local/bin
+
+# moto_server and cfn-lint come from PyPI; install them when missing. aws-lambda-rie comes from
+# the Go module proxy into .local/bin (internal/testenv/rie finds it there).
 tools:
+	@test -x $(LOCAL_BIN)/aws-lambda-rie || { echo "installing aws-lambda-rie $(RIE_VERSION) into .local/bin (go install)"; \
+	  GOBIN=$(LOCAL_BIN) $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION); }
 	@command -v moto_server >/dev/null 2>&1 || { echo "installing moto[server] (pip)"; $(PIP) install --quiet "moto[server]>=5,<6"; }
 	@command -v $(CFN_LINT) >/dev/null 2>&1 || { echo "installing cfn-lint (pip)"; $(PIP) install --quiet "cfn-lint>=1,<2"; }
 
-test: tools lint
+test: tools lint host-bootstraps
 	$(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# The functions built for this machine (static, no cgo, lambda.norpc), where pkg/railfn's emulator
+# tests look for them (they rebuild too; this warms the no-cgo build cache outside the test timeout).
+host-bootstraps:
+	@for f in relay trigger builder sweeper migrate; do \
+	  CGO_ENABLED=0 $(GO) build -tags lambda.norpc -o bin/host/$$f/bootstrap ./functions/$$f || exit 1; done
 
 test-short:
 	$(GO) test -short -count=1 ./...

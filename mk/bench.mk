@@ -13,8 +13,11 @@ BENCH_FLAGS ?=
 
 .PHONY: bench bench-vet
 
+# Then each function's cold start under the Lambda runtime emulator (make tools installs it): the
+# medians of 5 starts of the init duration and of the bootstrap's peak memory.
 bench:
 	cd bench && $(BENCH_GO) run ./cmd/railbench $(BENCH_FLAGS)
+	$(BENCH_GO) test -count=1 -run '^$$' -bench ColdStart -benchtime 5x ./pkg/railfn/ | grep -E '^(Benchmark|ok|FAIL|---)' 
 
 bench-vet:
 	cd bench && $(BENCH_GO) vet ./...

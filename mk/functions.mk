@@ -1,11 +1,11 @@
-# mk/functions.mk: the four Lambda binaries, included by the main Makefile.
+# mk/functions.mk: the five Lambda binaries, included by the main Makefile.
 #
-#   make build      bin/{relay,trigger,builder,sweeper}/bootstrap, static linux/arm64
+#   make build      bin/{relay,trigger,builder,sweeper,migrate}/bootstrap, static linux/arm64
 #   make verify-bootstrap   check each binary is a static arm64 ELF built with lambda.norpc
 #
 # sam build uses mk/sam.mk's build-<LogicalId> targets instead (same flags).
 
-FUNCTIONS  := relay trigger builder sweeper
+FUNCTIONS  := relay trigger builder sweeper migrate
 FN_GO      ?= go
 FN_GOENV   := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 FN_GOFLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'

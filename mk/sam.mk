@@ -12,8 +12,8 @@ SAM_GO     ?= go
 SAM_GOENV  := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 SAM_GOBUILD = $(SAM_GOENV) $(SAM_GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 
-.PHONY: build-RelayFunction build-TriggerFunction build-BuilderFunction build-SweeperFunction \
-	sam-build deploy lint-template sam-artifacts-dir
+.PHONY: build-RelayFunction build-TriggerFunction build-BuilderFunction build-SweeperFunction build-MigrateFunction \
+	sam-build deploy deploy-check lint-template sam-artifacts-dir
 
 sam-artifacts-dir:
 	@test -n "$(ARTIFACTS_DIR)" || { echo "ARTIFACTS_DIR is not set (sam build sets it; by hand: ARTIFACTS_DIR=bin/<fn>)" >&2; exit 2; }
@@ -30,15 +30,27 @@ build-BuilderFunction: sam-artifacts-dir
 build-SweeperFunction: sam-artifacts-dir
 	$(SAM_GOBUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/sweeper
 
+build-MigrateFunction: sam-artifacts-dir
+	$(SAM_GOBUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/migrate
+
 # sam build / sam deploy read samconfig.toml; pick an environment with SAM_ENV=prod.
 SAM_ENV ?= default
 
 sam-build:
 	$(SAM) build --config-env $(SAM_ENV)
 
-deploy: sam-build
+# samconfig.toml's prod environment ships placeholders (REPLACE_ME); deploying them would fail
+# half-way through CloudFormation, so refuse here, naming them.
+deploy: deploy-check sam-build
 	$(SAM) deploy --config-env $(SAM_ENV)
 
+deploy-check:
+	@left=$$(awk -v env="[$(SAM_ENV).deploy.parameters]" '/^\[/{on=($$0==env)} on' samconfig.toml | grep -o '[A-Za-z]*=[^"]*REPLACE_ME[^"]*' || true); \
+	if [ -n "$$left" ]; then \
+	  echo "samconfig.toml [$(SAM_ENV).deploy.parameters] still has placeholders; set these first:" >&2; \
+	  echo "$$left" | sed 's/^/  /' >&2; exit 2; fi
+
+# --include-checks I: the informational checks too (stateful resources' deletion policies, ...).
 lint-template:
 	@command -v $(CFN_LINT) >/dev/null 2>&1 || { echo "cfn-lint not found: pip install 'cfn-lint>=1.0'" >&2; exit 127; }
-	$(CFN_LINT) template.yaml
+	$(CFN_LINT) --include-checks I -- template.yaml

@@ -21,6 +21,7 @@ const (
 	Trigger = "trigger"
 	Builder = "builder"
 	Sweeper = "sweeper"
+	Migrate = "migrate" // applies the schema migrations (migrate.go)
 )
 
 // Environment variables (docs/ARCHITECTURE.md, "Runtime configuration").
@@ -84,9 +85,9 @@ func (c Config) RailConfig() rail.Config {
 // variable is named in one error, so a cold start fails once, clearly.
 func LoadConfig(fn string, getenv func(string) string) (Config, error) {
 	switch fn {
-	case Relay, Trigger, Builder, Sweeper:
+	case Relay, Trigger, Builder, Sweeper, Migrate:
 	default:
-		return Config{}, fmt.Errorf("railfn: unknown function %q (want relay, trigger, builder or sweeper)", fn)
+		return Config{}, fmt.Errorf("railfn: unknown function %q (want relay, trigger, builder, sweeper or migrate)", fn)
 	}
 	c, errs := load(fn, getenv)
 	if len(errs) > 0 {
@@ -180,7 +181,7 @@ func load(fn string, getenv func(string) string) (Config, []error) {
 	if fn == Operator {
 		return c, errs
 	}
-	if fn != Relay && c.BuildQueueURL == "" {
+	if fn != Relay && fn != Migrate && c.BuildQueueURL == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: the %s sends nudges to the build queue (the stack sets it to BuildQueue's URL)", EnvBuildQueueURL, fn))
 	}
 	if fn == Builder {

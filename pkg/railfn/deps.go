@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -58,8 +59,24 @@ func Setup(ctx context.Context, fn string) (Config, Deps, error) {
 	if err != nil {
 		return Config{}, Deps{}, fmt.Errorf("railfn: open pool: %w", err)
 	}
-	return cfg, Deps{Pool: pool, AWS: awsCfg, Log: log, Metrics: emf.New(os.Stdout)}, nil
+	d := Deps{Pool: pool, AWS: awsCfg, Log: log, Metrics: emf.New(os.Stdout)}
+	if fn != Migrate {
+		// Refuse to run against an older schema: one clear error at cold
+		// start instead of "relation does not exist" at the first event.
+		cctx, cancel := context.WithTimeout(ctx, schemaCheckTimeout)
+		err := CheckSchema(cctx, fn, pool, d.Metrics)
+		cancel()
+		if err != nil {
+			pool.Close()
+			return Config{}, Deps{Log: log}, err
+		}
+	}
+	return cfg, d, nil
 }
+
+// schemaCheckTimeout bounds the cold-start schema check (RDS Proxy may
+// need a few seconds to open its first connection).
+const schemaCheckTimeout = 15 * time.Second
 
 // Fatal logs a cold-start error and exits non-zero, which Lambda reports as
 // Runtime.ExitError with this log line beside it.

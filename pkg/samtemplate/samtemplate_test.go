@@ -205,7 +205,9 @@ func TestFunctionEnvironment(t *testing.T) {
 				t.Errorf("%s: env has %s, which docs/ARCHITECTURE.md does not list", id, n)
 			}
 		}
-		checks := map[string]string{"DB_IAM_AUTH": "true", "DB_PORT": "5432", "DB_USER": "brief_rail",
+		users := map[string]string{"RelayFunction": "brief_relay", "TriggerFunction": "brief_trigger",
+			"BuilderFunction": "brief_builder", "SweeperFunction": "brief_sweeper", "MigrateFunction": "brief_rail"}
+		checks := map[string]string{"DB_IAM_AUTH": "true", "DB_PORT": "5432", "DB_USER": users[id],
 			"RAIL_EVENT_SOURCE": "pramaan.domain", "RAIL_SETTLE_DELAY": "10s", "RAIL_MAX_ATTEMPTS": "5",
 			"RAIL_OUTBOX_RETENTION": "168h", "RAIL_BRIEF_BUILDER": "extractive", "RAIL_RELAY_WINDOW": "50s"}
 		for k, v := range checks {
@@ -217,7 +219,7 @@ func TestFunctionEnvironment(t *testing.T) {
 			t.Errorf("%s: RAIL_BUILD_QUEUE_URL should be known only at deploy time", id)
 		}
 	}
-	over, err := tpl.WithParams(map[string]string{"EventBusName": "shared-bus", "BuilderDbUser": "brief_builder"})
+	over, err := tpl.WithParams(map[string]string{"EventBusName": "shared-bus", "BuilderDbUser": "brief_builder", "RelayDbUser": ""})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,8 +244,8 @@ func TestEveryFunctionHasAMakeTarget(t *testing.T) {
 	tpl := load(t)
 	targets := makeTargets(t, filepath.Join(root, "mk", "sam.mk"))
 	ids := tpl.Functions()
-	if len(ids) != 4 {
-		t.Errorf("functions = %v, want four", ids)
+	if len(ids) != 5 {
+		t.Errorf("functions = %v, want five", ids)
 	}
 	for _, id := range ids {
 		f, err := tpl.Function(id)
