@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/pramaan/brief-rail/pkg/ci"
 	"github.com/pramaan/brief-rail/pkg/pdftext"
 )
 
@@ -36,16 +37,13 @@ func corpus(t testing.TB) []string {
 }
 
 // needPdftotext returns the path of poppler's pdftotext. Without it the test
-// skips, except under CI (CI=true), where a missing reference tool is a
-// failure: `make test` installs poppler-utils first.
+// skips, except in CI (CI=true), where a missing reference tool is a
+// failure (pkg/ci): `make test` installs poppler-utils first.
 func needPdftotext(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("pdftotext")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("pdftotext not found and CI=true: install poppler-utils (make tools does)")
-		}
-		t.Skip("pdftotext not found: install poppler-utils (make tools does) to measure word recall")
+		ci.MissingTool(t, "pdftotext not found: install poppler-utils (make tools does) to measure word recall")
 	}
 	return p
 }
