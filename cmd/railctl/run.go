@@ -16,6 +16,7 @@ import (
 
 	"github.com/pramaan/brief-rail/pkg/brief"
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
+	"github.com/pramaan/brief-rail/pkg/pdftext"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -133,7 +134,7 @@ func seedQuickstart(ctx context.Context, pool *pgxpool.Pool, ref rail.MatterRef,
 			if err := os.WriteFile(path, f.Data, 0o644); err != nil {
 				return err
 			}
-			u, err := prepareUpload(path)
+			u, err := prepareUpload(ctx, path, pdftext.Limits{})
 			if err != nil {
 				return err
 			}

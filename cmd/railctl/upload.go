@@ -40,8 +40,9 @@ type fileError struct {
 func (e *fileError) Error() string { return e.path + ": " + e.err.Error() }
 func (e *fileError) Unwrap() error { return e.err }
 
-// prepareUpload reads and extracts one file.
-func prepareUpload(path string) (preparedUpload, error) {
+// prepareUpload reads and extracts one file, within lim (zero fields: the
+// pdftext defaults).
+func prepareUpload(ctx context.Context, path string, lim pdftext.Limits) (preparedUpload, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return preparedUpload{}, &fileError{path, err}
@@ -49,7 +50,7 @@ func prepareUpload(path string) (preparedUpload, error) {
 	if len(raw) == 0 {
 		return preparedUpload{}, &fileError{path, errors.New("file is empty (0 bytes), not a PDF")}
 	}
-	doc, err := pdftext.Extract(raw)
+	doc, err := pdftext.ExtractContext(ctx, raw, lim)
 	if err != nil {
 		return preparedUpload{}, &fileError{path, describeExtractError(err)}
 	}
@@ -68,15 +69,22 @@ func prepareUpload(path string) (preparedUpload, error) {
 
 func describeExtractError(err error) error {
 	var what string
+	var limit *pdftext.LimitError
 	switch {
 	case errors.Is(err, pdftext.ErrNotPDF):
-		what = "not a PDF (it does not start with %PDF-)"
+		what = "not a PDF"
 	case errors.Is(err, pdftext.ErrEmpty):
 		what = "the PDF has no pages"
 	case errors.Is(err, pdftext.ErrEncrypted):
 		what = "the PDF is encrypted; upload an unprotected copy"
-	case errors.Is(err, pdftext.ErrTooLarge):
-		what = "the PDF exceeds the extraction limits"
+	case errors.As(err, &limit):
+		what = "the PDF exceeds the extraction limit on " + map[pdftext.Limit]string{
+			pdftext.LimitSize:    "file size",
+			pdftext.LimitPages:   "pages",
+			pdftext.LimitDecoded: "decompressed content",
+			pdftext.LimitTime:    "time",
+			pdftext.LimitGlyphs:  "text per page",
+		}[limit.Limit]
 	case errors.Is(err, pdftext.ErrCorrupt):
 		what = "the PDF is corrupt or unreadable"
 	default:
@@ -98,11 +106,11 @@ type storedUpload struct {
 // refusal, one per bad file.
 func uploadFiles(ctx context.Context, q interface {
 	Begin(context.Context) (pgx.Tx, error)
-}, ref rail.MatterRef, paths []string) ([]storedUpload, error) {
+}, ref rail.MatterRef, paths []string, lim pdftext.Limits) ([]storedUpload, error) {
 	var prepared []preparedUpload
 	var errs []error
 	for _, p := range paths {
-		u, err := prepareUpload(p)
+		u, err := prepareUpload(ctx, p, lim)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -135,6 +143,7 @@ func uploadFiles(ctx context.Context, q interface {
 func cmdUpload(ctx context.Context, g *globals, args []string) error {
 	fs := newFlags(g, "upload", "--firm F --matter M FILE.pdf...")
 	mf := addMatterFlags(fs)
+	maxDecoded := fs.Int64("max-decoded-mib", pdftext.MaxDecoded>>20, "limit on each PDF's decompressed content, in MiB (a decompression bomb stops here)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -148,6 +157,10 @@ func cmdUpload(ctx context.Context, g *globals, args []string) error {
 	if fs.NArg() == 0 {
 		return usageError("upload: name at least one PDF file")
 	}
+	if *maxDecoded <= 0 {
+		return usageError("upload: --max-decoded-mib must be positive")
+	}
+	lim := pdftext.Limits{Decoded: *maxDecoded << 20}
 	pool, err := g.pool(ctx)
 	if err != nil {
 		return err
@@ -156,7 +169,7 @@ func cmdUpload(ctx context.Context, g *globals, args []string) error {
 	// With X-Ray on, the upload is a trace of its own that the rail carries
 	// to the build and its frame.built fact; otherwise ctx's trace, if any.
 	ctx, end := tracing.StartSegment(ctx, "railctl upload")
-	stored, err := uploadFiles(ctx, pool, ref, fs.Args())
+	stored, err := uploadFiles(ctx, pool, ref, fs.Args(), lim)
 	end(err)
 	if err != nil {
 		return fmt.Errorf("nothing uploaded:\n  %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
+	"github.com/pramaan/brief-rail/pkg/pdftext/pdftexttest"
 	"github.com/pramaan/brief-rail/pkg/railtest"
 )
 
@@ -90,12 +91,18 @@ func TestUploadRefusesBadFilesAndWritesNothing(t *testing.T) {
 		"zero.pdf":      {nil, "file is empty"},
 		"nopages.pdf":   {rawPDF("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [] /Count 0 >>"), "no pages"},
 		"truncated.pdf": {sample[:len(sample)/2], "corrupt"},
+		"login.pdf":     {pdftexttest.HTML(), "is HTML, not a PDF"},
+		"sealed.pdf":    {pdftexttest.Encrypted(), "encrypted"},
+		"huge.pdf":      {pdftexttest.ManyPages(10_000), "extraction limit on pages"},
+		"bomb.pdf":      {pdftexttest.Bomb(64 << 20), "extraction limit on decompressed content"},
 	}
 	for name, b := range bad {
 		p := writeFile(t, dir, name, b.data)
 		// Alone, and together with a good file: either way nothing is written.
 		for _, files := range [][]string{{p}, {good, p}} {
-			code, out, errOut := c.run(append([]string{"upload", "--firm", firm, "--matter", matter}, files...)...)
+			// --max-decoded-mib 8: the 64 MiB bomb is refused at 8 MiB, so
+			// the test does not spend its time inflating 256 MiB.
+			code, out, errOut := c.run(append([]string{"upload", "--firm", firm, "--matter", matter, "--max-decoded-mib", "8"}, files...)...)
 			if code != exitError {
 				t.Fatalf("upload %v: exit %d, want %d\n%s%s", files, code, exitError, out, errOut)
 			}
@@ -115,7 +122,7 @@ func TestUploadRefusesBadFilesAndWritesNothing(t *testing.T) {
 	for name := range bad {
 		all = append(all, filepath.Join(dir, name))
 	}
-	_, _, errOut := c.run(append([]string{"upload", "--firm", firm, "--matter", matter, good}, all...)...)
+	_, _, errOut := c.run(append([]string{"upload", "--firm", firm, "--matter", matter, "--max-decoded-mib", "8", good}, all...)...)
 	for _, p := range all {
 		if !strings.Contains(errOut, p+": ") {
 			t.Errorf("stderr does not name %s:\n%s", p, errOut)
@@ -196,5 +203,42 @@ func TestBriefCommand(t *testing.T) {
 	json.Unmarshal([]byte(c.must(append([]string{"brief", "--json"}, m...)...)), &v)
 	if v.Current || v.RequestedGeneration != 2 || v.BuiltGeneration != 1 {
 		t.Errorf("brief --json after a new demand: current %v requested %d built %d", v.Current, v.RequestedGeneration, v.BuiltGeneration)
+	}
+}
+
+// Real court filings upload, including one with bytes before its %PDF-
+// header (as mail gateways leave them) and a scan without a text layer.
+func TestUploadRealFilings(t *testing.T) {
+	c, firm, matter := newCLI(t)
+	dir := t.TempDir()
+	corpus := filepath.Join("..", "..", "testdata")
+	read := func(p string) []byte {
+		data, err := os.ReadFile(filepath.Join(corpus, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	files := []string{
+		writeFile(t, dir, "opinion.pdf", read("filings/ca2-08-6301-opinion.pdf")),
+		writeFile(t, dir, "order-with-junk.pdf", pdftexttest.JunkBefore(read("filings/ca1-12-2209-order.pdf"), 200)),
+		writeFile(t, dir, "scan.pdf", read("scans/scan-in-re-motion-no-text.pdf")),
+	}
+	out := c.must(append([]string{"upload", "--firm", firm, "--matter", matter}, files...)...)
+	for _, name := range []string{"opinion.pdf", "order-with-junk.pdf", "scan.pdf"} {
+		if !strings.Contains(out, "uploaded "+name) {
+			t.Errorf("upload output does not report %s:\n%s", name, out)
+		}
+	}
+	pool := railtest.Pool(t, c.url, 2)
+	var pages []string
+	if err := pool.QueryRow(context.Background(), `SELECT pages FROM app.documents WHERE name = 'order-with-junk.pdf'`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) != 2 || !strings.Contains(pages[1], "ORDER OF COURT") {
+		t.Errorf("order stored with %d pages: %q", len(pages), pages)
+	}
+	if docs, facts := written(t, c.url); docs != 3 || facts != 3 {
+		t.Errorf("wrote %d documents and %d facts, want 3 and 3", docs, facts)
 	}
 }

@@ -57,6 +57,9 @@ func main() {
 	if mode := os.Getenv(envMemChild); mode != "" {
 		memChild(mode) // a child of the memory section; exits
 	}
+	if what := os.Getenv(extractChildEnv); what != "" {
+		extractChild(what) // a child of the extract section; exits
+	}
 	var o options
 	var growth string
 	flag.IntVar(&o.Workers, "workers", 8, "workers (W) for the rail and River, and pgbench clients")
@@ -83,7 +86,7 @@ func main() {
 	flag.IntVar(&o.MemPageBytes, "mem-page-bytes", 1000, "bytes of text per page in the memory section (about)")
 	flag.IntVar(&o.MemReps, "mem-reps", 3, "repetitions of each memory mode (medians reported)")
 	flag.StringVar(&o.MemModes, "mem-modes", "", "memory modes to run (all-in-memory,stream-digest,stream-extractive); default all")
-	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory); default all")
+	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
 	flag.Parse()
 
@@ -133,6 +136,7 @@ type Results struct {
 	Growth     *GrowthResults     `json:"growth,omitempty"`
 	Relay      *RelayResults      `json:"relay,omitempty"`
 	Memory     *MemoryResults     `json:"build_memory,omitempty"`
+	Extract    *ExtractResults    `json:"extract,omitempty"`
 	Summary    []SummaryLine      `json:"summary"`
 }
 
@@ -156,6 +160,16 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 		Command:   "cd bench && go run ./cmd/railbench " + strings.Join(os.Args[1:], " "),
 		StartedAt: began.UTC(),
 		Machine:   Machine{NumCPU: runtime.NumCPU(), CPUModel: cpuModel(), GoVersion: runtime.Version()},
+	}
+	var err error
+	if o.want("extract") {
+		// No database: PDF text extraction only.
+		if res.Extract, err = runExtract(o); err != nil {
+			return fmt.Errorf("extract: %w", err)
+		}
+	}
+	if o.Only == "extract" {
+		return finish(res, o, began)
 	}
 	e, err := setupEnv(ctx, logf, mode)
 	if err != nil {
@@ -206,6 +220,11 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 		}
 	}
 
+	return finish(res, o, began)
+}
+
+// finish summarises the results, prints the summary and writes the JSON.
+func finish(res *Results, o options, began time.Time) error {
 	res.Duration = time.Since(began).Round(time.Second).String()
 	res.Summary = summarize(res)
 	fmt.Println()
