@@ -82,7 +82,7 @@ func (e Extractive) Build(ctx context.Context, in Input) (Brief, error) {
 			}
 			hasText = true
 			c := cite(d, p)
-			paras := strings.Split(page, "\n")
+			paras := paragraphs(page)
 			bodyParties(ps, paras, c)
 			for si, s := range splitSentences(page) {
 				for _, dm := range findDates(s.text) {

@@ -9,6 +9,7 @@ package pdftext
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -16,18 +17,22 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
 )
 
-// Limits on the work Extract does for one input.
+// Default limits on the work Extract does for one input.
 const (
-	MaxSize     = 32 << 20  // bytes of PDF input
-	MaxPages    = 2000      // pages in the page tree
-	MaxPageText = 256 << 10 // bytes of extracted text kept per page
-	maxDepth    = 64        // nesting of the page tree
+	MaxSize      = 32 << 20  // bytes of PDF input
+	MaxPages     = 2000      // pages in the page tree
+	MaxDecoded   = 256 << 20 // decompressed bytes of content streams per document
+	MaxPageText  = 256 << 10 // bytes of extracted text kept per page
+	MaxDuration  = 2 * time.Minute
+	maxDepth     = 64   // nesting of the page tree
+	headerWithin = 1024 // the %PDF- header may follow this many bytes of junk
 )
 
 // Errors returned by Extract, always wrapped with context; test with errors.Is.
@@ -36,40 +41,126 @@ var (
 	ErrCorrupt   = errors.New("corrupt or unreadable PDF")
 	ErrEncrypted = errors.New("encrypted PDF")
 	ErrEmpty     = errors.New("PDF has no pages")
-	ErrTooLarge  = errors.New("PDF exceeds extraction limits")
+	// ErrTooLarge matches every *LimitError: the input is over one of the
+	// limits on size, pages, decompressed bytes or time.
+	ErrTooLarge = errors.New("PDF exceeds extraction limits")
 )
+
+// Limit names one of the limits of Limits.
+type Limit string
+
+// The limits a LimitError can name.
+const (
+	LimitSize    Limit = "size"    // bytes of input
+	LimitPages   Limit = "pages"   // pages in the page tree
+	LimitDecoded Limit = "decoded" // decompressed content-stream bytes
+	LimitTime    Limit = "time"    // wall time per document
+	LimitGlyphs  Limit = "glyphs"  // characters shown on one page
+)
+
+// LimitError reports which limit an input exceeded. errors.Is(err,
+// ErrTooLarge) holds for every LimitError; LimitTime also matches
+// context.DeadlineExceeded or context.Canceled, whichever ended the work.
+type LimitError struct {
+	Limit Limit
+	Max   int64 // the limit: bytes, pages, glyphs, or nanoseconds for LimitTime
+	cause error
+}
+
+func (e *LimitError) Error() string {
+	switch e.Limit {
+	case LimitTime:
+		if e.Max > 0 {
+			return fmt.Sprintf("extraction took longer than %v", time.Duration(e.Max))
+		}
+		return "extraction stopped: " + e.cause.Error()
+	case LimitSize, LimitDecoded:
+		return fmt.Sprintf("more than %d %s bytes", e.Max, map[Limit]string{LimitSize: "input", LimitDecoded: "decompressed content"}[e.Limit])
+	}
+	return fmt.Sprintf("more than %d %s", e.Max, e.Limit)
+}
+
+func (e *LimitError) Is(target error) bool { return target == ErrTooLarge }
+func (e *LimitError) Unwrap() error        { return e.cause }
+
+// Limits bound the work of one Extract call. A zero field takes the
+// default.
+type Limits struct {
+	Size    int64         // bytes of input (MaxSize)
+	Pages   int           // pages (MaxPages)
+	Decoded int64         // decompressed content-stream bytes (MaxDecoded)
+	Time    time.Duration // wall time (MaxDuration)
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Size <= 0 {
+		l.Size = MaxSize
+	}
+	if l.Pages <= 0 {
+		l.Pages = MaxPages
+	}
+	if l.Decoded <= 0 {
+		l.Decoded = MaxDecoded
+	}
+	if l.Time <= 0 {
+		l.Time = MaxDuration
+	}
+	return l
+}
+
+// timeoutError turns a context's error into a LimitError.
+func timeoutError(err error) error {
+	return &LimitError{Limit: LimitTime, cause: err}
+}
 
 // Document is the text of one PDF.
 type Document struct {
-	// Pages holds the normalised text of each page, in page order (index 0 is
-	// page 1). Paragraphs are separated by "\n"; lines within a paragraph are
-	// joined by a single space. A page with no text layer is "".
+	// Pages holds the text of each page, in page order (index 0 is page 1).
+	// Within a page, each line of text is one line ("\n"-terminated except
+	// the last), in reading order: top to bottom, left to right. An empty
+	// line separates paragraphs (a wider vertical gap, or a short line
+	// followed by another). Runs of white space within a line are one
+	// space; lines are trimmed. A page with no text layer, or whose content
+	// could not be read, is "".
 	Pages []string
-	// Note is empty, or a sentence about pages that yielded no text.
+	// Note is empty, or sentences about pages that yielded no text (no
+	// text layer) or could not be read (named by number, with the reason).
 	Note string
 }
 
-// Extract returns the text of every page of the PDF in data.
-func Extract(data []byte) (doc Document, err error) {
-	if len(data) > MaxSize {
-		return Document{}, fmt.Errorf("pdftext: input is %d bytes, limit %d: %w", len(data), MaxSize, ErrTooLarge)
+// Extract returns the text of every page of the PDF in data, within the
+// default limits.
+func Extract(data []byte) (Document, error) {
+	return ExtractContext(context.Background(), data, Limits{})
+}
+
+// ExtractContext is Extract with a context and limits. It never panics:
+// a page whose content cannot be read is left empty and named in the note;
+// whole-document failures are one of the package's error values.
+func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document, err error) {
+	lim = lim.withDefaults()
+	if int64(len(data)) > lim.Size {
+		return Document{}, fmt.Errorf("pdftext: input is %d bytes: %w", len(data), &LimitError{Limit: LimitSize, Max: lim.Size})
 	}
-	if !bytes.HasPrefix(data, []byte("%PDF-")) {
-		return Document{}, fmt.Errorf("pdftext: input does not start with %%PDF-: %w", ErrNotPDF)
+	if len(data) == 0 {
+		return Document{}, fmt.Errorf("pdftext: input is empty (0 bytes): %w", ErrNotPDF)
 	}
+	ctx, cancel := context.WithTimeout(ctx, lim.Time)
+	defer cancel()
 	defer func() {
 		if x := recover(); x != nil {
 			doc = Document{}
+			if a, ok := x.(abort); ok {
+				err = fmt.Errorf("pdftext: %w", a.err)
+				return
+			}
 			err = fmt.Errorf("pdftext: parser failed: %v: %w", x, ErrCorrupt)
 		}
 	}()
 
-	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	r, err := open(data)
 	if err != nil {
-		if errors.Is(err, pdf.ErrInvalidPassword) || strings.Contains(strings.ToLower(err.Error()), "encrypt") {
-			return Document{}, fmt.Errorf("pdftext: %v: %w", err, ErrEncrypted)
-		}
-		return Document{}, fmt.Errorf("pdftext: %v: %w", err, ErrCorrupt)
+		return Document{}, err
 	}
 	// The reader silently decrypts files whose user password is empty; the
 	// rail still treats every encrypted upload as encrypted.
@@ -81,7 +172,7 @@ func Extract(data []byte) (doc Document, err error) {
 	if root.Kind() != pdf.Dict {
 		return Document{}, fmt.Errorf("pdftext: document catalog has no page tree: %w", ErrCorrupt)
 	}
-	w := &treeWalker{}
+	w := &treeWalker{max: lim.Pages}
 	if err := w.walk(root, 0); err != nil {
 		return Document{}, err
 	}
@@ -89,40 +180,141 @@ func Extract(data []byte) (doc Document, err error) {
 		return Document{}, fmt.Errorf("pdftext: page tree is empty: %w", ErrEmpty)
 	}
 
+	b := &budget{ctx: ctx, left: lim.Decoded, max: lim.Decoded}
 	doc.Pages = make([]string, len(w.pages))
 	var blank []int
+	var failed []pageError
 	for i, p := range w.pages {
-		text, err := pageText(p)
-		if err != nil {
-			return Document{}, fmt.Errorf("pdftext: page %d: %v: %w", i+1, err, ErrCorrupt)
+		if err := ctx.Err(); err != nil {
+			return Document{}, fmt.Errorf("pdftext: page %d: %w", i+1, limitTime(err, lim))
 		}
-		doc.Pages[i] = text
-		if text == "" {
+		text, err := pageText(ctx, b, p)
+		var le *LimitError
+		switch {
+		case errors.As(err, &le) && le.Limit != LimitGlyphs:
+			if le.Limit == LimitTime {
+				err = limitTime(le.cause, lim)
+			}
+			return Document{}, fmt.Errorf("pdftext: page %d: %w", i+1, err)
+		case err != nil:
+			failed = append(failed, pageError{i + 1, err})
+		case text == "":
 			blank = append(blank, i+1)
 		}
+		doc.Pages[i] = text
 	}
-	doc.Note = blankNote(blank, len(doc.Pages))
+	if len(failed) == len(doc.Pages) {
+		return Document{}, fmt.Errorf("pdftext: no page could be read: page %d: %v: %w", failed[0].page, failed[0].err, ErrCorrupt)
+	}
+	doc.Note = joinNotes(blankNote(blank, len(doc.Pages)), failedNote(failed))
 	return doc, nil
 }
 
+func limitTime(cause error, lim Limits) error {
+	return &LimitError{Limit: LimitTime, Max: int64(lim.Time), cause: cause}
+}
+
+// open finds the %PDF- header within the first 1,024 bytes and opens the
+// file. Bytes before the header are ignored; cross-reference offsets are
+// taken as counted from the header (what producers that prepend bytes
+// mean) and, failing that, from the start of the input. A missing or
+// misplaced %%EOF marker and a header version the parser does not know
+// (such as PDF 2.0) are tolerated.
+func open(data []byte) (*pdf.Reader, error) {
+	at := bytes.Index(data[:min(len(data), headerWithin+len("%PDF-"))], []byte("%PDF-"))
+	if at < 0 {
+		what := "does not contain %PDF- in its first 1024 bytes"
+		if looksLikeHTML(data) {
+			what = "is HTML, not a PDF"
+		}
+		return nil, fmt.Errorf("pdftext: input %s: %w", what, ErrNotPDF)
+	}
+	r, err := openAt(fixTail(fixHeader(data[at:])))
+	if err != nil && at >= 10 {
+		// Offsets counted from the start of the input: keep the junk's
+		// length but turn it into a header line and a comment.
+		d := bytes.Clone(data)
+		copy(d, "%PDF-1.7\n%")
+		for i := 10; i < at; i++ {
+			if d[i] == '\r' || d[i] == '\n' {
+				d[i] = ' '
+			}
+		}
+		if r2, err2 := openAt(fixTail(d)); err2 == nil {
+			return r2, nil
+		}
+	}
+	return r, err
+}
+
+func openAt(data []byte) (r *pdf.Reader, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			r, err = nil, fmt.Errorf("pdftext: parser failed: %v: %w", x, ErrCorrupt)
+		}
+	}()
+	r, err = pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		if errors.Is(err, pdf.ErrInvalidPassword) || strings.Contains(strings.ToLower(err.Error()), "encrypt") {
+			return nil, fmt.Errorf("pdftext: %v: %w", err, ErrEncrypted)
+		}
+		return nil, fmt.Errorf("pdftext: %v: %w", err, ErrCorrupt)
+	}
+	return r, nil
+}
+
+// fixHeader gives the parser the header line it insists on
+// ("%PDF-1.0" to "%PDF-1.7" then an end of line), copying data only when
+// the header differs.
+func fixHeader(data []byte) []byte {
+	if len(data) < 9 {
+		return data
+	}
+	if bytes.HasPrefix(data, []byte("%PDF-1.")) && data[7] >= '0' && data[7] <= '7' && (data[8] == '\r' || data[8] == '\n') {
+		return data
+	}
+	d := bytes.Clone(data)
+	copy(d, "%PDF-1.7\n")
+	return d
+}
+
+// fixTail makes the input end with %%EOF: bytes after the last marker are
+// cut, and a file without one gets it appended.
+func fixTail(data []byte) []byte {
+	tail := bytes.TrimRight(data[max(0, len(data)-100):], "\r\n\t \x00")
+	if bytes.HasSuffix(tail, []byte("%%EOF")) {
+		return data
+	}
+	if i := bytes.LastIndex(data, []byte("%%EOF")); i >= 0 && bytes.Contains(data[max(0, i-1024):i], []byte("startxref")) {
+		return data[:i+len("%%EOF")]
+	}
+	return append(bytes.Clone(data), "\n%%EOF\n"...)
+}
+
+func looksLikeHTML(data []byte) bool {
+	head := bytes.ToLower(bytes.TrimSpace(data[:min(len(data), 512)]))
+	return bytes.HasPrefix(head, []byte("<!doctype html")) || bytes.HasPrefix(head, []byte("<html")) || bytes.Contains(head, []byte("<head")) || bytes.Contains(head, []byte("<body"))
+}
+
 // treeWalker collects leaf pages from the page tree, in order, refusing
-// cycles (by bounding depth and visits) and documents over MaxPages.
+// cycles (by bounding depth and visits) and documents over max pages.
 type treeWalker struct {
-	pages  []pdf.Page
+	pages  []pdf.Value
 	visits int
+	max    int
 }
 
 func (w *treeWalker) walk(node pdf.Value, depth int) error {
 	w.visits++
-	if depth > maxDepth || w.visits > 4*MaxPages+64 {
+	if depth > maxDepth || w.visits > 4*w.max+64 {
 		return fmt.Errorf("pdftext: page tree too deep or cyclic: %w", ErrCorrupt)
 	}
 	switch {
 	case node.Key("Type").Name() == "Page":
-		if len(w.pages) >= MaxPages {
-			return fmt.Errorf("pdftext: more than %d pages: %w", MaxPages, ErrTooLarge)
+		if len(w.pages) >= w.max {
+			return fmt.Errorf("pdftext: page tree: %w", &LimitError{Limit: LimitPages, Max: int64(w.max)})
 		}
-		w.pages = append(w.pages, pdf.Page{V: node})
+		w.pages = append(w.pages, node)
 	case node.Key("Kids").Kind() == pdf.Array:
 		kids := node.Key("Kids")
 		for i := 0; i < kids.Len(); i++ {
@@ -130,28 +322,44 @@ func (w *treeWalker) walk(node pdf.Value, depth int) error {
 				return err
 			}
 		}
+	case node.Key("Contents").Kind() != pdf.Null && node.Key("Type").Kind() == pdf.Null:
+		// A leaf without /Type that has content: a page all the same.
+		if len(w.pages) >= w.max {
+			return fmt.Errorf("pdftext: page tree: %w", &LimitError{Limit: LimitPages, Max: int64(w.max)})
+		}
+		w.pages = append(w.pages, node)
 	}
 	return nil
 }
 
-// pageText lays out the glyphs of one page as lines and paragraphs.
-func pageText(p pdf.Page) (text string, err error) {
+// pageError is a page whose content could not be read.
+type pageError struct {
+	page int
+	err  error
+}
+
+// pageText lays out the glyphs of one page as lines and paragraphs. A panic
+// in the parser fails this page only; an abort (a document limit) is
+// returned as its error.
+func pageText(ctx context.Context, b *budget, p pdf.Value) (text string, err error) {
+	in := &interp{ctx: ctx, b: b}
 	defer func() {
 		if x := recover(); x != nil {
+			if a, ok := x.(abort); ok {
+				text, err = "", a.err
+				return
+			}
 			text, err = "", fmt.Errorf("content stream: %v", x)
 		}
 	}()
-	if p.V.Key("Contents").Kind() == pdf.Null {
-		return "", nil
-	}
-	return layout(p.Content().Text), nil
+	return layout(in.page(p)), nil
 }
 
 // run is a stretch of glyphs shown consecutively on one baseline.
 type run struct {
 	x, y, size float64
-	end        float64 // x after the last glyph, when glyph widths are known
-	widthsOK   bool
+	end        float64 // x after the last glyph
+	exact      bool    // glyph widths are known, so gaps can be measured
 	text       strings.Builder
 }
 
@@ -160,46 +368,90 @@ type line struct {
 	runs    []*run
 }
 
-// layout groups glyphs into runs, runs into lines (top to bottom, left to
-// right), and lines into paragraphs separated by wider vertical gaps.
-func layout(glyphs []pdf.Text) string {
+// Thresholds, in units of the font size.
+const (
+	wordGap      = 0.15 // a gap wider than this between glyphs is a space
+	baselineSlop = 0.3  // glyphs this close vertically share a line
+)
+
+// layout lays out a page's glyphs: each writing direction separately, the
+// page's main direction first.
+func layout(glyphs []glyph) string {
+	var byDir [4][]glyph
+	dir := 0
+	for _, g := range glyphs {
+		dx, dy := g.ex-g.x, g.ey-g.y
+		switch {
+		case math.Abs(dx) < 1e-6 && math.Abs(dy) < 1e-6:
+			// zero advance: keep the direction of the glyph before
+		case math.Abs(dx) >= math.Abs(dy) && dx > 0:
+			dir = 0
+		case math.Abs(dx) >= math.Abs(dy):
+			dir = 2
+		case dy > 0:
+			dir = 1
+		default:
+			dir = 3
+		}
+		byDir[dir] = append(byDir[dir], rotate(g, dir))
+	}
+	order := []int{0, 1, 2, 3}
+	sort.SliceStable(order, func(i, j int) bool { return len(byDir[order[i]]) > len(byDir[order[j]]) })
+	var parts []string
+	for _, d := range order {
+		if s := layoutDir(byDir[d]); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	s := strings.Join(parts, "\n\n")
+	if len(s) > MaxPageText {
+		s = strings.TrimSpace(strings.ToValidUTF8(s[:MaxPageText], ""))
+	}
+	return s
+}
+
+// rotate turns a glyph of direction dir into the frame where its text runs
+// left to right.
+func rotate(g glyph, dir int) glyph {
+	f := func(x, y float64) (float64, float64) {
+		switch dir {
+		case 1:
+			return y, -x
+		case 2:
+			return -x, -y
+		case 3:
+			return -y, x
+		}
+		return x, y
+	}
+	g.x, g.y = f(g.x, g.y)
+	g.ex, g.ey = f(g.ex, g.ey)
+	return g
+}
+
+// layoutDir groups glyphs into runs, runs into lines (top to bottom, left
+// to right), and marks paragraph breaks with an empty line.
+func layoutDir(glyphs []glyph) string {
 	var runs []*run
 	var cur *run
+	total := 0
 	for _, g := range glyphs {
-		if !finite(g.X) || !finite(g.Y) || !finite(g.W) || !finite(g.FontSize) {
-			continue
-		}
-		if g.S == "\n" || g.S == "\r" {
-			cur = nil
-			continue
-		}
-		size := math.Abs(g.FontSize)
-		if size < 1 {
-			size = 1
-		}
-		if cur != nil && math.Abs(g.Y-cur.y) <= 0.3*size && g.X >= cur.x-0.5 {
-			if cur.widthsOK && g.X-cur.end > 0.2*size {
-				cur.text.WriteByte(' ')
-			}
-			if cur.widthsOK && g.X < cur.end-size {
-				cur = nil // jumped back along the line: a separate run
-			}
-		} else {
-			cur = nil
-		}
-		if cur == nil {
-			cur = &run{x: g.X, y: g.Y, size: size, end: g.X, widthsOK: true}
-			runs = append(runs, cur)
-		}
-		cur.text.WriteString(g.S)
-		if g.W > 0 {
-			cur.end = g.X + g.W
-		} else {
-			cur.widthsOK = false
-		}
-		if cur.text.Len() > MaxPageText {
+		size := math.Max(g.size, 1)
+		if total > MaxPageText {
 			break
 		}
+		total += len(g.s)
+		if cur != nil && math.Abs(g.y-cur.y) <= baselineSlop*size && g.x >= cur.end-0.5*size {
+			if (cur.exact && g.exact && g.x-cur.end > wordGap*size) || (!g.exact && g.x-cur.end > 0.5*size) {
+				cur.text.WriteByte(' ')
+			}
+		} else {
+			cur = &run{x: g.x, y: g.y, size: size, exact: true}
+			runs = append(runs, cur)
+		}
+		cur.text.WriteString(g.s)
+		cur.end = math.Max(g.ex, g.x)
+		cur.exact = cur.exact && g.exact
 	}
 
 	// Lines: sort runs top to bottom (stable, so equal positions keep stream
@@ -208,7 +460,7 @@ func layout(glyphs []pdf.Text) string {
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].y > runs[j].y })
 	var lines []*line
 	for _, r := range runs {
-		if n := len(lines); n > 0 && math.Abs(lines[n-1].y-r.y) <= 0.3*math.Max(lines[n-1].size, r.size) {
+		if n := len(lines); n > 0 && math.Abs(lines[n-1].y-r.y) <= baselineSlop*math.Max(lines[n-1].size, r.size) {
 			lines[n-1].runs = append(lines[n-1].runs, r)
 			lines[n-1].size = math.Max(lines[n-1].size, r.size)
 			continue
@@ -216,11 +468,11 @@ func layout(glyphs []pdf.Text) string {
 		lines = append(lines, &line{y: r.y, size: r.size, runs: []*run{r}})
 	}
 
-	// Paragraphs: a line continues the previous one when the previous line is
-	// "full" (close to the longest line on the page, so it was wrapped) and
-	// the gap between them is ordinary line spacing. Anything else (short
-	// lines such as headings, caption and signature lines, or a wide gap)
-	// starts a new paragraph.
+	// Paragraphs: a line continues the paragraph of the line before when
+	// that line is "full" (close to the longest line on the page, so it was
+	// wrapped) and the gap between them is ordinary line spacing. Anything
+	// else (short lines such as headings, caption and signature lines, or a
+	// wide gap) starts a new paragraph.
 	type textLine struct {
 		s       string
 		y, size float64
@@ -235,14 +487,11 @@ func layout(glyphs []pdf.Text) string {
 		for i, r := range l.runs {
 			if i > 0 {
 				prev := l.runs[i-1]
-				if !prev.widthsOK || !r.widthsOK || r.x-prev.end > 0.2*r.size {
+				if !prev.exact || !r.exact || r.x-prev.end > wordGap*r.size {
 					b.WriteByte(' ')
 				}
 			}
 			b.WriteString(r.text.String())
-			if b.Len() > MaxPageText {
-				break
-			}
 		}
 		s := normalise(b.String())
 		if s == "" {
@@ -268,9 +517,9 @@ func layout(glyphs []pdf.Text) string {
 			gap := prev.y - l.y
 			full := float64(prev.n) >= 0.7*float64(maxChars)
 			if full && gap > 0 && gap <= spacing*math.Max(prev.size, l.size) {
-				out.WriteByte(' ')
-			} else {
 				out.WriteByte('\n')
+			} else {
+				out.WriteString("\n\n")
 			}
 		}
 		out.WriteString(l.s)
@@ -278,11 +527,7 @@ func layout(glyphs []pdf.Text) string {
 			break
 		}
 	}
-	s := out.String()
-	if len(s) > MaxPageText {
-		s = strings.ToValidUTF8(s[:MaxPageText], "")
-	}
-	return s
+	return out.String()
 }
 
 // normalise makes text valid UTF-8, turns control characters and any run of
@@ -303,6 +548,37 @@ func normalise(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// joinNotes joins the non-empty notes with "; ".
+func joinNotes(notes ...string) string {
+	var ns []string
+	for _, n := range notes {
+		if n != "" {
+			ns = append(ns, n)
+		}
+	}
+	return strings.Join(ns, "; ")
+}
+
+// failedNote names the pages whose content could not be read.
+func failedNote(failed []pageError) string {
+	if len(failed) == 0 {
+		return ""
+	}
+	pages := make([]int, len(failed))
+	for i, f := range failed {
+		pages[i] = f.page
+	}
+	what := "page " + ranges(pages)
+	if len(pages) > 1 {
+		what = "pages " + ranges(pages)
+	}
+	reason := failed[0].err.Error()
+	if len(reason) > 120 {
+		reason = strings.ToValidUTF8(reason[:120], "") + "…"
+	}
+	return "could not read the content of " + what + " (" + reason + "); the other pages were extracted"
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

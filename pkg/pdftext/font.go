@@ -1,0 +1,407 @@
+package pdftext
+
+import (
+	"math"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/ledongthuc/pdf"
+)
+
+// font is what the interpreter needs of a PDF font: how to cut a shown
+// string into character codes, the text of each code and its advance width
+// in text space units per unit of font size.
+type font struct {
+	codeLen   func(s string) int // bytes of the next code in s
+	toUnicode map[string]string  // code bytes -> text, from /ToUnicode
+	simple    pdf.TextEncoding   // single-byte fonts without (or with a partial) ToUnicode
+	widths    map[int]float64    // code -> width in glyph units
+	dw        float64            // default width in glyph units
+	scale     float64            // glyph units -> text space (1/1000, or FontMatrix for Type3)
+	widthsOK  bool               // widths come from the file, not a guess
+	twoByte   bool               // composite (Type0) font
+}
+
+// maxWidthEntries bounds the /W and /Widths arrays read per font.
+const maxWidthEntries = 1 << 16
+
+// loadFont reads a font dictionary; budget accounts for the bytes of its
+// ToUnicode CMap.
+func loadFont(v pdf.Value, b *budget) *font {
+	f := &font{scale: 0.001, dw: 0, widths: map[int]float64{}}
+	subtype := v.Key("Subtype").Name()
+	if subtype == "Type3" {
+		if m := v.Key("FontMatrix"); m.Kind() == pdf.Array && m.Len() >= 1 {
+			if s := m.Index(0).Float64(); finite(s) && s != 0 {
+				f.scale = math.Abs(s)
+			}
+		}
+	}
+	if subtype == "Type0" {
+		f.twoByte = true
+		f.codeLen = func(s string) int { return min(2, len(s)) }
+		desc := v.Key("DescendantFonts").Index(0)
+		f.dw = 1000
+		if dw := desc.Key("DW"); dw.Kind() == pdf.Integer || dw.Kind() == pdf.Real {
+			f.dw = dw.Float64()
+		}
+		readCIDWidths(desc.Key("W"), f.widths)
+		f.widthsOK = true
+	} else {
+		f.codeLen = func(s string) int { return min(1, len(s)) }
+		first := int(v.Key("FirstChar").Int64())
+		ws := v.Key("Widths")
+		n := min(ws.Len(), maxWidthEntries)
+		for i := 0; i < n; i++ {
+			f.widths[first+i] = ws.Index(i).Float64()
+		}
+		f.widthsOK = n > 0
+		f.dw = v.Key("FontDescriptor").Key("MissingWidth").Float64()
+		if !f.widthsOK {
+			// No widths in the file: advance by an average width so that
+			// glyphs still move along the line, and trust measured gaps
+			// only where the average is exact (Courier).
+			f.dw, f.widthsOK = standardWidth(v.Key("BaseFont").Name())
+		}
+		f.simple = simpleEncoding(v)
+	}
+	if tu := v.Key("ToUnicode"); tu.Kind() == pdf.Stream {
+		if cm, lens := readToUnicode(tu, v, b); len(cm) > 0 {
+			f.toUnicode = cm
+			if f.twoByte && len(lens) > 0 {
+				f.codeLen = codeLenFunc(lens)
+			}
+		}
+	}
+	return f
+}
+
+// standardWidth is an average advance (glyph units) for a font without
+// /Widths, such as the standard 14 fonts, and whether it is exact: it is for
+// monospaced Courier only.
+func standardWidth(base string) (float64, bool) {
+	if i := strings.IndexByte(base, '+'); i >= 0 {
+		base = base[i+1:]
+	}
+	switch {
+	case strings.HasPrefix(base, "Courier"):
+		return 600, true
+	case strings.HasPrefix(base, "Helvetica"), strings.HasPrefix(base, "Arial"):
+		return 556, false
+	}
+	return 500, false
+}
+
+// readCIDWidths parses a CIDFont /W array: c [w1 w2 ...] or c1 c2 w.
+func readCIDWidths(w pdf.Value, out map[int]float64) {
+	n := w.Len()
+	entries := 0
+	for i := 0; i < n && entries < maxWidthEntries; {
+		c := int(w.Index(i).Int64())
+		if i+1 >= n {
+			return
+		}
+		next := w.Index(i + 1)
+		if next.Kind() == pdf.Array {
+			for j := 0; j < next.Len() && entries < maxWidthEntries; j++ {
+				out[c+j] = next.Index(j).Float64()
+				entries++
+			}
+			i += 2
+			continue
+		}
+		if i+2 >= n {
+			return
+		}
+		hi := int(next.Int64())
+		wd := w.Index(i + 2).Float64()
+		for c2 := c; c2 <= hi && entries < maxWidthEntries; c2++ {
+			out[c2] = wd
+			entries++
+		}
+		i += 3
+	}
+}
+
+// codeLenFunc cuts codes by the lengths of the CMap's code space ranges,
+// trying the shortest that has a mapping first.
+func codeLenFunc(lens map[int]bool) func(string) int {
+	var ls []int
+	for l := 1; l <= 4; l++ {
+		if lens[l] {
+			ls = append(ls, l)
+		}
+	}
+	if len(ls) == 1 {
+		l := ls[0]
+		return func(s string) int { return min(l, len(s)) }
+	}
+	return func(s string) int { return min(2, len(s)) }
+}
+
+// each cuts s into codes and returns each code's text and width (glyph
+// units).
+func (f *font) each(s string, fn func(code int, text string, w float64, space bool)) {
+	for len(s) > 0 {
+		n := f.codeLen(s)
+		if n <= 0 {
+			n = 1
+		}
+		raw := s[:n]
+		s = s[n:]
+		code := 0
+		for i := 0; i < len(raw); i++ {
+			code = code<<8 | int(raw[i])
+		}
+		text, ok := f.toUnicode[raw]
+		if !ok {
+			if f.simple != nil {
+				text = f.simple.Decode(raw)
+			} else {
+				text = ""
+			}
+		}
+		w, ok := f.widths[code]
+		if !ok {
+			w = f.dw
+		}
+		fn(code, text, w, n == 1 && code == 32)
+	}
+}
+
+// readToUnicode parses the bfchar and bfrange sections of a ToUnicode CMap
+// and the lengths of its code space ranges. The CMap's PostScript prologue
+// ("/CIDInit /ProcSet findresource begin") needs a dictionary to begin: the
+// font's own dictionary, scratch, serves (the interpreter defines a few
+// CMap keys in it, which nothing reads).
+func readToUnicode(v, scratch pdf.Value, b *budget) (map[string]string, map[int]bool) {
+	if !b.consume(v) {
+		return nil, nil
+	}
+	m := map[string]string{}
+	lens := map[int]bool{}
+	const maxMappings = 1 << 16
+	n := -1 // the count given to the last begin... operator
+	pop := func(stk *pdf.Stack, k int) []pdf.Value {
+		c := stk.Len()
+		if n >= 0 {
+			c = min(c, k*n)
+		}
+		args := make([]pdf.Value, c)
+		for i := c - 1; i >= 0; i-- {
+			args[i] = stk.Pop()
+		}
+		n = -1
+		return args
+	}
+	pdf.Interpret(v, func(stk *pdf.Stack, op string) {
+		switch op {
+		case "findresource":
+			stk.Pop()
+			stk.Pop()
+			if scratch.Kind() == pdf.Dict {
+				stk.Push(scratch)
+			}
+		case "dup":
+			if stk.Len() > 0 {
+				top := stk.Pop()
+				stk.Push(top)
+				stk.Push(top)
+			}
+		case "defineresource":
+			stk.Pop()
+			val := stk.Pop()
+			stk.Pop()
+			stk.Push(val)
+		case "begincodespacerange", "beginbfchar", "beginbfrange", "begincidchar", "begincidrange", "beginnotdefchar", "beginnotdefrange":
+			n = int(stk.Pop().Int64())
+		case "endcodespacerange":
+			args := pop(stk, 2)
+			for i := 0; i+1 < len(args); i += 2 {
+				lens[len(args[i].RawString())] = true
+			}
+		case "endcidchar", "endnotdefchar":
+			pop(stk, 2)
+		case "endcidrange", "endnotdefrange":
+			pop(stk, 3)
+		case "endbfchar":
+			args := pop(stk, 2)
+			for i := 0; i+1 < len(args) && len(m) < maxMappings; i += 2 {
+				m[args[i].RawString()] = utf16BE(args[i+1].RawString())
+			}
+		case "endbfrange":
+			args := pop(stk, 3)
+			for i := 0; i+2 < len(args) && len(m) < maxMappings; i += 3 {
+				lo, hi, dst := args[i].RawString(), args[i+1].RawString(), args[i+2]
+				if len(lo) == 0 || len(lo) != len(hi) || len(lo) > 4 {
+					continue
+				}
+				l, h := codeInt(lo), codeInt(hi)
+				if h < l || h-l > maxMappings {
+					continue
+				}
+				for c := l; c <= h && len(m) < maxMappings; c++ {
+					key := codeBytes(c, len(lo))
+					switch dst.Kind() {
+					case pdf.Array:
+						if c-l < dst.Len() {
+							m[key] = utf16BE(dst.Index(c - l).RawString())
+						}
+					case pdf.String:
+						m[key] = utf16BE(addToLast(dst.RawString(), c-l))
+					}
+				}
+			}
+		}
+	})
+	return m, lens
+}
+
+func popAll(stk *pdf.Stack) []pdf.Value {
+	n := stk.Len()
+	args := make([]pdf.Value, n)
+	for i := n - 1; i >= 0; i-- {
+		args[i] = stk.Pop()
+	}
+	return args
+}
+
+func codeInt(s string) int {
+	c := 0
+	for i := 0; i < len(s); i++ {
+		c = c<<8 | int(s[i])
+	}
+	return c
+}
+
+func codeBytes(c, n int) string {
+	b := make([]byte, n)
+	for i := n - 1; i >= 0; i-- {
+		b[i] = byte(c)
+		c >>= 8
+	}
+	return string(b)
+}
+
+// addToLast adds d to the last byte pair (UTF-16 unit) of a bfrange
+// destination.
+func addToLast(s string, d int) string {
+	if len(s) < 2 {
+		return s
+	}
+	b := []byte(s)
+	u := int(b[len(b)-2])<<8 | int(b[len(b)-1])
+	u += d
+	b[len(b)-2], b[len(b)-1] = byte(u>>8), byte(u)
+	return string(b)
+}
+
+// utf16BE decodes a CMap destination string (UTF-16BE, possibly with
+// surrogate pairs or several characters, e.g. a ligature).
+func utf16BE(s string) string {
+	if len(s)%2 == 1 {
+		if utf8.ValidString(s) {
+			return s
+		}
+		s = s[:len(s)-1]
+	}
+	u := make([]uint16, len(s)/2)
+	for i := range u {
+		u[i] = uint16(s[2*i])<<8 | uint16(s[2*i+1])
+	}
+	return string(utf16.Decode(u))
+}
+
+// simpleEncoding decodes the single-byte codes of a simple font. The
+// parser's encoder handles WinAnsi, MacRoman and /Differences; this adds
+// what it leaves as raw bytes: StandardEncoding, the built-in encoding of
+// a Type 1 font without /Encoding (quotes, dashes, ligatures), and a
+// /Differences dictionary's /BaseEncoding.
+func simpleEncoding(v pdf.Value) pdf.TextEncoding {
+	fv := pdf.Font{V: v}
+	enc := v.Key("Encoding")
+	base := pdf.TextEncoding(fv.Encoder())
+	var fallback *[256]rune
+	switch enc.Kind() {
+	case pdf.Null:
+		if v.Key("ToUnicode").Kind() != pdf.Null || v.Key("FontDescriptor").Key("Flags").Int64()&4 != 0 {
+			return base // mapped by ToUnicode, or a symbolic font
+		}
+		return &tableEncoding{table: &standardEncoding}
+	case pdf.Dict:
+		switch enc.Key("BaseEncoding").Name() {
+		case "WinAnsiEncoding":
+			fallback = &winAnsiHigh
+		case "MacRomanEncoding":
+			fallback = nil
+		default:
+			if v.Key("FontDescriptor").Key("Flags").Int64()&4 == 0 {
+				fallback = &standardEncoding
+			}
+		}
+	}
+	if fallback == nil {
+		return base
+	}
+	return &tableEncoding{table: fallback, first: base}
+}
+
+// tableEncoding decodes bytes by first (when it maps the byte to something
+// else than itself) and otherwise by table (when it has an entry).
+type tableEncoding struct {
+	table *[256]rune
+	first pdf.TextEncoding
+}
+
+func (e *tableEncoding) Decode(raw string) string {
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if e.first != nil {
+			if s := e.first.Decode(raw[i : i+1]); s != string(rune(c)) {
+				b.WriteString(s)
+				continue
+			}
+		}
+		if r := e.table[c]; r != 0 {
+			b.WriteRune(r)
+		} else {
+			b.WriteRune(rune(c))
+		}
+	}
+	return b.String()
+}
+
+// standardEncoding holds Adobe StandardEncoding where it differs from
+// Latin-1; zero means "same as Latin-1".
+var standardEncoding = func() (t [256]rune) {
+	for c, r := range map[byte]rune{
+		0x27: '’', 0x60: '‘',
+		0xA1: '¡', 0xA2: '¢', 0xA3: '£', 0xA4: '⁄', 0xA5: '¥', 0xA6: 'ƒ', 0xA7: '§', 0xA8: '¤',
+		0xA9: '\'', 0xAA: '“', 0xAB: '«', 0xAC: '‹', 0xAD: '›', 0xAE: 'ﬁ', 0xAF: 'ﬂ',
+		0xB1: '–', 0xB2: '†', 0xB3: '‡', 0xB4: '·', 0xB6: '¶', 0xB7: '•', 0xB8: '‚', 0xB9: '„',
+		0xBA: '”', 0xBB: '»', 0xBC: '…', 0xBD: '‰', 0xBF: '¿',
+		0xC1: '`', 0xC2: '´', 0xC3: 'ˆ', 0xC4: '˜', 0xC5: '¯', 0xC6: '˘', 0xC7: '˙', 0xC8: '¨',
+		0xCA: '˚', 0xCB: '¸', 0xCD: '˝', 0xCE: '˛', 0xCF: 'ˇ', 0xD0: '—',
+		0xE1: 'Æ', 0xE3: 'ª', 0xE8: 'Ł', 0xE9: 'Ø', 0xEA: 'Œ', 0xEB: 'º',
+		0xF1: 'æ', 0xF5: 'ı', 0xF8: 'ł', 0xF9: 'ø', 0xFA: 'œ', 0xFB: 'ß',
+	} {
+		t[c] = r
+	}
+	return t
+}()
+
+// winAnsiHigh holds WinAnsiEncoding's 0x80-0x9F, where it differs from
+// Latin-1.
+var winAnsiHigh = func() (t [256]rune) {
+	for c, r := range map[byte]rune{
+		0x80: '€', 0x82: '‚', 0x83: 'ƒ', 0x84: '„', 0x85: '…', 0x86: '†', 0x87: '‡', 0x88: 'ˆ',
+		0x89: '‰', 0x8A: 'Š', 0x8B: '‹', 0x8C: 'Œ', 0x8E: 'Ž', 0x91: '‘', 0x92: '’', 0x93: '“',
+		0x94: '”', 0x95: '•', 0x96: '–', 0x97: '—', 0x98: '˜', 0x99: '™', 0x9A: 'š', 0x9B: '›',
+		0x9C: 'œ', 0x9E: 'ž', 0x9F: 'Ÿ',
+	} {
+		t[c] = r
+	}
+	return t
+}()
