@@ -62,7 +62,7 @@ type interp struct {
 
 const (
 	maxFormDepth   = 8       // nesting of form XObjects
-	maxPageGlyphs  = 1 << 20 // glyphs kept per page
+	maxPageGlyphs  = 1 << 18 // glyphs kept per page
 	maxGStateDepth = 256     // q nesting
 )
 

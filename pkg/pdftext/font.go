@@ -21,6 +21,7 @@ type font struct {
 	scale     float64            // glyph units -> text space (1/1000, or FontMatrix for Type3)
 	widthsOK  bool               // widths come from the file, not a guess
 	twoByte   bool               // composite (Type0) font
+	byteText  [256]*string       // decoded single-byte codes, filled on first use
 }
 
 // maxWidthEntries bounds the /W and /Widths arrays read per font.
@@ -154,12 +155,17 @@ func (f *font) each(s string, fn func(code int, text string, w float64, space bo
 		for i := 0; i < len(raw); i++ {
 			code = code<<8 | int(raw[i])
 		}
-		text, ok := f.toUnicode[raw]
-		if !ok {
-			if f.simple != nil {
-				text = f.simple.Decode(raw)
-			} else {
-				text = ""
+		var text string
+		if n == 1 && f.byteText[raw[0]] != nil {
+			text = *f.byteText[raw[0]]
+		} else {
+			t, ok := f.toUnicode[raw]
+			if !ok && f.simple != nil {
+				t = f.simple.Decode(raw)
+			}
+			text = t
+			if n == 1 {
+				f.byteText[raw[0]] = &t
 			}
 		}
 		w, ok := f.widths[code]

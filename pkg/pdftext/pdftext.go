@@ -181,6 +181,7 @@ func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document,
 	}
 
 	b := &budget{ctx: ctx, left: lim.Decoded, max: lim.Decoded}
+	var sc scratch
 	doc.Pages = make([]string, len(w.pages))
 	var blank []int
 	var failed []pageError
@@ -188,7 +189,7 @@ func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document,
 		if err := ctx.Err(); err != nil {
 			return Document{}, fmt.Errorf("pdftext: page %d: %w", i+1, limitTime(err, lim))
 		}
-		text, err := pageText(ctx, b, p)
+		text, err := pageText(ctx, b, p, &sc)
 		var le *LimitError
 		switch {
 		case errors.As(err, &le) && le.Limit != LimitGlyphs:
@@ -341,8 +342,9 @@ type pageError struct {
 // pageText lays out the glyphs of one page as lines and paragraphs. A panic
 // in the parser fails this page only; an abort (a document limit) is
 // returned as its error.
-func pageText(ctx context.Context, b *budget, p pdf.Value) (text string, err error) {
-	in := &interp{ctx: ctx, b: b}
+func pageText(ctx context.Context, b *budget, p pdf.Value, sc *scratch) (text string, err error) {
+	in := &interp{ctx: ctx, b: b, glyphs: sc.glyphs[:0]}
+	defer func() { sc.glyphs = in.glyphs[:0] }()
 	defer func() {
 		if x := recover(); x != nil {
 			if a, ok := x.(abort); ok {
@@ -352,7 +354,12 @@ func pageText(ctx context.Context, b *budget, p pdf.Value) (text string, err err
 			text, err = "", fmt.Errorf("content stream: %v", x)
 		}
 	}()
-	return layout(in.page(p)), nil
+	return layout(in.page(p), sc), nil
+}
+
+// scratch holds buffers reused from page to page of one document.
+type scratch struct {
+	glyphs, byDir []glyph
 }
 
 // run is a stretch of glyphs shown consecutively on one baseline.
@@ -376,10 +383,11 @@ const (
 
 // layout lays out a page's glyphs: each writing direction separately, the
 // page's main direction first.
-func layout(glyphs []glyph) string {
-	var byDir [4][]glyph
+func layout(glyphs []glyph, sc *scratch) string {
+	var count [4]int
+	dirs := make([]uint8, len(glyphs))
 	dir := 0
-	for _, g := range glyphs {
+	for i, g := range glyphs {
 		dx, dy := g.ex-g.x, g.ey-g.y
 		switch {
 		case math.Abs(dx) < 1e-6 && math.Abs(dy) < 1e-6:
@@ -393,7 +401,21 @@ func layout(glyphs []glyph) string {
 		default:
 			dir = 3
 		}
-		byDir[dir] = append(byDir[dir], rotate(g, dir))
+		dirs[i] = uint8(dir)
+		count[dir]++
+	}
+	// Group the glyphs by direction (stable), rotated into a frame where
+	// their text runs left to right.
+	sc.byDir = slices.Grow(sc.byDir[:0], len(glyphs))[:len(glyphs)]
+	var byDir [4][]glyph
+	at := 0
+	for d := range byDir {
+		byDir[d] = sc.byDir[at : at : at+count[d]]
+		at += count[d]
+	}
+	for i, g := range glyphs {
+		d := dirs[i]
+		byDir[d] = append(byDir[d], rotate(g, int(d)))
 	}
 	order := []int{0, 1, 2, 3}
 	sort.SliceStable(order, func(i, j int) bool { return len(byDir[order[i]]) > len(byDir[order[j]]) })
