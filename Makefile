@@ -25,9 +25,19 @@ help:
 	@echo "make sam-build / make deploy   AWS SAM build and deploy"
 
 # moto_server and cfn-lint come from PyPI; install them when missing.
+# pdftotext (Debian's poppler-utils) is the reference text pkg/pdftext's
+# recall test measures against; tests only, never shipped. apt-get as root,
+# or through sudo when there is one.
 tools:
 	@command -v moto_server >/dev/null 2>&1 || { echo "installing moto[server] (pip)"; $(PIP) install --quiet "moto[server]>=5,<6"; }
 	@command -v $(CFN_LINT) >/dev/null 2>&1 || { echo "installing cfn-lint (pip)"; $(PIP) install --quiet "cfn-lint>=1,<2"; }
+	@command -v pdftotext >/dev/null 2>&1 || { \
+	  echo "installing poppler-utils (apt-get), for pdftotext"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo -n"; \
+	  else echo "cannot install poppler-utils: not root and no sudo; the recall test will skip (or fail under CI=true)"; exit 0; fi; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq poppler-utils >/dev/null || \
+	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq poppler-utils >/dev/null; } || \
+	  echo "apt-get could not install poppler-utils"; }
 
 test: tools lint
 	$(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) ./...
