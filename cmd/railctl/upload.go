@@ -68,15 +68,22 @@ func prepareUpload(path string) (preparedUpload, error) {
 
 func describeExtractError(err error) error {
 	var what string
+	var limit *pdftext.LimitError
 	switch {
 	case errors.Is(err, pdftext.ErrNotPDF):
-		what = "not a PDF (it does not start with %PDF-)"
+		what = "not a PDF"
 	case errors.Is(err, pdftext.ErrEmpty):
 		what = "the PDF has no pages"
 	case errors.Is(err, pdftext.ErrEncrypted):
 		what = "the PDF is encrypted; upload an unprotected copy"
-	case errors.Is(err, pdftext.ErrTooLarge):
-		what = "the PDF exceeds the extraction limits"
+	case errors.As(err, &limit):
+		what = "the PDF exceeds the extraction limit on " + map[pdftext.Limit]string{
+			pdftext.LimitSize:    "file size",
+			pdftext.LimitPages:   "pages",
+			pdftext.LimitDecoded: "decompressed content",
+			pdftext.LimitTime:    "time",
+			pdftext.LimitGlyphs:  "text per page",
+		}[limit.Limit]
 	case errors.Is(err, pdftext.ErrCorrupt):
 		what = "the PDF is corrupt or unreadable"
 	default:

@@ -13,6 +13,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
+	"github.com/pramaan/brief-rail/pkg/pdftext"
+	"github.com/pramaan/brief-rail/pkg/pdftext/pdftexttest"
 	"github.com/pramaan/brief-rail/pkg/railtest"
 )
 
@@ -90,6 +92,10 @@ func TestUploadRefusesBadFilesAndWritesNothing(t *testing.T) {
 		"zero.pdf":      {nil, "file is empty"},
 		"nopages.pdf":   {rawPDF("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [] /Count 0 >>"), "no pages"},
 		"truncated.pdf": {sample[:len(sample)/2], "corrupt"},
+		"login.pdf":     {pdftexttest.HTML(), "is HTML, not a PDF"},
+		"sealed.pdf":    {pdftexttest.Encrypted(), "encrypted"},
+		"huge.pdf":      {pdftexttest.ManyPages(10_000), "extraction limit on pages"},
+		"bomb.pdf":      {pdftexttest.Bomb(pdftext.MaxDecoded + 1<<20), "extraction limit on decompressed content"},
 	}
 	for name, b := range bad {
 		p := writeFile(t, dir, name, b.data)
@@ -196,5 +202,42 @@ func TestBriefCommand(t *testing.T) {
 	json.Unmarshal([]byte(c.must(append([]string{"brief", "--json"}, m...)...)), &v)
 	if v.Current || v.RequestedGeneration != 2 || v.BuiltGeneration != 1 {
 		t.Errorf("brief --json after a new demand: current %v requested %d built %d", v.Current, v.RequestedGeneration, v.BuiltGeneration)
+	}
+}
+
+// Real court filings upload, including one with bytes before its %PDF-
+// header (as mail gateways leave them) and a scan without a text layer.
+func TestUploadRealFilings(t *testing.T) {
+	c, firm, matter := newCLI(t)
+	dir := t.TempDir()
+	corpus := filepath.Join("..", "..", "testdata")
+	read := func(p string) []byte {
+		data, err := os.ReadFile(filepath.Join(corpus, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	files := []string{
+		writeFile(t, dir, "opinion.pdf", read("filings/ca2-08-6301-opinion.pdf")),
+		writeFile(t, dir, "order-with-junk.pdf", pdftexttest.JunkBefore(read("filings/ca1-12-2209-order.pdf"), 200)),
+		writeFile(t, dir, "scan.pdf", read("scans/scan-in-re-motion-no-text.pdf")),
+	}
+	out := c.must(append([]string{"upload", "--firm", firm, "--matter", matter}, files...)...)
+	for _, name := range []string{"opinion.pdf", "order-with-junk.pdf", "scan.pdf"} {
+		if !strings.Contains(out, "uploaded "+name) {
+			t.Errorf("upload output does not report %s:\n%s", name, out)
+		}
+	}
+	pool := railtest.Pool(t, c.url, 2)
+	var pages []string
+	if err := pool.QueryRow(context.Background(), `SELECT pages FROM app.documents WHERE name = 'order-with-junk.pdf'`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) != 2 || !strings.Contains(pages[1], "ORDER OF COURT") {
+		t.Errorf("order stored with %d pages: %q", len(pages), pages)
+	}
+	if docs, facts := written(t, c.url); docs != 3 || facts != 3 {
+		t.Errorf("wrote %d documents and %d facts, want 3 and 3", docs, facts)
 	}
 }
