@@ -44,18 +44,13 @@ type options struct {
 	GrowthIndexExperiment bool          `json:"growth_index_experiment"`
 	ExecMode              string        `json:"exec_mode"`
 	RelayFacts            int           `json:"relay_facts"`
-	MemDocs               int           `json:"mem_documents"`
-	MemPages              int           `json:"mem_pages"`
-	MemPageBytes          int           `json:"mem_page_bytes"`
-	MemReps               int           `json:"mem_reps"`
-	MemModes              string        `json:"mem_modes,omitempty"`
 	Only                  string        `json:"only,omitempty"`
 	Out                   string        `json:"-"`
 }
 
 func main() {
-	if mode := os.Getenv(envMemChild); mode != "" {
-		memChild(mode) // a child of the memory section; exits
+	if what := os.Getenv(extractChildEnv); what != "" {
+		extractChild(what)
 	}
 	var o options
 	var growth string
@@ -78,12 +73,7 @@ func main() {
 	flag.BoolVar(&o.GrowthIndexExperiment, "growth-index-experiment", true, "after the largest growth stage, re-measure with a partial index on open runs (then drop it)")
 	flag.StringVar(&o.ExecMode, "exec-mode", "cache_statement", "pgx query exec mode for every pool: cache_statement, cache_describe, describe_exec, exec, simple_protocol")
 	flag.IntVar(&o.RelayFacts, "relay-facts", 5000, "facts per relay repetition")
-	flag.IntVar(&o.MemDocs, "mem-docs", 2000, "documents in the memory section's matter")
-	flag.IntVar(&o.MemPages, "mem-pages", 100, "pages per document in the memory section")
-	flag.IntVar(&o.MemPageBytes, "mem-page-bytes", 1000, "bytes of text per page in the memory section (about)")
-	flag.IntVar(&o.MemReps, "mem-reps", 3, "repetitions of each memory mode (medians reported)")
-	flag.StringVar(&o.MemModes, "mem-modes", "", "memory modes to run (all-in-memory,stream-digest,stream-extractive); default all")
-	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory); default all")
+	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,extract); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
 	flag.Parse()
 
@@ -132,7 +122,7 @@ type Results struct {
 	Burst      *BurstResults      `json:"builds_per_burst,omitempty"`
 	Growth     *GrowthResults     `json:"growth,omitempty"`
 	Relay      *RelayResults      `json:"relay,omitempty"`
-	Memory     *MemoryResults     `json:"build_memory,omitempty"`
+	Extract    *ExtractResults    `json:"extract,omitempty"`
 	Summary    []SummaryLine      `json:"summary"`
 }
 
@@ -156,6 +146,16 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 		Command:   "cd bench && go run ./cmd/railbench " + strings.Join(os.Args[1:], " "),
 		StartedAt: began.UTC(),
 		Machine:   Machine{NumCPU: runtime.NumCPU(), CPUModel: cpuModel(), GoVersion: runtime.Version()},
+	}
+	var err error
+	if o.want("extract") {
+		// No database: PDF text extraction only.
+		if res.Extract, err = runExtract(o); err != nil {
+			return fmt.Errorf("extract: %w", err)
+		}
+	}
+	if o.Only == "extract" {
+		return finish(res, o, began)
 	}
 	e, err := setupEnv(ctx, logf, mode)
 	if err != nil {
@@ -200,12 +200,11 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 		}
 	}
 
-	if o.want("memory") {
-		if res.Memory, err = runMemory(ctx, e, o); err != nil {
-			return fmt.Errorf("memory: %w", err)
-		}
-	}
+	return finish(res, o, began)
+}
 
+// finish summarises the results, prints the summary and writes the JSON.
+func finish(res *Results, o options, began time.Time) error {
 	res.Duration = time.Since(began).Round(time.Second).String()
 	res.Summary = summarize(res)
 	fmt.Println()

@@ -27,14 +27,11 @@ func summarize(r *Results) []SummaryLine {
 	add := func(name, format string, args ...any) {
 		out = append(out, SummaryLine{Name: name, Value: fmt.Sprintf(format, args...)})
 	}
-	if m := r.Memory; m != nil && len(m.Modes) > 0 {
-		add("build_peak_rss", "stream %.0f MB / all-in-memory %.0f MB = %.2fx (digest builder, LoadInputs+Build in a child process); %d documents x %d pages, %.0f MB of text, median of %d",
-			m.Modes["stream-digest"].MedianMB, m.Modes["all-in-memory"].MedianMB, m.StreamRatio,
-			m.Documents, m.Pages, m.TextMB, len(m.Modes["stream-digest"].PeakRSSMB))
-		if x, ok := m.Modes["stream-extractive"]; ok {
-			add("build_peak_rss_extractive", "stream %.0f MB (extractive builder), %d documents x %d pages, median of %d",
-				x.MedianMB, m.Documents, m.Pages, len(x.PeakRSSMB))
-		}
+	if x := r.Extract; x != nil {
+		add("extract_corpus_pages_per_s", "%s wall, %s per CPU-second (%d real filings, %d pages, medians of %d)", f1(x.CorpusPagesPerS.Median), f1(x.CorpusPagesCPU.Median), x.CorpusFiles, x.CorpusPages, len(x.CorpusPagesPerS.Values))
+		add("extract_300_pages_per_s", "%s wall, %s per CPU-second (generated 300-page filing, 40 lines a page, medians of %d)", f1(x.Generated["300"].Median), f1(x.GeneratedCPU["300"].Median), len(x.Generated["300"].Values))
+		add("extract_linearity", "%.2f (CPU time per page at 900 pages / at 100 pages: %s vs %s pages per CPU-second; 1.00 is linear)", x.LinearRatio, f1(x.GeneratedCPU["900"].Median), f1(x.GeneratedCPU["100"].Median))
+		add("extract_peak_rss_mib", "%.1f corpus, %.1f 300 pages (a child process; %.1f extracting nothing)", x.PeakRSSCorpusMiB, x.PeakRSS300MiB, x.PeakRSSBaseMiB)
 	}
 	if t := r.Throughput; t != nil {
 		reps := len(t.RailE2E.Values)
