@@ -1,10 +1,23 @@
 // Package pdftext extracts text from an uploaded PDF, one string per page.
 //
-// Extract never panics on malformed input: every failure is reported as one of
-// the package's error values (ErrNotPDF, ErrCorrupt, ErrEncrypted, ErrEmpty,
-// ErrTooLarge), wrapped with context. Pages without a text layer, such as
-// scanned images, are not an error: they come back as empty strings and
-// Document.Note says which pages they were.
+// Page text keeps the page's lines: one line of text per "\n", in reading
+// order (top to bottom, left to right), with an empty line between
+// paragraphs; words hyphenated at line ends are left as printed. Joining
+// lines into sentences, and dropping running headers, docket stamps and
+// line numbers, is for the reader of the text (pkg/brief cleans it).
+//
+// The parser of the file structure is github.com/ledongthuc/pdf; the
+// content streams are interpreted here (fonts and their ToUnicode maps,
+// form XObjects, annotation appearances, rotated text), which is what makes
+// real court filings extract: see docs/pdf-extraction.md.
+//
+// Extract never panics on malformed input. Whole-document failures are one
+// of the package's error values (ErrNotPDF, ErrCorrupt, ErrEncrypted,
+// ErrEmpty, and *LimitError, which matches ErrTooLarge), wrapped with
+// context. A page that cannot be read does not fail the document: it comes
+// back empty and Document.Note names it. Pages without a text layer, such
+// as scanned images, are not an error either: they come back as empty
+// strings and the note says which pages they were.
 package pdftext
 
 import (
