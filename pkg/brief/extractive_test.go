@@ -75,7 +75,7 @@ func TestExtractiveChronology(t *testing.T) {
 	last := -1
 	for _, k := range key {
 		i := slices.IndexFunc(b.Chronology, func(e brief.Event) bool {
-			return e.Date == k.date && e.Citation.DocumentID == complaint && strings.Contains(e.Text, k.contains)
+			return e.Date == k.date && citesDoc(e, complaint) && strings.Contains(e.Text, k.contains)
 		})
 		if i < 0 {
 			t.Errorf("no complaint event on %s containing %q", k.date, k.contains)
@@ -85,7 +85,7 @@ func TestExtractiveChronology(t *testing.T) {
 			t.Errorf("event %s out of order", k.date)
 		}
 		last = i
-		if c := b.Chronology[i].Citation; c.Page != k.page || c.DocumentName != samples.ComplaintName {
+		if c := b.Chronology[i].Citations[0]; c.Page != k.page || c.DocumentName != samples.ComplaintName {
 			t.Errorf("event %s cites %+v, want %s page %d", k.date, c, samples.ComplaintName, k.page)
 		}
 	}
@@ -94,7 +94,7 @@ func TestExtractiveChronology(t *testing.T) {
 		{"2025-02-20", answer}, {"2025-03-09", answer}, {"2025-04-04", answer},
 		{"2025-04-10", exhibitA}, {"2025-03-28", exhibitA},
 	} {
-		if !slices.ContainsFunc(b.Chronology, func(e brief.Event) bool { return e.Date == k.date && e.Citation.DocumentID == k.doc }) {
+		if !slices.ContainsFunc(b.Chronology, func(e brief.Event) bool { return e.Date == k.date && citesDoc(e, k.doc) }) {
 			t.Errorf("no event on %s from document %s", k.date, k.doc)
 		}
 	}
@@ -202,14 +202,18 @@ func TestValidateRejectsBadCitations(t *testing.T) {
 	good := buildSample(t, sampleInput(t))
 	cases := map[string]func(b *brief.Brief){
 		"unknown document": func(b *brief.Brief) {
-			b.Chronology[0].Citation.DocumentID = "e5555555-5555-4555-8555-555555555555"
+			b.Chronology[0].Citations[0].DocumentID = "e5555555-5555-4555-8555-555555555555"
 		},
 		"page out of range": func(b *brief.Brief) { b.Parties[0].Citations[0].Page = 99 },
 		"page zero":         func(b *brief.Brief) { b.Documents[0].Assertions[0].Citation.Page = 0 },
-		"wrong name":        func(b *brief.Brief) { b.Chronology[0].Citation.DocumentName = "other.pdf" },
+		"wrong name":        func(b *brief.Brief) { b.Chronology[0].Citations[0].DocumentName = "other.pdf" },
 		"bad date":          func(b *brief.Brief) { b.Chronology[0].Date = "2025-02-30" },
 		"bad role":          func(b *brief.Brief) { b.Parties[0].Role = "judge" },
 		"schema version":    func(b *brief.Brief) { b.SchemaVersion = "brief/v0" },
+		"bad kind":          func(b *brief.Brief) { b.Documents[0].Kind = "memo" },
+		"bad filed_on":      func(b *brief.Brief) { b.Documents[0].FiledOn = "May 6, 2025" },
+		"event uncited":     func(b *brief.Brief) { b.Chronology[0].Citations = nil },
+		"unsorted":          func(b *brief.Brief) { b.Chronology[0].Date = "2099-01-01" },
 	}
 	for name, breakIt := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -237,6 +241,10 @@ func TestInputValidation(t *testing.T) {
 	if _, err := brief.NewExtractive().Build(context.Background(), in); !errors.Is(err, brief.ErrInvalidInput) {
 		t.Errorf("non-uuid matter: err = %v", err)
 	}
+}
+
+func citesDoc(e brief.Event, doc string) bool {
+	return slices.ContainsFunc(e.Citations, func(c brief.Citation) bool { return c.DocumentID == doc })
 }
 
 func TestEmptyMatter(t *testing.T) {

@@ -114,7 +114,9 @@ var months = map[string]time.Month{
 	"sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
 }
 
-const monthRE = `(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)`
+const monthRE = `((?i:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec))`
+
+const monthRECased = `(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)`
 
 var (
 	// March 3, 2025 / Mar. 3rd 2025
@@ -219,4 +221,48 @@ func clip(s string, n int) string {
 		cut = n
 	}
 	return strings.ToValidUTF8(s[:cut], "") + " …"
+}
+
+// citationParenRE finds a parenthesis holding a date (its content is
+// checked by citationDate).
+var (
+	reporterRE = regexp.MustCompile(`\b(?:[A-Z][A-Za-z]{0,5}\.|Cir\b|WL\b|LEXIS\b|U\.\s?S\.|S\.\s?Ct|F\.\s?(?:\d|Supp)|slip\s+op|No\.)`)
+	wlRE       = regexp.MustCompile(`\b(?:WL|LEXIS)\s+\d+`)
+)
+
+// citationDate reports whether the date at dm sits in a legal citation
+// rather than stating an event of the matter: inside a parenthesis that also
+// names a court or reporter ("(U.S. Nov. 25, 2020)", "(9th Cir. Jan. 5,
+// 2021)"), or right after a Westlaw or Lexis cite.
+func citationDate(s string, dm dateMatch) bool {
+	open := strings.LastIndexByte(s[:dm.pos], '(')
+	if open >= 0 && !strings.Contains(s[open:dm.pos], ")") {
+		end := strings.IndexByte(s[dm.pos:], ')')
+		if end >= 0 {
+			inside := s[open+1 : dm.pos]
+			if reporterRE.MatchString(inside) {
+				return true
+			}
+		}
+	}
+	before := s[max(0, dm.pos-40):dm.pos]
+	return wlRE.MatchString(before)
+}
+
+// eventSentence reports whether a sentence can state an event: long enough,
+// with lower-case words (not a heading, a caption or a date line), and not
+// only a citation.
+func eventSentence(s string) bool {
+	if len(s) < 20 {
+		return false
+	}
+	lower, words := 0, 0
+	for _, w := range strings.Fields(s) {
+		words++
+		r, _ := utf8.DecodeRuneInString(w)
+		if unicode.IsLower(r) {
+			lower++
+		}
+	}
+	return words >= 5 && lower*3 >= words
 }
