@@ -129,6 +129,44 @@ func readCaption(pages []string, stampCases []string) docCaption {
 		}
 		parseCaption(&dc, paras[start:], pi)
 	}
+	// A letter names its case on a "Re:" line, after the addresses.
+	for pi := 0; pi < len(pages) && pi < reLinePages && dc.title == ""; pi++ {
+		for _, p := range strings.Split(pages[pi], "\n") {
+			m := reLineRE.FindStringSubmatch(strings.TrimSpace(p))
+			if m == nil || len(p) > 200 {
+				continue
+			}
+			parts := strings.SplitN(m[1], " v. ", 2)
+			a, b := splitNames(parts[0]), splitNames(parts[1])
+			if len(a) == 0 || len(b) == 0 {
+				continue
+			}
+			dc.title, dc.titlePage = a[0]+" v. "+b[0], pi
+			for _, n := range a {
+				dc.parties = append(dc.parties, captionParty{name: n, role: RolePlaintiff, page: pi})
+			}
+			for _, n := range b {
+				dc.parties = append(dc.parties, captionParty{name: n, role: RoleDefendant, page: pi})
+			}
+			break
+		}
+	}
+	// Running heads of later pages often carry the case numbers
+	// ("Nos. 07-30815 & 08-30818").
+	for pi := 1; pi < len(pages) && pi < 3; pi++ {
+		head := pages[pi]
+		if i := strings.IndexByte(head, '\n'); i >= 0 {
+			head = head[:i]
+		}
+		if len(head) > 80 {
+			head = head[:80]
+		}
+		if m := headCaseRE.FindStringSubmatch(head); m != nil {
+			for _, t := range caseTokRE.FindAllString(m[1], -1) {
+				addCase(t)
+			}
+		}
+	}
 	return dc
 }
 
@@ -161,6 +199,14 @@ func captionContinues(paras []string) bool {
 	}
 	return false
 }
+
+const reLinePages = 10
+
+var (
+	reLineRE   = regexp.MustCompile(`^(?:RE|Re):?\s+(.{3,150}\s+v\.\s+.{3,150})$`)
+	headCaseRE = regexp.MustCompile(`^(?:Nos?\.|Case\s+Nos?\.)\s*((?:\d{2,4}-\d{3,6}(?:-[a-z]{2,3})?(?:\s*(?:,|&|and)\s*)?)+)`)
+	orgWordRE  = regexp.MustCompile(`(?i)\b(?:services?|department|bureau|administration|agency|commission|company|corporation|bank|association|board|district|authority|office|university|county|city|states?|republic|government|church|trust|fund|group|partners|holdings)\b`)
+)
 
 func isCourtLine(p string) bool {
 	p = strings.TrimSpace(p)
@@ -296,7 +342,11 @@ func firstPart(s string) string {
 // heading or court line.
 func looksLikeName(s string) bool {
 	s = strings.TrimSpace(s)
-	if len(s) < 2 || len(s) > 170 || stopWordRE.MatchString(firstPart(s)) {
+	limit := 170
+	if strings.Contains(s, ";") {
+		limit = 400 // a list of names
+	}
+	if len(s) < 2 || len(s) > limit || stopWordRE.MatchString(firstPart(s)) {
 		return false
 	}
 	letters, other := 0, 0
@@ -488,26 +538,42 @@ func splitNames(block string) []string {
 		part = etAlRE.ReplaceAllString(part, "")
 		// Keep comma-separated parts only while they are name suffixes.
 		fields := strings.Split(part, ",")
-		name := strings.TrimSpace(fields[0])
+		names := []string{strings.TrimSpace(fields[0])}
+		caps := isAllCaps(names[0])
 		for _, f := range fields[1:] {
 			f = strings.TrimSpace(f)
 			if corpSuffix.MatchString(f) {
-				name += ", " + f
+				names[len(names)-1] += ", " + f
+				continue
+			}
+			// In a caption whose names are in capitals, a part in
+			// capitals after a comma is another name; anything else
+			// describes the name before it.
+			if caps && isAllCaps(f) && len(strings.Fields(f)) >= 2 && looksLikeName(f) {
+				names = append(names, f)
 				continue
 			}
 			break
 		}
-		name = strings.TrimSpace(footnoteRE.ReplaceAllString(name, ""))
-		for _, n := range splitAnd(name) {
-			n = cleanName(n)
-			if n == "" || roleOnlyRE.MatchString(n) || isVersusWord(n) || len(partyKey(n)) < 2 {
-				continue
-			}
-			if isAllCaps(n) {
-				n = titleCase(n)
-			}
-			out = append(out, n)
+		for _, name := range names {
+			name = strings.TrimSpace(footnoteRE.ReplaceAllString(name, ""))
+			out = append(out, splitCleanNames(name)...)
 		}
+	}
+	return out
+}
+
+func splitCleanNames(name string) []string {
+	var out []string
+	for _, n := range splitAnd(name) {
+		n = cleanName(n)
+		if n == "" || roleOnlyRE.MatchString(n) || isVersusWord(n) || len(partyKey(n)) < 2 {
+			continue
+		}
+		if isAllCaps(n) {
+			n = titleCase(n)
+		}
+		out = append(out, n)
 	}
 	return out
 }
@@ -523,7 +589,7 @@ func splitAnd(name string) []string {
 		return len(w) > 1 && corpSuffix.MatchString(strings.Trim(w[len(w)-1], ","))
 	}
 	person := func(s string) bool {
-		return personishRE.MatchString(s) && !strings.Contains(strings.ToLower(s), " of ")
+		return personishRE.MatchString(s) && !strings.Contains(strings.ToLower(s), " of ") && !orgWordRE.MatchString(s)
 	}
 	if corp(a) && corp(b) || person(a) && person(b) {
 		return []string{a, b}
