@@ -265,6 +265,7 @@ const (
 	lkDivider
 	lkCaseNo
 	lkSkip
+	lkCont // a lower-case line: the rest of the description of the name above
 )
 
 var (
@@ -307,6 +308,9 @@ func classify(p string) lineKind {
 	if m := inReRE.FindStringSubmatch(p); m != nil {
 		return lkInRe
 	}
+	if counselRE.MatchString(p) {
+		return lkStop
+	}
 	if m := nameRoleRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
 		return lkNameRole
 	}
@@ -318,6 +322,9 @@ func classify(p string) lineKind {
 	}
 	if looksLikeName(p) {
 		return lkName
+	}
+	if r, _ := utf8.DecodeRuneInString(p); unicode.IsLower(r) && len(p) < 120 {
+		return lkCont
 	}
 	return lkStop
 }
@@ -383,7 +390,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 	var sideNames [2][]string
 	sawVersus := false
 	emit := func(names []string, roles string) {
-		for _, n := range splitNames(strings.Join(names, " ")) {
+		for _, n := range splitNames(joinNameLines(names)) {
 			role, capacity := roleOf(roles, side)
 			dc.parties = append(dc.parties, captionParty{name: n, role: role, capacity: capacity, page: page})
 			sideNames[side] = append(sideNames[side], n)
@@ -418,10 +425,15 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				emit(pending, "")
 				pending = nil
 			}
+		case lkCont:
+			if len(pending) == 0 {
+				continue
+			}
+			pending = append(pending, p)
 		case lkName:
 			pending = append(pending, p)
-			if len(pending) > 4 {
-				pending = pending[len(pending)-4:]
+			if len(pending) > 8 {
+				pending = pending[len(pending)-8:]
 			}
 		case lkRole:
 			if len(pending) > 0 {
@@ -491,6 +503,26 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 	finishTitle()
 }
 
+// joinNameLines joins a caption's name lines into one block, separating
+// with ";" a line that ends with a comma from a next line that starts a new
+// name ("Petersen Energia Inversora, S.A.U.," / "Petersen Energia S.A.U.,").
+func joinNameLines(lines []string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			prev := strings.TrimSpace(lines[i-1])
+			r, _ := utf8.DecodeRuneInString(l)
+			if strings.HasSuffix(prev, ",") && unicode.IsUpper(r) && looksLikeName(firstPart(l)) {
+				b.WriteString("; ")
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
 // roleOf maps a caption's role words to a Role: the trial role when the
 // words give one, else the side of the "v." (before it: plaintiff).
 func roleOf(words string, side int) (Role, string) {
@@ -524,7 +556,8 @@ func roleOf(words string, side int) (Role, string) {
 
 var (
 	etAlRE      = regexp.MustCompile(`(?i)[,\s]*\bet\.?\s*al\.?,?`)
-	corpSuffix  = regexp.MustCompile(`(?i)^(?:l\.?l\.?c\.?|inc\.?|incorporated|ltd\.?|limited|co\.?|corp\.?|corporation|n\.?a\.?|p\.?c\.?|p\.?a\.?|l\.?l\.?p\.?|l\.?p\.?|pllc|plc|jr\.?|sr\.?|ii|iii|iv)$`)
+	corpSuffix  = regexp.MustCompile(`(?i)^(?:l\.?l\.?c\.?|inc\.?|incorporated|ltd\.?|limited|co\.?|corp\.?|corporation|n\.?a\.?|p\.?c\.?|p\.?a\.?|l\.?l\.?p\.?|l\.?p\.?|pllc|plc|jr\.?|sr\.?|ii|iii|iv|s\.?a\.?u?\.?|s\.?p\.?a\.?|gmbh|ag|n\.?v\.?|b\.?v\.?|s\.?a\.?r\.?l\.?|pty\.?(?:\s+ltd\.?)?)$`)
+	corpPrefix  = regexp.MustCompile(`(?i)^(l\.?l\.?c\.?|inc\.?|ltd\.?|corp\.?|co\.?)\s`)
 	andSplitRE  = regexp.MustCompile(`\s+(?:and|AND|&)\s+`)
 	personishRE = regexp.MustCompile(`^[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){1,3}$`)
 )
@@ -545,6 +578,10 @@ func splitNames(block string) []string {
 			if corpSuffix.MatchString(f) {
 				names[len(names)-1] += ", " + f
 				continue
+			}
+			if m := corpPrefix.FindStringSubmatch(f + " "); m != nil {
+				names[len(names)-1] += ", " + m[1] // "LLC TROOPER": the suffix, then overprinted text
+				break
 			}
 			// In a caption whose names are in capitals, a part in
 			// capitals after a comma is another name; anything else
@@ -625,4 +662,6 @@ var (
 	plainCaseRE = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
 )
 
-var midVersusRE = regexp.MustCompile(`\sv\.\s`)
+var counselRE = regexp.MustCompile(`(?i)\bfor\s+(?:the\s+)?(?:` + roleWord + `)|\b(?:esq|llp|pllc|law\s+(?:group|firm|office))\b|\battorneys?\s+(?:for|at\s+law)\b`)
+
+var midVersusRE = regexp.MustCompile(`(?:^|\s)v\.\s`)

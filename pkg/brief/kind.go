@@ -3,6 +3,8 @@ package brief
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pramaan/brief-rail/pkg/doctext"
 )
@@ -13,7 +15,7 @@ var kindRules = []struct {
 	re   *regexp.Regexp
 	kind Kind
 }{
-	{regexp.MustCompile(`(?i)\b(?:motion|memorandum\s+of\s+points|in\s+support\s+of|in\s+opposition|objection|opposition\s+to|reply\s+(?:brief|in\s+support)|petition\s+for)\b`), KindMotion},
+	{regexp.MustCompile(`(?i)\b(?:motion|memorandum\s+of\s+points|in\s+support\s+of|in\s+opposition|objection|opposition\s+to|reply\s+(?:brief|in\s+support))\b`), KindMotion},
 	{regexp.MustCompile(`(?i)^(?:.*\b)?(?:amended\s+|verified\s+)?complaint\b`), KindComplaint},
 	{regexp.MustCompile(`(?i)^(?:.*\b)?answer\b(?:\s+(?:and|to)\b.*)?$`), KindAnswer},
 	{regexp.MustCompile(`(?i)\b(?:opinion|per\s+curiam|slip\s+op|memorandum\s+(?:and\s+)?(?:decision|findings))\b`), KindOpinion},
@@ -86,7 +88,16 @@ func isTitleLine(p string) bool {
 	if isHeading(p) || mostlyCaps(p) {
 		return true
 	}
-	return len(p) < 70 && !strings.HasSuffix(p, ".")
+	// Title case: every word of four letters or more capitalised.
+	if len(p) > 80 || strings.HasSuffix(p, ".") {
+		return false
+	}
+	for _, w := range strings.Fields(p) {
+		if r, _ := utf8.DecodeRuneInString(w); len(w) >= 4 && !unicode.IsUpper(r) {
+			return false
+		}
+	}
+	return true
 }
 
 var (

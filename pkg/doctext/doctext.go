@@ -595,6 +595,9 @@ func continues(prev, l string, width int) bool {
 	if width == 0 {
 		return false
 	}
+	if isHeadingLine(l) != isHeadingLine(prev) {
+		return false // a heading starts or ends here
+	}
 	full := utf8.RuneCountInString(prev) >= width*3/4
 	return full && last != ':' && !isHeadingLine(prev)
 }
