@@ -25,9 +25,10 @@ var kindRules = []struct {
 }
 
 var (
-	letterRE  = regexp.MustCompile(`(?m)^(?:Dear\s+\S|Re:\s|RE:\s)|(?i)\bOffice\s+of\s+the\s+Clerk\b`)
-	beforeRE  = regexp.MustCompile(`(?i)^Before:?\s.*\b(?:Circuit|Chief|District|Senior)\s+Judges?\b|^(?:[A-Z][A-Za-z'’.\- ]+),\s+(?:Circuit|Chief|District)\s+Judge[.:]`)
-	exhibitRE = regexp.MustCompile(`^\d+-\d+$`)
+	letterRE      = regexp.MustCompile(`(?m)^(?:Dear\s+\S|Re:\s|RE:\s)|(?i)\bOffice\s+of\s+the\s+Clerk\b`)
+	beforeRE      = regexp.MustCompile(`(?i)^Before:?\s.*\b(?:Circuit|Chief|District|Senior)\s+Judges?\b|^(?:[A-Z][A-Za-z'’.\- ]+),\s+(?:Circuit|Chief|District)\s+Judge[.:]`)
+	exhibitRE     = regexp.MustCompile(`^\d+-\d+$`)
+	exhibitHeadRE = regexp.MustCompile(`^(?i:exhibit|attachment|appendix)\s+[A-Z0-9][A-Z0-9.-]{0,5}$`)
 )
 
 // classifyKind says what a document is from its first page's headings: a
@@ -40,6 +41,9 @@ func classifyKind(pages []string, meta doctext.Meta) Kind {
 		return KindOther
 	}
 	first := firstN(strings.Split(pages[0], "\n"), captionParas)
+	if exhibitHeadRE.MatchString(strings.TrimSpace(first[0])) {
+		return KindExhibit // "EXHIBIT A" atop the first page: filed as an exhibit, whatever it is
+	}
 	if letterRE.MatchString(strings.Join(first, "\n")) {
 		return KindLetter
 	}
