@@ -226,14 +226,14 @@ func isCourtLine(p string) bool {
 
 func normCourt(s string) string {
 	s = letterheadRE.ReplaceAllString(s, " ")
-	if loc := courtStartRE.FindStringIndex(s); loc != nil && loc[0] > 0 {
+	if loc := courtStartRE.FindStringIndex(s); loc != nil && loc[0] > 0 && len(strings.Fields(inTheRE.ReplaceAllString(s[:loc[0]], ""))) >= 2 {
 		s = s[loc[0]:]
 	}
 	if locs := secondCourtRE.FindAllStringIndex(s, -1); len(locs) > 1 && strings.Contains(strings.ToLower(s[:locs[1][0]]), "court") {
 		s = s[:locs[1][0]]
 	}
 	s = strings.Join(strings.Fields(s), " ")
-	s = regexp.MustCompile(`(?i)^in\s+the\s+`).ReplaceAllString(s, "")
+	s = inTheRE.ReplaceAllString(s, "")
 	s = strings.TrimRight(s, " ,.")
 	return titleCase(s)
 }
@@ -661,6 +661,8 @@ var (
 	caseKeyRE   = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3})-?|-)(\d{2,7})`)
 	plainCaseRE = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
 )
+
+var inTheRE = regexp.MustCompile(`(?i)^\s*in\s+the\s+`)
 
 var counselRE = regexp.MustCompile(`(?i)\bfor\s+(?:the\s+)?(?:` + roleWord + `)|\b(?:esq|llp|pllc|law\s+(?:group|firm|office))\b|\battorneys?\s+(?:for|at\s+law)\b`)
 

@@ -105,8 +105,10 @@ func isTitleLine(p string) bool {
 }
 
 var (
-	filedRE  = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
-	datedRE  = regexp.MustCompile(`(?i)\b(?:dated|date|signed)\s*:?\s*(?:this\s+)?`)
+	filedRE = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
+	// A signature or form date: "Dated: May 6, 2025", "DATED this 5th day
+	// of …", "Date October 13, 2017" (a capitalised label, not "letter dated").
+	datedRE  = regexp.MustCompile(`(?m)(?:^\s*|\s)(?:Dated|DATED|Date|DATE|Signed|SIGNED|Entered|ENTERED)\b\s*:?\s*(?:at\s+[^,]{1,40},\s*)?(?:this\s+)?`)
 	anyDateR = regexp.MustCompile(`^(?:.{0,90}?)\b(` + monthRE + `\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}|\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?` + monthRE + `,?\s+\d{4})`)
 )
 
@@ -121,14 +123,14 @@ func filedOn(pages []string, meta doctext.Meta) string {
 		return ""
 	}
 	head := strings.Join(firstN(strings.Split(pages[0], "\n"), 40), " ")
-	if d := dateAfter(filedRE, head); d != "" {
+	if d := dateAfter(filedRE, head, 90); d != "" {
 		return d
 	}
 	for i := len(pages) - 1; i >= 0; i-- {
 		if pages[i] == "" {
 			continue
 		}
-		if d := dateAfter(datedRE, pages[i]); d != "" {
+		if d := dateAfter(datedRE, pages[i], 0); d != "" {
 			return d
 		}
 		break
@@ -136,13 +138,16 @@ func filedOn(pages []string, meta doctext.Meta) string {
 	return ""
 }
 
-func dateAfter(label *regexp.Regexp, text string) string {
+// dateAfter is the first date that follows a label in text, at most gap
+// bytes after it (a stamp box puts other words between "FILED" and its
+// date; a signature line does not).
+func dateAfter(label *regexp.Regexp, text string, gap int) string {
 	for _, loc := range label.FindAllStringIndex(text, -1) {
 		if loc[0] > 0 && text[loc[0]-1] == '(' {
 			continue // "(Filed 10/11/17)": another paper's date
 		}
 		rest := text[loc[1]:]
-		if m := anyDateR.FindStringSubmatchIndex(rest); m != nil {
+		if m := anyDateR.FindStringSubmatchIndex(rest); m != nil && m[2] <= gap {
 			if ds := findDates(rest[m[2]:m[3]]); len(ds) > 0 {
 				return ds[0].date
 			}
