@@ -506,11 +506,15 @@ var (
 // Appellees") never becomes a name.
 func counselParties(ps *partySet, lines []string, c Citation) {
 	for i, l := range lines {
-		for _, m := range esqRE.FindAllStringSubmatch(l, -1) {
-			ps.add(m[1], RoleCounsel, "", true, c)
+		if strings.Contains(l, "Esq") {
+			for _, m := range esqRE.FindAllStringSubmatch(l, -1) {
+				ps.add(m[1], RoleCounsel, "", true, c)
+			}
 		}
-		for _, m := range inlineForRE.FindAllStringSubmatch(l, -1) {
-			ps.add(m[1], RoleCounsel, "", true, c)
+		if strings.Contains(l, " for") {
+			for _, m := range inlineForRE.FindAllStringSubmatch(l, -1) {
+				ps.add(m[1], RoleCounsel, "", true, c)
+			}
 		}
 		if forLineRE.MatchString(l) {
 			// Signature block: the nearest person-like line above.
@@ -521,8 +525,10 @@ func counselParties(ps *partySet, lines []string, c Citation) {
 				}
 			}
 		}
-		for _, m := range witnessRE.FindAllStringSubmatch(l, -1) {
-			ps.add(m[1], RoleWitness, "", true, c)
+		if low := strings.ToLower(l); strings.Contains(low, "witness") || strings.Contains(low, "deponent") || strings.Contains(low, "declarant") {
+			for _, m := range witnessRE.FindAllStringSubmatch(l, -1) {
+				ps.add(m[1], RoleWitness, "", true, c)
+			}
 		}
 	}
 }

@@ -137,6 +137,9 @@ type dateMatch struct {
 
 // findDates returns the distinct dates in s, in order of appearance.
 func findDates(s string) []dateMatch {
+	if !hasYear(s) {
+		return nil // every form has a four-digit year: skip the regexps
+	}
 	var found []dateMatch
 	add := func(pos, y int, m time.Month, d int) {
 		if y < 1900 || y > 2199 || m < 1 || m > 12 || d < 1 || d > 31 {
@@ -175,6 +178,22 @@ func findDates(s string) []dateMatch {
 		}
 	}
 	return out
+}
+
+// hasYear reports whether s has a run of four digits starting 19, 20 or 21.
+func hasYear(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			run++
+			if run == 4 && (s[i-3] == '1' && s[i-2] == '9' || s[i-3] == '2' && (s[i-2] == '0' || s[i-2] == '1')) {
+				return true
+			}
+			continue
+		}
+		run = 0
+	}
+	return false
 }
 
 func sortByPos(ds []dateMatch) {
