@@ -389,9 +389,16 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 	var pending []string
 	var sideNames [2][]string
 	sawVersus := false
+	inRe := false // an "In re:" line whose subject follows on the next lines
 	emit := func(names []string, roles string) {
 		for _, n := range splitNames(joinNameLines(names)) {
 			role, capacity := roleOf(roles, side)
+			if inRe {
+				role, capacity = RoleOther, "subject"
+				if dc.title == "" {
+					dc.title, dc.titlePage = "In re: "+n, page
+				}
+			}
 			dc.parties = append(dc.parties, captionParty{name: n, role: role, capacity: capacity, page: page})
 			sideNames[side] = append(sideNames[side], n)
 		}
@@ -439,6 +446,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			if len(pending) > 0 {
 				emit(pending, p)
 				pending = nil
+				inRe = false
 			}
 		case lkNameRole:
 			m := nameRoleRE.FindStringSubmatch(p)
@@ -470,7 +478,11 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		case lkInRe:
 			m := inReRE.FindStringSubmatch(p)
 			subject := strings.TrimSpace(m[1])
-			if subject != "" && looksLikeName(subject) {
+			if subject == "" {
+				inRe = true
+				continue
+			}
+			if looksLikeName(subject) {
 				for _, n := range splitNames(subject) {
 					dc.parties = append(dc.parties, captionParty{name: n, role: RoleOther, capacity: "subject", page: page})
 					if dc.title == "" {
