@@ -426,8 +426,9 @@ func (ps *partySet) add(name string, role Role, capacity string, explicit bool, 
 	ps.list = append(ps.list, p)
 }
 
+// addParty merges a document's party (already checked) into the matter's.
 func (ps *partySet) addParty(p Party, c Citation) {
-	ps.add(p.Name, p.Role, p.Capacity, p.Role != RoleCounsel || true, c)
+	ps.add(p.Name, p.Role, p.Capacity, true, c)
 }
 
 func (p *partyAcc) cite(c Citation) {
