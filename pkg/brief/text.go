@@ -29,25 +29,14 @@ var abbreviations = map[string]bool{
 // numberedPara matches a paragraph number such as "12. " at the start of a paragraph.
 var numberedPara = regexp.MustCompile(`^\(?\d{1,3}[.)]\s+`)
 
-// paragraphs returns a page's paragraphs: pdftext puts one line of the page
-// per "\n" and an empty line between paragraphs; the lines of a paragraph
-// are joined with a space.
-func paragraphs(page string) []string {
-	var out []string
-	for _, block := range strings.Split(page, "\n\n") {
-		if p := strings.TrimSpace(strings.Join(strings.Fields(block), " ")); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// splitSentences splits a page's text (see paragraphs) into sentences. A sentence ends at '.', '?' or '!' followed by white space and an
+// splitSentences splits a cleaned page's text (doctext.Clean: paragraphs
+// separated by "\n") into sentences. A sentence ends at '.', '?' or '!'
+// followed by white space and an
 // upper-case letter, digit or opening quote, unless the word before the
 // period is a known abbreviation, a single letter, or the paragraph number.
 func splitSentences(page string) []sentence {
 	var out []sentence
-	for pi, para := range paragraphs(page) {
+	for pi, para := range strings.Split(page, "\n") {
 		para = strings.TrimSpace(para)
 		if para == "" {
 			continue
