@@ -77,7 +77,29 @@ func init() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The process's own high-water mark: getrusage's ru_maxrss of a child
+	// starts from its parent's RSS at fork on Linux, VmHWM of the new image
+	// does not.
+	fmt.Println(vmHWM())
 	os.Exit(0)
+}
+
+// vmHWM is the peak resident set of this process image in KB, from
+// /proc/self/status, or -1.
+func vmHWM() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb); err == nil {
+				return kb
+			}
+		}
+	}
+	return -1
 }
 
 var pagePool [][]string // pages of each corpus document, read once
@@ -174,14 +196,15 @@ func runBrief(ctx context.Context, o options) (*BriefResults, error) {
 		cmd := exec.CommandContext(ctx, exe)
 		cmd.Env = append(os.Environ(), briefChildEnv+"="+mode+":"+tmp.Name())
 		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
+		out, err := cmd.Output()
+		if err != nil {
 			return 0, fmt.Errorf("child %s: %w", mode, err)
 		}
-		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		if !ok {
-			return 0, fmt.Errorf("no rusage on this platform")
+		var kb int64
+		if _, err := fmt.Sscan(string(out), &kb); err != nil || kb < 0 {
+			return 0, fmt.Errorf("child %s: no VmHWM (%q)", mode, out)
 		}
-		return ru.Maxrss, nil // KB on Linux
+		return kb, nil
 	}
 	var load, build []float64
 	for r := 0; r < 3; r++ {
