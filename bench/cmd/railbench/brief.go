@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pramaan/brief-rail/pkg/brief"
@@ -221,13 +220,4 @@ func runBrief(ctx context.Context, o options) (*BriefResults, error) {
 	res.RSS = &BriefRSSRun{LoadOnlyKB: int64(median(load)), BuildKB: int64(median(build))}
 	logf("brief: 300 pages: peak RSS %d KB building, %d KB only loading the input", res.RSS.BuildKB, res.RSS.LoadOnlyKB)
 	return res, nil
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

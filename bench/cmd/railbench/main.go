@@ -49,6 +49,9 @@ type options struct {
 }
 
 func main() {
+	if what := os.Getenv(extractChildEnv); what != "" {
+		extractChild(what)
+	}
 	var o options
 	var growth string
 	flag.IntVar(&o.Workers, "workers", 8, "workers (W) for the rail and River, and pgbench clients")
@@ -70,7 +73,7 @@ func main() {
 	flag.BoolVar(&o.GrowthIndexExperiment, "growth-index-experiment", true, "after the largest growth stage, re-measure with a partial index on open runs (then drop it)")
 	flag.StringVar(&o.ExecMode, "exec-mode", "cache_statement", "pgx query exec mode for every pool: cache_statement, cache_describe, describe_exec, exec, simple_protocol")
 	flag.IntVar(&o.RelayFacts, "relay-facts", 5000, "facts per relay repetition")
-	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,brief); default all")
+	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,extract,brief); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
 	flag.Parse()
 
@@ -92,6 +95,19 @@ func main() {
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+// offlineOnly: -only names sections that need no database.
+func offlineOnly(o options) bool {
+	if o.Only == "" {
+		return false
+	}
+	for _, s := range strings.Split(o.Only, ",") {
+		if s = strings.TrimSpace(s); s != "extract" && s != "brief" {
+			return false
+		}
+	}
+	return true
 }
 
 func (o options) want(section string) bool {
@@ -119,6 +135,7 @@ type Results struct {
 	Burst      *BurstResults      `json:"builds_per_burst,omitempty"`
 	Growth     *GrowthResults     `json:"growth,omitempty"`
 	Relay      *RelayResults      `json:"relay,omitempty"`
+	Extract    *ExtractResults    `json:"extract,omitempty"`
 	Brief      *BriefResults      `json:"brief,omitempty"`
 	Summary    []SummaryLine      `json:"summary"`
 }
@@ -143,6 +160,22 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 		Command:   "cd bench && go run ./cmd/railbench " + strings.Join(os.Args[1:], " "),
 		StartedAt: began.UTC(),
 		Machine:   Machine{NumCPU: runtime.NumCPU(), CPUModel: cpuModel(), GoVersion: runtime.Version()},
+	}
+	var err error
+	if o.want("extract") {
+		// No database: PDF text extraction only.
+		if res.Extract, err = runExtract(o); err != nil {
+			return fmt.Errorf("extract: %w", err)
+		}
+	}
+	if o.want("brief") {
+		// No database either: the extractive Brief over the same filings.
+		if res.Brief, err = runBrief(ctx, o); err != nil {
+			return fmt.Errorf("brief: %w", err)
+		}
+	}
+	if offlineOnly(o) {
+		return finish(res, o, began)
 	}
 	e, err := setupEnv(ctx, logf, mode)
 	if err != nil {
@@ -187,12 +220,11 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 		}
 	}
 
-	if o.want("brief") {
-		if res.Brief, err = runBrief(ctx, o); err != nil {
-			return fmt.Errorf("brief: %w", err)
-		}
-	}
+	return finish(res, o, began)
+}
 
+// finish summarises the results, prints the summary and writes the JSON.
+func finish(res *Results, o options, began time.Time) error {
 	res.Duration = time.Since(began).Round(time.Second).String()
 	res.Summary = summarize(res)
 	fmt.Println()
