@@ -72,16 +72,10 @@ Rules:
 // Build implements Builder. The model reads the documents' cleaned text
 // (doctext.Clean); the citation check runs against the same text.
 func (b *Bedrock) Build(ctx context.Context, in Input) (Brief, error) {
-	if err := in.Validate(); err != nil {
+	if err := in.validateHeader(); err != nil {
 		return Brief{}, err
 	}
-	docs := sortedDocuments(in.Documents)
-	cleaned := make([]cleanDoc, len(docs))
-	for i, d := range docs {
-		c := doctext.Clean(d.Pages)
-		cleaned[i] = cleanDoc{Document: d, pages: c.Pages, meta: c.Meta}
-	}
-	prompt, err := documentsPrompt(in, cleaned)
+	prompt, cleaned, fp, err := documentsPrompt(ctx, in)
 	if err != nil {
 		return Brief{}, err
 	}
@@ -113,7 +107,7 @@ func (b *Bedrock) Build(ctx context.Context, in Input) (Brief, error) {
 			text.WriteString(t.Value)
 		}
 	}
-	return assemble(b.Name(), in, cleaned, text.String())
+	return assemble(b.Name(), in, cleaned, fp, text.String())
 }
 
 // cleanDoc is an input document with its cleaned pages.
@@ -123,24 +117,51 @@ type cleanDoc struct {
 	meta  doctext.Meta
 }
 
-// documentsPrompt renders the documents' cleaned text, page-tagged.
-func documentsPrompt(in Input, docs []cleanDoc) (string, error) {
+// documentsPrompt renders the documents' cleaned text, page-tagged,
+// reading them one at a time. The prompt is bounded by
+// MaxBedrockInputChars, and so is the cleaned text kept for the citation
+// check; the documents come back sorted by name, then id. A second pass,
+// once the text is known to fit, computes the fingerprint.
+func documentsPrompt(ctx context.Context, in Input) (prompt string, docs []cleanDoc, fp string, err error) {
 	var s strings.Builder
+	var dc docChecker
 	fmt.Fprintf(&s, "Matter: %s\n\n", in.Title)
-	for _, d := range docs {
-		fmt.Fprintf(&s, "<document id=%q name=%q pages=\"%d\">\n", d.ID, d.Name, len(d.pages))
+	for d, err := range in.Each(ctx) {
+		if err != nil {
+			return "", nil, "", err
+		}
+		if err := dc.check(d); err != nil {
+			return "", nil, "", err
+		}
+		c := doctext.Clean(d.Pages)
+		fmt.Fprintf(&s, "<document id=%q name=%q pages=\"%d\">\n", d.ID, d.Name, len(c.Pages))
 		if d.Note != "" {
 			fmt.Fprintf(&s, "<note>%s</note>\n", d.Note)
 		}
-		for i, p := range d.pages {
+		for i, p := range c.Pages {
 			fmt.Fprintf(&s, "<page number=\"%d\">\n%s\n</page>\n", i+1, p)
 		}
 		s.WriteString("</document>\n")
 		if s.Len() > MaxBedrockInputChars {
-			return "", fmt.Errorf("%w: documents have more than %d characters of text for one model call", ErrInvalidInput, MaxBedrockInputChars)
+			return "", nil, "", fmt.Errorf("%w: documents have more than %d characters of text for one model call", ErrInvalidInput, MaxBedrockInputChars)
 		}
+		meta := Document{ID: d.ID, Name: d.Name, SHA256: d.SHA256, Pages: make([]string, len(d.Pages)), Note: d.Note}
+		docs = append(docs, cleanDoc{Document: meta, pages: c.Pages, meta: c.Meta})
 	}
-	return s.String(), nil
+	f := newFingerprinter(in, dc.n)
+	for d, err := range in.Each(ctx) {
+		if err != nil {
+			return "", nil, "", err
+		}
+		f.add(d)
+	}
+	sort.SliceStable(docs, func(i, j int) bool {
+		if docs[i].Name != docs[j].Name {
+			return docs[i].Name < docs[j].Name
+		}
+		return strings.ToLower(docs[i].ID) < strings.ToLower(docs[j].ID)
+	})
+	return s.String(), docs, f.sum(), nil
 }
 
 // modelBrief is the part of a Brief the model writes.
@@ -162,7 +183,7 @@ type modelBrief struct {
 // document does not have or a quote that is not on the page (nor on another
 // page of that document, where it is moved) is dropped and counted in
 // Checks, not landed.
-func assemble(builder string, in Input, docs []cleanDoc, reply string) (Brief, error) {
+func assemble(builder string, in Input, docs []cleanDoc, fingerprint, reply string) (Brief, error) {
 	raw, err := jsonObject(reply)
 	if err != nil {
 		return Brief{}, err
@@ -189,7 +210,7 @@ func assemble(builder string, in Input, docs []cleanDoc, reply string) (Brief, e
 		Documents:        make([]DocumentSummary, 0, len(docs)),
 		Checks:           Checks{Notes: []string{}},
 		Builder:          builder,
-		InputFingerprint: Fingerprint(in),
+		InputFingerprint: fingerprint,
 	}
 	b.Caption.CaseNumbers = nonNil(b.Caption.CaseNumbers)
 	b.Caption.Citations = nonNil(b.Caption.Citations)

@@ -40,14 +40,33 @@ func NewExtractive() Extractive { return Extractive{} }
 // changes with the schema version, so the rail rebuilds older frames.
 func (Extractive) Name() string { return "extractive/v2" }
 
-// Build implements Builder.
+// Build implements Builder. It reads the documents through in.Each, one
+// at a time (in order of id), into the Assembly's bounded accumulators; a
+// first pass computes the fingerprint, so that a streamed input's text is
+// never held whole.
 func (e Extractive) Build(ctx context.Context, in Input) (Brief, error) {
-	if err := in.Validate(); err != nil {
+	if err := in.validateHeader(); err != nil {
 		return Brief{}, err
 	}
-	a := e.Begin(in.FirmID, in.MatterID, in.Title, Fingerprint(in))
-	for _, d := range sortedDocuments(in.Documents) {
-		if err := ctx.Err(); err != nil {
+	var dc docChecker
+	for d, err := range in.Each(ctx) {
+		if err != nil {
+			return Brief{}, err
+		}
+		if err := dc.check(d); err != nil {
+			return Brief{}, err
+		}
+	}
+	f := newFingerprinter(in, dc.n)
+	for d, err := range in.Each(ctx) {
+		if err != nil {
+			return Brief{}, err
+		}
+		f.add(d)
+	}
+	a := e.Begin(in.FirmID, in.MatterID, in.Title, f.sum())
+	for d, err := range in.Each(ctx) {
+		if err != nil {
 			return Brief{}, err
 		}
 		a.Add(d)
@@ -55,8 +74,8 @@ func (e Extractive) Build(ctx context.Context, in Input) (Brief, error) {
 	return a.Finish()
 }
 
-// Begin starts an Assembly: add documents in a stable order (Build sorts
-// them by name, then id), then Finish.
+// Begin starts an Assembly: add documents in a stable order (Build adds
+// them in order of id, as Input.Each yields them), then Finish.
 func (e Extractive) Begin(firmID, matterID, title, fingerprint string) *Assembly {
 	return &Assembly{
 		brief: Brief{
@@ -178,6 +197,7 @@ func (a *Assembly) Add(d Document) {
 // Finish merges the documents' accumulators into the Brief and validates it.
 func (a *Assembly) Finish() (Brief, error) {
 	b := a.brief
+	b.Documents = sortedSummaries(b.Documents)
 	b.Caption = mergeCaptions(a.captions)
 	b.Parties = a.parties.parties()
 	b.Chronology = mergeEvents(a.events)
@@ -320,18 +340,15 @@ func sameEvent(a, b map[string]bool) bool {
 	return common >= 2 && common*2 >= len(small)
 }
 
-// sortedDocuments orders documents by name, then id, so that output does not
-// depend on input order.
-func sortedDocuments(in []Document) []Document {
-	docs := make([]Document, len(in))
-	copy(docs, in)
-	sort.SliceStable(docs, func(i, j int) bool {
-		if docs[i].Name != docs[j].Name {
-			return docs[i].Name < docs[j].Name
+// sortedSummaries orders document summaries by name, then id.
+func sortedSummaries(in []DocumentSummary) []DocumentSummary {
+	sort.SliceStable(in, func(i, j int) bool {
+		if in[i].Name != in[j].Name {
+			return in[i].Name < in[j].Name
 		}
-		return strings.ToLower(docs[i].ID) < strings.ToLower(docs[j].ID)
+		return strings.ToLower(in[i].DocumentID) < strings.ToLower(in[j].DocumentID)
 	})
-	return docs
+	return in
 }
 
 func cite(d Document, pageIndex int) Citation {

@@ -44,6 +44,11 @@ type options struct {
 	GrowthIndexExperiment bool          `json:"growth_index_experiment"`
 	ExecMode              string        `json:"exec_mode"`
 	RelayFacts            int           `json:"relay_facts"`
+	MemDocs               int           `json:"mem_documents"`
+	MemPages              int           `json:"mem_pages"`
+	MemPageBytes          int           `json:"mem_page_bytes"`
+	MemReps               int           `json:"mem_reps"`
+	MemModes              string        `json:"mem_modes,omitempty"`
 	Only                  string        `json:"only,omitempty"`
 	Out                   string        `json:"-"`
 }
@@ -51,6 +56,9 @@ type options struct {
 func main() {
 	if what := os.Getenv(extractChildEnv); what != "" {
 		extractChild(what)
+	}
+	if mode := os.Getenv(envMemChild); mode != "" {
+		memChild(mode) // a child of the memory section; exits
 	}
 	var o options
 	var growth string
@@ -73,7 +81,12 @@ func main() {
 	flag.BoolVar(&o.GrowthIndexExperiment, "growth-index-experiment", true, "after the largest growth stage, re-measure with a partial index on open runs (then drop it)")
 	flag.StringVar(&o.ExecMode, "exec-mode", "cache_statement", "pgx query exec mode for every pool: cache_statement, cache_describe, describe_exec, exec, simple_protocol")
 	flag.IntVar(&o.RelayFacts, "relay-facts", 5000, "facts per relay repetition")
-	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,extract,brief); default all")
+	flag.IntVar(&o.MemDocs, "mem-docs", 2000, "documents in the memory section's matter")
+	flag.IntVar(&o.MemPages, "mem-pages", 100, "pages per document in the memory section")
+	flag.IntVar(&o.MemPageBytes, "mem-page-bytes", 1000, "bytes of text per page in the memory section (about)")
+	flag.IntVar(&o.MemReps, "mem-reps", 3, "repetitions of each memory mode (medians reported)")
+	flag.StringVar(&o.MemModes, "mem-modes", "", "memory modes to run (all-in-memory,stream-digest,stream-extractive); default all")
+	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
 	flag.Parse()
 
@@ -137,6 +150,7 @@ type Results struct {
 	Relay      *RelayResults      `json:"relay,omitempty"`
 	Extract    *ExtractResults    `json:"extract,omitempty"`
 	Brief      *BriefResults      `json:"brief,omitempty"`
+	Memory     *MemoryResults     `json:"build_memory,omitempty"`
 	Summary    []SummaryLine      `json:"summary"`
 }
 
@@ -217,6 +231,12 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 	if o.want("relay") {
 		if res.Relay, err = runRelay(ctx, e, o); err != nil {
 			return fmt.Errorf("relay: %w", err)
+		}
+	}
+
+	if o.want("memory") {
+		if res.Memory, err = runMemory(ctx, e, o); err != nil {
+			return fmt.Errorf("memory: %w", err)
 		}
 	}
 

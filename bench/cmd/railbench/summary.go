@@ -33,6 +33,15 @@ func summarize(r *Results) []SummaryLine {
 		add("extract_linearity", "%.2f (CPU time per page at 900 pages / at 100 pages: %s vs %s pages per CPU-second; 1.00 is linear)", x.LinearRatio, f1(x.GeneratedCPU["900"].Median), f1(x.GeneratedCPU["100"].Median))
 		add("extract_peak_rss_mib", "%.1f corpus, %.1f 300 pages (a child process; %.1f extracting nothing)", x.PeakRSSCorpusMiB, x.PeakRSS300MiB, x.PeakRSSBaseMiB)
 	}
+	if m := r.Memory; m != nil && len(m.Modes) > 0 {
+		add("build_peak_rss", "stream %.0f MB / all-in-memory %.0f MB = %.2fx (digest builder, LoadInputs+Build in a child process); %d documents x %d pages, %.0f MB of text, median of %d",
+			m.Modes["stream-digest"].MedianMB, m.Modes["all-in-memory"].MedianMB, m.StreamRatio,
+			m.Documents, m.Pages, m.TextMB, len(m.Modes["stream-digest"].PeakRSSMB))
+		if x, ok := m.Modes["stream-extractive"]; ok {
+			add("build_peak_rss_extractive", "stream %.0f MB (extractive builder), %d documents x %d pages, median of %d",
+				x.MedianMB, m.Documents, m.Pages, len(x.PeakRSSMB))
+		}
+	}
 	if t := r.Throughput; t != nil {
 		reps := len(t.RailE2E.Values)
 		if reps > 0 {
