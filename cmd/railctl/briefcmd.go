@@ -72,9 +72,9 @@ func printBrief(w io.Writer, j rail.JobRow, f rail.StoredFrame) {
 	if !j.Current {
 		state = fmt.Sprintf("NOT CURRENT: %s; a newer Brief is on its way", currentText(j))
 	}
-	var b brief.Brief
-	if err := json.Unmarshal(f.Body, &b); err != nil || b.SchemaVersion != brief.SchemaVersion {
-		fmt.Fprintf(w, "Frame (token %d, builder %s) is not a %s Brief; its body:\n%s\n", f.Token, f.Builder, brief.SchemaVersion, f.Body)
+	b, err := brief.Decode(f.Body)
+	if err != nil {
+		fmt.Fprintf(w, "Frame (token %d, builder %s) is not a Brief this railctl can read (%v); its body:\n%s\n", f.Token, f.Builder, err, f.Body)
 		fmt.Fprintf(w, "Status: %s (requested %d, built %d)\n", state, j.RequestedGeneration, j.BuiltGeneration)
 		return
 	}
@@ -89,19 +89,39 @@ func printBrief(w io.Writer, j rail.JobRow, f rail.StoredFrame) {
 	fmt.Fprintf(w, "status %s — requested generation %d, built generation %d\n", state, j.RequestedGeneration, j.BuiltGeneration)
 	fmt.Fprintf(w, "frame  token %d, covers generation %d, built %s by %s (model invoked: %v)\n",
 		f.Token, f.Target, f.BuiltAt.Local().Format(time.DateTime), f.Builder, yesNo(f.ModelInvoked))
+	if b.SchemaVersion != brief.SchemaVersion {
+		fmt.Fprintf(w, "schema %s (read as %s; the next build writes %s)\n", b.SchemaVersion, brief.SchemaVersion, brief.SchemaVersion)
+	}
 	fmt.Fprintln(w, rule)
+
+	if c := b.Caption; c.Court != "" || c.Title != "" || len(c.CaseNumbers) > 0 {
+		fmt.Fprintf(w, "\nCAPTION\n")
+		if c.Title != "" {
+			fmt.Fprintf(w, "  %s\n", c.Title)
+		}
+		if c.Court != "" {
+			fmt.Fprintf(w, "  %s\n", c.Court)
+		}
+		if len(c.CaseNumbers) > 0 {
+			fmt.Fprintf(w, "  No. %s\n", strings.Join(c.CaseNumbers, ", "))
+		}
+	}
 
 	fmt.Fprintf(w, "\nPARTIES (%d)\n", len(b.Parties))
 	for _, p := range b.Parties {
-		fmt.Fprintf(w, "  %-10s %s  %s\n", p.Role, p.Name, cites(p.Citations))
+		role := string(p.Role)
+		if p.Capacity != "" {
+			role += " (" + p.Capacity + ")"
+		}
+		fmt.Fprintf(w, "  %-10s %s  %s\n", role, p.Name, cites(p.Citations))
 	}
 	fmt.Fprintf(w, "\nCHRONOLOGY (%d)\n", len(b.Chronology))
 	for _, e := range b.Chronology {
-		fmt.Fprintf(w, "  %s  %s  %s\n", e.Date, clip(e.Text, 110), cite(e.Citation))
+		fmt.Fprintf(w, "  %s  %s  %s\n", e.Date, clip(e.Text, 110), cites(e.Citations))
 	}
 	fmt.Fprintf(w, "\nDOCUMENTS (%d)\n", len(b.Documents))
 	for i, d := range b.Documents {
-		fmt.Fprintf(w, "  %d. %s — %d page(s), sha256 %s…\n", i+1, d.Name, d.PageCount, short(d.SHA256, 12))
+		fmt.Fprintf(w, "  %d. %s — %s, %d page(s), sha256 %s…\n", i+1, d.Name, kindText(d), d.PageCount, short(d.SHA256, 12))
 		if d.Note != "" {
 			fmt.Fprintf(w, "     note: %s\n", d.Note)
 		}
@@ -112,7 +132,28 @@ func printBrief(w io.Writer, j rail.JobRow, f rail.StoredFrame) {
 			fmt.Fprintf(w, "     - %s  %s\n", clip(a.Text, 110), cite(a.Citation))
 		}
 	}
+	if c := b.Checks; c.DroppedItems > 0 || c.DroppedCitations > 0 || c.Repaired > 0 {
+		fmt.Fprintf(w, "\nCITATION CHECK: %d checked, %d repaired, %d citation(s) and %d item(s) dropped\n", c.Checked, c.Repaired, c.DroppedCitations, c.DroppedItems)
+		for _, n := range c.Notes {
+			fmt.Fprintf(w, "  - %s\n", n)
+		}
+	}
 	fmt.Fprintln(w)
+}
+
+// kindText is "complaint", "order filed 2013-01-03, docket entry 19", ….
+func kindText(d brief.DocumentSummary) string {
+	s := string(d.Kind)
+	if s == "" {
+		s = "document"
+	}
+	if d.FiledOn != "" {
+		s += " filed " + d.FiledOn
+	}
+	if d.DocketEntry != "" {
+		s += ", docket entry " + d.DocketEntry
+	}
+	return s
 }
 
 func yesNo(b bool) string {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -192,8 +191,8 @@ func waitForBrief(ctx context.Context, r *localRail, ref rail.MatterRef, facts [
 }
 
 func listsAll(body []byte) bool {
-	var b brief.Brief
-	if json.Unmarshal(body, &b) != nil {
+	b, err := brief.Decode(body)
+	if err != nil {
 		return false
 	}
 	var names []string

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/pramaan/brief-rail/pkg/doctext"
 )
 
 // MaxBedrockInputChars bounds the page text sent to the model in one call.
@@ -22,9 +24,10 @@ const MaxBedrockInputChars = 400_000
 var ErrModelOutput = errors.New("brief: unusable model output")
 
 // Bedrock builds a Brief with a model behind Amazon Bedrock's Converse API.
-// The model writes parties, chronology and assertions; matter, document
-// metadata, builder name and fingerprint come from the Input; the result must
-// pass Validate.
+// The model writes the caption, parties, chronology, document kinds and
+// assertions; matter, document metadata, docket stamps, builder name and
+// fingerprint come from the Input; every citation is checked against the
+// cleaned page text and the result must pass Validate.
 type Bedrock struct {
 	client    *bedrockruntime.Client
 	modelID   string
@@ -36,34 +39,43 @@ func NewBedrock(client *bedrockruntime.Client, modelID string) *Bedrock {
 	return &Bedrock{client: client, modelID: modelID, maxTokens: 8192}
 }
 
-// Name is "bedrock:" followed by the model id.
-func (b *Bedrock) Name() string { return "bedrock:" + b.modelID }
+// Name is "bedrock/v2:" followed by the model id: the prompt revision
+// follows the schema version, so the rail rebuilds frames of older schemas.
+func (b *Bedrock) Name() string { return "bedrock/v2:" + b.modelID }
 
 const systemPrompt = `You write the Brief of a litigation matter from its documents.
-Reply with one JSON object and nothing else, of this form (schema "brief/v1"):
+Reply with one JSON object and nothing else, of this form (schema "brief/v2"):
 {
-  "schema_version": "brief/v1",
+  "schema_version": "brief/v2",
+  "caption": {"court": "the court as captioned", "case_numbers": ["as written"],
+              "title": "FIRST PLAINTIFF v. FIRST DEFENDANT, or In re: SUBJECT, as captioned",
+              "citations": [{"document_id": "...", "page": 1}]},
   "parties": [{"name": "...", "role": "plaintiff|defendant|counsel|witness|other",
-               "citations": [{"document_id": "...", "page": 1}]}],
-  "chronology": [{"date": "YYYY-MM-DD", "text": "the sentence from the document that carries the date",
-                  "citation": {"document_id": "...", "page": 1}}],
-  "documents": [{"document_id": "...",
-                 "assertions": [{"text": "what the document asserts, alleges, admits, denies or demands, in its own words",
+               "capacity": "appellant|appellee|petitioner|respondent|debtor|... or empty",
+               "citations": [{"document_id": "...", "page": 1, "quote": "the name as written on that page"}]}],
+  "chronology": [{"date": "YYYY-MM-DD", "text": "the sentence that states the event",
+                  "citations": [{"document_id": "...", "page": 1, "quote": "the sentence, copied exactly from that page"}]}],
+  "documents": [{"document_id": "...", "kind": "complaint|answer|motion|order|opinion|notice|letter|exhibit|other",
+                 "filed_on": "YYYY-MM-DD or empty",
+                 "assertions": [{"text": "a whole sentence the document asserts, copied exactly",
                                  "citation": {"document_id": "...", "page": 1}}]}]
 }
 Rules:
-- Use only the documents given. Every citation names a document_id given and a page number shown in its <page number="N"> tag.
-- Chronology: one entry per dated event, dates normalised to YYYY-MM-DD, sorted by date. Quote the sentence; do not paraphrase.
-- Assertions: for each document, its allegations, admissions, denials, defences and demands, quoted, at most 40 per document.
+- Use only the documents given. Every citation names a document_id given and a page number shown in its <page number="N"> tag, and every quote (and every assertion's text) is copied exactly from that page: citations whose quote is not on the page are dropped.
+- Parties: the litigants named in the captions, with their names (never role words such as "Appellees"). An appellant or appellee keeps its trial role (plaintiff or defendant) and puts "appellant"/"appellee" in capacity. The subject of an "In re:" matter is "other". Counsel and witnesses may be added.
+- Chronology: events of this matter only (not dates inside case-law citations, not docket stamps), one entry per event, citing every document that states it, sorted by date.
+- Assertions: for each document, its allegations, admissions, denials, defences, demands and holdings, as whole sentences, at most 40 per document.
+- filed_on: the filing date the document states (a "Filed" stamp or the signature date), else empty.
 - Include every document_id given in "documents", with an empty "assertions" list when it has no text.
 - Do not invent facts, names or dates.`
 
-// Build implements Builder.
+// Build implements Builder. The model reads the documents' cleaned text
+// (doctext.Clean); the citation check runs against the same text.
 func (b *Bedrock) Build(ctx context.Context, in Input) (Brief, error) {
 	if err := in.validateHeader(); err != nil {
 		return Brief{}, err
 	}
-	prompt, docs, fp, err := documentsPrompt(ctx, in)
+	prompt, cleaned, fp, err := documentsPrompt(ctx, in)
 	if err != nil {
 		return Brief{}, err
 	}
@@ -95,15 +107,22 @@ func (b *Bedrock) Build(ctx context.Context, in Input) (Brief, error) {
 			text.WriteString(t.Value)
 		}
 	}
-	return assemble(b.Name(), in, docs, fp, text.String())
+	return assemble(b.Name(), in, cleaned, fp, text.String())
 }
 
-// documentsPrompt renders the documents as page-tagged text, reading them
-// one at a time: the prompt is bounded by MaxBedrockInputChars, and only
-// the documents' metadata (no text) is kept for the Brief, sorted by name
-// then id. A second pass, once the text is known to fit, computes the
-// fingerprint.
-func documentsPrompt(ctx context.Context, in Input) (prompt string, docs []Document, fp string, err error) {
+// cleanDoc is an input document with its cleaned pages.
+type cleanDoc struct {
+	Document
+	pages []string
+	meta  doctext.Meta
+}
+
+// documentsPrompt renders the documents' cleaned text, page-tagged,
+// reading them one at a time. The prompt is bounded by
+// MaxBedrockInputChars, and so is the cleaned text kept for the citation
+// check; the documents come back sorted by name, then id. A second pass,
+// once the text is known to fit, computes the fingerprint.
+func documentsPrompt(ctx context.Context, in Input) (prompt string, docs []cleanDoc, fp string, err error) {
 	var s strings.Builder
 	var dc docChecker
 	fmt.Fprintf(&s, "Matter: %s\n\n", in.Title)
@@ -114,19 +133,20 @@ func documentsPrompt(ctx context.Context, in Input) (prompt string, docs []Docum
 		if err := dc.check(d); err != nil {
 			return "", nil, "", err
 		}
-		fmt.Fprintf(&s, "<document id=%q name=%q pages=\"%d\">\n", d.ID, d.Name, len(d.Pages))
+		c := doctext.Clean(d.Pages)
+		fmt.Fprintf(&s, "<document id=%q name=%q pages=\"%d\">\n", d.ID, d.Name, len(c.Pages))
 		if d.Note != "" {
 			fmt.Fprintf(&s, "<note>%s</note>\n", d.Note)
 		}
-		for i, p := range d.Pages {
+		for i, p := range c.Pages {
 			fmt.Fprintf(&s, "<page number=\"%d\">\n%s\n</page>\n", i+1, p)
 		}
 		s.WriteString("</document>\n")
 		if s.Len() > MaxBedrockInputChars {
 			return "", nil, "", fmt.Errorf("%w: documents have more than %d characters of text for one model call", ErrInvalidInput, MaxBedrockInputChars)
 		}
-		pages := make([]string, len(d.Pages)) // the page count, without the text
-		docs = append(docs, Document{ID: d.ID, Name: d.Name, SHA256: d.SHA256, Pages: pages, Note: d.Note})
+		meta := Document{ID: d.ID, Name: d.Name, SHA256: d.SHA256, Pages: make([]string, len(d.Pages)), Note: d.Note}
+		docs = append(docs, cleanDoc{Document: meta, pages: c.Pages, meta: c.Meta})
 	}
 	f := newFingerprinter(in, dc.n)
 	for d, err := range in.Each(ctx) {
@@ -147,16 +167,23 @@ func documentsPrompt(ctx context.Context, in Input) (prompt string, docs []Docum
 // modelBrief is the part of a Brief the model writes.
 type modelBrief struct {
 	SchemaVersion string  `json:"schema_version"`
+	Caption       Caption `json:"caption"`
 	Parties       []Party `json:"parties"`
 	Chronology    []Event `json:"chronology"`
 	Documents     []struct {
 		DocumentID string      `json:"document_id"`
+		Kind       Kind        `json:"kind"`
+		FiledOn    string      `json:"filed_on"`
 		Assertions []Assertion `json:"assertions"`
 	} `json:"documents"`
 }
 
-// assemble parses the model's reply and completes it from the input.
-func assemble(builder string, in Input, docs []Document, fingerprint, reply string) (Brief, error) {
+// assemble parses the model's reply, completes it from the input and runs
+// the citation check: an item that cites an unknown document, a page the
+// document does not have or a quote that is not on the page (nor on another
+// page of that document, where it is moved) is dropped and counted in
+// Checks, not landed.
+func assemble(builder string, in Input, docs []cleanDoc, fingerprint, reply string) (Brief, error) {
 	raw, err := jsonObject(reply)
 	if err != nil {
 		return Brief{}, err
@@ -168,55 +195,79 @@ func assemble(builder string, in Input, docs []Document, fingerprint, reply stri
 	if m.SchemaVersion != "" && m.SchemaVersion != SchemaVersion {
 		return Brief{}, fmt.Errorf("%w: schema_version %q, want %q", ErrModelOutput, m.SchemaVersion, SchemaVersion)
 	}
-	byID := make(map[string]Document, len(docs))
+	byID := make(map[string]cleanDoc, len(docs))
+	pages := make(map[string][]string, len(docs))
 	for _, d := range docs {
 		byID[strings.ToLower(d.ID)] = d
-	}
-	// The model cites by id; the id's spelling and the name come from the
-	// input. An unknown id is left as written and Validate reports it.
-	fix := func(c *Citation) {
-		if d, ok := byID[strings.ToLower(c.DocumentID)]; ok {
-			c.DocumentID, c.DocumentName = d.ID, d.Name
-		}
+		pages[d.ID] = d.pages
 	}
 	b := Brief{
 		SchemaVersion:    SchemaVersion,
 		Matter:           Matter{FirmID: in.FirmID, MatterID: in.MatterID, Title: in.Title},
+		Caption:          m.Caption,
 		Parties:          nonNil(m.Parties),
 		Chronology:       nonNil(m.Chronology),
 		Documents:        make([]DocumentSummary, 0, len(docs)),
+		Checks:           Checks{Notes: []string{}},
 		Builder:          builder,
 		InputFingerprint: fingerprint,
 	}
+	b.Caption.CaseNumbers = nonNil(b.Caption.CaseNumbers)
+	b.Caption.Citations = nonNil(b.Caption.Citations)
 	for i := range b.Parties {
 		b.Parties[i].Role = Role(strings.ToLower(string(b.Parties[i].Role)))
-		for j := range b.Parties[i].Citations {
-			fix(&b.Parties[i].Citations[j])
-		}
+		b.Parties[i].Citations = nonNil(b.Parties[i].Citations)
 	}
-	for i := range b.Chronology {
-		fix(&b.Chronology[i].Citation)
+	for _, e := range b.Chronology {
+		if !isDate(e.Date) {
+			return Brief{}, fmt.Errorf("%w: chronology date %q is not YYYY-MM-DD", ErrModelOutput, e.Date)
+		}
 	}
 	sort.SliceStable(b.Chronology, func(i, j int) bool { return b.Chronology[i].Date < b.Chronology[j].Date })
 
-	assertions := map[string][]Assertion{}
+	type modelDoc struct {
+		kind       Kind
+		filedOn    string
+		assertions []Assertion
+	}
+	given := map[string]*modelDoc{}
 	for _, d := range m.Documents {
 		id := strings.ToLower(d.DocumentID)
 		if _, ok := byID[id]; !ok {
-			return Brief{}, fmt.Errorf("%w: assertions for unknown document %q", ErrModelOutput, d.DocumentID)
+			b.Checks.DroppedItems += len(d.Assertions)
+			b.Checks.DroppedCitations += len(d.Assertions)
+			b.Checks.Checked += len(d.Assertions)
+			if len(b.Checks.Notes) < MaxCheckNotes {
+				b.Checks.Notes = append(b.Checks.Notes, fmt.Sprintf("assertions for unknown document %q", d.DocumentID))
+			}
+			continue
 		}
-		assertions[id] = append(assertions[id], d.Assertions...)
+		md := given[id]
+		if md == nil {
+			md = &modelDoc{}
+			given[id] = md
+		}
+		md.kind, md.filedOn = Kind(strings.ToLower(string(d.Kind))), d.FiledOn
+		md.assertions = append(md.assertions, d.Assertions...)
 	}
 	for _, d := range docs {
-		as := nonNil(assertions[strings.ToLower(d.ID)])
-		for i := range as {
-			fix(&as[i].Citation)
-		}
-		b.Documents = append(b.Documents, DocumentSummary{
+		sum := DocumentSummary{
 			DocumentID: d.ID, Name: d.Name, SHA256: d.SHA256,
-			PageCount: len(d.Pages), Note: d.Note, Assertions: as,
-		})
+			PageCount: len(d.Pages), Note: d.Note, Kind: KindOther,
+			FiledOn: d.meta.FiledOn, DocketEntry: d.meta.DocketEntry, Assertions: []Assertion{},
+		}
+		if md := given[strings.ToLower(d.ID)]; md != nil {
+			if md.kind.Valid() {
+				sum.Kind = md.kind
+			}
+			if sum.FiledOn == "" && isDate(md.filedOn) {
+				sum.FiledOn = md.filedOn
+			}
+			sum.Assertions = nonNil(md.assertions)
+		}
+		b.Documents = append(b.Documents, sum)
 	}
+	CheckCitations(&b, pages)
 	if err := b.Validate(); err != nil {
 		return Brief{}, fmt.Errorf("%w: %w", ErrModelOutput, err)
 	}

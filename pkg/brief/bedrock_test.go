@@ -48,8 +48,8 @@ func converseServer(t *testing.T, body []byte) *bedrockruntime.Client {
 		if req.InferenceConfig.Temperature == nil || *req.InferenceConfig.Temperature != 0 {
 			t.Errorf("temperature not 0: %s", raw)
 		}
-		if len(req.System) != 1 || !strings.Contains(req.System[0].Text, `"schema_version": "brief/v1"`) {
-			t.Errorf("system prompt does not ask for brief/v1")
+		if len(req.System) != 1 || !strings.Contains(req.System[0].Text, `"schema_version": "brief/v2"`) {
+			t.Errorf("system prompt does not ask for brief/v2")
 		}
 		if len(req.Messages) != 1 || req.Messages[0].Role != "user" || len(req.Messages[0].Content) != 1 {
 			t.Fatalf("messages: %s", raw)
@@ -108,11 +108,14 @@ func TestBedrockRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Builder != "bedrock:"+modelID || b.InputFingerprint != brief.Fingerprint(in) || b.SchemaVersion != brief.SchemaVersion {
+	if b.Builder != "bedrock/v2:"+modelID || b.InputFingerprint != brief.Fingerprint(in) || b.SchemaVersion != brief.SchemaVersion {
 		t.Errorf("builder %q fingerprint %q schema %q", b.Builder, b.InputFingerprint, b.SchemaVersion)
 	}
 	if b.Matter.MatterID != matterID || b.Matter.Title != in.Title {
 		t.Errorf("matter = %+v", b.Matter)
+	}
+	if b.Caption.Title != "Harlow Logistics Ltd v. Penmark Freight Inc." || len(b.Caption.CaseNumbers) != 1 || len(b.Caption.Citations) != 2 {
+		t.Errorf("caption = %+v", b.Caption)
 	}
 	if len(b.Parties) != 4 || b.Parties[0].Name != "Harlow Logistics Ltd" || b.Parties[0].Role != brief.RolePlaintiff {
 		t.Errorf("parties = %+v", b.Parties)
@@ -121,8 +124,11 @@ func TestBedrockRecorded(t *testing.T) {
 	if c := b.Parties[0].Citations[0]; c.DocumentName != "complaint.pdf" {
 		t.Errorf("citation = %+v", c)
 	}
-	if len(b.Chronology) != 9 || b.Chronology[0].Date != "2025-01-14" {
+	if len(b.Chronology) != 6 || b.Chronology[0].Date != "2025-01-14" || len(b.Chronology[0].Citations) != 2 {
 		t.Errorf("chronology = %+v", b.Chronology)
+	}
+	if b.Checks.Checked == 0 || b.Checks.DroppedCitations != 0 || b.Checks.DroppedItems != 0 || b.Checks.Repaired != 0 {
+		t.Errorf("checks of a faithful reply = %+v", b.Checks)
 	}
 	if len(b.Documents) != 4 {
 		t.Fatalf("documents = %+v", b.Documents)
@@ -130,6 +136,9 @@ func TestBedrockRecorded(t *testing.T) {
 	for _, d := range b.Documents {
 		if d.DocumentID == scanned && (len(d.Assertions) != 0 || d.Note == "" || d.PageCount != 1) {
 			t.Errorf("scanned summary = %+v", d)
+		}
+		if d.DocumentID == complaint && (d.Kind != brief.KindComplaint || d.FiledOn != "2025-05-06") {
+			t.Errorf("complaint kind %q filed_on %q", d.Kind, d.FiledOn)
 		}
 		if d.SHA256 == "" {
 			t.Errorf("%s: metadata not filled from input", d.Name)
@@ -140,24 +149,67 @@ func TestBedrockRecorded(t *testing.T) {
 	}
 }
 
-func TestBedrockRejectsBadReplies(t *testing.T) {
-	var good map[string]any
-	reply := recordedReply(t)
-	if err := json.Unmarshal([]byte(reply[strings.Index(reply, "{"):strings.LastIndex(reply, "}")+1]), &good); err != nil {
+// A recorded reply whose model invented a page, quoted text that is on no
+// page, cited an unknown document and named a party the documents do not
+// name: those items are dropped and counted, quotes found on another page of
+// the same document are moved there, and the rest lands.
+func TestBedrockDropsUnfaithfulCitations(t *testing.T) {
+	raw, err := os.ReadFile("testdata/converse_response_bad_citations.json")
+	if err != nil {
 		t.Fatal(err)
 	}
+	b, err := brief.NewBedrock(converseServer(t, raw), modelID).Build(context.Background(), sampleInput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Checks.DroppedItems != 4 || b.Checks.DroppedCitations != 4 || b.Checks.Repaired != 3 {
+		t.Errorf("checks = %+v, want 4 items (4 citations) dropped and 3 citations repaired", b.Checks)
+	}
+	if len(b.Checks.Notes) != 7 {
+		t.Errorf("notes = %q", b.Checks.Notes)
+	}
+	// The notes say what was dropped; nothing else may.
+	landed := b
+	landed.Checks.Notes = nil
+	js, _ := json.Marshal(landed)
+	for _, invented := range []string{"Rotterdam Port Authority", "ten per cent discount", "Harlow filed suit", "bad faith", "2025-03-15", "2025-05-01"} {
+		if strings.Contains(string(js), invented) {
+			t.Errorf("the Brief still says %q", invented)
+		}
+	}
+	for _, e := range b.Chronology {
+		switch e.Date {
+		case "2025-02-03", "2025-04-02":
+			want := map[string]int{"2025-02-03": 1, "2025-04-02": 2}[e.Date]
+			if e.Citations[0].Page != want {
+				t.Errorf("%s cites page %d, want the page with the quote, %d", e.Date, e.Citations[0].Page, want)
+			}
+		}
+	}
+	for _, d := range b.Documents {
+		for _, a := range d.Assertions {
+			if a.Citation.Page > d.PageCount {
+				t.Errorf("%s: assertion cites page %d", d.Name, a.Citation.Page)
+			}
+		}
+	}
+	if err := b.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestBedrockRejectsBadReplies(t *testing.T) {
+	reply := recordedReply(t)
 	cases := []struct {
 		name, reply, wantText string
 	}{
 		{"prose", "I'm sorry, I cannot produce a brief for these documents.", "no JSON object"},
-		{"truncated JSON", "```json\n{\"schema_version\": \"brief/v1\", \"parties\": [\n```", "no JSON object"},
-		{"invalid JSON", "```json\n{\"schema_version\": \"brief/v1\", \"parties\": [,]}\n```", "not Brief JSON"},
-		{"wrong types", `{"schema_version": "brief/v1", "parties": "Harlow"}`, "not Brief JSON"},
-		{"page out of range", strings.Replace(reply, `"c3333333-3333-4333-8333-333333333333", "page": 1}}`, `"c3333333-3333-4333-8333-333333333333", "page": 7}}`, 1),
-			`cites page 7 of "exhibit-a-demand-letter.pdf", which has 1 pages`},
-		{"unknown document", strings.Replace(reply, `"document_id": "a1111111-1111-4111-8111-111111111111", "page": 2}`, `"document_id": "f6666666-6666-4666-8666-666666666666", "page": 2}`, 1),
-			`unknown document "f6666666-6666-4666-8666-666666666666"`},
+		{"truncated JSON", "```json\n{\"schema_version\": \"brief/v2\", \"parties\": [\n```", "no JSON object"},
+		{"invalid JSON", "```json\n{\"schema_version\": \"brief/v2\", \"parties\": [,]}\n```", "not Brief JSON"},
+		{"wrong types", `{"schema_version": "brief/v2", "parties": "Harlow"}`, "not Brief JSON"},
+		{"old schema", `{"schema_version": "brief/v1", "parties": []}`, `schema_version "brief/v1"`},
 		{"bad date", strings.Replace(reply, `"date": "2025-04-02"`, `"date": "2 April 2025"`, 1), `not YYYY-MM-DD`},
+		{"bad role", strings.Replace(reply, `"role": "counsel"`, `"role": "judge"`, 1), `role "judge"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,10 +1,14 @@
-// Package brief defines the Brief of a litigation matter (schema "brief/v1"),
-// the Builder interface that produces it from a matter's documents, two
-// builders (Extractive, deterministic and offline; Bedrock, a model behind the
-// Converse API) and Fingerprint, the content hash of a builder's input.
+// Package brief defines the Brief of a litigation matter (schema
+// "brief/v2"), the Builder interface that produces it from a matter's
+// documents, two builders (Extractive, deterministic and offline; Bedrock, a
+// model behind the Converse API) and Fingerprint, the content hash of a
+// builder's input.
 //
-// Every item in a Brief cites a document and a 1-based page; Validate checks
-// that each citation points at a document in the Brief and a page it has.
+// Every item in a Brief cites a document and a 1-based page of the
+// document's cleaned text (package doctext); a citation's quote occurs on the
+// page it cites, and builders drop or repair items whose quotes do not.
+// Validate checks that each citation points at a document in the Brief and a
+// page it has. Decode reads both brief/v2 and older brief/v1 frames.
 package brief
 
 import (
@@ -19,20 +23,22 @@ import (
 )
 
 // SchemaVersion is the value of Brief.SchemaVersion written by this package.
-const SchemaVersion = "brief/v1"
+const SchemaVersion = "brief/v2"
 
 // JSONSchema is the JSON Schema (draft 2020-12) of a serialised Brief.
 //
-//go:embed brief.v1.schema.json
+//go:embed brief.v2.schema.json
 var JSONSchema []byte
 
 // Brief is the structured summary of one matter.
 type Brief struct {
 	SchemaVersion    string            `json:"schema_version"`
 	Matter           Matter            `json:"matter"`
+	Caption          Caption           `json:"caption"`
 	Parties          []Party           `json:"parties"`
 	Chronology       []Event           `json:"chronology"`
 	Documents        []DocumentSummary `json:"documents"`
+	Checks           Checks            `json:"checks"`
 	Builder          string            `json:"builder"`
 	InputFingerprint string            `json:"input_fingerprint"`
 }
@@ -44,7 +50,34 @@ type Matter struct {
 	Title    string `json:"title"`
 }
 
-// Role is a party's role in the matter.
+// Caption is the case as the filings caption it.
+type Caption struct {
+	Court       string     `json:"court"`        // "United States Court of Appeals for the First Circuit", or ""
+	CaseNumbers []string   `json:"case_numbers"` // as written ("12-2209", "2:18-cv-10166-JAK"), distinct
+	Title       string     `json:"title"`        // "Transamerica Life Insurance Company v. Estella Rodrigues", "In re: …", or ""
+	Citations   []Citation `json:"citations"`    // the pages the caption was read from
+}
+
+// Checks reports the citation check every builder runs before a Brief is
+// returned: each item's quote must occur on the page it cites.
+type Checks struct {
+	Checked  int `json:"checked"`  // citations checked
+	Repaired int `json:"repaired"` // citations moved to the page of the same document that has the quote
+	// DroppedCitations counts citations removed: an unknown document, or a
+	// quote found on no page of the cited document.
+	DroppedCitations int `json:"dropped_citations"`
+	// DroppedItems counts parties, events and assertions removed because
+	// none of their citations survived.
+	DroppedItems int `json:"dropped_items"`
+	// Notes says what was dropped or repaired (at most MaxCheckNotes).
+	Notes []string `json:"notes"`
+}
+
+// MaxCheckNotes bounds Checks.Notes.
+const MaxCheckNotes = 20
+
+// Role is a party's role in the matter. Litigants keep their trial role on
+// appeal (an appellant that was the plaintiff is a plaintiff).
 type Role string
 
 // Roles a Party may have.
@@ -53,7 +86,7 @@ const (
 	RoleDefendant Role = "defendant"
 	RoleCounsel   Role = "counsel"
 	RoleWitness   Role = "witness"
-	RoleOther     Role = "other"
+	RoleOther     Role = "other" // e.g. the subject of an "In re:" matter, a debtor, an intervenor
 )
 
 // Valid reports whether r is one of the defined roles.
@@ -67,40 +100,74 @@ func (r Role) Valid() bool {
 
 // Party is a person or organisation named in the documents.
 type Party struct {
-	Name      string     `json:"name"`
-	Role      Role       `json:"role"`
+	Name string `json:"name"`
+	Role Role   `json:"role"`
+	// Capacity is the caption's own words for the party's role when they
+	// say more than Role ("appellant", "petitioner", "debtor"), or "".
+	Capacity  string     `json:"capacity,omitempty"`
 	Citations []Citation `json:"citations"`
 }
 
-// Event is one dated item of the chronology.
+// Event is one event of the matter, with every document that states it.
 type Event struct {
-	Date     string   `json:"date"` // YYYY-MM-DD
-	Text     string   `json:"text"` // the sentence that carries the date
-	Citation Citation `json:"citation"`
+	Date      string     `json:"date"`      // YYYY-MM-DD
+	Text      string     `json:"text"`      // the sentence that carries the date (the first citation's quote)
+	Citations []Citation `json:"citations"` // at least one; each with its own quote
+}
+
+// Kind is what a document is.
+type Kind string
+
+// Kinds of document.
+const (
+	KindComplaint Kind = "complaint"
+	KindAnswer    Kind = "answer"
+	KindMotion    Kind = "motion"
+	KindOrder     Kind = "order"
+	KindOpinion   Kind = "opinion"
+	KindNotice    Kind = "notice"
+	KindLetter    Kind = "letter"
+	KindExhibit   Kind = "exhibit"
+	KindOther     Kind = "other"
+)
+
+// Valid reports whether k is one of the defined kinds.
+func (k Kind) Valid() bool {
+	switch k {
+	case KindComplaint, KindAnswer, KindMotion, KindOrder, KindOpinion, KindNotice, KindLetter, KindExhibit, KindOther:
+		return true
+	}
+	return false
 }
 
 // DocumentSummary describes one input document and what it asserts.
 type DocumentSummary struct {
-	DocumentID string      `json:"document_id"`
-	Name       string      `json:"name"`
-	SHA256     string      `json:"sha256"`
-	PageCount  int         `json:"page_count"`
-	Note       string      `json:"note"`
-	Assertions []Assertion `json:"assertions"`
+	DocumentID  string      `json:"document_id"`
+	Name        string      `json:"name"`
+	SHA256      string      `json:"sha256"`
+	PageCount   int         `json:"page_count"`
+	Note        string      `json:"note"`
+	Kind        Kind        `json:"kind"`
+	FiledOn     string      `json:"filed_on"`     // YYYY-MM-DD, or "" when no stamp or signature date says
+	DocketEntry string      `json:"docket_entry"` // from the docket stamp, or ""
+	Assertions  []Assertion `json:"assertions"`
 }
 
 // Assertion is a statement a document makes (an allegation, admission,
-// denial, demand, defence).
+// denial, demand, defence, holding), a whole sentence or numbered paragraph.
 type Assertion struct {
 	Text     string   `json:"text"`
 	Citation Citation `json:"citation"`
 }
 
-// Citation points at a page of a document.
+// Citation points at a page of a document, and quotes it.
 type Citation struct {
 	DocumentID   string `json:"document_id"`
 	DocumentName string `json:"document_name"`
 	Page         int    `json:"page"` // 1-based
+	// Quote is the text on the page the citation stands for (a sentence, a
+	// name); "" only where the item's own text is the quote.
+	Quote string `json:"quote,omitempty"`
 }
 
 // Input is what a Builder reads: a matter and its documents' text.
@@ -215,10 +282,11 @@ func (c *docChecker) check(d Document) error {
 	return nil
 }
 
-// Validate checks the Brief's structure: schema version, matter ids, roles,
-// dates, non-empty texts, and that every citation names a document listed in
-// Documents (by id, with that document's name) and a page within its
-// PageCount.
+// Validate checks a brief/v2 Brief's structure: schema version, matter ids,
+// roles, kinds, dates, the chronology's order, non-empty texts, and that
+// every citation names a document listed in Documents (by id, with that
+// document's name) and a page within its PageCount. Whether quotes occur on
+// their pages needs the documents' text: see CheckCitations.
 func (b Brief) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) {
@@ -260,6 +328,12 @@ func (b Brief) Validate() error {
 			bad("%s: cites page %d of %q, which has %d pages", where, c.Page, d.Name, d.PageCount)
 		}
 	}
+	for i, c := range b.Caption.Citations {
+		cite(fmt.Sprintf("caption.citations[%d]", i), c)
+	}
+	if b.Caption.CaseNumbers == nil || b.Caption.Citations == nil {
+		bad("caption: case_numbers and citations must be lists")
+	}
 	for i, p := range b.Parties {
 		where := fmt.Sprintf("parties[%d]", i)
 		if strings.TrimSpace(p.Name) == "" {
@@ -277,15 +351,29 @@ func (b Brief) Validate() error {
 	}
 	for i, e := range b.Chronology {
 		where := fmt.Sprintf("chronology[%d]", i)
-		if _, err := time.Parse(time.DateOnly, e.Date); err != nil || len(e.Date) != 10 {
+		if !isDate(e.Date) {
 			bad("%s: date %q is not YYYY-MM-DD", where, e.Date)
+		}
+		if i > 0 && e.Date < b.Chronology[i-1].Date {
+			bad("%s: date %s before the previous entry's %s", where, e.Date, b.Chronology[i-1].Date)
 		}
 		if strings.TrimSpace(e.Text) == "" {
 			bad("%s: empty text", where)
 		}
-		cite(where+".citation", e.Citation)
+		if len(e.Citations) == 0 {
+			bad("%s: no citations", where)
+		}
+		for j, c := range e.Citations {
+			cite(fmt.Sprintf("%s.citations[%d]", where, j), c)
+		}
 	}
 	for i, d := range b.Documents {
+		if !d.Kind.Valid() {
+			bad("documents[%d]: kind %q", i, d.Kind)
+		}
+		if d.FiledOn != "" && !isDate(d.FiledOn) {
+			bad("documents[%d]: filed_on %q is not YYYY-MM-DD", i, d.FiledOn)
+		}
 		for j, a := range d.Assertions {
 			where := fmt.Sprintf("documents[%d].assertions[%d]", i, j)
 			if strings.TrimSpace(a.Text) == "" {
@@ -297,10 +385,18 @@ func (b Brief) Validate() error {
 			}
 		}
 	}
+	if b.Checks.Checked < 0 || b.Checks.Repaired < 0 || b.Checks.DroppedCitations < 0 || b.Checks.DroppedItems < 0 || b.Checks.Notes == nil {
+		bad("checks: negative counts or null notes")
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidBrief, errors.Join(errs...))
 	}
 	return nil
+}
+
+func isDate(s string) bool {
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil && len(s) == 10
 }
 
 // isUUID reports whether s is a uuid in canonical 8-4-4-4-12 hex form.

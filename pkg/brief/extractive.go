@@ -4,52 +4,50 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/pramaan/brief-rail/pkg/doctext"
 )
 
-// Limits on the size of an extractive Brief.
+// Limits on the size of an extractive Brief. Each document's extraction is
+// bounded on its own, so memory grows with the number of documents, not
+// with their pages.
 const (
 	MaxAssertionsPerDocument = 40
+	MaxEventsPerDocument     = 120
 	MaxChronologyEvents      = 500
 	MaxCitationsPerParty     = 12
+	MaxCitationsPerEvent     = 12
+	MaxParties               = 200
 	maxItemText              = 600 // bytes of one event or assertion text
 )
 
-// Extractive builds a Brief by pattern matching on the documents' text. It is
-// deterministic (the same Input, in any document order, gives byte-identical
-// JSON) and makes no network calls.
+// Extractive builds a Brief by rules over the documents' cleaned text
+// (doctext.Clean). It is deterministic (the same Input, in any document
+// order, gives byte-identical JSON) and makes no network calls.
+//
+// Each document is read on its own into bounded accumulators (Assembly.Add)
+// and the accumulators are merged at the end (Assembly.Finish), so a caller
+// that streams documents holds one document's text at a time.
 type Extractive struct{}
 
 // NewExtractive returns the extractive builder.
 func NewExtractive() Extractive { return Extractive{} }
 
-// Name identifies the builder and its rules version in Brief.Builder.
-func (Extractive) Name() string { return "extractive/v1" }
+// Name identifies the builder and its rules version in Brief.Builder. It
+// changes with the schema version, so the rail rebuilds older frames.
+func (Extractive) Name() string { return "extractive/v2" }
 
-// Build implements Builder. It reads the documents in three passes over
-// in.Each, one document at a time (captions; then assertions, dates,
-// parties and the fingerprint; then party mentions), keeping only bounded
-// accumulators between documents: the document summaries (at most
-// MaxAssertionsPerDocument each), the first MaxChronologyEvents events,
-// and at most MaxCitationsPerParty citations per party.
+// Build implements Builder. It reads the documents through in.Each, one
+// at a time (in order of id), into the Assembly's bounded accumulators; a
+// first pass computes the fingerprint, so that a streamed input's text is
+// never held whole.
 func (e Extractive) Build(ctx context.Context, in Input) (Brief, error) {
 	if err := in.validateHeader(); err != nil {
 		return Brief{}, err
 	}
-	b := Brief{
-		SchemaVersion: SchemaVersion,
-		Matter:        Matter{FirmID: in.FirmID, MatterID: in.MatterID, Title: in.Title},
-		Parties:       []Party{},
-		Chronology:    []Event{},
-		Documents:     []DocumentSummary{},
-		Builder:       e.Name(),
-	}
-	ps := &partySet{}
-	// Pass 1. Captions first, so that the roles they give win over body
-	// mentions. Checks the documents and counts them for the fingerprint.
 	var dc docChecker
 	for d, err := range in.Each(ctx) {
 		if err != nil {
@@ -58,121 +56,299 @@ func (e Extractive) Build(ctx context.Context, in Input) (Brief, error) {
 		if err := dc.check(d); err != nil {
 			return Brief{}, err
 		}
-		for p := 0; p < len(d.Pages) && p < 2; p++ {
-			captionParties(ps, d.Pages[p], cite(d, p))
-		}
 	}
-	// Pass 2.
-	fp := newFingerprinter(in, dc.n)
-	var chron chronology
+	f := newFingerprinter(in, dc.n)
 	for d, err := range in.Each(ctx) {
 		if err != nil {
 			return Brief{}, err
 		}
-		fp.add(d)
-		sum := DocumentSummary{
-			DocumentID: d.ID, Name: d.Name, SHA256: d.SHA256,
-			PageCount: len(d.Pages), Note: d.Note, Assertions: []Assertion{},
+		f.add(d)
+	}
+	a := e.Begin(in.FirmID, in.MatterID, in.Title, f.sum())
+	for d, err := range in.Each(ctx) {
+		if err != nil {
+			return Brief{}, err
 		}
-		var events []keyedEvent
-		hasText := false
-		for p, page := range d.Pages {
-			if page == "" {
+		a.Add(d)
+	}
+	return a.Finish()
+}
+
+// Begin starts an Assembly: add documents in a stable order (Build adds
+// them in order of id, as Input.Each yields them), then Finish.
+func (e Extractive) Begin(firmID, matterID, title, fingerprint string) *Assembly {
+	return &Assembly{
+		brief: Brief{
+			SchemaVersion:    SchemaVersion,
+			Matter:           Matter{FirmID: firmID, MatterID: matterID, Title: title},
+			Documents:        []DocumentSummary{},
+			Checks:           Checks{Notes: []string{}},
+			Builder:          e.Name(),
+			InputFingerprint: fingerprint,
+		},
+		parties: &partySet{},
+	}
+}
+
+// Assembly is an extractive Brief being built one document at a time.
+type Assembly struct {
+	brief    Brief
+	captions []citedCaption
+	events   []eventItem
+	parties  *partySet
+	docs     int
+}
+
+type citedCaption struct {
+	docCaption
+	doc Document // without pages
+}
+
+type eventItem struct {
+	date  string
+	text  string
+	cite  Citation
+	words map[string]bool
+	doc   int // order of the document in the assembly
+	page  int
+	n     int // sentence on the page
+}
+
+// Add reads one document: cleans its pages, reads its caption, kind and
+// filed date, parties, dated sentences and assertions, and checks every
+// citation against the cleaned pages. The document's text is not kept.
+func (a *Assembly) Add(d Document) {
+	clean := doctext.Clean(d.Pages)
+	pages := clean.Pages
+	sum := DocumentSummary{
+		DocumentID: d.ID, Name: d.Name, SHA256: d.SHA256,
+		PageCount: len(d.Pages), Note: d.Note, Assertions: []Assertion{},
+		Kind: classifyKind(pages, clean.Meta), FiledOn: filedOn(pages, clean.Meta), DocketEntry: clean.Meta.DocketEntry,
+	}
+	// A partial Brief holding only this document's items, so that the
+	// same citation check as every builder's runs on it.
+	part := Brief{Documents: []DocumentSummary{sum}, Caption: Caption{Citations: []Citation{}}, Checks: a.brief.Checks}
+	dc := readCaption(pages, clean.Meta.CaseNumbers)
+	docParties := &partySet{}
+	for _, p := range dc.parties {
+		docParties.add(p.name, p.role, p.capacity, true, Citation{DocumentID: d.ID, DocumentName: d.Name, Page: p.page + 1})
+	}
+	hasText := false
+	var evs []eventItem
+	for p, page := range pages {
+		if page == "" {
+			continue
+		}
+		hasText = true
+		c := cite(d, p)
+		paras := strings.Split(page, "\n")
+		counselParties(docParties, paras, c)
+		for si, s := range splitSentences(page) {
+			if len(evs) >= MaxEventsPerDocument {
+				break
+			}
+			text := strings.TrimSpace(numberedPara.ReplaceAllString(s.text, ""))
+			if !eventSentence(text) {
 				continue
 			}
-			hasText = true
-			c := cite(d, p)
-			paras := paragraphs(page)
-			bodyParties(ps, paras, c)
-			for si, s := range splitSentences(page) {
-				for _, dm := range findDates(s.text) {
-					events = append(events, keyedEvent{
-						Event: Event{Date: dm.date, Text: clip(numberedPara.ReplaceAllString(s.text, ""), maxItemText), Citation: c},
-						name:  d.Name, id: strings.ToLower(d.ID), page: p, n: si})
+			for _, dm := range findDates(s.text) {
+				if citationDate(s.text, dm) {
+					continue
 				}
+				q := clip(text, maxItemText)
+				cc := c
+				cc.Quote = q
+				evs = append(evs, eventItem{date: dm.date, text: q, cite: cc, page: p, n: si})
 			}
-			sum.Assertions = appendAssertions(sum.Assertions, paras, page, c)
 		}
-		if !hasText && sum.Note == "" {
-			sum.Note = "no text was extracted from this document"
-		}
-		if len(sum.Assertions) > MaxAssertionsPerDocument {
-			sum.Assertions = sum.Assertions[:MaxAssertionsPerDocument]
-		}
-		b.Documents = append(b.Documents, sum)
-		chron.merge(events)
+		sum.Assertions = appendAssertions(sum.Assertions, paras, page, c)
 	}
-	b.InputFingerprint = fp.sum()
-	// Documents by name, then id, so that output does not depend on input order.
-	sort.SliceStable(b.Documents, func(i, j int) bool {
-		if b.Documents[i].Name != b.Documents[j].Name {
-			return b.Documents[i].Name < b.Documents[j].Name
-		}
-		return strings.ToLower(b.Documents[i].DocumentID) < strings.ToLower(b.Documents[j].DocumentID)
-	})
-	for _, ev := range chron.list {
-		b.Chronology = append(b.Chronology, ev.Event)
+	docParties.citeMentions(d, pages)
+	if !hasText && sum.Note == "" {
+		sum.Note = "no text was extracted from this document"
 	}
+	if len(sum.Assertions) > MaxAssertionsPerDocument {
+		sum.Assertions = sum.Assertions[:MaxAssertionsPerDocument]
+	}
+	part.Documents[0].Assertions = sum.Assertions
+	part.Parties = docParties.parties()
+	for _, e := range evs {
+		part.Chronology = append(part.Chronology, Event{Date: e.date, Text: e.text, Citations: []Citation{e.cite}})
+	}
+	k := &checker{docs: map[string]*docPages{strings.ToLower(d.ID): newDocPages(d.ID, d.Name, pages)}, checks: &part.Checks}
+	k.brief(&part)
+	a.brief.Checks = part.Checks
 
-	// Pass 3.
-	if err := ps.citeMentions(ctx, in); err != nil {
-		return Brief{}, err
+	a.brief.Documents = append(a.brief.Documents, part.Documents[0])
+	for _, p := range part.Parties {
+		for _, c := range p.Citations {
+			a.parties.addParty(p, c)
+		}
 	}
-	b.Parties = ps.parties()
+	for i, e := range part.Chronology {
+		a.events = append(a.events, eventItem{date: e.Date, text: e.Text, cite: e.Citations[0], words: contentWords(e.Text), doc: a.docs, page: e.Citations[0].Page, n: i})
+	}
+	dc.parties = nil
+	d.Pages = nil
+	a.captions = append(a.captions, citedCaption{docCaption: dc, doc: d})
+	a.docs++
+}
+
+// Finish merges the documents' accumulators into the Brief and validates it.
+func (a *Assembly) Finish() (Brief, error) {
+	b := a.brief
+	b.Documents = sortedSummaries(b.Documents)
+	b.Caption = mergeCaptions(a.captions)
+	b.Parties = a.parties.parties()
+	b.Chronology = mergeEvents(a.events)
 	if err := b.Validate(); err != nil {
 		return Brief{}, fmt.Errorf("extractive builder produced an invalid brief (a bug): %w", err)
 	}
 	return b, nil
 }
 
-// keyedEvent is a chronology event with its sort key: date, then document
-// (name, id), page and position on the page.
-type keyedEvent struct {
-	Event
-	name, id string
-	page, n  int
+// mergeCaptions: the court and title most documents give (the first
+// document's on a tie), every case number once, and the pages they came
+// from.
+func mergeCaptions(cs []citedCaption) Caption {
+	out := Caption{CaseNumbers: []string{}, Citations: []Citation{}}
+	courtVotes, titleVotes := map[string]int{}, map[string]int{}
+	for _, c := range cs {
+		if c.court != "" {
+			courtVotes[partyKey(c.court)]++
+		}
+		if c.title != "" {
+			titleVotes[partyKey(c.title)]++
+		}
+	}
+	bestCourt, bestTitle := 0, 0
+	seenCase := map[string]bool{}
+	for _, c := range cs {
+		if n := courtVotes[partyKey(c.court)]; c.court != "" && n > bestCourt {
+			out.Court, bestCourt = c.court, n
+		}
+		if n := titleVotes[partyKey(c.title)]; c.title != "" && n > bestTitle {
+			out.Title, bestTitle = c.title, n
+		}
+		for _, n := range c.caseNumbers {
+			if k := CaseKey(n); !seenCase[k] {
+				seenCase[k] = true
+				out.CaseNumbers = append(out.CaseNumbers, n)
+			}
+		}
+	}
+	for _, c := range cs {
+		if len(out.Citations) >= MaxCitationsPerParty {
+			break
+		}
+		switch {
+		case c.title != "" && partyKey(c.title) == partyKey(out.Title):
+			out.Citations = append(out.Citations, cite(c.doc, c.titlePage))
+		case c.court != "" && partyKey(c.court) == partyKey(out.Court):
+			out.Citations = append(out.Citations, cite(c.doc, c.courtPage))
+		}
+	}
+	return out
 }
 
-func (a keyedEvent) less(c keyedEvent) bool {
-	switch {
-	case a.Date != c.Date:
-		return a.Date < c.Date
-	case a.name != c.name:
-		return a.name < c.name
-	case a.id != c.id:
-		return a.id < c.id
-	case a.page != c.page:
-		return a.page < c.page
-	}
-	return a.n < c.n
-}
-
-// chronology keeps the first MaxChronologyEvents distinct events in key
-// order. Merging one document's events at a time gives the same list as
-// sorting all events at once: an event among the first distinct ones
-// overall is among the first of any subset that holds it, and equal
-// events (same citation, so the same document) arrive together.
-type chronology struct{ list []keyedEvent }
-
-func (c *chronology) merge(evs []keyedEvent) {
-	if len(evs) == 0 {
-		return
-	}
-	all := append(c.list, evs...)
-	sort.SliceStable(all, func(i, j int) bool { return all[i].less(all[j]) })
-	seen := make(map[Event]bool, len(all))
-	out := all[:0]
-	for _, ev := range all {
-		if seen[ev.Event] {
+// mergeEvents sorts dated sentences and makes one entry per event: on the
+// same date, sentences that share most of their content words are one
+// event, cited by every document and page that states it.
+func mergeEvents(items []eventItem) []Event {
+	sort.SliceStable(items, func(i, j int) bool {
+		a, c := items[i], items[j]
+		if a.date != c.date {
+			return a.date < c.date
+		}
+		if a.doc != c.doc {
+			return a.doc < c.doc
+		}
+		if a.page != c.page {
+			return a.page < c.page
+		}
+		return a.n < c.n
+	})
+	out := []Event{}
+	var groupWords []map[string]bool
+	dayStart := 0
+	for _, it := range items {
+		if len(out) > 0 && out[len(out)-1].Date != it.date {
+			dayStart = len(out)
+		}
+		merged := false
+		for g := dayStart; g < len(out); g++ {
+			if sameEvent(groupWords[g], it.words) || fold(out[g].Text) == fold(it.text) {
+				if len(out[g].Citations) < MaxCitationsPerEvent {
+					out[g].Citations = appendCitation(out[g].Citations, it.cite)
+				}
+				merged = true
+				break
+			}
+		}
+		if merged {
 			continue
 		}
-		seen[ev.Event] = true
-		out = append(out, ev)
 		if len(out) == MaxChronologyEvents {
 			break
 		}
+		out = append(out, Event{Date: it.date, Text: it.text, Citations: []Citation{it.cite}})
+		groupWords = append(groupWords, it.words)
 	}
-	c.list = slices.Clone(out)
+	return out
+}
+
+var stopWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an the and or of to in on at by for from with that this its it is was were be been has have had
+		not no as which who whom on upon into than then there their they he she his her him we our us you your
+		january february march april may june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec
+		court plaintiff defendant appellant appellee petitioner respondent party parties day`) {
+		stopWords[w] = true
+	}
+}
+
+// contentWords are a sentence's words that carry meaning: no stop words,
+// month names or numbers.
+func contentWords(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.Fields(partyKey(s)) {
+		if len(w) < 3 || stopWords[w] || unicode.IsDigit(rune(w[0])) {
+			continue
+		}
+		out[strings.TrimSuffix(w, "s")] = true
+	}
+	return out
+}
+
+// sameEvent: the smaller word set shares at least half its words with the
+// other (and at least two).
+func sameEvent(a, b map[string]bool) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	small, big := a, b
+	if len(b) < len(a) {
+		small, big = b, a
+	}
+	common := 0
+	for w := range small {
+		if big[w] {
+			common++
+		}
+	}
+	return common >= 2 && common*2 >= len(small)
+}
+
+// sortedSummaries orders document summaries by name, then id.
+func sortedSummaries(in []DocumentSummary) []DocumentSummary {
+	sort.SliceStable(in, func(i, j int) bool {
+		if in[i].Name != in[j].Name {
+			return in[i].Name < in[j].Name
+		}
+		return strings.ToLower(in[i].DocumentID) < strings.ToLower(in[j].DocumentID)
+	})
+	return in
 }
 
 func cite(d Document, pageIndex int) Citation {
@@ -214,10 +390,12 @@ func appendAssertions(out []Assertion, paras []string, page string, c Citation) 
 // ---- parties ----
 
 type partyAcc struct {
-	key   string
-	name  string
-	role  Role
-	cites []Citation
+	key      string
+	name     string
+	role     Role
+	capacity string
+	explicit bool // the role came from a caption's role words or a counsel line
+	cites    []Citation
 }
 
 type partySet struct {
@@ -225,12 +403,13 @@ type partySet struct {
 }
 
 // add records a mention of name in role at c. A name whose key equals, or
-// extends or is extended word-wise by, the key of a party already known in the
-// same role is the same party; the first role recorded for a key wins.
-func (ps *partySet) add(name string, role Role, c Citation) {
+// extends or is extended word-wise by, the key of a party already known in
+// the same role is the same party. A party named in two roles keeps the one
+// the caption's words gave (the first such).
+func (ps *partySet) add(name string, role Role, capacity string, explicit bool, c Citation) {
 	name = cleanName(name)
 	key := partyKey(name)
-	if key == "" || stopName[key] {
+	if key == "" || stopName[key] || roleOnlyRE.MatchString(name) {
 		return
 	}
 	for _, p := range ps.list {
@@ -247,76 +426,62 @@ func (ps *partySet) add(name string, role Role, c Citation) {
 		} else if isAllCaps(p.name) && !isAllCaps(name) && p.key == key {
 			p.name = name
 		}
+		if p.key == key && explicit && !p.explicit {
+			p.role, p.capacity, p.explicit = role, capacity, true
+		}
+		if p.capacity == "" {
+			p.capacity = capacity
+		}
 		p.cite(c)
 		return
 	}
-	p := &partyAcc{key: key, name: name, role: role}
+	if len(ps.list) >= MaxParties {
+		return
+	}
+	p := &partyAcc{key: key, name: name, role: role, capacity: capacity, explicit: explicit}
 	p.cite(c)
 	ps.list = append(ps.list, p)
 }
 
-// cite records c, keeping only the MaxCitationsPerParty first citations
-// in the order parties() lists them (document name, id, page): the same
-// citations as keeping all and truncating, with a bounded list.
+// addParty merges a document's party (already checked) into the matter's.
+func (ps *partySet) addParty(p Party, c Citation) {
+	ps.add(p.Name, p.Role, p.Capacity, true, c)
+}
+
 func (p *partyAcc) cite(c Citation) {
 	for _, have := range p.cites {
-		if have == c {
+		if have.DocumentID == c.DocumentID && have.Page == c.Page {
 			return
 		}
 	}
-	i := sort.Search(len(p.cites), func(i int) bool { return citeLess(c, p.cites[i]) })
-	if i >= MaxCitationsPerParty {
-		return
-	}
-	p.cites = slices.Insert(p.cites, i, c)
-	if len(p.cites) > MaxCitationsPerParty {
-		p.cites = p.cites[:MaxCitationsPerParty]
-	}
+	p.cites = append(p.cites, c)
 }
 
-func citeLess(a, b Citation) bool {
-	if a.DocumentName != b.DocumentName {
-		return a.DocumentName < b.DocumentName
-	}
-	if a.DocumentID != b.DocumentID {
-		return a.DocumentID < b.DocumentID
-	}
-	return a.Page < b.Page
-}
-
-// citeMentions cites every page on which a party's full name appears, and
-// replaces an all-capitals name (from a caption) by a mixed-case spelling
-// found in the text. One pass over the documents.
-func (ps *partySet) citeMentions(ctx context.Context, in Input) error {
-	res := make([]*regexp.Regexp, len(ps.list))
-	for i, p := range ps.list {
-		res[i] = regexp.MustCompile(`(?i)\b` + nameToPattern(p.name))
-	}
-	for d, err := range in.Each(ctx) {
-		if err != nil {
-			return err
-		}
-		for i, p := range ps.list {
-			for pi, page := range d.Pages {
-				for _, m := range res[i].FindAllString(page, -1) {
-					p.cite(cite(d, pi))
-					if isAllCaps(p.name) && !isAllCaps(m) {
-						p.name = cleanName(m)
-					}
+// citeMentions cites every page of d on which a party's full name appears,
+// and replaces an all-capitals name (from a caption) by a mixed-case
+// spelling found in the text.
+func (ps *partySet) citeMentions(d Document, pages []string) {
+	for _, p := range ps.list {
+		re := regexp.MustCompile(`(?i)\b` + nameToPattern(p.name))
+		for pi, page := range pages {
+			if len(p.cites) >= MaxCitationsPerParty {
+				break
+			}
+			for _, m := range re.FindAllString(page, 3) {
+				p.cite(cite(d, pi))
+				if isAllCaps(p.name) && !isAllCaps(m) {
+					p.name = cleanName(m)
 				}
 			}
 		}
-	}
-	for _, p := range ps.list {
 		if isAllCaps(p.name) {
 			p.name = titleCase(p.name)
 		}
 	}
-	return nil
 }
 
 func (ps *partySet) parties() []Party {
-	rank := map[Role]int{RolePlaintiff: 0, RoleDefendant: 1, RoleCounsel: 2, RoleWitness: 3, RoleOther: 4}
+	rank := map[Role]int{RolePlaintiff: 0, RoleDefendant: 1, RoleOther: 2, RoleCounsel: 3, RoleWitness: 4}
 	list := make([]*partyAcc, len(ps.list))
 	copy(list, ps.list)
 	sort.SliceStable(list, func(i, j int) bool {
@@ -340,19 +505,12 @@ func (ps *partySet) parties() []Party {
 		if len(cites) > MaxCitationsPerParty {
 			cites = cites[:MaxCitationsPerParty]
 		}
-		out = append(out, Party{Name: p.name, Role: p.role, Citations: cites})
+		out = append(out, Party{Name: p.name, Role: p.role, Capacity: p.capacity, Citations: cites})
 	}
 	return out
 }
 
-const lineSep = "\x1f"
-
 var (
-	// A caption: "NAME, Plaintiff, v. NAME, Defendant." on one line or many
-	// (lines joined by lineSep; a name never spans lines).
-	captionRE = regexp.MustCompile(`([^\x1f]{2,150}?)[\s,\x1f]+(?i:plaintiffs?|petitioners?|claimants?|appellants?)[\s,.;\x1f]+(?i:v\.?|vs\.?|versus|against|-v-)[\s\x1f]+([^\x1f]{2,150}?)[\s,\x1f]+(?i:defendants?|respondents?|appellees?)\b`)
-	// "Plaintiff Harlow Logistics Ltd", "Defendant Penmark Freight Inc."
-	roleNameRE   = regexp.MustCompile(`\b(?i:(plaintiffs?|claimants?|petitioners?|defendants?|respondents?))\s+((?:[A-Z][\w&'.-]*)(?:\s+(?:[A-Z][\w&'.-]*|&|of|and))*)`)
 	person       = `[A-Z][a-z'-]+(?:\s+[A-Z]\.)?(?:\s+[A-Z][a-z'-]+){1,3}`
 	esqRE        = regexp.MustCompile(`(` + person + `),?\s+Esq\b`)
 	inlineForRE  = regexp.MustCompile(`(` + person + `),\s+(?:Esq\.,?\s+)?(?:Attorneys?|Counsel|Solicitors?) for\b`)
@@ -361,47 +519,34 @@ var (
 	witnessRE    = regexp.MustCompile(`\b(?i:witness|deponent|declarant)\s+(` + person + `)`)
 )
 
-func captionParties(ps *partySet, page string, c Citation) {
-	lines := strings.Split(page, "\n")
-	if len(lines) > 60 {
-		lines = lines[:60]
-	}
-	flat := strings.Join(lines, lineSep)
-	m := captionRE.FindStringSubmatch(flat)
-	if m == nil {
-		return
-	}
-	ps.add(m[1], RolePlaintiff, c)
-	ps.add(m[2], RoleDefendant, c)
-}
-
-func bodyParties(ps *partySet, lines []string, c Citation) {
+// counselParties finds counsel (signature blocks, "…, Esq.") and witnesses.
+// Litigants come from captions only: a role word in running text ("the
+// Appellees") never becomes a name.
+func counselParties(ps *partySet, lines []string, c Citation) {
 	for i, l := range lines {
-		for _, m := range roleNameRE.FindAllStringSubmatch(l, -1) {
-			role := RoleDefendant
-			switch w := strings.ToLower(m[1]); {
-			case strings.HasPrefix(w, "plaintiff"), strings.HasPrefix(w, "claimant"), strings.HasPrefix(w, "petitioner"):
-				role = RolePlaintiff
+		if strings.Contains(l, "Esq") {
+			for _, m := range esqRE.FindAllStringSubmatch(l, -1) {
+				ps.add(m[1], RoleCounsel, "", true, c)
 			}
-			ps.add(m[2], role, c)
 		}
-		for _, m := range esqRE.FindAllStringSubmatch(l, -1) {
-			ps.add(m[1], RoleCounsel, c)
-		}
-		for _, m := range inlineForRE.FindAllStringSubmatch(l, -1) {
-			ps.add(m[1], RoleCounsel, c)
+		if strings.Contains(l, " for") {
+			for _, m := range inlineForRE.FindAllStringSubmatch(l, -1) {
+				ps.add(m[1], RoleCounsel, "", true, c)
+			}
 		}
 		if forLineRE.MatchString(l) {
 			// Signature block: the nearest person-like line above.
 			for j := i - 1; j >= 0 && j >= i-3; j-- {
 				if m := personLineRE.FindStringSubmatch(strings.TrimSpace(lines[j])); m != nil && !firmWord(m[1]) {
-					ps.add(m[1], RoleCounsel, c)
+					ps.add(m[1], RoleCounsel, "", true, c)
 					break
 				}
 			}
 		}
-		for _, m := range witnessRE.FindAllStringSubmatch(l, -1) {
-			ps.add(m[1], RoleWitness, c)
+		if low := strings.ToLower(l); strings.Contains(low, "witness") || strings.Contains(low, "deponent") || strings.Contains(low, "declarant") {
+			for _, m := range witnessRE.FindAllStringSubmatch(l, -1) {
+				ps.add(m[1], RoleWitness, "", true, c)
+			}
 		}
 	}
 }
@@ -482,17 +627,26 @@ func isAllCaps(s string) bool {
 func titleCase(s string) string {
 	words := strings.Fields(strings.ToLower(s))
 	for i, w := range words {
-		switch strings.Trim(w, ".,") {
-		case "llp", "llc", "plc", "usa", "uk":
+		switch strings.Trim(w, ".,;") {
+		case "llp", "llc", "plc", "usa", "uk", "ii", "iii", "iv", "n.a", "l.l.c", "l.p", "lp", "pllc", "p.c", "p.a":
 			words[i] = strings.ToUpper(w)
 			continue
-		case "of", "and", "the":
+		case "of", "and", "the", "for", "in", "on", "at", "by", "to", "et", "al", "a", "an":
 			if i > 0 {
 				continue
 			}
 		}
 		r := []rune(w)
-		r[0] = unicode.ToUpper(r[0])
+		up := true
+		for j, c := range r {
+			if up && unicode.IsLetter(c) {
+				r[j] = unicode.ToUpper(c)
+			}
+			up = c == '.' || c == '-' || c == '\'' || c == '’' || c == '('
+		}
+		if len(r) > 2 && r[0] == 'M' && r[1] == 'c' {
+			r[2] = unicode.ToUpper(r[2])
+		}
 		words[i] = string(r)
 	}
 	return strings.Join(words, " ")

@@ -75,7 +75,9 @@ func TestExtractiveChronology(t *testing.T) {
 	last := -1
 	for _, k := range key {
 		i := slices.IndexFunc(b.Chronology, func(e brief.Event) bool {
-			return e.Date == k.date && e.Citation.DocumentID == complaint && strings.Contains(e.Text, k.contains)
+			return e.Date == k.date && slices.ContainsFunc(e.Citations, func(c brief.Citation) bool {
+				return c.DocumentID == complaint && strings.Contains(c.Quote, k.contains)
+			})
 		})
 		if i < 0 {
 			t.Errorf("no complaint event on %s containing %q", k.date, k.contains)
@@ -85,18 +87,52 @@ func TestExtractiveChronology(t *testing.T) {
 			t.Errorf("event %s out of order", k.date)
 		}
 		last = i
-		if c := b.Chronology[i].Citation; c.Page != k.page || c.DocumentName != samples.ComplaintName {
-			t.Errorf("event %s cites %+v, want %s page %d", k.date, c, samples.ComplaintName, k.page)
+		if !slices.ContainsFunc(b.Chronology[i].Citations, func(c brief.Citation) bool {
+			return c.Page == k.page && c.DocumentName == samples.ComplaintName
+		}) {
+			t.Errorf("event %s cites %+v, want %s page %d", k.date, b.Chronology[i].Citations, samples.ComplaintName, k.page)
 		}
 	}
 	// Dates from the other documents, in their other formats.
 	for _, k := range []struct{ date, doc string }{
 		{"2025-02-20", answer}, {"2025-03-09", answer}, {"2025-04-04", answer},
-		{"2025-04-10", exhibitA}, {"2025-03-28", exhibitA},
+		{"2025-03-28", exhibitA},
 	} {
-		if !slices.ContainsFunc(b.Chronology, func(e brief.Event) bool { return e.Date == k.date && e.Citation.DocumentID == k.doc }) {
+		if !slices.ContainsFunc(b.Chronology, func(e brief.Event) bool { return e.Date == k.date && citesDoc(e, k.doc) }) {
 			t.Errorf("no event on %s from document %s", k.date, k.doc)
 		}
+	}
+}
+
+// One event, stated by several documents, is one entry citing them all; a
+// date inside a case-law citation is not an event of the matter.
+func TestExtractiveChronologyMergesAndFilters(t *testing.T) {
+	b := buildSample(t, sampleInput(t))
+	var signed []brief.Event
+	for _, e := range b.Chronology {
+		if e.Date == "2025-01-14" {
+			signed = append(signed, e)
+		}
+	}
+	if len(signed) != 1 || !citesDoc(signed[0], complaint) || !citesDoc(signed[0], answer) {
+		t.Errorf("2025-01-14: %+v, want one event citing the complaint and the answer", signed)
+	}
+	for _, e := range b.Chronology {
+		for _, c := range e.Citations {
+			if c.Quote == "" {
+				t.Errorf("event %s: citation without its quote: %+v", e.Date, c)
+			}
+		}
+	}
+
+	in := sampleInput(t)
+	in.Documents = in.Documents[:1]
+	in.Documents[0].Pages = []string{"The court granted the motion on March 3, 2021.\n\n" +
+		"See Roman Catholic Diocese v. Cuomo, 141 S. Ct. 63 (U.S. Nov. 25, 2020) (per curiam); " +
+		"Calvary Chapel v. Mills, No. 20-1507 (1st Cir. Jan. 5, 2021)."}
+	b = buildSample(t, in)
+	if len(b.Chronology) != 1 || b.Chronology[0].Date != "2021-03-03" {
+		t.Errorf("chronology %+v, want only 2021-03-03", b.Chronology)
 	}
 }
 
@@ -202,14 +238,18 @@ func TestValidateRejectsBadCitations(t *testing.T) {
 	good := buildSample(t, sampleInput(t))
 	cases := map[string]func(b *brief.Brief){
 		"unknown document": func(b *brief.Brief) {
-			b.Chronology[0].Citation.DocumentID = "e5555555-5555-4555-8555-555555555555"
+			b.Chronology[0].Citations[0].DocumentID = "e5555555-5555-4555-8555-555555555555"
 		},
 		"page out of range": func(b *brief.Brief) { b.Parties[0].Citations[0].Page = 99 },
 		"page zero":         func(b *brief.Brief) { b.Documents[0].Assertions[0].Citation.Page = 0 },
-		"wrong name":        func(b *brief.Brief) { b.Chronology[0].Citation.DocumentName = "other.pdf" },
+		"wrong name":        func(b *brief.Brief) { b.Chronology[0].Citations[0].DocumentName = "other.pdf" },
 		"bad date":          func(b *brief.Brief) { b.Chronology[0].Date = "2025-02-30" },
 		"bad role":          func(b *brief.Brief) { b.Parties[0].Role = "judge" },
 		"schema version":    func(b *brief.Brief) { b.SchemaVersion = "brief/v0" },
+		"bad kind":          func(b *brief.Brief) { b.Documents[0].Kind = "memo" },
+		"bad filed_on":      func(b *brief.Brief) { b.Documents[0].FiledOn = "May 6, 2025" },
+		"event uncited":     func(b *brief.Brief) { b.Chronology[0].Citations = nil },
+		"unsorted":          func(b *brief.Brief) { b.Chronology[0].Date = "2099-01-01" },
 	}
 	for name, breakIt := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -237,6 +277,10 @@ func TestInputValidation(t *testing.T) {
 	if _, err := brief.NewExtractive().Build(context.Background(), in); !errors.Is(err, brief.ErrInvalidInput) {
 		t.Errorf("non-uuid matter: err = %v", err)
 	}
+}
+
+func citesDoc(e brief.Event, doc string) bool {
+	return slices.ContainsFunc(e.Citations, func(c brief.Citation) bool { return c.DocumentID == doc })
 }
 
 func TestEmptyMatter(t *testing.T) {

@@ -29,25 +29,14 @@ var abbreviations = map[string]bool{
 // numberedPara matches a paragraph number such as "12. " at the start of a paragraph.
 var numberedPara = regexp.MustCompile(`^\(?\d{1,3}[.)]\s+`)
 
-// paragraphs returns a page's paragraphs: pdftext puts one line of the page
-// per "\n" and an empty line between paragraphs; the lines of a paragraph
-// are joined with a space.
-func paragraphs(page string) []string {
-	var out []string
-	for _, block := range strings.Split(page, "\n\n") {
-		if p := strings.TrimSpace(strings.Join(strings.Fields(block), " ")); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// splitSentences splits a page's text (see paragraphs) into sentences. A sentence ends at '.', '?' or '!' followed by white space and an
+// splitSentences splits a cleaned page's text (doctext.Clean: paragraphs
+// separated by "\n") into sentences. A sentence ends at '.', '?' or '!'
+// followed by white space and an
 // upper-case letter, digit or opening quote, unless the word before the
 // period is a known abbreviation, a single letter, or the paragraph number.
 func splitSentences(page string) []sentence {
 	var out []sentence
-	for pi, para := range paragraphs(page) {
+	for pi, para := range strings.Split(page, "\n") {
 		para = strings.TrimSpace(para)
 		if para == "" {
 			continue
@@ -114,7 +103,9 @@ var months = map[string]time.Month{
 	"sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
 }
 
-const monthRE = `(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)`
+const monthRE = `((?i:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec))`
+
+const monthRECased = `(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)`
 
 var (
 	// March 3, 2025 / Mar. 3rd 2025
@@ -135,6 +126,9 @@ type dateMatch struct {
 
 // findDates returns the distinct dates in s, in order of appearance.
 func findDates(s string) []dateMatch {
+	if !hasYear(s) {
+		return nil // every form has a four-digit year: skip the regexps
+	}
 	var found []dateMatch
 	add := func(pos, y int, m time.Month, d int) {
 		if y < 1900 || y > 2199 || m < 1 || m > 12 || d < 1 || d > 31 {
@@ -173,6 +167,22 @@ func findDates(s string) []dateMatch {
 		}
 	}
 	return out
+}
+
+// hasYear reports whether s has a run of four digits starting 19, 20 or 21.
+func hasYear(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			run++
+			if run == 4 && (s[i-3] == '1' && s[i-2] == '9' || s[i-3] == '2' && (s[i-2] == '0' || s[i-2] == '1')) {
+				return true
+			}
+			continue
+		}
+		run = 0
+	}
+	return false
 }
 
 func sortByPos(ds []dateMatch) {
@@ -219,4 +229,48 @@ func clip(s string, n int) string {
 		cut = n
 	}
 	return strings.ToValidUTF8(s[:cut], "") + " …"
+}
+
+// citationParenRE finds a parenthesis holding a date (its content is
+// checked by citationDate).
+var (
+	reporterRE = regexp.MustCompile(`\b(?:[A-Z][A-Za-z]{0,5}\.|Cir\b|WL\b|LEXIS\b|U\.\s?S\.|S\.\s?Ct|F\.\s?(?:\d|Supp)|slip\s+op|No\.)`)
+	wlRE       = regexp.MustCompile(`\b(?:WL|LEXIS)\s+\d+`)
+)
+
+// citationDate reports whether the date at dm sits in a legal citation
+// rather than stating an event of the matter: inside a parenthesis that also
+// names a court or reporter ("(U.S. Nov. 25, 2020)", "(9th Cir. Jan. 5,
+// 2021)"), or right after a Westlaw or Lexis cite.
+func citationDate(s string, dm dateMatch) bool {
+	open := strings.LastIndexByte(s[:dm.pos], '(')
+	if open >= 0 && !strings.Contains(s[open:dm.pos], ")") {
+		end := strings.IndexByte(s[dm.pos:], ')')
+		if end >= 0 {
+			inside := s[open+1 : dm.pos]
+			if reporterRE.MatchString(inside) {
+				return true
+			}
+		}
+	}
+	before := s[max(0, dm.pos-40):dm.pos]
+	return wlRE.MatchString(before)
+}
+
+// eventSentence reports whether a sentence can state an event: long enough,
+// with lower-case words (not a heading, a caption or a date line), and not
+// only a citation.
+func eventSentence(s string) bool {
+	if len(s) < 20 {
+		return false
+	}
+	lower, words := 0, 0
+	for _, w := range strings.Fields(s) {
+		words++
+		r, _ := utf8.DecodeRuneInString(w)
+		if unicode.IsLower(r) {
+			lower++
+		}
+	}
+	return words >= 5 && lower*3 >= words
 }

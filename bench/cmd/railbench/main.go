@@ -54,11 +54,11 @@ type options struct {
 }
 
 func main() {
+	if what := os.Getenv(extractChildEnv); what != "" {
+		extractChild(what)
+	}
 	if mode := os.Getenv(envMemChild); mode != "" {
 		memChild(mode) // a child of the memory section; exits
-	}
-	if what := os.Getenv(extractChildEnv); what != "" {
-		extractChild(what) // a child of the extract section; exits
 	}
 	var o options
 	var growth string
@@ -86,7 +86,7 @@ func main() {
 	flag.IntVar(&o.MemPageBytes, "mem-page-bytes", 1000, "bytes of text per page in the memory section (about)")
 	flag.IntVar(&o.MemReps, "mem-reps", 3, "repetitions of each memory mode (medians reported)")
 	flag.StringVar(&o.MemModes, "mem-modes", "", "memory modes to run (all-in-memory,stream-digest,stream-extractive); default all")
-	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract); default all")
+	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
 	flag.Parse()
 
@@ -108,6 +108,19 @@ func main() {
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+// offlineOnly: -only names sections that need no database.
+func offlineOnly(o options) bool {
+	if o.Only == "" {
+		return false
+	}
+	for _, s := range strings.Split(o.Only, ",") {
+		if s = strings.TrimSpace(s); s != "extract" && s != "brief" {
+			return false
+		}
+	}
+	return true
 }
 
 func (o options) want(section string) bool {
@@ -135,8 +148,9 @@ type Results struct {
 	Burst      *BurstResults      `json:"builds_per_burst,omitempty"`
 	Growth     *GrowthResults     `json:"growth,omitempty"`
 	Relay      *RelayResults      `json:"relay,omitempty"`
-	Memory     *MemoryResults     `json:"build_memory,omitempty"`
 	Extract    *ExtractResults    `json:"extract,omitempty"`
+	Brief      *BriefResults      `json:"brief,omitempty"`
+	Memory     *MemoryResults     `json:"build_memory,omitempty"`
 	Summary    []SummaryLine      `json:"summary"`
 }
 
@@ -168,7 +182,13 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 			return fmt.Errorf("extract: %w", err)
 		}
 	}
-	if o.Only == "extract" {
+	if o.want("brief") {
+		// No database either: the extractive Brief over the same filings.
+		if res.Brief, err = runBrief(ctx, o); err != nil {
+			return fmt.Errorf("brief: %w", err)
+		}
+	}
+	if offlineOnly(o) {
 		return finish(res, o, began)
 	}
 	e, err := setupEnv(ctx, logf, mode)

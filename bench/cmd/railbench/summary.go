@@ -112,6 +112,16 @@ func summarize(r *Results) []SummaryLine {
 				x.ClaimP50.Median, sizeName(x.HistoryRows), x.CommitP50.Median, x.Drain.Median)
 		}
 	}
+	if b := r.Brief; b != nil && len(b.Sizes) == 3 {
+		add("brief_300_pages", "%s ms wall, %s ms CPU (extractive Brief of %d pages in %d documents from real filings, median of %d)",
+			f1(b.Sizes[1].MedianMs), f1(b.Sizes[1].MedianCPU), b.Sizes[1].Pages, b.Sizes[1].Documents, len(b.Sizes[1].Ms))
+		add("brief_linear_in_pages", "%.2f (CPU µs per page at %d pages / at %d pages: %.0f / %.0f; at %d pages %.0f; wall-time ratio %.2f)",
+			b.LinearityCPU, b.Sizes[2].Pages, b.Sizes[0].Pages, b.Sizes[2].PerPageCPU, b.Sizes[0].PerPageCPU, b.Sizes[1].Pages, b.Sizes[1].PerPageCPU, b.Linearity)
+		if b.RSS != nil {
+			add("brief_300_pages_peak_rss", "%d KB building / %d KB loading the same input only (+%d KB for the build)",
+				b.RSS.BuildKB, b.RSS.LoadOnlyKB, b.RSS.BuildKB-b.RSS.LoadOnlyKB)
+		}
+	}
 	return out
 }
 

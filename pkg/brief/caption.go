@@ -1,0 +1,681 @@
+package brief
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// docCaption is what one document's first pages say about the case.
+type docCaption struct {
+	court       string
+	courtPage   int // 0-based page the court was read from
+	caseNumbers []string
+	title       string
+	titlePage   int
+	parties     []captionParty
+}
+
+type captionParty struct {
+	name     string
+	role     Role
+	capacity string
+	page     int // 0-based
+}
+
+// captionPages is how many leading pages of a document are read for its
+// caption, and captionParas how many paragraphs of each.
+const (
+	captionPages = 2
+	captionParas = 60
+)
+
+var (
+	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|relators?|garnishees?)`
+	roleRun    = roleWord + `(?:\s*(?:[,/–—-]|\band\b)\s*` + roleWord + `)*`
+	roleOnlyRE = regexp.MustCompile(`(?i)^` + roleRun + `[\s.,;:]*$`)
+	// A name with its role at the end, and perhaps the "v." that follows:
+	// "Mary Beavers Appellant v.", "COMMISSIONER OF INTERNAL REVENUE, Respondent".
+	nameRoleRE = regexp.MustCompile(`(?i)^(.*?[^\s,])[\s,]+(` + roleRun + `)[\s.,;:]*(v\.?|vs\.?|versus)?$`)
+	// "X v." at the end of a line.
+	nameVersusRE = regexp.MustCompile(`(?i)^(.*?[^\s,])[\s,]+(?:v\.?|vs\.?|versus|against)$`)
+	// "X v. Y" on one line.
+	oneLineRE  = regexp.MustCompile(`^(?:Title:?\s+)?(.{2,120}?)\s+(?:v\.|vs\.|V\.|VS\.)\s+(.{2,160})$`)
+	inReRE     = regexp.MustCompile(`(?i)^in\s+re\s*:?\s*(.*)$`)
+	dividerRE  = regexp.MustCompile(`^[\s_*=~-]{3,}$`)
+	stopWordRE = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
+	// A case number with its label: "No. 12-2207", "Case No. 2:18-cv-10166-JAK
+	// (AFM)", "Docket Nos. 19031-13, 27735-13", "Civil Action No. 1:21-cv-…".
+	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|appeal|adversary|bankruptcy|file)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:[A-Z]{0,3}\d[\w:–—-]*\d[A-Za-z]*(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
+	caseTokRE   = regexp.MustCompile(`[A-Za-z]{0,3}\d[\w:–—-]*\d[A-Za-z]*`)
+	// A bare case number alone on a line ("2009-1361", "08-6301-cv") or
+	// after a lone "v." ("v. 17-2543").
+	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?)$`)
+	courtRE     = regexp.MustCompile(`(?i)\b(?:court|appeals\s+board|tribunal)\b`)
+	courtContRE = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board)$`)
+	footnoteRE  = regexp.MustCompile(`,?\s*\d{1,2}$`)
+)
+
+// readCaption reads the caption of a document from its cleaned pages.
+func readCaption(pages []string, stampCases []string) docCaption {
+	var dc docCaption
+	seenCase := map[string]bool{}
+	addCase := func(s string) {
+		s = strings.TrimRight(strings.NewReplacer("–", "-", "—", "-").Replace(strings.TrimSpace(s)), ".,;:")
+		k := CaseKey(s)
+		if k == "" || seenCase[k] {
+			return
+		}
+		seenCase[k] = true
+		dc.caseNumbers = append(dc.caseNumbers, s)
+	}
+	for _, c := range stampCases {
+		addCase(c)
+	}
+	for pi := 0; pi < len(pages) && pi < captionPages; pi++ {
+		paras := strings.Split(pages[pi], "\n")
+		if len(paras) > captionParas {
+			paras = paras[:captionParas]
+		}
+		start := 0
+		for i, p := range paras {
+			if i > 25 {
+				break
+			}
+			if !isCourtLine(p) {
+				continue
+			}
+			court := p
+			// Short all-capital lines just above belong to the name
+			// ("TENNESSEE / WORKERS' COMPENSATION / APPEALS BOARD").
+			for k := i - 1; k >= 0 && k >= i-2 && !courtStartRE.MatchString(court) && courtPrefixLine(paras[k]); k-- {
+				court = paras[k] + " " + court
+			}
+			j := i + 1
+			for ; j < len(paras) && j < i+3 && courtContRE.MatchString(strings.TrimSpace(paras[j])); j++ {
+				court += " " + paras[j]
+			}
+			if dc.court == "" {
+				dc.court, dc.courtPage = normCourt(court), pi
+			}
+			start = j
+			break
+		}
+		if pi > 0 && !captionContinues(paras) {
+			break
+		}
+		for _, p := range paras {
+			if appealFromRE.MatchString(p) {
+				break // what follows names the court below and its numbers
+			}
+			if len(p) > 160 {
+				continue // running text: its numbers are other cases'
+			}
+			for _, m := range caseLabelRE.FindAllStringSubmatch(p, -1) {
+				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") {
+					continue // a lower court's number
+				}
+				for _, t := range caseTokRE.FindAllString(m[2], -1) {
+					addCase(t)
+				}
+			}
+			if m := bareCaseRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil {
+				addCase(m[1])
+			}
+		}
+		if pi > 0 && len(dc.parties) > 0 && !captionContinues(paras) {
+			continue
+		}
+		parseCaption(&dc, paras[start:], pi)
+	}
+	// A letter names its case on a "Re:" line, after the addresses.
+	for pi := 0; pi < len(pages) && pi < reLinePages && dc.title == ""; pi++ {
+		for _, p := range strings.Split(pages[pi], "\n") {
+			m := reLineRE.FindStringSubmatch(strings.TrimSpace(p))
+			if m == nil || len(p) > 200 {
+				continue
+			}
+			parts := strings.SplitN(m[1], " v. ", 2)
+			a, b := splitNames(parts[0]), splitNames(parts[1])
+			if len(a) == 0 || len(b) == 0 {
+				continue
+			}
+			dc.title, dc.titlePage = a[0]+" v. "+b[0], pi
+			for _, n := range a {
+				dc.parties = append(dc.parties, captionParty{name: n, role: RolePlaintiff, page: pi})
+			}
+			for _, n := range b {
+				dc.parties = append(dc.parties, captionParty{name: n, role: RoleDefendant, page: pi})
+			}
+			break
+		}
+	}
+	// Running heads of later pages often carry the case numbers
+	// ("Nos. 07-30815 & 08-30818").
+	for pi := 1; pi < len(pages) && pi < 3; pi++ {
+		head := pages[pi]
+		if i := strings.IndexByte(head, '\n'); i >= 0 {
+			head = head[:i]
+		}
+		if len(head) > 80 {
+			head = head[:80]
+		}
+		if m := headCaseRE.FindStringSubmatch(head); m != nil {
+			for _, t := range caseTokRE.FindAllString(m[1], -1) {
+				addCase(t)
+			}
+		}
+	}
+	return dc
+}
+
+var (
+	lowerCourtRE   = regexp.MustCompile(`(?i)^\s*(?:on\s+)?appeal(?:s|ed)?\s+from\b|^\s*certiorari\s+to\b|^\s*on\s+petition\b`)
+	appealFromRE   = regexp.MustCompile(`(?i)^\s*(?:on\s+)?appeal(?:s|ed)?\s+from\b`)
+	secondCourtRE  = regexp.MustCompile(`(?i)\bunited\s+states\b`)
+	letterheadRE   = regexp.MustCompile(`(?i)\b(?:telephone|tel|fax|clerk|phone)\b\.?`)
+	courtStartRE   = regexp.MustCompile(`(?i)\b(?:united\s+states|supreme\s+court|court\s+of|district\s+court|state\s+of|commonwealth|[a-z]+\s+county)\b`)
+	captionStartRE = regexp.MustCompile(`(?i)^(?:nos?\.|in\s+re\b)`)
+)
+
+// courtPrefixLine: a short all-capital line that can begin a court's name.
+func courtPrefixLine(p string) bool {
+	p = strings.TrimSpace(p)
+	return len(p) > 2 && len(p) <= 40 && isHeading(p) && !strings.ContainsAny(p, "0123456789") &&
+		!strings.Contains(strings.ToLower(p), "filed") && !stopWordRE.MatchString(p)
+}
+
+// captionContinues: a later page starts with another caption (a
+// consolidated case's number or "In re"), not with running text.
+func captionContinues(paras []string) bool {
+	for i, p := range paras {
+		if i >= 2 {
+			break
+		}
+		if captionStartRE.MatchString(strings.TrimSpace(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+const reLinePages = 10
+
+var (
+	reLineRE   = regexp.MustCompile(`^(?:RE|Re):?\s+(.{3,150}\s+v\.\s+.{3,150})$`)
+	headCaseRE = regexp.MustCompile(`^(?:Nos?\.|Case\s+Nos?\.)\s*((?:\d{2,4}-\d{3,6}(?:-[a-z]{2,3})?(?:\s*(?:,|&|and)\s*)?)+)`)
+	orgWordRE  = regexp.MustCompile(`(?i)\b(?:services?|department|bureau|administration|agency|commission|company|corporation|bank|association|board|district|authority|office|university|county|city|states?|republic|government|church|trust|fund|group|partners|holdings)\b`)
+)
+
+func isCourtLine(p string) bool {
+	p = strings.TrimSpace(p)
+	if len(p) > 110 || !courtRE.MatchString(p) || strings.Contains(p, " v. ") || lowerCourtRE.MatchString(p) {
+		return false
+	}
+	low := strings.ToLower(p)
+	for _, w := range []string{"appeal from", "appeals from", "appealed from", "certiorari", "the court", "this court", "before", "judge"} {
+		if strings.Contains(low, w) {
+			return false
+		}
+	}
+	return strings.Contains(low, "united states") || strings.Contains(low, "supreme") || strings.Contains(low, "district") ||
+		strings.Contains(low, "circuit") || strings.Contains(low, "county") || strings.Contains(low, "state") ||
+		strings.Contains(low, "appeals") || strings.Contains(low, "bankruptcy") || strings.Contains(low, "tax") || strings.Contains(low, "board")
+}
+
+func normCourt(s string) string {
+	s = letterheadRE.ReplaceAllString(s, " ")
+	if loc := courtStartRE.FindStringIndex(s); loc != nil && loc[0] > 0 && len(strings.Fields(inTheRE.ReplaceAllString(s[:loc[0]], ""))) >= 2 {
+		s = s[loc[0]:]
+	}
+	if locs := secondCourtRE.FindAllStringIndex(s, -1); len(locs) > 1 && strings.Contains(strings.ToLower(s[:locs[1][0]]), "court") {
+		s = s[:locs[1][0]]
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	s = inTheRE.ReplaceAllString(s, "")
+	s = strings.TrimRight(s, " ,.")
+	return titleCase(s)
+}
+
+func mostlyCaps(s string) bool {
+	up, low := 0, 0
+	for _, r := range s {
+		if unicode.IsUpper(r) {
+			up++
+		} else if unicode.IsLower(r) {
+			low++
+		}
+	}
+	return up > 2*low
+}
+
+// captionLine classifies one preprocessed caption line.
+type lineKind int
+
+const (
+	lkStop lineKind = iota
+	lkName
+	lkRole
+	lkNameRole
+	lkVersus
+	lkNameVersus
+	lkOneLine
+	lkInRe
+	lkDivider
+	lkCaseNo
+	lkSkip
+	lkCont // a lower-case line: the rest of the description of the name above
+)
+
+var (
+	colJunkRE      = regexp.MustCompile(`[)(§üýþ*>|]+|\s[:X]\s|\s[:X]$|^[:X]\s`)
+	caseRefRE      = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|state\s+file|file)?\s*(?:nos?\.|no:|number)\s*:?\s*[A-Z]{0,3}\d[\w:–—-]*(?:\s*\([A-Za-z]+\))?`)
+	bareTokRE      = regexp.MustCompile(`(?:^|\s)(?:[A-Z]{2,3}-?)?\d{2,4}[-–]\d{3,6}(?:[-–][A-Za-z]{2,4})*(?:\s|$)`)
+	dcNoRE         = regexp.MustCompile(`(?i)\bd\.\s?c\.\s+no\.?`)
+	footnoteOnlyRE = regexp.MustCompile(`^\d{1,2}$`)
+	rightColRE     = regexp.MustCompile(`(?i)\s(?:jury\s+trial\s+demanded|judgment|opinion|order|class\s+action)\s*$`)
+)
+
+func prepCaptionLine(p string) (string, bool) {
+	if t := strings.TrimSpace(p); strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") || strings.HasPrefix(t, "[") || footnoteOnlyRE.MatchString(t) {
+		return "", false
+	}
+	hadCase := caseRefRE.MatchString(p) || bareTokRE.MatchString(p)
+	p = caseRefRE.ReplaceAllString(p, " ")
+	p = bareTokRE.ReplaceAllString(p, " ")
+	p = dcNoRE.ReplaceAllString(p, " ")
+	p = colJunkRE.ReplaceAllString(p, " ")
+	p = rightColRE.ReplaceAllString(p, "")
+	p = strings.Join(strings.Fields(p), " ")
+	p = strings.Trim(p, " -–—")
+	return p, hadCase
+}
+
+func classify(p string) lineKind {
+	switch {
+	case p == "":
+		return lkSkip
+	case dividerRE.MatchString(p):
+		return lkDivider
+	case isVersusWord(p):
+		return lkVersus
+	case roleOnlyRE.MatchString(p):
+		return lkRole
+	case isCourtLine(p) || courtContRE.MatchString(p):
+		return lkStop
+	}
+	if m := inReRE.FindStringSubmatch(p); m != nil {
+		return lkInRe
+	}
+	if counselRE.MatchString(p) {
+		return lkStop
+	}
+	if m := nameRoleRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
+		return lkNameRole
+	}
+	if m := nameVersusRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
+		return lkNameVersus
+	}
+	if m := oneLineRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) && looksLikeName(firstPart(m[2])) {
+		return lkOneLine
+	}
+	if looksLikeName(p) {
+		return lkName
+	}
+	if r, _ := utf8.DecodeRuneInString(p); unicode.IsLower(r) && len(p) < 120 {
+		return lkCont
+	}
+	return lkStop
+}
+
+func isVersusWord(s string) bool {
+	switch strings.ToLower(strings.Trim(s, " -–—")) {
+	case "v", "v.", "vs", "vs.", "versus", "against", "v.–", "–v.":
+		return true
+	}
+	return false
+}
+
+func firstPart(s string) string {
+	if i := strings.IndexAny(s, ",;"); i > 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// looksLikeName: a short line, mostly letters, whose words (before any
+// comma) are capitalised, and that says none of the words of a title,
+// heading or court line.
+func looksLikeName(s string) bool {
+	s = strings.TrimSpace(s)
+	limit := 170
+	if strings.Contains(s, ";") {
+		limit = 400 // a list of names
+	}
+	if len(s) < 2 || len(s) > limit || stopWordRE.MatchString(firstPart(s)) {
+		return false
+	}
+	letters, other := 0, 0
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r):
+			letters++
+		case r == ' ' || r == '.' || r == ',' || r == '\'' || r == '’' || r == '&' || r == '-' || r == ';':
+		default:
+			other++
+		}
+	}
+	if letters < 2 || other*4 > letters {
+		return false
+	}
+	words := strings.Fields(firstPart(s))
+	caps := 0
+	for _, w := range words {
+		r, _ := utf8.DecodeRuneInString(w)
+		if unicode.IsUpper(r) || unicode.IsDigit(r) || connector[strings.ToLower(strings.Trim(w, ".,"))] {
+			caps++
+		}
+	}
+	return caps*10 >= len(words)*8
+}
+
+var connector = map[string]bool{"of": true, "and": true, "the": true, "for": true, "in": true, "&": true, "et": true, "al": true, "de": true, "la": true, "du": true, "von": true, "van": true, "a": true, "an": true, "on": true, "ex": true, "rel": true}
+
+// parseCaption reads parties (and the title) from the lines after the
+// court: names, each followed by its role words, sides split by "v.".
+func parseCaption(dc *docCaption, paras []string, page int) {
+	side := 0 // 0 before "v.", 1 after
+	var pending []string
+	var sideNames [2][]string
+	sawVersus := false
+	inRe := false // an "In re:" line whose subject follows on the next lines
+	emit := func(names []string, roles string) {
+		for _, n := range splitNames(joinNameLines(names)) {
+			role, capacity := roleOf(roles, side)
+			if inRe {
+				role, capacity = RoleOther, "subject"
+				if dc.title == "" {
+					dc.title, dc.titlePage = "In re: "+n, page
+				}
+			}
+			dc.parties = append(dc.parties, captionParty{name: n, role: role, capacity: capacity, page: page})
+			sideNames[side] = append(sideNames[side], n)
+		}
+	}
+	finishTitle := func() {
+		if dc.title == "" && len(sideNames[0]) > 0 && len(sideNames[1]) > 0 {
+			dc.title, dc.titlePage = sideNames[0][0]+" v. "+sideNames[1][0], page
+		}
+	}
+	stops := 0
+	for _, raw := range paras {
+		p, hadCase := prepCaptionLine(raw)
+		k := classify(p)
+		if hadCase && k == lkSkip {
+			k = lkCaseNo
+		}
+		switch k {
+		case lkSkip:
+			continue
+		case lkCaseNo:
+			if len(pending) > 0 && side == 1 {
+				emit(pending, "")
+			}
+			pending = nil
+			finishTitle()
+			if sawVersus {
+				side, sawVersus = 0, false
+			}
+		case lkDivider:
+			if len(pending) > 0 && side == 1 {
+				emit(pending, "")
+				pending = nil
+			}
+		case lkCont:
+			if len(pending) == 0 {
+				continue
+			}
+			pending = append(pending, p)
+		case lkName:
+			pending = append(pending, p)
+			if len(pending) > 8 {
+				pending = pending[len(pending)-8:]
+			}
+		case lkRole:
+			if len(pending) > 0 {
+				emit(pending, p)
+				pending = nil
+				inRe = false
+			}
+		case lkNameRole:
+			m := nameRoleRE.FindStringSubmatch(p)
+			emit(append(pending, m[1]), m[2])
+			pending = nil
+			if m[3] != "" {
+				side, sawVersus = 1, true
+			}
+		case lkVersus, lkNameVersus:
+			if k == lkNameVersus {
+				pending = append(pending, nameVersusRE.FindStringSubmatch(p)[1])
+			}
+			if len(pending) > 0 {
+				emit(pending, "")
+				pending = nil
+			}
+			side, sawVersus = 1, true
+		case lkOneLine:
+			if page > 0 {
+				continue
+			}
+			m := oneLineRE.FindStringSubmatch(p)
+			side = 0
+			emit([]string{m[1]}, "")
+			side = 1
+			emit([]string{m[2]}, "")
+			finishTitle()
+			side, sawVersus = 0, false
+		case lkInRe:
+			m := inReRE.FindStringSubmatch(p)
+			subject := strings.TrimSpace(m[1])
+			if subject == "" {
+				inRe = true
+				continue
+			}
+			if looksLikeName(subject) {
+				for _, n := range splitNames(subject) {
+					dc.parties = append(dc.parties, captionParty{name: n, role: RoleOther, capacity: "subject", page: page})
+					if dc.title == "" {
+						dc.title, dc.titlePage = "In re: "+n, page
+					}
+				}
+			}
+		case lkStop:
+			if len(pending) > 0 && side == 1 {
+				emit(pending, "")
+			}
+			pending = nil
+			if midVersusRE.MatchString(p) && len(sideNames[0]) > 0 && !sawVersus {
+				side, sawVersus = 1, true // "Appeal from the United States v. District Court": a middle column's "v."
+				continue
+			}
+			finishTitle()
+			if sawVersus && len(sideNames[1]) > 0 {
+				return
+			}
+			stops++
+			if stops > 12 && len(dc.parties) == 0 {
+				return
+			}
+		}
+	}
+	if len(pending) > 0 && side == 1 {
+		emit(pending, "")
+	}
+	finishTitle()
+}
+
+// joinNameLines joins a caption's name lines into one block, separating
+// with ";" a line that ends with a comma from a next line that starts a new
+// name ("Petersen Energia Inversora, S.A.U.," / "Petersen Energia S.A.U.,").
+func joinNameLines(lines []string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			prev := strings.TrimSpace(lines[i-1])
+			r, _ := utf8.DecodeRuneInString(l)
+			if strings.HasSuffix(prev, ",") && unicode.IsUpper(r) && looksLikeName(firstPart(l)) {
+				b.WriteString("; ")
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
+// roleOf maps a caption's role words to a Role: the trial role when the
+// words give one, else the side of the "v." (before it: plaintiff).
+func roleOf(words string, side int) (Role, string) {
+	w := strings.ToLower(words)
+	has := func(s string) bool { return strings.Contains(w, s) }
+	capacity := ""
+	for _, c := range []string{"cross-appellant", "cross-appellee", "appellant", "appellee", "petitioner", "respondent", "debtor", "intervenor", "movant", "claimant", "relator", "garnishee"} {
+		if has(c) {
+			capacity = c
+			break
+		}
+	}
+	pi, di := strings.Index(w, "plaintiff"), strings.Index(w, "defendant")
+	switch {
+	case has("debtor") || has("intervenor") || has("garnishee"):
+		return RoleOther, capacity
+	case pi >= 0 && (di < 0 || pi < di):
+		return RolePlaintiff, capacity
+	case di >= 0:
+		return RoleDefendant, capacity
+	case has("petitioner") || has("claimant") || has("movant") || has("relator"):
+		return RolePlaintiff, capacity
+	case has("respondent"):
+		return RoleDefendant, capacity
+	}
+	if side == 0 {
+		return RolePlaintiff, capacity
+	}
+	return RoleDefendant, capacity
+}
+
+var (
+	etAlRE      = regexp.MustCompile(`(?i)[,\s]*\bet\.?\s*al\.?,?`)
+	corpSuffix  = regexp.MustCompile(`(?i)^(?:l\.?l\.?c\.?|inc\.?|incorporated|ltd\.?|limited|co\.?|corp\.?|corporation|n\.?a\.?|p\.?c\.?|p\.?a\.?|l\.?l\.?p\.?|l\.?p\.?|pllc|plc|jr\.?|sr\.?|ii|iii|iv|s\.?a\.?u?\.?|s\.?p\.?a\.?|gmbh|ag|n\.?v\.?|b\.?v\.?|s\.?a\.?r\.?l\.?|pty\.?(?:\s+ltd\.?)?)$`)
+	corpPrefix  = regexp.MustCompile(`(?i)^(l\.?l\.?c\.?|inc\.?|ltd\.?|corp\.?|co\.?)\s`)
+	andSplitRE  = regexp.MustCompile(`\s+(?:and|AND|&)\s+`)
+	personishRE = regexp.MustCompile(`^[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){1,3}$`)
+)
+
+// splitNames splits a caption's name block into party names: on ";", then
+// on "and" between two persons or two companies, cutting descriptions
+// after a comma ("JANET T. MILLS, in her official capacity …").
+func splitNames(block string) []string {
+	var out []string
+	for _, part := range strings.Split(block, ";") {
+		part = etAlRE.ReplaceAllString(part, "")
+		// Keep comma-separated parts only while they are name suffixes.
+		fields := strings.Split(part, ",")
+		names := []string{strings.TrimSpace(fields[0])}
+		caps := isAllCaps(names[0])
+		for _, f := range fields[1:] {
+			f = strings.TrimSpace(f)
+			if corpSuffix.MatchString(f) {
+				names[len(names)-1] += ", " + f
+				continue
+			}
+			if m := corpPrefix.FindStringSubmatch(f + " "); m != nil {
+				names[len(names)-1] += ", " + m[1] // "LLC TROOPER": the suffix, then overprinted text
+				break
+			}
+			// In a caption whose names are in capitals, a part in
+			// capitals after a comma is another name; anything else
+			// describes the name before it.
+			if caps && isAllCaps(f) && len(strings.Fields(f)) >= 2 && looksLikeName(f) {
+				names = append(names, f)
+				continue
+			}
+			break
+		}
+		for _, name := range names {
+			name = strings.TrimSpace(footnoteRE.ReplaceAllString(name, ""))
+			out = append(out, splitCleanNames(name)...)
+		}
+	}
+	return out
+}
+
+func splitCleanNames(name string) []string {
+	var out []string
+	for _, n := range splitAnd(name) {
+		n = cleanName(n)
+		if n == "" || roleOnlyRE.MatchString(n) || isVersusWord(n) || len(partyKey(n)) < 2 {
+			continue
+		}
+		if isAllCaps(n) {
+			n = titleCase(n)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func splitAnd(name string) []string {
+	parts := andSplitRE.Split(name, -1)
+	if len(parts) != 2 {
+		return []string{name}
+	}
+	a, b := strings.TrimSpace(parts[0]), strings.TrimSpace(parts[1])
+	corp := func(s string) bool {
+		w := strings.Fields(s)
+		return len(w) > 1 && corpSuffix.MatchString(strings.Trim(w[len(w)-1], ","))
+	}
+	person := func(s string) bool {
+		return personishRE.MatchString(s) && !strings.Contains(strings.ToLower(s), " of ") && !orgWordRE.MatchString(s)
+	}
+	if corp(a) && corp(b) || person(a) && person(b) {
+		return []string{a, b}
+	}
+	return []string{name}
+}
+
+// CaseKey is a case number's identity, so that "2:18-cv-10166-JAK",
+// "2:18-CV-10166" and "18-cv-10166" are one case, as are "2009-1361" and
+// "09-1361": year (two digits), type letters if any, and number without
+// leading zeros. It is "" for text that is not a case number.
+func CaseKey(s string) string {
+	s = strings.ToLower(strings.NewReplacer("–", "-", "—", "-", " ", "").Replace(s))
+	m := caseKeyRE.FindStringSubmatch(s)
+	if m == nil {
+		if m := plainCaseRE.FindString(s); m != "" {
+			return m
+		}
+		return ""
+	}
+	year, typ, num := m[3], m[2]+m[4], strings.TrimLeft(m[5], "0")
+	if len(year) == 4 {
+		year = year[2:]
+	}
+	if num == "" {
+		return ""
+	}
+	return year + "-" + typ + "-" + num
+}
+
+var (
+	caseKeyRE   = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3})-?|-)(\d{2,7})`)
+	plainCaseRE = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
+)
+
+var inTheRE = regexp.MustCompile(`(?i)^\s*in\s+the\s+`)
+
+var counselRE = regexp.MustCompile(`(?i)\bfor\s+(?:the\s+)?(?:` + roleWord + `)|\b(?:esq|llp|pllc|law\s+(?:group|firm|office))\b|\battorneys?\s+(?:for|at\s+law)\b`)
+
+var midVersusRE = regexp.MustCompile(`(?:^|\s)v\.\s`)

@@ -1,0 +1,246 @@
+package brief
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// A citation is faithful when its quote occurs on the page it cites, in the
+// cleaned text of the document (doctext.Clean). Quotes are compared after
+// folding case, curly quotes, dashes and runs of white space; a quote that
+// ends with " …" (clipped) must match up to the cut. A party's citation is
+// faithful when the page names the party (its name's letters and digits, in
+// order, as whole words).
+
+// docPages is one document's cleaned pages, folded for matching on demand.
+type docPages struct {
+	id, name string
+	pages    []string
+	folded   []string
+	keys     []string
+}
+
+func newDocPages(id, name string, pages []string) *docPages {
+	return &docPages{id: id, name: name, pages: pages, folded: make([]string, len(pages)), keys: make([]string, len(pages))}
+}
+
+func (d *docPages) foldedPage(i int) string {
+	if d.folded[i] == "" && d.pages[i] != "" {
+		d.folded[i] = fold(d.pages[i])
+	}
+	return d.folded[i]
+}
+
+func (d *docPages) keyPage(i int) string {
+	if d.keys[i] == "" && d.pages[i] != "" {
+		d.keys[i] = " " + partyKey(d.pages[i]) + " "
+	}
+	return d.keys[i]
+}
+
+// has reports whether page i (0-based) holds the quote (or, for a name, the
+// name).
+func (d *docPages) has(i int, quote string, name bool) bool {
+	if i < 0 || i >= len(d.pages) {
+		return false
+	}
+	if name {
+		k := partyKey(quote)
+		return k != "" && strings.Contains(d.keyPage(i), " "+k+" ")
+	}
+	q := fold(strings.TrimSuffix(strings.TrimSpace(quote), "…"))
+	return q != "" && strings.Contains(d.foldedPage(i), q)
+}
+
+// fold lowers case, straightens quotes and dashes and collapses white space.
+func fold(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		switch r {
+		case '\u2018', '\u2019', '\u201a', '\u2032', '`':
+			r = '\''
+		case '\u201c', '\u201d', '\u201e', '\u2033':
+			r = '"'
+		case '\u2010', '\u2011', '\u2012', '\u2013', '\u2014', '\u2212':
+			r = '-'
+		case '\u00a0':
+			r = ' '
+		}
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// checker applies the rule to citations and keeps the counts.
+type checker struct {
+	docs   map[string]*docPages // by lower-case id
+	checks *Checks
+}
+
+func (k *checker) note(format string, args ...any) {
+	if len(k.checks.Notes) < MaxCheckNotes {
+		k.checks.Notes = append(k.checks.Notes, fmt.Sprintf(format, args...))
+	}
+}
+
+// cite checks one citation whose quote is quote (a name when name is true).
+// A citation whose page lacks the quote is moved to the first page of the
+// same document that has it (repaired) or, failing that, dropped.
+func (k *checker) cite(c *Citation, quote, what string, name bool) bool {
+	k.checks.Checked++
+	d, ok := k.docs[strings.ToLower(c.DocumentID)]
+	if !ok {
+		k.checks.DroppedCitations++
+		k.note("%s: cites unknown document %q", what, c.DocumentID)
+		return false
+	}
+	c.DocumentID, c.DocumentName = d.id, d.name
+	if d.has(c.Page-1, quote, name) {
+		return true
+	}
+	for i := range d.pages {
+		if d.has(i, quote, name) {
+			k.checks.Repaired++
+			k.note("%s: %q is on page %d of %s, not page %d", what, clip(quote, 60), i+1, d.name, c.Page)
+			c.Page = i + 1
+			return true
+		}
+	}
+	k.checks.DroppedCitations++
+	if c.Page < 1 || c.Page > len(d.pages) {
+		k.note("%s: cites page %d of %s, which has %d pages", what, c.Page, d.name, len(d.pages))
+	} else {
+		k.note("%s: %q is not on any page of %s", what, clip(quote, 60), d.name)
+	}
+	return false
+}
+
+// CheckCitations enforces faithful citations on b, given each document's
+// cleaned pages by document id: unfaithful citations are repaired or
+// dropped, items left without a citation are dropped, and b.Checks counts
+// what was done. Every builder runs it (the extractive builder one document
+// at a time) before it returns a Brief.
+func CheckCitations(b *Brief, pages map[string][]string) {
+	k := &checker{docs: map[string]*docPages{}, checks: &b.Checks}
+	if b.Checks.Notes == nil {
+		b.Checks.Notes = []string{}
+	}
+	names := map[string]string{}
+	for _, d := range b.Documents {
+		names[strings.ToLower(d.DocumentID)] = d.Name
+	}
+	for id, p := range pages {
+		k.docs[strings.ToLower(id)] = newDocPages(id, names[strings.ToLower(id)], p)
+	}
+	for _, d := range b.Documents {
+		if dp, ok := k.docs[strings.ToLower(d.DocumentID)]; ok {
+			dp.id, dp.name = d.DocumentID, d.Name
+		}
+	}
+	k.brief(b)
+}
+
+func (k *checker) brief(b *Brief) {
+	caps := b.Caption.Citations[:0]
+	for i := range b.Caption.Citations {
+		c := b.Caption.Citations[i]
+		if _, ok := k.docs[strings.ToLower(c.DocumentID)]; ok && c.Page >= 1 && c.Page <= len(k.docs[strings.ToLower(c.DocumentID)].pages) {
+			c.DocumentName = k.docs[strings.ToLower(c.DocumentID)].name
+			caps = append(caps, c)
+		} else {
+			k.checks.Checked++
+			k.checks.DroppedCitations++
+			k.note("caption: cites page %d of unknown document or page %q", c.Page, c.DocumentID)
+		}
+	}
+	b.Caption.Citations = caps
+
+	parties := b.Parties[:0]
+	for _, p := range b.Parties {
+		cs := p.Citations[:0]
+		for _, c := range p.Citations {
+			q := c.Quote
+			if q == "" {
+				q = p.Name
+			}
+			if k.cite(&c, q, "party "+p.Name, true) {
+				cs = appendCitation(cs, c)
+			}
+		}
+		p.Citations = cs
+		if len(cs) == 0 {
+			k.checks.DroppedItems++
+			continue
+		}
+		parties = append(parties, p)
+	}
+	b.Parties = parties
+
+	events := b.Chronology[:0]
+	for _, e := range b.Chronology {
+		cs := e.Citations[:0]
+		for _, c := range e.Citations {
+			q := c.Quote
+			if q == "" {
+				q = e.Text
+			}
+			if k.cite(&c, q, "chronology "+e.Date, false) {
+				cs = appendCitation(cs, c)
+			}
+		}
+		e.Citations = cs
+		if len(cs) == 0 {
+			k.checks.DroppedItems++
+			continue
+		}
+		if e.Citations[0].Quote != "" {
+			e.Text = e.Citations[0].Quote
+		}
+		events = append(events, e)
+	}
+	b.Chronology = events
+
+	for i := range b.Documents {
+		d := &b.Documents[i]
+		as := d.Assertions[:0]
+		for _, a := range d.Assertions {
+			q := a.Citation.Quote
+			if q == "" {
+				q = a.Text
+			}
+			if strings.ToLower(a.Citation.DocumentID) != strings.ToLower(d.DocumentID) {
+				k.checks.Checked++
+				k.checks.DroppedCitations++
+				k.checks.DroppedItems++
+				k.note("assertion of %s cites another document", d.Name)
+				continue
+			}
+			if !k.cite(&a.Citation, q, "assertion of "+d.Name, false) {
+				k.checks.DroppedItems++
+				continue
+			}
+			as = append(as, a)
+		}
+		d.Assertions = as
+	}
+}
+
+func appendCitation(cs []Citation, c Citation) []Citation {
+	for _, have := range cs {
+		if have.DocumentID == c.DocumentID && have.Page == c.Page && have.Quote == c.Quote {
+			return cs
+		}
+	}
+	return append(cs, c)
+}

@@ -1,0 +1,167 @@
+package brief
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/pramaan/brief-rail/pkg/doctext"
+)
+
+// kindRules are tried in order against a document's heading lines (short
+// lines near the top of page 1); the first that matches decides the kind.
+var kindRules = []struct {
+	re   *regexp.Regexp
+	kind Kind
+}{
+	{regexp.MustCompile(`(?i)\b(?:motion|memorandum\s+of\s+points|in\s+support\s+of|in\s+opposition|objection|opposition\s+to|reply\s+(?:brief|in\s+support))\b`), KindMotion},
+	{regexp.MustCompile(`(?i)^(?:.*\b)?(?:amended\s+|verified\s+)?complaint\b`), KindComplaint},
+	{regexp.MustCompile(`(?i)^(?:.*\b)?answer\b(?:\s+(?:and|to)\b.*)?$`), KindAnswer},
+	{regexp.MustCompile(`(?i)\b(?:opinion|per\s+curiam|slip\s+op|memorandum\s+(?:and\s+)?(?:decision|findings))\b`), KindOpinion},
+	{regexp.MustCompile(`(?i)\b(?:order|judge?ment|minutes|decree)\b`), KindOrder},
+	{regexp.MustCompile(`(?i)^(?:.*\b)?notice\s+of\b`), KindNotice},
+	{regexp.MustCompile(`(?i)^(?:exhibit|attachment|appendix|declaration|affidavit)\b`), KindExhibit},
+}
+
+var (
+	letterRE      = regexp.MustCompile(`(?m)^(?:Dear\s+\S|Re:\s|RE:\s)|(?i)\bOffice\s+of\s+the\s+Clerk\b`)
+	beforeRE      = regexp.MustCompile(`(?i)^Before:?\s.*\b(?:Circuit|Chief|District|Senior)\s+Judges?\b|^(?:[A-Z][A-Za-z'’.\- ]+),\s+(?:Circuit|Chief|District)\s+Judge[.:]`)
+	exhibitRE     = regexp.MustCompile(`^\d+-\d+$`)
+	exhibitHeadRE = regexp.MustCompile(`^(?i:exhibit|attachment|appendix)\s+[A-Z0-9][A-Z0-9.-]{0,5}$`)
+)
+
+// classifyKind says what a document is from its first page's headings: a
+// motion, a complaint, an answer, an opinion, an order, a notice or an
+// exhibit by its title words; a letter by its salutation or letterhead; a
+// panel's decision of several pages (a "Before … Circuit Judges" line) is
+// an opinion; an attachment to a docket entry ("12-2") an exhibit.
+func classifyKind(pages []string, meta doctext.Meta) Kind {
+	if len(pages) == 0 {
+		return KindOther
+	}
+	first := firstN(strings.Split(pages[0], "\n"), captionParas)
+	if exhibitHeadRE.MatchString(strings.TrimSpace(first[0])) {
+		return KindExhibit // "EXHIBIT A" atop the first page: filed as an exhibit, whatever it is
+	}
+	if letterRE.MatchString(strings.Join(first, "\n")) {
+		return KindLetter
+	}
+	panel, appeal := false, false
+	for pi := 0; pi < len(pages) && pi < 2; pi++ {
+		for _, p := range firstN(strings.Split(pages[pi], "\n"), captionParas) {
+			p = strings.TrimSpace(p)
+			panel = panel || beforeRE.MatchString(p)
+			appeal = appeal || pi == 0 && lowerCourtRE.MatchString(p)
+		}
+	}
+	// Title words on page 1 first, then pages 2 and 3 (a cover page or a
+	// long caption can push the title down).
+	for pi := 0; pi < len(pages) && pi < 3; pi++ {
+		paras := firstN(strings.Split(pages[pi], "\n"), captionParas)
+		for _, rule := range kindRules {
+			for _, p := range paras {
+				p = strings.TrimSpace(p)
+				if !isTitleLine(p) || lowerCourtRE.MatchString(p) {
+					continue
+				}
+				if rule.re.MatchString(p) {
+					if rule.kind == KindOrder && panel && len(pages) >= 2 {
+						return KindOpinion
+					}
+					return rule.kind
+				}
+			}
+		}
+	}
+	if panel || appeal && len(pages) >= 2 {
+		return KindOpinion
+	}
+	if exhibitRE.MatchString(meta.DocketEntry) {
+		return KindExhibit
+	}
+	return KindOther
+}
+
+// isTitleLine: a heading-like line: short, and either all capitals or
+// without a sentence's end.
+func isTitleLine(p string) bool {
+	if len(p) < 4 || len(p) > 120 {
+		return false
+	}
+	if isHeading(p) || mostlyCaps(p) {
+		return true
+	}
+	// Title case: every word of four letters or more capitalised.
+	if len(p) > 80 || strings.HasSuffix(p, ".") {
+		return false
+	}
+	for _, w := range strings.Fields(p) {
+		if r, _ := utf8.DecodeRuneInString(w); len(w) >= 4 && !unicode.IsUpper(r) {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	filedRE = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
+	// A signature or form date: "Dated: May 6, 2025", "DATED this 5th day
+	// of …", "Date October 13, 2017" (a capitalised label, not "letter dated").
+	datedRE  = regexp.MustCompile(`(?m)(?:^\s*|\s)(?:Dated|DATED|Date|DATE|Signed|SIGNED|Entered|ENTERED)\b\s*:?\s*(?:at\s+[^,]{1,40},\s*)?(?:this\s+)?`)
+	anyDateR = regexp.MustCompile(`^(?:.{0,90}?)\b(` + monthRE + `\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}|\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?` + monthRE + `,?\s+\d{4})`)
+)
+
+// filedOn is the date the document was filed: the docket stamp's, else a
+// "Filed"/"Decided"/"Entered" date on the first page, else the signature
+// date ("Dated: …") on the last page with text, else "".
+func filedOn(pages []string, meta doctext.Meta) string {
+	if meta.FiledOn != "" {
+		return meta.FiledOn
+	}
+	if len(pages) == 0 {
+		return ""
+	}
+	head := strings.Join(firstN(strings.Split(pages[0], "\n"), 40), " ")
+	if d := dateAfter(filedRE, head, 90); d != "" {
+		return d
+	}
+	for i := len(pages) - 1; i >= 0; i-- {
+		if pages[i] == "" {
+			continue
+		}
+		if d := dateAfter(datedRE, pages[i], 0); d != "" {
+			return d
+		}
+		break
+	}
+	return ""
+}
+
+// dateAfter is the first date that follows a label in text, at most gap
+// bytes after it (a stamp box puts other words between "FILED" and its
+// date; a signature line does not).
+func dateAfter(label *regexp.Regexp, text string, gap int) string {
+	for _, loc := range label.FindAllStringIndex(text, -1) {
+		if loc[0] > 0 && text[loc[0]-1] == '(' {
+			continue // "(Filed 10/11/17)": another paper's date
+		}
+		rest := text[loc[1]:]
+		if m := anyDateR.FindStringSubmatchIndex(rest); m != nil && m[2] <= gap {
+			if ds := findDates(rest[m[2]:m[3]]); len(ds) > 0 {
+				return ds[0].date
+			}
+			if d := doctext.NormDate(rest[m[2]:m[3]]); d != "" {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

@@ -1,0 +1,149 @@
+package doctext
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestStampsRemovedAndKeptAsMeta(t *testing.T) {
+	cases := []struct {
+		line              string
+		caseNo, entry, on string
+		rest              string
+	}{
+		{"Case: 20-16276, 08/05/2020, ID: 11778722, DktEntry: 19, Page 7 of 15", "20-16276", "19", "2020-08-05", ""},
+		{"Case 1:20-cv-01234-ABC Document 12 Filed 05/01/20 Page 3 of 9", "1:20-cv-01234-ABC", "12", "2020-05-01", ""},
+		{"Case 1:20-cv-01234-ABC Document 12 Filed 05/01/20 Page 3 of 9 PageID #: 45", "1:20-cv-01234-ABC", "12", "2020-05-01", ""},
+		{"Case: 12-2209 Document: 00116475093 Page: 1 Date Filed: 01/03/2013 Entry ID: 5700979", "12-2209", "00116475093", "2013-01-03", ""},
+		{"Case 18-53173-jwc Doc 35 Filed 01/30/19 Entered 01/30/19 11:51:34 Desc Main Document Page 3 of 42", "18-53173-jwc", "35", "2019-01-30", ""},
+		{"USCA11 Case: 20-13809 Date Filed: 06/16/2021 Page: 1 of 21", "20-13809", "", "2021-06-16", ""},
+		{"USCA Case #19-5331 Document #1844950 Filed: 06/05/2020 Page 1 of 19", "19-5331", "1844950", "2020-06-05", ""},
+		{"USCA4 Appeal: 19-1234 Doc: 45 Filed: 01/02/2020 Pg: 1 of 10", "19-1234", "45", "2020-01-02", ""},
+		{"Case 4:17-cv-04709-JST Document 229-4 Filed 10/29/19 Page 7 of 38 7 a document that was", "4:17-cv-04709-JST", "229-4", "2019-10-29", "a document that was"},
+		{"Document Page 3 of 42", "", "", "", ""},
+	}
+	for _, c := range cases {
+		rest, s, ok := cutStamp(c.line)
+		if !ok {
+			t.Errorf("%q: not a stamp", c.line)
+			continue
+		}
+		if s.caseNo != c.caseNo || s.entry != c.entry || NormDate(s.filed) != c.on || rest != c.rest {
+			t.Errorf("%q: case %q entry %q filed %q rest %q", c.line, s.caseNo, s.entry, s.filed, rest)
+		}
+	}
+	for _, l := range []string{
+		"Case No. 2:18-cv-10166-JAK (AFM)",
+		"Page 3 of the Agreement sets out the price.",
+		"Document 12 was filed late.",
+		"Filed on 3/9/2010 by the debtor.",
+		"Case law supports the claim.",
+	} {
+		if _, _, ok := cutStamp(l); ok {
+			t.Errorf("%q taken for a stamp", l)
+		}
+	}
+}
+
+// page builds a page of body text with a stamp on top and a page number at
+// the bottom.
+func page(n, of int, body ...string) string {
+	head := fmt.Sprintf("Case: 20-16276, 08/05/2020, ID: 11778722, DktEntry: 19, Page %d of %d", n, of)
+	return head + "\n" + strings.Join(body, "\n") + "\n" + fmt.Sprint(n)
+}
+
+func TestCleanKeepsPagesAndRemovesNoise(t *testing.T) {
+	pages := []string{
+		page(1, 4, "UNITED STATES COURT OF APPEALS", "FOR THE NINTH CIRCUIT", "CALVARY CHAPEL DAYTON VALLEY,", "Plaintiff-Appellant,", "v.", "STEVE SISOLAK,", "Defendant-Appellee."),
+		page(2, 4, "CALVARY CHAPEL v. SISOLAK", "The district court denied the motion for a prelim-", "inary injunction on July 2, 2020, and the church", "appealed the next day."),
+		page(3, 4, "CALVARY CHAPEL v. SISOLAK", "A short line.", "Another paragraph starts here."),
+		"",
+		page(4, 4, "CALVARY CHAPEL v. SISOLAK", "REVERSED."),
+	}
+	pages[3], pages[4] = pages[4], ""
+	r := Clean(pages)
+	if len(r.Pages) != len(pages) {
+		t.Fatalf("%d pages out, %d in", len(r.Pages), len(pages))
+	}
+	want := []string{
+		"UNITED STATES COURT OF APPEALS\nFOR THE NINTH CIRCUIT\nCALVARY CHAPEL DAYTON VALLEY,\nPlaintiff-Appellant,\nv.\nSTEVE SISOLAK,\nDefendant-Appellee.",
+		"The district court denied the motion for a preliminary injunction on July 2, 2020, and the church appealed the next day.",
+		"A short line.\nAnother paragraph starts here.",
+		"REVERSED.",
+		"",
+	}
+	if !reflect.DeepEqual(r.Pages, want) {
+		t.Errorf("pages:\n%q\nwant\n%q", r.Pages, want)
+	}
+	wantMeta := Meta{CaseNumbers: []string{"20-16276"}, FiledOn: "2020-08-05", DocketEntry: "19", StampedPages: 4}
+	if !reflect.DeepEqual(r.Meta, wantMeta) {
+		t.Errorf("meta %+v, want %+v", r.Meta, wantMeta)
+	}
+}
+
+func TestPleadingLineNumbers(t *testing.T) {
+	// Line-structured pleading paper: numbers alone and at line starts.
+	var lines []string
+	for i := 1; i <= 12; i++ {
+		switch {
+		case i == 5:
+			lines = append(lines, "5 At the July 25, 2016, hearing the court granted")
+		case i == 6:
+			lines = append(lines, "6 the motion in part and denied it in part, and set")
+		case i == 7:
+			lines = append(lines, "7 trial for 3 days in March.")
+		default:
+			lines = append(lines, fmt.Sprint(i))
+		}
+	}
+	r := Clean([]string{strings.Join(lines, "\n")})
+	want := "At the July 25, 2016, hearing the court granted the motion in part and denied it in part, and set trial for 3 days in March."
+	if r.Pages[0] != want {
+		t.Errorf("got %q\nwant %q", r.Pages[0], want)
+	}
+	// The same numbers inside a paragraph that extraction already joined.
+	joined := "1 a document that was not cited 2 in a document that was, that 3 document talks about News, and 4 Bing should have to read the 5 tea leaves on page 12."
+	r = Clean([]string{joined})
+	want = "a document that was not cited in a document that was, that document talks about News, and Bing should have to read the tea leaves on page 12."
+	if r.Pages[0] != want {
+		t.Errorf("got %q\nwant %q", r.Pages[0], want)
+	}
+	// Numbers that do not count up are text.
+	text := "The parties met 3 times, then 2 more, then 7 and 9 and 4 more."
+	if r := Clean([]string{text}); r.Pages[0] != text {
+		t.Errorf("got %q", r.Pages[0])
+	}
+}
+
+func TestRunningHeadersByRepetition(t *testing.T) {
+	var pages []string
+	bodies := []string{"The compact was signed.", "Texas sued.", "The court dismissed.", "Tarrant appealed.", "We affirm.", "So ordered."}
+	for i := 1; i <= 6; i++ {
+		head := "Cite as: 569 U. S. ____ (2013)"
+		if i%2 == 0 {
+			head = "TARRANT REGIONAL WATER DIST. v. HERRMANN"
+		}
+		pages = append(pages, fmt.Sprintf("%s %d\nOpinion of the Court\n%s", head, i, bodies[i-1]))
+	}
+	r := Clean(pages)
+	for i, p := range r.Pages {
+		if want := bodies[i]; p != want {
+			t.Errorf("page %d: %q, want %q", i+1, p, want)
+		}
+	}
+	// Two pages are not enough to call a line a running header.
+	r = Clean([]string{"No. 12-2207\nFirst.", "No. 12-2209\nSecond."})
+	if r.Pages[0] != "No. 12-2207\nFirst." || r.Pages[1] != "No. 12-2209\nSecond." {
+		t.Errorf("pages %q", r.Pages)
+	}
+}
+
+func TestNormDate(t *testing.T) {
+	for in, want := range map[string]string{"08/05/2020": "2020-08-05", "5/1/20": "2020-05-01", "2020-02-30": "", "1/30/99": "1999-01-30", "x": ""} {
+		if got := NormDate(in); got != want {
+			t.Errorf("NormDate(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
