@@ -32,7 +32,7 @@ func startServer(t *testing.T, opt Options) *Server {
 	opt.Logf = func(f string, a ...any) {
 		t.Logf("+%v "+f, append([]any{time.Since(t0).Round(time.Millisecond)}, a...)...)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // initdb alone took a minute on a loaded 2-core machine
 	defer cancel()
 	s, err := Start(ctx, opt)
 	if err != nil {
