@@ -44,7 +44,7 @@ type WhyEntry struct {
 type WhyReport struct {
 	Diagnosis Diagnosis  `json:"diagnosis"`
 	Entries   []WhyEntry `json:"entries"`
-	Omitted   int        `json:"omitted"` // older entries left out by the limit
+	Omitted   int        `json:"omitted"` // older entries left out by the limit (at least this many)
 	Verdict   string     `json:"verdict"`
 }
 
@@ -282,9 +282,9 @@ func runEnd(token int64, outcome, errMsg string) string {
 	case "landed":
 		return fmt.Sprintf("token %d landed", token)
 	case "fenced":
-		return fmt.Sprintf("token %d FENCED at commit: a newer claim owned the matter; nothing landed", token)
+		return fmt.Sprintf("token %d's lease expired and its commit was FENCED: a newer claim owned the matter; nothing landed", token)
 	case "superseded":
-		return fmt.Sprintf("token %d superseded during its build (heartbeat found a newer claim); not committed", token)
+		return fmt.Sprintf("token %d's lease expired and it was superseded during its build (a heartbeat found a newer claim); not committed", token)
 	case "failed":
 		return fmt.Sprintf("token %d FAILED: %s", token, orNone(errMsg))
 	case "lease_expired":

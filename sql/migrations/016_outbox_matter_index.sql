@@ -1,4 +1,4 @@
--- disable-tx
+---- tern: disable-tx ----
 -- `railctl why` reads one matter's facts from the outbox (published,
 -- pending and parked alike). Without an index that is a scan of the whole
 -- outbox (a week of facts by default). The index costs every fact insert
