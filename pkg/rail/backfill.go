@@ -37,9 +37,6 @@ import (
 // per minute.
 var ErrBadBackfillRate = errors.New("backfill rate must be a positive number of builds per minute")
 
-// ReasonBackfill is the nudge reason of a backfill admission.
-const ReasonBackfill = "backfill"
-
 // Backfill admits outdated matters at Rate builds per minute.
 type Backfill struct {
 	Ledger   *Ledger
