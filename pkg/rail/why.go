@@ -154,8 +154,12 @@ func (l *Ledger) Why(ctx context.Context, ref MatterRef, oc OnCallConfig, limit 
 		}
 		served := "unserved"
 		if d.token != nil && d.servedAt != nil {
-			served = fmt.Sprintf("served by token %d at %s, %s after its fact", *d.token, fmtMillis(*d.servedAt),
-				d.servedAt.Sub(d.occurred).Round(time.Millisecond))
+			from := "the demand"
+			if d.source == DemandFromFact {
+				from = "its fact occurred"
+			}
+			served = fmt.Sprintf("served by token %d at %s, %s after %s", *d.token, fmtMillis(*d.servedAt),
+				d.servedAt.Sub(d.occurred).Round(time.Millisecond), from)
 		}
 		add(WhyEntry{At: d.recorded, Kind: EntryDemand, Generation: d.gen, TraceID: traceID(d.trace),
 			Text: fmt.Sprintf("demand -> generation %d from %s; %s", d.gen, what, served)})
