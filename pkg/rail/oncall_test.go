@@ -148,5 +148,5 @@ func (i *identBuilder) Name() string                   { return i.id.Name }
 func (i *identBuilder) Identity() rail.BuilderIdentity { return i.id }
 func (i *identBuilder) Build(_ context.Context, in rail.Inputs) (json.RawMessage, error) {
 	i.calls++
-	return json.Marshal(map[string]any{"by": i.id.String(), "docs": len(in.Documents)})
+	return json.Marshal(map[string]any{"by": i.id.String(), "title": in.Title})
 }
