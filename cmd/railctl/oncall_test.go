@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -104,6 +107,48 @@ func TestOnCallCommandsRefuseBadInput(t *testing.T) {
 		code, _, errOut := c.run(tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.msg) {
 			t.Errorf("railctl %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errOut, tc.code, tc.msg)
+		}
+	}
+}
+
+// The local rail drives the backfill the way the sweeper does in AWS: a
+// matter built by another builder (digest) is admitted onto the local
+// BackfillQueue, its own builder rebuilds it with the deployed one
+// (extractive), and the nudges land in the record `why` reads.
+func TestLocalRailBackfillsOutdatedMatters(t *testing.T) {
+	c, firm, matter := newCLI(t)
+	m := []string{"--firm", firm, "--matter", matter}
+	c.must(append([]string{"demand"}, m...)...)
+	c.must(append([]string{"build", "--builder", "digest"}, m...)...)
+	if out := c.must("stale"); !strings.Contains(out, "outdated") {
+		t.Fatalf("a digest frame with extractive deployed is not outdated:\n%s", out)
+	}
+	ctx := context.Background()
+	out := &lockedBuffer{}
+	p := newProgress(out, slog.LevelInfo)
+	o := railOptions{settle: 200 * time.Millisecond, lease: 10 * time.Second, sweepEvery: 200 * time.Millisecond,
+		sweepGrace: time.Hour, scale: 0.01, builder: "extractive", transport: "local"}
+	r, err := startRail(ctx, c.url, o, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// The bucket: a minute's worth at the default rate, as after a long quiet spell.
+	if _, err := r.pool.Exec(ctx, `UPDATE ops.backfill_control SET allowance_at = clock_timestamp() - interval '1 minute'`); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(c.must("stale"), "every matter is current") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the local rail did not backfill the matter:\n%s", out)
+		}
+		time.Sleep(100 * time.Millisecond) // polling a condition with a generous deadline
+	}
+	why := c.must(append([]string{"why"}, m...)...)
+	for _, w := range []string{"demand -> generation 2 from the backfill", "nudge (backfill) -> backfill queue",
+		"built by extractive/v1@brief/v1, model invoked", "VERDICT  current at generation 2"} {
+		if !strings.Contains(why, w) {
+			t.Fatalf("why after the local backfill lacks %q:\n%s\nrail:\n%s", w, why, out)
 		}
 	}
 }

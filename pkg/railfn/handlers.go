@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -262,6 +263,13 @@ func (h *BuilderHandler) one(ctx context.Context, r events.SQSMessage) (err erro
 		h.Metrics.Count(MetricFramesLanded, 1)
 		h.Metrics.Duration(MetricBuildDurationSeconds, out.Duration)
 		ObserveServed(h.Metrics, out.Served)
+		if len(out.Served) > 0 {
+			ages := make([]string, len(out.Served))
+			for i, d := range out.Served {
+				ages[i] = fmt.Sprintf("g%d:%s:%.3fs", d.Generation, d.Source, d.AgeSeconds)
+			}
+			log.InfoContext(ctx, "demands served: upload -> current", "token", out.Claim.Token, "served", strings.Join(ages, " "))
+		}
 	case out.Fenced:
 		h.Metrics.Count(MetricCommitsFenced, 1)
 	case out.Failed:
