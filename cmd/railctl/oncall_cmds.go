@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/pramaan/brief-rail/pkg/brief"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/railfn"
 )
@@ -22,40 +21,69 @@ import (
 // (RAIL_LEASE, RAIL_SETTLE_DELAY, RAIL_BRIEF_BUILDER, RAIL_BEDROCK_MODEL_ID,
 // RAIL_BACKFILL_RATE); flags override them.
 
-// onCallFlags are the settings a diagnosis is judged with.
+// onCallFlags are the settings a diagnosis is judged with: the deployed
+// configuration (railfn.LoadOperatorConfig: RAIL_LEASE, RAIL_SETTLE_DELAY,
+// RAIL_BRIEF_BUILDER, RAIL_BEDROCK_MODEL_ID, RAIL_BACKFILL_RATE), each
+// overridden by its flag when given.
 type onCallFlags struct {
-	lease, settle *time.Duration
-	builder       *string
-	model         *string
+	fs      *flag.FlagSet
+	op      *opConfig
+	settle  *time.Duration
+	builder *string
+	model   *string
+	rate    *string
 }
 
-func envDuration(key string, def time.Duration) time.Duration {
-	if v := os.Getenv(key); v != "" {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
-		}
-	}
-	return def
-}
-
-func addOnCallFlags(fs *flag.FlagSet) onCallFlags {
-	return onCallFlags{
-		lease:   fs.Duration("lease", envDuration(railfn.EnvLease, rail.DefaultLease), "lease used to judge expiry (default $RAIL_LEASE or 15m)"),
-		settle:  fs.Duration("settle", envDuration(railfn.EnvSettleDelay, 10*time.Second), "the trigger's settle delay (default $RAIL_SETTLE_DELAY or 10s)"),
-		builder: fs.String("builder", envOr(railfn.EnvBriefBuilder, "extractive"), "the deployed builder: extractive, bedrock or digest (default $RAIL_BRIEF_BUILDER)"),
-		model:   fs.String("model", os.Getenv(railfn.EnvBedrockModelID), "the deployed Bedrock model id (default $RAIL_BEDROCK_MODEL_ID)"),
+func addOnCallFlags(fs *flag.FlagSet) *onCallFlags {
+	return &onCallFlags{
+		fs:      fs,
+		op:      addOpConfig(fs),
+		settle:  fs.Duration("settle", 0, "the trigger's settle delay (default $"+railfn.EnvSettleDelay+", else 10s)"),
+		builder: fs.String("builder", "", "the deployed builder: extractive, bedrock or digest (default $"+railfn.EnvBriefBuilder+", else extractive)"),
+		model:   fs.String("model", "", "the deployed Bedrock model id (default $"+railfn.EnvBedrockModelID+")"),
+		rate: fs.String("rate", "", fmt.Sprintf("backfill builds per minute, more than 0 (default $%s, else %d)",
+			railfn.EnvBackfillRate, railfn.DefaultBackfillRate)),
 	}
 }
 
-func (o onCallFlags) config() (rail.Config, rail.OnCallConfig, error) {
-	if *o.lease <= 0 || *o.settle < 0 {
-		return rail.Config{}, rail.OnCallConfig{}, usageError("--lease must be positive and --settle not negative")
-	}
-	id, err := brief.DeployedIdentity(*o.builder, *o.model)
+// config resolves the settings after the flags are parsed.
+func (o *onCallFlags) config(g *globals) (rail.Config, rail.OnCallConfig, float64, error) {
+	cfg, err := o.op.resolve(g)
 	if err != nil {
-		return rail.Config{}, rail.OnCallConfig{}, usageError("%v", err)
+		return rail.Config{}, rail.OnCallConfig{}, 0, err
 	}
-	return rail.Config{Lease: *o.lease}, rail.OnCallConfig{SettleDelay: *o.settle, Deployed: id}, nil
+	dep, err := railfn.LoadOperatorConfig(g.env)
+	if err != nil {
+		return rail.Config{}, rail.OnCallConfig{}, 0, usageError("%v", err)
+	}
+	var bad error
+	o.fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "settle":
+			if *o.settle < 0 {
+				bad = usageError("--settle=%s: want a duration of 0 or more", *o.settle)
+			}
+			dep.SettleDelay = *o.settle
+		case "builder":
+			dep.BriefBuilder = *o.builder
+		case "model":
+			dep.BedrockModelID = *o.model
+		case "rate":
+			r, err := railfn.ParseBackfillRate(*o.rate)
+			if err != nil {
+				bad = usageError("--rate: %v", err)
+			}
+			dep.BackfillRate = r
+		}
+	})
+	if bad != nil {
+		return rail.Config{}, rail.OnCallConfig{}, 0, bad
+	}
+	id, err := dep.DeployedIdentity()
+	if err != nil {
+		return rail.Config{}, rail.OnCallConfig{}, 0, usageError("%v", err)
+	}
+	return cfg, rail.OnCallConfig{SettleDelay: dep.SettleDelay, Deployed: id}, dep.BackfillRate, nil
 }
 
 // matterErr gives an unknown matter, or another firm's, exit code 5.
@@ -80,7 +108,7 @@ func cmdStale(ctx context.Context, g *globals, args []string) error {
 	if *limit < 1 || *limit > 10000 {
 		return usageError("--limit %d: want 1 to 10000", *limit)
 	}
-	cfg, oc, err := of.config()
+	cfg, oc, _, err := of.config(g)
 	if err != nil {
 		return err
 	}
@@ -127,7 +155,7 @@ func cmdWhy(ctx context.Context, g *globals, args []string) error {
 	if *limit < 1 || *limit > 100000 {
 		return usageError("--limit %d: want 1 to 100000", *limit)
 	}
-	cfg, oc, err := of.config()
+	cfg, oc, _, err := of.config(g)
 	if err != nil {
 		return err
 	}
@@ -181,14 +209,9 @@ func cmdBackfill(ctx context.Context, g *globals, args []string) error {
 	fs := newFlags(g, "backfill", synopsis)
 	dry := fs.Bool("dry-run", false, "say how many matters are outdated and how long the backfill takes at the rate; change nothing")
 	asJSON := fs.Bool("json", false, "print the status as JSON")
-	rateText := fs.String("rate", envOr(railfn.EnvBackfillRate, fmt.Sprint(railfn.DefaultBackfillRate)), "builds per minute (default $RAIL_BACKFILL_RATE or 30); more than 0")
 	of := addOnCallFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
-	}
-	rate, err := railfn.ParseBackfillRate(*rateText)
-	if err != nil {
-		return usageError("--rate: %v", err)
 	}
 	switch {
 	case sub == "" && !*dry:
@@ -198,7 +221,7 @@ func cmdBackfill(ctx context.Context, g *globals, args []string) error {
 	case sub != "" && sub != "status" && sub != "pause" && sub != "resume":
 		return usageError("backfill %q: want status, pause, resume or --dry-run", sub)
 	}
-	cfg, oc, err := of.config()
+	cfg, oc, rate, err := of.config(g)
 	if err != nil {
 		return err
 	}

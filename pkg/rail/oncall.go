@@ -81,13 +81,13 @@ const diagnosisSQL = `
 SELECT j.firm_id, j.matter_id, m.status, j.requested_generation, j.built_generation, j.claimed_generation,
        j.run_status, j.claimed_at, j.claimed_by, j.attempts, j.not_before, j.last_error, j.demand_since,
        j.last_demanded_at,
-       (j.run_status = 'running' AND j.claimed_at < clock_timestamp() - make_interval(secs => $1)),
+       (j.run_status = 'running' AND j.claimed_at < clock_timestamp() - make_interval(secs => coalesce(j.lease_seconds, $1))),
        CASE WHEN j.run_status = 'running' THEN extract(epoch FROM clock_timestamp() - j.claimed_at)::float8 END,
        d.oldest, coalesce(d.live, 0), coalesce(d.backfill, 0),
        f.builder, f.builder_version, f.model_id, f.prompt_hash, f.built_at,
        ($2 <> '' AND f.builder IS NOT NULL
         AND (f.builder, f.builder_version, f.model_id, f.prompt_hash) IS DISTINCT FROM ($2, $3, $4, $5)),
-       clock_timestamp()
+       clock_timestamp(), coalesce(j.lease_seconds, $1)::float8
 FROM ops.matter_frame_jobs j
 JOIN app.matters m USING (firm_id, matter_id)
 LEFT JOIN LATERAL (
@@ -113,11 +113,12 @@ func scanDiagnosis(row pgx.Row, lease time.Duration, oc OnCallConfig, sweepGrace
 		fb, fv, fm, fp                *string
 		builtAt                       *time.Time
 		outdated                      bool
+		leaseSeconds                  float64
 	)
 	err := row.Scan(&d.FirmID, &d.MatterID, &d.MatterStatus, &d.Requested, &d.Built, &d.Token,
 		&d.RunStatus, &claimedAt, &d.Worker, &d.Attempts, &d.NotBefore, &d.LastError, &demandSince,
 		&lastD, &leaseExpired, &d.LeaseAgeSeconds, &oldest, &live, &backfill,
-		&fb, &fv, &fm, &fp, &builtAt, &outdated, &d.Now)
+		&fb, &fv, &fm, &fp, &builtAt, &outdated, &d.Now, &leaseSeconds)
 	if err != nil {
 		return d, err
 	}
@@ -140,6 +141,9 @@ func scanDiagnosis(row pgx.Row, lease time.Duration, oc OnCallConfig, sweepGrace
 		if d.Since != nil {
 			d.AgeSeconds = max(0, d.Now.Sub(*d.Since).Seconds())
 		}
+	}
+	if leaseSeconds > 0 { // the lease the claim was granted (migration 007), else the caller's
+		lease = time.Duration(leaseSeconds * float64(time.Second))
 	}
 	classify(&d, claimedAt, lastD, leaseExpired, lease, oc.SettleDelay, sweepGrace)
 	return d, nil
@@ -301,7 +305,7 @@ func (l *Ledger) Stale(ctx context.Context, limit int, oc OnCallConfig) ([]Diagn
 	rows, err := l.pool.Query(ctx, `SELECT * FROM (`+diagnosisSQL+`) AS s (firm_id, matter_id, status, requested, built,
             token, run_status, claimed_at, claimed_by, attempts, not_before, last_error, demand_since,
             last_demanded_at, lease_expired, lease_age, oldest, live, backfill, builder, builder_version, model_id,
-            prompt_hash, built_at, outdated, now)
+            prompt_hash, built_at, outdated, now, lease)
         WHERE requested > built OR outdated
         ORDER BY requested > built AND NOT (backfill > 0 AND live = 0) DESC, requested > built DESC,
                  least(oldest, demand_since) NULLS LAST, built_at NULLS LAST, firm_id, matter_id
