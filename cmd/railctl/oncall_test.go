@@ -58,6 +58,16 @@ func TestStaleWhyAndBackfillCommands(t *testing.T) {
 	if out := c.must(append(append([]string{"why"}, m...), bedrock...)...); !strings.Contains(out, "VERDICT  current at generation 1 but outdated") {
 		t.Fatalf("why with another builder deployed:\n%s", out)
 	}
+	if out := c.must(append([]string{"status"}, m...)...); !strings.Contains(out, "extractive/v1@brief/v1") || strings.Contains(out, "OUTDATED") {
+		t.Fatalf("status with the deployed builder:\n%s", out)
+	}
+	digest := c.withEnv(map[string]string{"RAIL_BRIEF_BUILDER": "digest"})
+	if out := digest.must(append([]string{"status"}, m...)...); !strings.Contains(out, "OUTDATED: deployed is digest/v1") {
+		t.Fatalf("status with another builder deployed:\n%s", out)
+	}
+	if out := digest.must("stale"); !strings.Contains(out, "outdated") { // the environment, as the functions read it
+		t.Fatalf("stale with RAIL_BRIEF_BUILDER=digest:\n%s", out)
+	}
 	out = c.must(append([]string{"backfill", "--dry-run", "--rate", "30"}, bedrock...)...)
 	if !strings.Contains(out, "dry run: 1 matter(s) outdated against bedrock:amazon.nova-pro-v1:0") || !strings.Contains(out, "about 2s") {
 		t.Fatalf("backfill --dry-run:\n%s", out)
