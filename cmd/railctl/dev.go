@@ -165,6 +165,9 @@ type slowBuilder struct {
 	p     *progressHandler
 }
 
+// Identity is the wrapped builder's: the pause changes no output.
+func (s slowBuilder) Identity() rail.BuilderIdentity { return rail.IdentityOf(s.FrameBuilder) }
+
 func (s slowBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage, error) {
 	s.p.linef("model", "building matter %s from %d document(s); model delay %s", in.Ref.MatterID.String()[:8], len(in.Manifest), s.delay)
 	select {
@@ -204,6 +207,9 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 		publisher     rail.Publisher
 		nudger        rail.Nudger
 		trigSrc, bSrc localbus.Source
+		// The backfill's own queue, consumed by one builder of its own.
+		backfillNudger rail.Nudger
+		backfillSrc    localbus.Source
 	)
 	transport := o.transport
 	if transport == "auto" {
@@ -246,6 +252,10 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 			p.linef("nudge", "-> build queue: matter %s reason=%s delay=%s%s", n.MatterID.String()[:8], n.Reason, d, traceNote(n.TraceHeader))
 		}}
 		trigSrc, bSrc = w.Queue("TriggerQueue"), w.Queue("BuildQueue")
+		backfillNudger = &localbus.Nudger{Queue: w.Queue("BackfillQueue"), Exact: true, OnNudge: func(n rail.Nudge, d time.Duration) {
+			p.linef("nudge", "-> backfill queue: matter %s reason=%s", n.MatterID.String()[:8], n.Reason)
+		}}
+		backfillSrc = w.Queue("BackfillQueue")
 		p.linef("wiring", "in-process bus and queues from %s (timings x%g; build queue visibility %s, redrive after %d receives)",
 			filepath.Base(tplPath), o.scale, w.Queue("BuildQueue").Config().Visibility, w.Queue("BuildQueue").Config().MaxReceiveCount)
 	case "aws":
@@ -260,6 +270,9 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 		nudger = sqsq.NewNudger(client, os.Getenv("RAIL_BUILD_QUEUE_URL"))
 		trigSrc = &sqsSource{client: client, url: os.Getenv("RAIL_TRIGGER_QUEUE_URL")}
 		bSrc = &sqsSource{client: client, url: os.Getenv("RAIL_BUILD_QUEUE_URL")}
+		if u := os.Getenv(railfn.EnvBackfillQueue); u != "" {
+			backfillNudger, backfillSrc = sqsq.NewNudger(client, u), &sqsSource{client: client, url: u}
+		}
 		p.linef("wiring", "AWS: bus %s, trigger queue %s, build queue %s", envOr("RAIL_EVENT_BUS", "default"),
 			os.Getenv("RAIL_TRIGGER_QUEUE_URL"), os.Getenv("RAIL_BUILD_QUEUE_URL"))
 	default:
@@ -268,6 +281,21 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 		return nil, usageError("--transport %q: want local, aws or auto", o.transport)
 	}
 
+	// Every nudge is recorded for `railctl why`, as the functions record them.
+	nudger = &rail.RecordingNudger{Next: nudger, DB: pool, Queue: rail.QueueBuild, Log: p.logger("nudge")}
+	var backfill *rail.Backfill
+	if backfillNudger != nil {
+		rate := float64(railfn.DefaultBackfillRate)
+		if v := os.Getenv(railfn.EnvBackfillRate); v != "" {
+			if rate, err = railfn.ParseBackfillRate(v); err != nil {
+				cancel()
+				pool.Close()
+				return nil, usageError("%s: %v", railfn.EnvBackfillRate, err)
+			}
+		}
+		backfill = &rail.Backfill{Ledger: r.ledger, Deployed: rail.IdentityOf(fb), Rate: rate, Log: p.logger("backfill"),
+			Nudger: &rail.RecordingNudger{Next: backfillNudger, DB: pool, Queue: rail.QueueBackfill, Log: p.logger("nudge")}}
+	}
 	relay := &rail.Relay{Pool: pool, Publisher: publisher, Backoff: 200 * time.Millisecond, BackoffMax: 5 * time.Second,
 		IdleTimeout: 15 * time.Second, // in AWS the relay role carries it (docs/relay.md)
 		Log:         p.logger("relay").With()}
@@ -292,11 +320,16 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 		{Name: "trigger", Source: trigSrc, Handler: trig.Handle, Batch: 10, Wait: 200 * time.Millisecond, Concurrency: 2, OnError: onErr("trigger")},
 		{Name: "builder", Source: bSrc, Handler: build.Handle, Batch: 1, Wait: 200 * time.Millisecond, Concurrency: 4, OnError: onErr("builder")},
 	}
+	if backfillSrc != nil {
+		// One builder of its own: live nudges never wait behind the backfill.
+		pollers = append(pollers, &localbus.Poller{Name: "backfill", Source: backfillSrc, Handler: build.Handle, Batch: 1,
+			Wait: 200 * time.Millisecond, Concurrency: 1, OnError: onErr("builder")})
+	}
 	for _, pl := range pollers {
 		r.wg.Go(func() { _ = pl.Run(rctx) })
 	}
 	r.wg.Go(func() { r.runRelay(rctx, relay) })
-	r.wg.Go(func() { r.runSweeper(rctx, o.sweepEvery, nudger) })
+	r.wg.Go(func() { r.runSweeper(rctx, o.sweepEvery, nudger, backfill) })
 	r.wg.Go(func() { r.watchLedger(rctx) })
 	if r.wiring != nil {
 		r.wg.Go(func() { r.watchDLQs(rctx) })
@@ -351,7 +384,7 @@ func (r *localRail) runRelay(ctx context.Context, relay *rail.Relay) {
 	}
 }
 
-func (r *localRail) runSweeper(ctx context.Context, every time.Duration, nudger rail.Nudger) {
+func (r *localRail) runSweeper(ctx context.Context, every time.Duration, nudger rail.Nudger, backfill *rail.Backfill) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -372,6 +405,16 @@ func (r *localRail) runSweeper(ctx context.Context, every time.Duration, nudger 
 		}
 		if rep.LeaseExpiries > 0 {
 			r.p.linef("sweeper", "%d lease(s) expired", rep.LeaseExpiries)
+		}
+		if backfill != nil {
+			pass, err := backfill.Admit(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				r.p.linef("backfill", "ERROR %v", err)
+			case len(pass.Admitted) > 0:
+				r.p.linef("backfill", "admitted %d outdated matter(s) at %g/min (deployed %s); %d still outdated",
+					len(pass.Admitted), backfill.Rate, backfill.Deployed, pass.Outdated)
+			}
 		}
 		if len(rep.Renudge) == 0 {
 			continue

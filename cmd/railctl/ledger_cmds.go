@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/railfn"
 	railsql "github.com/pramaan/brief-rail/sql"
 )
 
@@ -308,14 +309,43 @@ func cmdStatus(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Freshness as on-call's commands judge it: the state, and whether the
+	// frame was built by the deployed builder ($RAIL_BRIEF_BUILDER).
+	dep, err := railfn.LoadOperatorConfig(g.env)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	id, err := dep.DeployedIdentity()
+	if err != nil {
+		return usageError("%v", err)
+	}
+	d, err := ledger.Diagnose(ctx, ref, rail.OnCallConfig{SettleDelay: dep.SettleDelay, Deployed: id})
+	if err != nil {
+		return err
+	}
 	if *asJSON {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(j)
+		return enc.Encode(struct {
+			rail.JobRow
+			State    string                `json:"state"`
+			Reason   string                `json:"reason"`
+			Outdated bool                  `json:"outdated"`
+			BuiltBy  *rail.BuilderIdentity `json:"built_by"`
+			Deployed rail.BuilderIdentity  `json:"deployed_builder"`
+		}{j, d.State, d.Reason, d.Outdated, d.BuiltBy, id})
 	}
 	w := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "matter\t%s (%s)\n", ref, j.MatterStatus)
 	fmt.Fprintf(w, "brief\t%s\n", currentText(j))
+	fmt.Fprintf(w, "state\t%s: %s\n", d.State, d.Reason)
+	if d.BuiltBy != nil {
+		out := ""
+		if d.Outdated {
+			out = fmt.Sprintf(" — OUTDATED: deployed is %s (the backfill rebuilds it)", id)
+		}
+		fmt.Fprintf(w, "built by\t%s%s\n", d.BuiltBy, out)
+	}
 	fmt.Fprintf(w, "run_status\t%s\n", j.RunStatus)
 	fmt.Fprintf(w, "requested / target / built\t%d / %d / %d\n", j.RequestedGeneration, j.TargetGeneration, j.BuiltGeneration)
 	fmt.Fprintf(w, "token (claimed_generation)\t%d\n", j.ClaimedGeneration)

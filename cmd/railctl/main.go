@@ -4,7 +4,7 @@
 //
 // Run `railctl help` for the commands. Exit codes: 0 success, 1 error,
 // 2 usage; `build` adds 3 (fenced: stale token, nothing landed) and 4
-// (nothing to claim).
+// (nothing to claim); `why` adds 5 (unknown matter, or another firm's).
 package main
 
 import (
@@ -28,6 +28,8 @@ const (
 	exitUsage   = 2
 	exitFenced  = 3
 	exitNothing = 4
+	// exitNotFound: why on an unknown matter, or one filed under another firm.
+	exitNotFound = 5
 )
 
 // exitError carries a specific exit code out of a command.
@@ -77,6 +79,9 @@ func commands() []command {
 		{"runs", "list a matter's recent build attempts", cmdRuns},
 		{"sweep", "one sweeper pass: quarantine, expiries, unserved demand", cmdSweep},
 		{"release", "return a quarantined matter to idle", cmdRelease},
+		{"stale", "the stalest matters, each with its age and why it is behind (or outdated)", cmdStale},
+		{"why", "one matter's causal chain, oldest first, ending in a verdict", cmdWhy},
+		{"backfill", "backfill status|pause|resume, or --dry-run: rebuild outdated matters at a bounded rate", cmdBackfill},
 		{"regenerate", "record brief.regeneration_requested for a matter (the Regenerate button)", cmdRegenerate},
 		{"emit", "record any fact by hand (a lowercase past-tense noun.verb)", cmdEmit},
 		{"relay", "drain the outbox onto EventBridge (RAIL_EVENT_BUS, AWS_ENDPOINT_URL)", cmdRelay},

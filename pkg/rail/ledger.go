@@ -51,10 +51,38 @@ WITH m AS (
         run_status = CASE WHEN j.run_status = 'quarantined' THEN 'idle' ELSE j.run_status END,
         attempts   = CASE WHEN j.run_status = 'quarantined' THEN 0 ELSE j.attempts END,
         not_before = CASE WHEN j.run_status = 'quarantined' THEN NULL ELSE j.not_before END
-    RETURNING j.requested_generation, j.run_status
+    RETURNING j.firm_id, j.matter_id, j.requested_generation, j.run_status
+), log AS (
+    -- On-call's record of the demand (ops.matter_demands): the generation it
+    -- produced and when its oldest fact occurred (the outbox row's own
+    -- clock; the demand's when there is no fact).
+    INSERT INTO ops.matter_demands
+        (firm_id, matter_id, generation, n, source, event_ids, occurred_at, trace_header)
+    SELECT up.firm_id, up.matter_id, up.requested_generation, $3, $4, $5::text[]::uuid[],
+           coalesce((SELECT min(o.occurred_at) FROM ops.domain_event_outbox o
+                     WHERE o.event_id = ANY ($5::text[]::uuid[])), clock_timestamp()),
+           left($6, 500)
+    FROM up
+    ON CONFLICT (firm_id, matter_id, generation) DO NOTHING
 )
 SELECT (SELECT firm_id FROM m), (SELECT status FROM m), up.requested_generation, up.run_status
 FROM (SELECT 1) AS one LEFT JOIN up ON true`
+
+// Demand sources recorded in ops.matter_demands.
+const (
+	DemandFromFact     = "fact"     // the trigger heard facts
+	DemandFromOperator = "operator" // railctl demand, or any caller of Demand
+	DemandFromBackfill = "backfill" // the backfill admitted an outdated matter
+)
+
+// DemandOrigin says where a demand came from, for on-call's record: its
+// source, the facts it coalesces (their event_ids) and the trace it
+// continues.
+type DemandOrigin struct {
+	Source      string // DemandFrom…; empty: operator
+	EventIDs    []uuid.UUID
+	TraceHeader string
+}
 
 // Demand records n demands for a matter (what the trigger does on hearing a
 // fact). It always takes the row lock, so a claim that reads
@@ -63,6 +91,19 @@ FROM (SELECT 1) AS one LEFT JOIN up ON true`
 // caller's transaction when the demand must commit with something else
 // (the trigger's inbox insert).
 func (l *Ledger) Demand(ctx context.Context, q Querier, ref MatterRef, n int) (DemandResult, error) {
+	return l.DemandFrom(ctx, q, ref, n, DemandOrigin{})
+}
+
+// DemandFrom is Demand with its origin recorded on ops.matter_demands (in the
+// same statement).
+func (l *Ledger) DemandFrom(ctx context.Context, q Querier, ref MatterRef, n int, o DemandOrigin) (DemandResult, error) {
+	if o.Source == "" {
+		o.Source = DemandFromOperator
+	}
+	ids := make([]string, len(o.EventIDs)) // exec mode has no uuid[] encode plan
+	for i, id := range o.EventIDs {
+		ids[i] = id.String()
+	}
 	if n < 1 {
 		return DemandResult{}, fmt.Errorf("demand: n must be at least 1, got %d", n)
 	}
@@ -75,7 +116,8 @@ func (l *Ledger) Demand(ctx context.Context, q Querier, ref MatterRef, n int) (D
 		requested *int64
 		runStatus *string
 	)
-	err := q.QueryRow(ctx, demandSQL, ref.FirmID, ref.MatterID, n).Scan(&firm, &status, &requested, &runStatus)
+	err := q.QueryRow(ctx, demandSQL, ref.FirmID, ref.MatterID, n, o.Source, ids, o.TraceHeader).
+		Scan(&firm, &status, &requested, &runStatus)
 	if err != nil {
 		return DemandResult{}, fmt.Errorf("demand %s: %w", ref, err)
 	}
@@ -209,8 +251,19 @@ type Frame struct {
 	Body         []byte // JSON
 	Fingerprint  string
 	Builder      string
+	Identity     BuilderIdentity // recorded on the frame (Identity.Name is Builder when set)
 	ModelInvoked bool
 	TraceHeader  string // carried onto the frame.built fact
+}
+
+// ServedDemand is one demand a landed frame served: its generation, how many
+// facts it coalesced, its source, and its upload -> current latency (from
+// its oldest fact's occurred_at to the commit, both database clock).
+type ServedDemand struct {
+	Generation int64   `json:"generation"`
+	N          int     `json:"n"`
+	Source     string  `json:"source"`
+	AgeSeconds float64 `json:"age_seconds"`
 }
 
 // CommitResult reports a landed frame.
@@ -219,6 +272,9 @@ type CommitResult struct {
 	Target      int64 // now built_generation
 	Requested   int64 // requested_generation at commit
 	FollowUpDue bool  // demand arrived during the build: exactly one follow-up is due
+	// Served: the demands this frame served (ops.matter_demands rows
+	// stamped by the commit), oldest first.
+	Served []ServedDemand
 }
 
 // commitDemandSince is demand_since after a commit: the arrival of the
@@ -252,9 +308,17 @@ WITH fence AS (
     ON CONFLICT (firm_id, matter_id, body_sha256) DO UPDATE SET used_at = clock_timestamp()
 ), frame AS (
     INSERT INTO ops.matter_frames
-        (firm_id, matter_id, token, target_generation, fingerprint, builder, model_invoked, body_sha256)
-    SELECT firm_id, matter_id, $3, target_generation, $4, $5, $6, ` + bodySHA256 + ` FROM fence
+        (firm_id, matter_id, token, target_generation, fingerprint, builder, model_invoked, body_sha256,
+         builder_version, model_id, prompt_hash)
+    SELECT firm_id, matter_id, $3, target_generation, $4, $5, $6, ` + bodySHA256 + `, $9, $10, $11 FROM fence
     RETURNING frame_id
+), served AS (
+    -- The demands this frame serves: every unserved one it covers.
+    UPDATE ops.matter_demands AS d SET served_token = $3, served_at = clock_timestamp()
+    FROM fence
+    WHERE d.firm_id = fence.firm_id AND d.matter_id = fence.matter_id
+      AND d.served_at IS NULL AND d.generation <= fence.target_generation -- matter_demands_unserved_idx
+    RETURNING d.generation, d.n, d.source, extract(epoch FROM d.served_at - d.occurred_at)::float8 AS age
 ), run AS (
     UPDATE ops.matter_frame_runs AS r SET outcome = 'landed', finished_at = clock_timestamp(), error = ''
     FROM fence WHERE r.firm_id = fence.firm_id AND r.matter_id = fence.matter_id AND r.token = $3
@@ -268,7 +332,12 @@ WITH fence AS (
            $8
     FROM fence, frame
 )
-SELECT frame.frame_id, fence.target_generation, fence.requested_generation FROM fence, frame`
+SELECT frame.frame_id, fence.target_generation, fence.requested_generation,
+       coalesce((SELECT array_agg(generation ORDER BY generation) FROM served), '{}'),
+       coalesce((SELECT array_agg(n ORDER BY generation) FROM served), '{}'),
+       coalesce((SELECT array_agg(source ORDER BY generation) FROM served), '{}'),
+       coalesce((SELECT array_agg(age ORDER BY generation) FROM served), '{}')
+FROM fence, frame`
 
 // Commit lands the frame if and only if c's token is still current: the
 // frame insert, the token compare-and-swap, the run's outcome and the
@@ -282,10 +351,21 @@ func (l *Ledger) Commit(ctx context.Context, c Claim, f Frame) (CommitResult, er
 // more in the same transaction). Inside a transaction the fence holds the
 // row lock until the caller commits: keep that transaction short.
 func (l *Ledger) CommitTx(ctx context.Context, q Querier, c Claim, f Frame) (CommitResult, error) {
-	var r CommitResult
+	var (
+		r       CommitResult
+		gens    []int64
+		ns      []int32
+		sources []string
+		ages    []float64
+	)
+	id := f.Identity
+	if id.Name == "" {
+		id.Name = f.Builder
+	}
 	err := q.QueryRow(ctx, commitSQL, c.FirmID, c.MatterID, c.Token,
-		f.Fingerprint, f.Builder, f.ModelInvoked, string(f.Body), f.TraceHeader).
-		Scan(&r.FrameID, &r.Target, &r.Requested)
+		f.Fingerprint, id.Name, f.ModelInvoked, string(f.Body), f.TraceHeader,
+		id.Version, id.ModelID, id.PromptHash).
+		Scan(&r.FrameID, &r.Target, &r.Requested, &gens, &ns, &sources, &ages)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, ErrFenced)
 	}
@@ -293,6 +373,11 @@ func (l *Ledger) CommitTx(ctx context.Context, q Querier, c Claim, f Frame) (Com
 		return CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, err)
 	}
 	r.FollowUpDue = r.Requested > r.Target
+	for i := range gens {
+		if i < len(ns) && i < len(sources) && i < len(ages) {
+			r.Served = append(r.Served, ServedDemand{Generation: gens[i], N: int(ns[i]), Source: sources[i], AgeSeconds: ages[i]})
+		}
+	}
 	return r, nil
 }
 

@@ -17,6 +17,7 @@ const (
 	ReasonDemand   = "demand"    // the trigger recorded new demand
 	ReasonFollowUp = "follow_up" // demand arrived during a build
 	ReasonSweep    = "sweep"     // the sweeper found demand whose nudge was lost
+	ReasonBackfill = "backfill"  // the backfill admitted an outdated matter (its own queue)
 )
 
 // Nudge is a build-queue message: ids and trace context only. It is a tap

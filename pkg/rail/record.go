@@ -353,3 +353,13 @@ func (in Inputs) Fingerprint(builder string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// FingerprintFor is Fingerprint keyed by a builder's full identity: a new
+// version, model or prompt changes it, so the model is called again; a
+// builder identified by its name alone keeps Fingerprint(name).
+func (in Inputs) FingerprintFor(id BuilderIdentity) string {
+	if id.Version == "" && id.ModelID == "" && id.PromptHash == "" {
+		return in.Fingerprint(id.Name)
+	}
+	return in.Fingerprint(id.fingerprintKey())
+}

@@ -152,6 +152,8 @@ type StoredFrame struct {
 	ModelInvoked bool      `json:"model_invoked"`
 	BuiltAt      time.Time `json:"built_at"`
 	Body         []byte    `json:"-"`
+	// Identity is the builder's full identity (Identity.Name = Builder).
+	Identity BuilderIdentity `json:"builder_identity"`
 }
 
 // LatestFrame returns the matter's current Brief frame (the newest), or
@@ -161,12 +163,13 @@ func (l *Ledger) LatestFrame(ctx context.Context, q Querier, ref MatterRef) (f S
 		q = l.pool
 	}
 	err = q.QueryRow(ctx, `SELECT f.frame_id, f.token, f.target_generation, f.fingerprint, f.builder, f.model_invoked,
-            f.built_at, coalesce(f.body, b.body)::text
+            f.built_at, coalesce(f.body, b.body)::text, f.builder_version, f.model_id, f.prompt_hash
         FROM ops.matter_frames f LEFT JOIN ops.matter_frame_bodies b
           ON b.firm_id = f.firm_id AND b.matter_id = f.matter_id AND b.body_sha256 = f.body_sha256
         WHERE f.firm_id = $1 AND f.matter_id = $2 ORDER BY f.token DESC LIMIT 1`,
 		ref.FirmID, ref.MatterID).Scan(&f.FrameID, &f.Token, &f.Target, &f.Fingerprint, &f.Builder,
-		&f.ModelInvoked, &f.BuiltAt, &f.Body)
+		&f.ModelInvoked, &f.BuiltAt, &f.Body, &f.Identity.Version, &f.Identity.ModelID, &f.Identity.PromptHash)
+	f.Identity.Name = f.Builder
 	if errors.Is(err, pgx.ErrNoRows) {
 		return StoredFrame{}, false, nil
 	}

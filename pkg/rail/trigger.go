@@ -199,7 +199,14 @@ func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts
 		log.InfoContext(ctx, "facts already recorded; acknowledged", "event_ids", ids)
 		return Nudge{}, nil
 	}
-	res, err := t.Ledger.Demand(ctx, tx, g.ref, len(fresh))
+	origin := DemandOrigin{Source: DemandFromFact, EventIDs: fresh}
+	for _, i := range g.index { // the first new fact's trace continues into the build
+		if msgs[i].TraceHeader != "" && slices.Contains(fresh, msgs[i].Fact.EventID) {
+			origin.TraceHeader = msgs[i].TraceHeader
+			break
+		}
+	}
+	res, err := t.Ledger.DemandFrom(ctx, tx, g.ref, len(fresh), origin)
 	switch {
 	case errors.Is(err, ErrUnknownMatter), errors.Is(err, ErrFirmMismatch), errors.Is(err, ErrMatterClosed):
 		// Rolled back: nothing is written. The fact will never apply, so
@@ -218,14 +225,8 @@ func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts
 	log.InfoContext(ctx, "demand recorded", "facts", len(fresh), "duplicates", len(g.index)-len(fresh),
 		"requested_generation", res.Requested, "run_status", res.Status)
 
-	n := Nudge{V: 1, FirmID: g.ref.FirmID, MatterID: g.ref.MatterID, Reason: ReasonDemand}
-	for _, i := range g.index { // the first new fact's trace continues into the build
-		if msgs[i].TraceHeader != "" && slices.Contains(fresh, msgs[i].Fact.EventID) {
-			n.TraceHeader = msgs[i].TraceHeader
-			break
-		}
-	}
-	return n, nil
+	return Nudge{V: 1, FirmID: g.ref.FirmID, MatterID: g.ref.MatterID, Reason: ReasonDemand,
+		TraceHeader: origin.TraceHeader}, nil
 }
 
 // PruneInbox deletes up to limit inbox rows received longer than retention

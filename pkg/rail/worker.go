@@ -28,6 +28,9 @@ type Outcome struct {
 	FollowUpDue  bool // demand arrived during the build: send one follow-up nudge
 	ModelInvoked bool // false when the inputs matched the last landed frame
 	Duration     time.Duration
+	// Served: the demands the landed frame served, with their upload ->
+	// current latency (empty unless Landed, and after an ambiguous commit).
+	Served []ServedDemand
 }
 
 // ErrSuperseded is the cause given to a build's context when a heartbeat
@@ -163,7 +166,7 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 		log.WarnContext(ctx, "commit reported an error but the frame landed", "err", err)
 		return out, nil
 	}
-	out.Landed, out.FollowUpDue = true, res.FollowUpDue
+	out.Landed, out.FollowUpDue, out.Served = true, res.FollowUpDue, res.Served
 	log.InfoContext(ctx, "frame landed", "follow_up_due", res.FollowUpDue,
 		"model_invoked", out.ModelInvoked, "duration_ms", out.Duration.Milliseconds())
 	return out, nil
@@ -187,13 +190,14 @@ func (w *Worker) build(ctx context.Context, c Claim, out *Outcome) (Frame, error
 	if err != nil {
 		return Frame{}, err
 	}
-	fp := in.Fingerprint(w.Builder.Name())
+	id := IdentityOf(w.Builder)
+	fp := in.FingerprintFor(id)
 	prev, found, err := w.Ledger.LatestFrame(ctx, nil, c.MatterRef)
 	if err != nil {
 		return Frame{}, err
 	}
-	if found && prev.Fingerprint == fp && prev.Builder == w.Builder.Name() {
-		return Frame{Body: prev.Body, Fingerprint: fp, Builder: prev.Builder}, nil
+	if found && prev.Fingerprint == fp && prev.Identity == id {
+		return Frame{Body: prev.Body, Fingerprint: fp, Builder: prev.Builder, Identity: id}, nil
 	}
 
 	bctx, cancel := context.WithCancelCause(ctx)
@@ -211,7 +215,7 @@ func (w *Worker) build(ctx context.Context, c Claim, out *Outcome) (Frame, error
 	if !json.Valid(body) {
 		return Frame{}, fmt.Errorf("build with %s: body is not valid JSON", w.Builder.Name())
 	}
-	return Frame{Body: body, Fingerprint: fp, Builder: w.Builder.Name(), ModelInvoked: true}, nil
+	return Frame{Body: body, Fingerprint: fp, Builder: id.Name, Identity: id, ModelInvoked: true}, nil
 }
 
 // startHeartbeat refreshes the lease until stop is called. When a heartbeat

@@ -8,10 +8,12 @@ package railfn
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/brief"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -40,7 +42,13 @@ const (
 	EnvCommitTimeout   = "RAIL_COMMIT_TIMEOUT"
 	EnvFrameKeep       = "RAIL_FRAME_KEEP"
 	EnvFrameRetention  = "RAIL_FRAME_RETENTION"
+	EnvBackfillQueue   = "RAIL_BACKFILL_QUEUE_URL"
+	EnvBackfillRate    = "RAIL_BACKFILL_RATE"
 )
+
+// DefaultBackfillRate is the backfill's rate when RAIL_BACKFILL_RATE is
+// unset: builds admitted per minute.
+const DefaultBackfillRate = 30
 
 // Config is one function's configuration. The database settings are read
 // by pkg/pgconn.
@@ -65,6 +73,11 @@ type Config struct {
 	// from, keyed by its variable (EnvLease, ...): the variable's own name
 	// when it was set, SourceDefault when the default applied.
 	Sources map[string]string
+
+	// BackfillQueueURL: the backfill's own build queue (sweeper); empty:
+	// the sweeper admits no backfill.
+	BackfillQueueURL string
+	BackfillRate     float64 // sweeper: backfill builds admitted per minute (> 0)
 }
 
 // FramePolicy is the frame retention the sweeper prunes with.
@@ -74,6 +87,25 @@ func (c Config) FramePolicy() rail.FrameRetention {
 
 // SourceDefault marks a setting that took its documented default.
 const SourceDefault = "default"
+
+// DeployedIdentity is the identity of the builder this configuration
+// deploys (RAIL_BRIEF_BUILDER, RAIL_BEDROCK_MODEL_ID).
+func (c Config) DeployedIdentity() (rail.BuilderIdentity, error) {
+	return brief.DeployedIdentity(c.BriefBuilder, c.BedrockModelID)
+}
+
+// ParseBackfillRate reads a backfill rate (builds per minute): a positive
+// number, at most 10,000.
+func ParseBackfillRate(v string) (float64, error) {
+	r, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || math.IsNaN(r) || math.IsInf(r, 0) {
+		return 0, fmt.Errorf("%q is not a number of builds per minute", v)
+	}
+	if r <= 0 || r > 10000 {
+		return 0, fmt.Errorf("%w: %v (want more than 0 and at most 10000)", rail.ErrBadBackfillRate, r)
+	}
+	return r, nil
+}
 
 // RailConfig is the ledger configuration the function runs with.
 func (c Config) RailConfig() rail.Config {
@@ -134,22 +166,32 @@ func load(fn string, getenv func(string) string) (Config, []error) {
 		return d
 	}
 	c := Config{
-		Function:        fn,
-		EventBus:        env(EnvEventBus),
-		EventSource:     env(EnvEventSource),
-		BuildQueueURL:   env(EnvBuildQueueURL),
-		Lease:           dur(EnvLease, rail.DefaultLease, time.Minute, 24*time.Hour),
-		SettleDelay:     dur(EnvSettleDelay, 10*time.Second, 0, 900*time.Second),
-		RelayWindow:     dur(EnvRelayWindow, rail.DefaultRelayWindow, time.Second, 15*time.Minute),
-		OutboxRetention: dur(EnvOutboxRetention, 168*time.Hour, time.Hour, 365*24*time.Hour),
-		InboxRetention:  dur(EnvInboxRetention, rail.DefaultInboxRetention, 24*time.Hour, 365*24*time.Hour),
-		FrameRetention:  dur(EnvFrameRetention, rail.DefaultFrameRetention, time.Hour, 10*365*24*time.Hour),
-		MaxAttempts:     rail.DefaultMaxAttempts,
-		FrameKeep:       rail.DefaultFrameKeep,
-		BriefBuilder:    env(EnvBriefBuilder),
-		BedrockModelID:  env(EnvBedrockModelID),
-		CommitTimeout:   dur(EnvCommitTimeout, rail.DefaultCommitTimeout, time.Second, time.Minute),
-		Sources:         sources,
+		Function:         fn,
+		EventBus:         env(EnvEventBus),
+		EventSource:      env(EnvEventSource),
+		BuildQueueURL:    env(EnvBuildQueueURL),
+		Lease:            dur(EnvLease, rail.DefaultLease, time.Minute, 24*time.Hour),
+		SettleDelay:      dur(EnvSettleDelay, 10*time.Second, 0, 900*time.Second),
+		RelayWindow:      dur(EnvRelayWindow, rail.DefaultRelayWindow, time.Second, 15*time.Minute),
+		OutboxRetention:  dur(EnvOutboxRetention, 168*time.Hour, time.Hour, 365*24*time.Hour),
+		InboxRetention:   dur(EnvInboxRetention, rail.DefaultInboxRetention, 24*time.Hour, 365*24*time.Hour),
+		FrameRetention:   dur(EnvFrameRetention, rail.DefaultFrameRetention, time.Hour, 10*365*24*time.Hour),
+		MaxAttempts:      rail.DefaultMaxAttempts,
+		FrameKeep:        rail.DefaultFrameKeep,
+		BriefBuilder:     env(EnvBriefBuilder),
+		BedrockModelID:   env(EnvBedrockModelID),
+		CommitTimeout:    dur(EnvCommitTimeout, rail.DefaultCommitTimeout, time.Second, time.Minute),
+		Sources:          sources,
+		BackfillQueueURL: env(EnvBackfillQueue),
+		BackfillRate:     DefaultBackfillRate,
+	}
+	if v := env(EnvBackfillRate); v != "" {
+		r, err := ParseBackfillRate(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", EnvBackfillRate, err))
+		} else {
+			c.BackfillRate = r
+		}
 	}
 	if c.EventBus == "" {
 		c.EventBus = "default"
@@ -183,6 +225,11 @@ func load(fn string, getenv func(string) string) (Config, []error) {
 	}
 	if fn != Relay && fn != Migrate && c.BuildQueueURL == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: the %s sends nudges to the build queue (the stack sets it to BuildQueue's URL)", EnvBuildQueueURL, fn))
+	}
+	if fn == Sweeper { // the sweeper compares frames with the deployed builder's identity
+		if _, err := c.DeployedIdentity(); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w (the sweeper needs the deployed builder for the backfill)", EnvBriefBuilder, c.BriefBuilder, err))
+		}
 	}
 	if fn == Builder {
 		// The build ends DefaultReserve before the lease does; leave it at

@@ -99,8 +99,21 @@ func (d Deps) Close() {
 	}
 }
 
-func (d Deps) nudger(cfg Config) *sqsq.Nudger {
-	return sqsq.NewNudger(sqs.NewFromConfig(d.AWS), cfg.BuildQueueURL)
+// nudger is the build queue's nudger; every nudge is recorded in
+// ops.matter_nudges for `railctl why`.
+func (d Deps) nudger(cfg Config) rail.Nudger {
+	return &rail.RecordingNudger{Next: sqsq.NewNudger(sqs.NewFromConfig(d.AWS), cfg.BuildQueueURL),
+		DB: d.Pool, Queue: rail.QueueBuild, Log: d.log()}
+}
+
+// backfillNudger is the backfill queue's nudger (nil when the queue is not
+// configured).
+func (d Deps) backfillNudger(cfg Config) rail.Nudger {
+	if cfg.BackfillQueueURL == "" {
+		return nil
+	}
+	return &rail.RecordingNudger{Next: sqsq.NewNudger(sqs.NewFromConfig(d.AWS), cfg.BackfillQueueURL),
+		DB: d.Pool, Queue: rail.QueueBackfill, Log: d.log()}
 }
 
 // FrameBuilder returns the Brief builder cfg names.

@@ -115,8 +115,10 @@ type stack struct {
 	trigDLQ  queue
 	buildQ   queue
 	buildDLQ queue
-	logs     *syncBuffer
-	metrics  *syncBuffer
+	// The backfill's own queue (template: BackfillQueue, BackfillDLQ).
+	backfillQ, backfillDLQ queue
+	logs                   *syncBuffer
+	metrics                *syncBuffer
 
 	relay   *railfn.RelayHandler
 	trigger *railfn.TriggerHandler
@@ -155,7 +157,7 @@ func newStack(t *testing.T) *stack {
 		}
 		dlqARN := ""
 		if spec.DLQ != "" {
-			d := map[string]queue{"TriggerDLQ": s.trigDLQ, "BuildDLQ": s.buildDLQ}[spec.DLQ]
+			d := map[string]queue{"TriggerDLQ": s.trigDLQ, "BuildDLQ": s.buildDLQ, "BackfillDLQ": s.backfillDLQ}[spec.DLQ]
 			if d.arn == "" {
 				t.Fatalf("queue %s redrives to %s, which was not created first", logical, spec.DLQ)
 			}
@@ -178,6 +180,8 @@ func newStack(t *testing.T) *stack {
 	}
 	s.trigDLQ, s.buildDLQ = mk("TriggerDLQ"), mk("BuildDLQ")
 	s.trigQ, s.buildQ = mk("TriggerQueue"), mk("BuildQueue")
+	s.backfillDLQ = mk("BackfillDLQ")
+	s.backfillQ = mk("BackfillQueue")
 
 	// The bus and the trigger rule with the template's pattern and target.
 	eb := eventbridge.NewFromConfig(awsCfg)
@@ -206,7 +210,7 @@ func newStack(t *testing.T) *stack {
 	// The functions, built by the same constructors the mains use, from the
 	// environment the template gives them (queue URL and bus resolved here).
 	env := map[string]string{
-		"RAIL_EVENT_BUS": s.bus, "RAIL_BUILD_QUEUE_URL": s.buildQ.url,
+		"RAIL_EVENT_BUS": s.bus, "RAIL_BUILD_QUEUE_URL": s.buildQ.url, "RAIL_BACKFILL_QUEUE_URL": s.backfillQ.url,
 		"RAIL_SETTLE_DELAY": "2s", "RAIL_RELAY_WINDOW": "1s",
 	}
 	deps := railfn.Deps{Pool: s.db.Pool, AWS: awsCfg,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -36,6 +37,17 @@ const (
 	MetricOldestUnservedDemandSeconds = "OldestUnservedDemandSeconds"
 	MetricLeaseExpiries               = "LeaseExpiries"
 	MetricMattersClosedWithDemand     = "MattersClosedWithDemand" // demand held by closed matters (not late)
+	// MetricDemandToCurrentSeconds: one sample per live demand a landed
+	// frame served, from its oldest fact's occurred_at (the upload) to the
+	// commit; the dashboard graphs its p50/p99 and an alarm holds the p99
+	// to the SLO (DemandToCurrentP99SloSeconds).
+	MetricDemandToCurrentSeconds = "DemandToCurrentSeconds"
+	// MetricBackfillToCurrentSeconds: the same for backfill demand (kept
+	// apart so a backfill never moves the live SLO).
+	MetricBackfillToCurrentSeconds = "BackfillToCurrentSeconds"
+	MetricMattersOutdated          = "MattersOutdated"  // open matters built by another builder identity
+	MetricBackfillAdmitted         = "BackfillAdmitted" // backfill builds admitted this pass
+	MetricBackfillPaused           = "BackfillPaused"   // 1 while paused
 )
 
 const attrTraceHeader = "AWSTraceHeader"
@@ -250,6 +262,14 @@ func (h *BuilderHandler) one(ctx context.Context, r events.SQSMessage) (err erro
 	case out.Landed:
 		h.Metrics.Count(MetricFramesLanded, 1)
 		h.Metrics.Duration(MetricBuildDurationSeconds, out.Duration)
+		ObserveServed(h.Metrics, out.Served)
+		if len(out.Served) > 0 {
+			ages := make([]string, len(out.Served))
+			for i, d := range out.Served {
+				ages[i] = fmt.Sprintf("g%d:%s:%.3fs", d.Generation, d.Source, d.AgeSeconds)
+			}
+			log.InfoContext(ctx, "demands served: upload -> current", "token", out.Claim.Token, "served", strings.Join(ages, " "))
+		}
 	case out.Fenced:
 		h.Metrics.Count(MetricCommitsFenced, 1)
 	case out.Failed:
@@ -264,6 +284,19 @@ func (h *BuilderHandler) one(ctx context.Context, r events.SQSMessage) (err erro
 		}
 	}
 	return nil
+}
+
+// ObserveServed records one latency sample per demand a frame served:
+// DemandToCurrentSeconds for live demand, BackfillToCurrentSeconds for the
+// backfill's.
+func ObserveServed(m *emf.Logger, served []rail.ServedDemand) {
+	for _, d := range served {
+		name := MetricDemandToCurrentSeconds
+		if d.Source == rail.DemandFromBackfill {
+			name = MetricBackfillToCurrentSeconds
+		}
+		m.Observe(name, d.AgeSeconds, emf.Seconds)
+	}
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -373,18 +406,29 @@ type SweeperHandler struct {
 	InboxRetention  time.Duration
 	FrameRetention  rail.FrameRetention // zero fields: rail's defaults
 	Limit           int                 // matters re-nudged per run; zero: 500
-	Metrics         *emf.Logger
-	Log             *slog.Logger
+	// Backfill admits outdated matters at its rate onto the backfill
+	// queue; nil: no backfill (RAIL_BACKFILL_QUEUE_URL unset).
+	Backfill *rail.Backfill
+	// Deployed is the deployed builder's identity (for MattersOutdated).
+	Deployed rail.BuilderIdentity
+	Metrics  *emf.Logger
+	Log      *slog.Logger
 }
 
 // NewSweeper wires the sweeper from cfg and d.
 func NewSweeper(cfg Config, d Deps) *SweeperHandler {
-	return &SweeperHandler{
-		Ledger: rail.NewLedger(d.Pool, cfg.RailConfig()), Pool: d.Pool, Nudger: d.nudger(cfg),
+	l := rail.NewLedger(d.Pool, cfg.RailConfig())
+	h := &SweeperHandler{
+		Ledger: l, Pool: d.Pool, Nudger: d.nudger(cfg),
 		OutboxRetention: cfg.OutboxRetention, InboxRetention: cfg.InboxRetention,
 		FrameRetention: cfg.FramePolicy(),
 		Metrics:        d.metrics(), Log: d.log(),
 	}
+	h.Deployed, _ = cfg.DeployedIdentity() // LoadConfig checked it for the sweeper
+	if bn := d.backfillNudger(cfg); bn != nil && h.Deployed.Name != "" {
+		h.Backfill = &rail.Backfill{Ledger: l, Deployed: h.Deployed, Rate: cfg.BackfillRate, Nudger: bn, Log: d.log()}
+	}
+	return h
 }
 
 // SweepResult is what an invocation returns.
@@ -399,6 +443,10 @@ type SweepResult struct {
 	MattersBehind   int               `json:"matters_behind"`
 	OutboxBacklog   int64             `json:"outbox_backlog"`
 	QuarantinedNow  int               `json:"matters_quarantined"`
+	RecordsPruned   int64             `json:"records_pruned"` // demand and nudge records past RAIL_INBOX_RETENTION
+	Outdated        int               `json:"matters_outdated"`
+	Backfilled      int               `json:"backfill_admitted"`
+	BackfillPaused  bool              `json:"backfill_paused"`
 }
 
 // Handle runs one sweep. Every step runs even if an earlier one failed; the
@@ -449,6 +497,14 @@ func (h *SweeperHandler) Handle(ctx context.Context, ev ScheduleEvent) (SweepRes
 	if res.InboxPruned, err = rail.PruneInbox(ctx, h.Pool, h.InboxRetention, 0); err != nil {
 		errs = append(errs, err)
 	}
+	if res.RecordsPruned, err = rail.PruneOnCallRecord(ctx, h.Pool, h.InboxRetention, 0); err != nil {
+		errs = append(errs, err)
+	}
+	// The backfill, after the re-nudges: admitted within its rate, onto its
+	// own queue; live demand never waits behind it.
+	if err := h.backfill(ctx, &res); err != nil {
+		errs = append(errs, err)
+	}
 	// Frame history: one bounded pass (newest RAIL_FRAME_KEEP per matter and
 	// everything younger than RAIL_FRAME_RETENTION stay; the current frame
 	// always does).
@@ -472,6 +528,40 @@ func (h *SweeperHandler) Handle(ctx context.Context, ev ScheduleEvent) (SweepRes
 		"inbox_pruned", res.InboxPruned, "frames_pruned", res.FramesPruned.Frames, "err", errString(err))
 	end(err)
 	return res, err
+}
+
+// backfill runs one admission pass and reports MattersOutdated (every
+// pass, zero included).
+func (h *SweeperHandler) backfill(ctx context.Context, res *SweepResult) error {
+	if h.Backfill == nil {
+		if h.Deployed.Name == "" {
+			return nil
+		}
+		n, _, err := (&rail.Backfill{Ledger: h.Ledger, Deployed: h.Deployed}).Count(ctx)
+		if err != nil {
+			return err
+		}
+		res.Outdated = n
+		h.Metrics.Gauge(MetricMattersOutdated, float64(n), emf.Count)
+		return nil
+	}
+	pass, err := h.Backfill.Admit(ctx)
+	if err != nil {
+		return err
+	}
+	res.Outdated, res.Backfilled, res.BackfillPaused = pass.Outdated, len(pass.Admitted), pass.Paused
+	h.Metrics.Gauge(MetricMattersOutdated, float64(pass.Outdated), emf.Count)
+	h.Metrics.Count(MetricBackfillAdmitted, float64(len(pass.Admitted)))
+	paused := 0.0
+	if pass.Paused {
+		paused = 1
+	}
+	h.Metrics.Gauge(MetricBackfillPaused, paused, emf.Count)
+	if len(pass.Admitted) > 0 || pass.Outdated > 0 {
+		h.Log.InfoContext(ctx, "backfill pass", "admitted", len(pass.Admitted), "outdated", pass.Outdated,
+			"paused", pass.Paused, "rate_per_minute", h.Backfill.Rate, "deployed", h.Deployed.String())
+	}
+	return nil
 }
 
 func errString(err error) string {

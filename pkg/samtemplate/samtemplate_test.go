@@ -94,8 +94,10 @@ func TestTriggerRulePattern(t *testing.T) {
 func TestQueuesMatchTheirConsumers(t *testing.T) {
 	tpl := load(t)
 	want := map[string]EventSpec{
-		"TriggerFunction": {Queue: "TriggerQueue", BatchSize: 10, MaximumBatchingWindowInSeconds: 2, MaximumConcurrency: 5},
-		"BuilderFunction": {Queue: "BuildQueue", BatchSize: 1, MaximumConcurrency: 10},
+		"TriggerFunction/TriggerQueue": {Queue: "TriggerQueue", BatchSize: 10, MaximumBatchingWindowInSeconds: 2, MaximumConcurrency: 5},
+		"BuilderFunction/BuildQueue":   {Queue: "BuildQueue", BatchSize: 1, MaximumConcurrency: 10},
+		// The backfill's own queue and concurrency (BackfillConcurrency's default).
+		"BuilderFunction/BackfillQueue": {Queue: "BackfillQueue", BatchSize: 1, MaximumConcurrency: 2},
 	}
 	seen := map[string]bool{}
 	for _, id := range tpl.Functions() {
@@ -104,7 +106,7 @@ func TestQueuesMatchTheirConsumers(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, ev := range f.SQSEvents() {
-			seen[id] = true
+			seen[id+"/"+ev.Queue] = true
 			q, err := tpl.Queue(ev.Queue)
 			if err != nil {
 				t.Fatalf("%s: %v", id, err)
@@ -123,7 +125,7 @@ func TestQueuesMatchTheirConsumers(t *testing.T) {
 			if !slices.Contains(ev.FunctionResponseTypes, "ReportBatchItemFailures") {
 				t.Errorf("%s: event %s lacks ReportBatchItemFailures", id, ev.Name)
 			}
-			if w, ok := want[id]; ok {
+			if w, ok := want[id+"/"+ev.Queue]; ok {
 				got := EventSpec{Queue: ev.Queue, BatchSize: ev.BatchSize, MaximumBatchingWindowInSeconds: ev.MaximumBatchingWindowInSeconds, MaximumConcurrency: ev.MaximumConcurrency}
 				if got.Queue != w.Queue || got.BatchSize != w.BatchSize || got.MaximumBatchingWindowInSeconds != w.MaximumBatchingWindowInSeconds || got.MaximumConcurrency != w.MaximumConcurrency {
 					t.Errorf("%s SQS event = %+v, want %+v", id, got, w)
@@ -200,8 +202,15 @@ func TestFunctionEnvironment(t *testing.T) {
 				t.Errorf("%s: env lacks %s", id, n)
 			}
 		}
+		// The sweeper's own: the backfill's queue and rate.
+		extra := map[string][]string{"SweeperFunction": {"RAIL_BACKFILL_QUEUE_URL", "RAIL_BACKFILL_RATE"}}[id]
+		for _, n := range extra {
+			if !slices.Contains(names, n) {
+				t.Errorf("%s: env lacks %s", id, n)
+			}
+		}
 		for _, n := range names {
-			if !slices.Contains(wantNames, n) {
+			if !slices.Contains(wantNames, n) && !slices.Contains(extra, n) {
 				t.Errorf("%s: env has %s, which docs/ARCHITECTURE.md does not list", id, n)
 			}
 		}

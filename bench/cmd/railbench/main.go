@@ -49,6 +49,7 @@ type options struct {
 	MemPageBytes          int           `json:"mem_page_bytes"`
 	MemReps               int           `json:"mem_reps"`
 	MemModes              string        `json:"mem_modes,omitempty"`
+	BackfillMatters       int           `json:"backfill_matters"`
 	Only                  string        `json:"only,omitempty"`
 	Out                   string        `json:"-"`
 }
@@ -86,7 +87,8 @@ func main() {
 	flag.IntVar(&o.MemPageBytes, "mem-page-bytes", 1000, "bytes of text per page in the memory section (about)")
 	flag.IntVar(&o.MemReps, "mem-reps", 3, "repetitions of each memory mode (medians reported)")
 	flag.StringVar(&o.MemModes, "mem-modes", "", "memory modes to run (all-in-memory,stream-digest,stream-extractive); default all")
-	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief); default all")
+	flag.IntVar(&o.BackfillMatters, "backfill-matters", 10000, "outdated matters in the backfill section (live latency with and without a backfill)")
+	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
 	flag.Parse()
 
@@ -151,6 +153,7 @@ type Results struct {
 	Extract    *ExtractResults    `json:"extract,omitempty"`
 	Brief      *BriefResults      `json:"brief,omitempty"`
 	Memory     *MemoryResults     `json:"build_memory,omitempty"`
+	Backfill   *BackfillResults   `json:"backfill,omitempty"`
 	Summary    []SummaryLine      `json:"summary"`
 }
 
@@ -237,6 +240,12 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 	if o.want("memory") {
 		if res.Memory, err = runMemory(ctx, e, o); err != nil {
 			return fmt.Errorf("memory: %w", err)
+		}
+	}
+
+	if o.want("backfill") {
+		if res.Backfill, err = runBackfill(ctx, e, o); err != nil {
+			return fmt.Errorf("backfill: %w", err)
 		}
 	}
 

@@ -33,6 +33,11 @@ func summarize(r *Results) []SummaryLine {
 		add("extract_linearity", "%.2f (CPU time per page at 900 pages / at 100 pages: %s vs %s pages per CPU-second; 1.00 is linear)", x.LinearRatio, f1(x.GeneratedCPU["900"].Median), f1(x.GeneratedCPU["100"].Median))
 		add("extract_peak_rss_mib", "%.1f corpus, %.1f 300 pages (a child process; %.1f extracting nothing)", x.PeakRSSCorpusMiB, x.PeakRSS300MiB, x.PeakRSSBaseMiB)
 	}
+	if b := r.Backfill; b != nil {
+		add("live_p99_with_backfill_ratio", "%.2f (live upload -> current p99 %.1f ms with a %d-matter backfill at %g/min on its own queue and %d builders / %.1f ms without; p50 %.1f / %.1f ms; %d live demands, %s builds, median of %d)",
+			b.P99Ratio, b.WithP99.Median, b.Matters, b.BackfillRate, b.BackfillWork, b.WithoutP99.Median,
+			b.WithP50.Median, b.WithoutP50.Median, b.LiveDemands, b.BuildTime, b.Reps)
+	}
 	if m := r.Memory; m != nil && len(m.Modes) > 0 {
 		add("build_peak_rss", "stream %.0f MB / all-in-memory %.0f MB = %.2fx (digest builder, LoadInputs+Build in a child process); %d documents x %d pages, %.0f MB of text, median of %d",
 			m.Modes["stream-digest"].MedianMB, m.Modes["all-in-memory"].MedianMB, m.StreamRatio,

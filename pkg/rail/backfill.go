@@ -1,0 +1,235 @@
+package rail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+)
+
+// On-call's third question: the builder changed (a new model, prompt or
+// version) — rebuild everything, gently. A matter is outdated when its
+// newest frame was built by another identity than the deployed builder's.
+// The backfill brings outdated matters up to date at a bounded rate
+// without delaying live demand:
+//
+//   - Admission is rate limited: each pass (the sweeper's, once a minute in
+//     AWS) admits at most rate x the time since the last admission, at most
+//     one minute's worth, through a token bucket on ops.backfill_control
+//     (locked for the pass, so two sweepers never double the rate).
+//   - It admits only matters that are current, idle and open: a matter with
+//     live demand is being rebuilt anyway (by the deployed builder), and a
+//     quarantined or closed one waits for its own cause.
+//   - An admission is an ordinary demand (source 'backfill') on the ledger,
+//     so the build that serves it is claimed, fenced and committed like any
+//     other; a live demand that arrives meanwhile is covered by the same
+//     claim or by exactly one follow-up, and a racing build is fenced.
+//   - Its nudges go to their own queue (BackfillQueue), consumed with their
+//     own concurrency, never to the live build queue: live nudges never wait
+//     behind backfill nudges.
+//   - The fingerprint includes the builder's identity, so a backfilled
+//     build calls the model; a rebuild with the same inputs and the same
+//     identity still skips it.
+
+// ErrBadBackfillRate: a backfill rate must be a positive number of builds
+// per minute.
+var ErrBadBackfillRate = errors.New("backfill rate must be a positive number of builds per minute")
+
+// Backfill admits outdated matters at Rate builds per minute.
+type Backfill struct {
+	Ledger   *Ledger
+	Deployed BuilderIdentity
+	Rate     float64 // builds per minute, > 0
+	// Nudger is the backfill queue's nudger (its own queue and concurrency).
+	Nudger Nudger
+	Log    *slog.Logger
+}
+
+// BackfillPass is what one admission pass did.
+type BackfillPass struct {
+	Paused   bool        `json:"paused"`
+	Allowed  int         `json:"allowed"`  // admissions the rate allowed this pass
+	Admitted []MatterRef `json:"admitted"` // matters given backfill demand and nudged
+	Outdated int         `json:"outdated"` // outdated matters after the pass (MattersOutdated)
+}
+
+// outdatedSQL selects outdated matters eligible for admission ($1-$4: the
+// deployed identity), oldest frame first, up to $5.
+const outdatedSQL = `
+SELECT j.firm_id, j.matter_id
+FROM ops.matter_frame_jobs j
+JOIN app.matters m USING (firm_id, matter_id)
+JOIN LATERAL (
+    SELECT f.builder, f.builder_version, f.model_id, f.prompt_hash, f.built_at
+    FROM ops.matter_frames f WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id
+    ORDER BY f.token DESC LIMIT 1
+) f ON true
+WHERE m.status = 'open' AND j.run_status = 'idle'
+  AND j.requested_generation = j.built_generation
+  AND (f.builder, f.builder_version, f.model_id, f.prompt_hash) IS DISTINCT FROM ($1, $2, $3, $4)
+ORDER BY f.built_at, j.firm_id, j.matter_id
+LIMIT $5`
+
+// outdatedCountSQL counts every matter whose newest frame is not the
+// deployed identity's (open matters; behind or not).
+const outdatedCountSQL = `
+SELECT count(*) FILTER (WHERE m.status = 'open'),
+       count(*) FILTER (WHERE m.status = 'open' AND j.requested_generation = j.built_generation
+                          AND j.run_status = 'idle')
+FROM ops.matter_frame_jobs j
+JOIN app.matters m USING (firm_id, matter_id)
+JOIN LATERAL (
+    SELECT f.builder, f.builder_version, f.model_id, f.prompt_hash
+    FROM ops.matter_frames f WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id
+    ORDER BY f.token DESC LIMIT 1
+) f ON true
+WHERE (f.builder, f.builder_version, f.model_id, f.prompt_hash) IS DISTINCT FROM ($1, $2, $3, $4)`
+
+func (b *Backfill) idArgs() []any {
+	return []any{b.Deployed.Name, b.Deployed.Version, b.Deployed.ModelID, b.Deployed.PromptHash}
+}
+
+func (b *Backfill) log() *slog.Logger {
+	if b.Log != nil {
+		return b.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Admit runs one admission pass: unless paused, it records backfill demand
+// for as many outdated matters as the rate allows, in one transaction with
+// the control row locked, and then nudges them on the backfill queue. A
+// nudge that cannot be sent is logged: the demand is in the ledger and the
+// sweeper re-nudges it.
+func (b *Backfill) Admit(ctx context.Context) (BackfillPass, error) {
+	var pass BackfillPass
+	if b.Rate <= 0 || math.IsNaN(b.Rate) || math.IsInf(b.Rate, 0) {
+		return pass, fmt.Errorf("backfill: %w (got %v)", ErrBadBackfillRate, b.Rate)
+	}
+	if b.Deployed.Name == "" {
+		return pass, errors.New("backfill: no deployed builder identity configured")
+	}
+	tx, err := b.Ledger.Pool().Begin(ctx)
+	if err != nil {
+		return pass, fmt.Errorf("backfill: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// The bucket: at most one minute's worth of the rate.
+	var credit float64
+	err = tx.QueryRow(ctx, `SELECT paused,
+            least(60, greatest(0, extract(epoch FROM clock_timestamp() - allowance_at)))::float8
+        FROM ops.backfill_control WHERE singleton FOR UPDATE`).Scan(&pass.Paused, &credit)
+	if err != nil {
+		return pass, fmt.Errorf("backfill: control row: %w", err)
+	}
+	if !pass.Paused {
+		pass.Allowed = int(math.Floor(b.Rate * credit / 60))
+	}
+	if pass.Allowed > 0 {
+		rows, err := tx.Query(ctx, outdatedSQL, append(b.idArgs(), pass.Allowed)...)
+		if err != nil {
+			return pass, fmt.Errorf("backfill: outdated matters: %w", err)
+		}
+		refs, err := collectRefs(rows)
+		if err != nil {
+			return pass, fmt.Errorf("backfill: outdated matters: %w", err)
+		}
+		for _, ref := range refs {
+			if _, err := b.Ledger.DemandFrom(ctx, tx, ref, 1, DemandOrigin{Source: DemandFromBackfill}); err != nil {
+				return pass, fmt.Errorf("backfill: %w", err)
+			}
+		}
+		pass.Admitted = refs
+		// Spend what was admitted; a bucket with nothing left to admit
+		// stays full (capped at one minute's worth).
+		_, err = tx.Exec(ctx, `UPDATE ops.backfill_control SET
+                allowance_at = greatest(allowance_at, clock_timestamp() - interval '60 seconds')
+                               + make_interval(secs => $1::float8 * 60 / $2::float8),
+                admitted = admitted + $1
+            WHERE singleton`, len(refs), b.Rate)
+		if err != nil {
+			return pass, fmt.Errorf("backfill: spend allowance: %w", err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return pass, fmt.Errorf("backfill: commit: %w", err)
+	}
+	if len(pass.Admitted) > 0 && b.Nudger != nil {
+		nudges := make([]Nudge, len(pass.Admitted))
+		for i, ref := range pass.Admitted {
+			nudges[i] = Nudge{V: 1, FirmID: ref.FirmID, MatterID: ref.MatterID, Reason: ReasonBackfill}
+		}
+		if err := b.Nudger.Nudge(ctx, nudges, 0); err != nil {
+			b.log().WarnContext(ctx, "backfill nudges not sent; the sweeper re-nudges the demand", "err", err, "matters", len(nudges))
+		}
+	}
+	if pass.Outdated, _, err = b.Count(ctx); err != nil {
+		return pass, err
+	}
+	return pass, nil
+}
+
+// Count returns how many open matters are outdated, and how many of those
+// are current and idle (what the backfill admits; the others are being
+// rebuilt or wait for their own cause).
+func (b *Backfill) Count(ctx context.Context) (outdated, admissible int, err error) {
+	if b.Deployed.Name == "" {
+		return 0, 0, nil
+	}
+	if err := b.Ledger.Pool().QueryRow(ctx, outdatedCountSQL, b.idArgs()...).Scan(&outdated, &admissible); err != nil {
+		return 0, 0, fmt.Errorf("backfill: count outdated: %w", err)
+	}
+	return outdated, admissible, nil
+}
+
+// BackfillStatus is what `railctl backfill status` prints.
+type BackfillStatus struct {
+	Paused     bool            `json:"paused"`
+	ChangedAt  time.Time       `json:"changed_at"`
+	ChangedBy  string          `json:"changed_by"`
+	Rate       float64         `json:"rate_per_minute"`
+	Deployed   BuilderIdentity `json:"deployed"`
+	Outdated   int             `json:"outdated"`
+	Admissible int             `json:"admissible"`
+	InFlight   int             `json:"in_flight"`   // matters with unserved backfill demand
+	Admitted   int64           `json:"admitted"`    // admissions since the control row was created
+	ETASeconds float64         `json:"eta_seconds"` // outdated / rate
+	DryRun     bool            `json:"dry_run,omitempty"`
+}
+
+// Status reads the backfill's state (and is the dry run: how many matters,
+// how long at the configured rate).
+func (b *Backfill) Status(ctx context.Context) (BackfillStatus, error) {
+	if b.Rate <= 0 || math.IsNaN(b.Rate) || math.IsInf(b.Rate, 0) {
+		return BackfillStatus{}, fmt.Errorf("backfill: %w (got %v)", ErrBadBackfillRate, b.Rate)
+	}
+	st := BackfillStatus{Rate: b.Rate, Deployed: b.Deployed}
+	err := b.Ledger.Pool().QueryRow(ctx, `SELECT paused, changed_at, changed_by, admitted,
+            (SELECT count(DISTINCT (firm_id, matter_id)) FROM ops.matter_demands
+             WHERE served_at IS NULL AND source = 'backfill')
+        FROM ops.backfill_control WHERE singleton`).Scan(&st.Paused, &st.ChangedAt, &st.ChangedBy, &st.Admitted, &st.InFlight)
+	if err != nil {
+		return st, fmt.Errorf("backfill status: %w", err)
+	}
+	if st.Outdated, st.Admissible, err = b.Count(ctx); err != nil {
+		return st, err
+	}
+	st.ETASeconds = float64(st.Outdated) * 60 / b.Rate
+	return st, nil
+}
+
+// SetBackfillPaused pauses or resumes the backfill (by names who did it).
+// It reports whether the state changed.
+func SetBackfillPaused(ctx context.Context, q Querier, paused bool, by string) (bool, error) {
+	tag, err := q.Exec(ctx, `UPDATE ops.backfill_control
+        SET paused = $1, changed_at = clock_timestamp(), changed_by = $2,
+            -- resuming starts a fresh bucket: no burst for the time paused
+            allowance_at = CASE WHEN paused AND NOT $1 THEN clock_timestamp() ELSE allowance_at END
+        WHERE singleton AND paused <> $1`, paused, by)
+	if err != nil {
+		return false, fmt.Errorf("backfill pause=%v: %w", paused, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
