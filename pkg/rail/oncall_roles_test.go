@@ -41,7 +41,7 @@ func rolePool(t *testing.T, b *bundle, role string) *pgxpool.Pool {
 }
 
 // Each function's on-call statements run under its own least-privilege
-// role (migrations 008 and 017): the trigger's demand record and nudge
+// role (migrations 008 and 012): the trigger's demand record and nudge
 // record, the builder's served-demand stamp, identity and follow-up record,
 // the sweeper's backfill admission, nudge record and pruning.
 func TestOnCallStatementsRunUnderTheFunctionRoles(t *testing.T) {

@@ -1,4 +1,4 @@
--- Grants for on-call's record (migration 015) to the per-function roles of
+-- Grants for on-call's record (migration 010) to the per-function roles of
 -- migration 008, each only what its statements touch. Roles that do not
 -- exist (a migrating role without CREATEROLE) are skipped, as in 008.
 
