@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 	if moto != nil {
 		_ = moto.Stop()
 	}
+	stopEmulatorMoto()
 	os.Exit(code)
 }
 
@@ -107,6 +108,7 @@ type queue struct{ url, arn string }
 type stack struct {
 	t        *testing.T
 	ctx      context.Context
+	moto     *motoserver.Server // the stack's queues and bus live here
 	db       *railtest.DB
 	tpl      *samtemplate.Template
 	sqs      *sqs.Client
@@ -135,9 +137,15 @@ func newStack(t *testing.T) *stack {
 	if moto == nil {
 		ci.MissingTool(t, fmt.Sprintf(`moto_server is not available (%v); pip install "moto[server]"`, motoErr))
 	}
+	return newStackOn(t, moto)
+}
+
+// newStackOn builds the stack's queues and bus in the moto_server srv.
+func newStackOn(t *testing.T, srv *motoserver.Server) *stack {
+	t.Helper()
 	t.Parallel()
 	ctx := context.Background()
-	awsCfg, err := moto.AWSConfig(ctx)
+	awsCfg, err := srv.AWSConfig(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +153,7 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stack{t: t, ctx: ctx, db: railtest.NewDB(t), tpl: tpl, sqs: sqs.NewFromConfig(awsCfg),
+	s := &stack{t: t, ctx: ctx, moto: srv, db: railtest.NewDB(t), tpl: tpl, sqs: sqs.NewFromConfig(awsCfg),
 		logs: &syncBuffer{}, metrics: &syncBuffer{}}
 	suffix := uuid.NewString()[:8]
 
@@ -330,11 +338,30 @@ func (s *stack) runSweeper() railfn.SweepResult {
 func (s *stack) triggerH() sqsHandler { return s.trigger.Handle }
 func (s *stack) builderH() sqsHandler { return s.builder.Handle }
 
-// drainTrigger feeds the trigger until its queue is empty.
-func (s *stack) drainTrigger() int { return s.drain(s.trigQ, "TriggerFunction", s.triggerH(), 10) }
+// batch is the BatchSize of the event source mapping that feeds logicalID
+// from q in the template.
+func (s *stack) batch(logicalID string, q queue) int32 {
+	s.t.Helper()
+	fn, err := s.tpl.Function(logicalID)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, qs := range fn.QueueSources {
+		if (qs.Queue == "TriggerQueue" && q == s.trigQ) || (qs.Queue == "BuildQueue" && q == s.buildQ) {
+			return int32(qs.BatchSize)
+		}
+	}
+	s.t.Fatalf("the template feeds %s from no such queue", logicalID)
+	return 0
+}
 
-// buildUntil feeds the builder (batch size 1, as the template says) until
-// cond holds or the deadline passes.
+// drainTrigger feeds the trigger until its queue is empty.
+func (s *stack) drainTrigger() int {
+	return s.drain(s.trigQ, "TriggerFunction", s.triggerH(), s.batch("TriggerFunction", s.trigQ))
+}
+
+// buildUntil feeds the builder (one batch of the template's size at a time)
+// until cond holds or the deadline passes.
 func (s *stack) buildUntil(within time.Duration, cond func() bool) {
 	s.t.Helper()
 	deadline := time.Now().Add(within)
@@ -342,7 +369,7 @@ func (s *stack) buildUntil(within time.Duration, cond func() bool) {
 		if time.Now().After(deadline) {
 			s.t.Fatalf("condition not reached within %s", within)
 		}
-		s.pollOnce(s.buildQ, "BuilderFunction", s.builderH(), 1)
+		s.pollOnce(s.buildQ, "BuilderFunction", s.builderH(), s.batch("BuilderFunction", s.buildQ))
 	}
 }
 
@@ -581,7 +608,7 @@ func TestEndToEndMalformedTriggerMessageFailsAloneThenDeadLetters(t *testing.T) 
 	good := uuid.New()
 	s.send(s.trigQ, envelope(rail.FactRegenerationRequested, good, ref))
 
-	received, failed := s.pollOnce(s.trigQ, "TriggerFunction", s.triggerH(), 10)
+	received, failed := s.pollOnce(s.trigQ, "TriggerFunction", s.triggerH(), s.batch("TriggerFunction", s.trigQ))
 	if received == 2 && failed != 1 {
 		t.Fatalf("batch of 2: %d failed, want exactly the malformed one", failed)
 	}
@@ -596,7 +623,7 @@ func TestEndToEndMalformedTriggerMessageFailsAloneThenDeadLetters(t *testing.T) 
 		if time.Now().After(deadline) {
 			t.Fatalf("malformed message not dead-lettered after %d receives", spec.RedriveMaxReceiveCount)
 		}
-		s.pollOnce(s.trigQ, "TriggerFunction", s.triggerH(), 10)
+		s.pollOnce(s.trigQ, "TriggerFunction", s.triggerH(), s.batch("TriggerFunction", s.trigQ))
 		time.Sleep(200 * time.Millisecond)
 	}
 	if j := s.job(ref); j.RequestedGeneration != 1 {
