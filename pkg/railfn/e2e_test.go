@@ -233,6 +233,15 @@ func newStackOn(t *testing.T, srv *motoserver.Server) *stack {
 	}
 	s.relay = railfn.NewRelay(cfg(railfn.Relay), deps)
 	s.relay.Poll = 50 * time.Millisecond
+	// moto_server answers PutEvents only after delivering to the rule's SQS
+	// target; with the package's tests in parallel on a loaded 2-core machine
+	// that has taken longer than the production bound of one pass's PutEvents
+	// (rail.DefaultRelayPublishTimeout, 10 s), and a pass that times out
+	// publishes nothing. The tests here prove what gets published, not how
+	// fast moto is, so their passes get 40 s (the invocation still ends at the
+	// template's 60 s timeout); publish failures are tested with injected
+	// faults (pkg/rail), not with timing.
+	s.relay.Relay.PublishTimeout = 40 * time.Second
 	s.trigger = railfn.NewTrigger(cfg(railfn.Trigger), deps)
 	s.builder = railfn.NewBuilder(cfg(railfn.Builder), deps, brief.ForRail(brief.NewExtractive()))
 	s.sweeper = railfn.NewSweeper(cfg(railfn.Sweeper), deps)
