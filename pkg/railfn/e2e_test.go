@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 	if moto != nil {
 		_ = moto.Stop()
 	}
+	stopEmulatorMoto()
 	os.Exit(code)
 }
 
@@ -107,6 +108,7 @@ type queue struct{ url, arn string }
 type stack struct {
 	t        *testing.T
 	ctx      context.Context
+	moto     *motoserver.Server // the stack's queues and bus live here
 	db       *railtest.DB
 	tpl      *samtemplate.Template
 	sqs      *sqs.Client
@@ -135,9 +137,15 @@ func newStack(t *testing.T) *stack {
 	if moto == nil {
 		ci.MissingTool(t, fmt.Sprintf(`moto_server is not available (%v); pip install "moto[server]"`, motoErr))
 	}
+	return newStackOn(t, moto)
+}
+
+// newStackOn builds the stack's queues and bus in the moto_server srv.
+func newStackOn(t *testing.T, srv *motoserver.Server) *stack {
+	t.Helper()
 	t.Parallel()
 	ctx := context.Background()
-	awsCfg, err := moto.AWSConfig(ctx)
+	awsCfg, err := srv.AWSConfig(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +153,7 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stack{t: t, ctx: ctx, db: railtest.NewDB(t), tpl: tpl, sqs: sqs.NewFromConfig(awsCfg),
+	s := &stack{t: t, ctx: ctx, moto: srv, db: railtest.NewDB(t), tpl: tpl, sqs: sqs.NewFromConfig(awsCfg),
 		logs: &syncBuffer{}, metrics: &syncBuffer{}}
 	suffix := uuid.NewString()[:8]
 
@@ -225,6 +233,15 @@ func newStack(t *testing.T) *stack {
 	}
 	s.relay = railfn.NewRelay(cfg(railfn.Relay), deps)
 	s.relay.Poll = 50 * time.Millisecond
+	// moto_server answers PutEvents only after delivering to the rule's SQS
+	// target; with the package's tests in parallel on a loaded 2-core machine
+	// that has taken longer than the production bound of one pass's PutEvents
+	// (rail.DefaultRelayPublishTimeout, 10 s), and a pass that times out
+	// publishes nothing. The tests here prove what gets published, not how
+	// fast moto is, so their passes get 40 s (the invocation still ends at the
+	// template's 60 s timeout); publish failures are tested with injected
+	// faults (pkg/rail), not with timing.
+	s.relay.Relay.PublishTimeout = 40 * time.Second
 	s.trigger = railfn.NewTrigger(cfg(railfn.Trigger), deps)
 	s.builder = railfn.NewBuilder(cfg(railfn.Builder), deps, brief.ForRail(brief.NewExtractive()))
 	s.sweeper = railfn.NewSweeper(cfg(railfn.Sweeper), deps)
@@ -330,11 +347,30 @@ func (s *stack) runSweeper() railfn.SweepResult {
 func (s *stack) triggerH() sqsHandler { return s.trigger.Handle }
 func (s *stack) builderH() sqsHandler { return s.builder.Handle }
 
-// drainTrigger feeds the trigger until its queue is empty.
-func (s *stack) drainTrigger() int { return s.drain(s.trigQ, "TriggerFunction", s.triggerH(), 10) }
+// batch is the BatchSize of the event source mapping that feeds logicalID
+// from q in the template.
+func (s *stack) batch(logicalID string, q queue) int32 {
+	s.t.Helper()
+	fn, err := s.tpl.Function(logicalID)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, qs := range fn.QueueSources {
+		if (qs.Queue == "TriggerQueue" && q == s.trigQ) || (qs.Queue == "BuildQueue" && q == s.buildQ) {
+			return int32(qs.BatchSize)
+		}
+	}
+	s.t.Fatalf("the template feeds %s from no such queue", logicalID)
+	return 0
+}
 
-// buildUntil feeds the builder (batch size 1, as the template says) until
-// cond holds or the deadline passes.
+// drainTrigger feeds the trigger until its queue is empty.
+func (s *stack) drainTrigger() int {
+	return s.drain(s.trigQ, "TriggerFunction", s.triggerH(), s.batch("TriggerFunction", s.trigQ))
+}
+
+// buildUntil feeds the builder (one batch of the template's size at a time)
+// until cond holds or the deadline passes.
 func (s *stack) buildUntil(within time.Duration, cond func() bool) {
 	s.t.Helper()
 	deadline := time.Now().Add(within)
@@ -342,7 +378,7 @@ func (s *stack) buildUntil(within time.Duration, cond func() bool) {
 		if time.Now().After(deadline) {
 			s.t.Fatalf("condition not reached within %s", within)
 		}
-		s.pollOnce(s.buildQ, "BuilderFunction", s.builderH(), 1)
+		s.pollOnce(s.buildQ, "BuilderFunction", s.builderH(), s.batch("BuilderFunction", s.buildQ))
 	}
 }
 
@@ -581,7 +617,7 @@ func TestEndToEndMalformedTriggerMessageFailsAloneThenDeadLetters(t *testing.T) 
 	good := uuid.New()
 	s.send(s.trigQ, envelope(rail.FactRegenerationRequested, good, ref))
 
-	received, failed := s.pollOnce(s.trigQ, "TriggerFunction", s.triggerH(), 10)
+	received, failed := s.pollOnce(s.trigQ, "TriggerFunction", s.triggerH(), s.batch("TriggerFunction", s.trigQ))
 	if received == 2 && failed != 1 {
 		t.Fatalf("batch of 2: %d failed, want exactly the malformed one", failed)
 	}
@@ -596,7 +632,7 @@ func TestEndToEndMalformedTriggerMessageFailsAloneThenDeadLetters(t *testing.T) 
 		if time.Now().After(deadline) {
 			t.Fatalf("malformed message not dead-lettered after %d receives", spec.RedriveMaxReceiveCount)
 		}
-		s.pollOnce(s.trigQ, "TriggerFunction", s.triggerH(), 10)
+		s.pollOnce(s.trigQ, "TriggerFunction", s.triggerH(), s.batch("TriggerFunction", s.trigQ))
 		time.Sleep(200 * time.Millisecond)
 	}
 	if j := s.job(ref); j.RequestedGeneration != 1 {

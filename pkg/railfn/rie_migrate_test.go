@@ -74,7 +74,7 @@ func schemaVersion(t *testing.T, db *railtest.DB) int32 {
 // is idempotent on Update, leaves the schema on Delete, and reports each
 // outcome to the ResponseURL.
 func TestMigrateUnderLambdaRuntime(t *testing.T) {
-	s := newStack(t)
+	s := newEmulatorStack(t)
 	latest, err := railsql.Latest()
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func TestMigrateUnderLambdaRuntime(t *testing.T) {
 // migration's name and error in the reason, and the failed migration is
 // rolled back whole (the version stays at the last one that committed).
 func TestMigrateCustomResourceReportsAFailedMigration(t *testing.T) {
-	s := newStack(t)
+	s := newEmulatorStack(t)
 	db := railtest.NewEmptyDB(t)
 	// Sabotage 003: its table already exists, so its CREATE TABLE fails
 	// after 001 and 002 committed.

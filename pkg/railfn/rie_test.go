@@ -3,6 +3,7 @@ package railfn_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -17,9 +18,47 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pramaan/brief-rail/internal/testenv/rie"
+	"github.com/pramaan/brief-rail/pkg/ci"
+	"github.com/pramaan/brief-rail/pkg/motoserver"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/railtest"
 )
+
+// The emulator tests get a moto_server of their own. Five bootstraps and
+// their emulators calling one moto_server alongside the in-process e2e tests
+// made an e2e PutEvents time out under load; apart, each server serves one
+// kind of test, with the SDK's ordinary timeouts.
+var (
+	emuMotoOnce sync.Once
+	emuMoto     *motoserver.Server
+	emuMotoErr  error
+)
+
+// emulatorMoto starts the emulator tests' moto_server on first use.
+func emulatorMoto(t *testing.T) *motoserver.Server {
+	t.Helper()
+	emuMotoOnce.Do(func() { emuMoto, emuMotoErr = motoserver.Start(context.Background(), nil) })
+	if emuMotoErr != nil {
+		if errors.Is(emuMotoErr, motoserver.ErrNotInstalled) {
+			ci.MissingTool(t, fmt.Sprintf(`moto_server is not available (%v); pip install "moto[server]"`, emuMotoErr))
+		}
+		t.Fatalf("emulator tests' moto_server: %v", emuMotoErr)
+	}
+	return emuMoto
+}
+
+// stopEmulatorMoto stops that server, if it was started (TestMain).
+func stopEmulatorMoto() {
+	if emuMoto != nil {
+		_ = emuMoto.Stop()
+	}
+}
+
+// newEmulatorStack is newStack on the emulator tests' own moto_server.
+func newEmulatorStack(t *testing.T) *stack {
+	t.Helper()
+	return newStackOn(t, emulatorMoto(t))
+}
 
 // The functions' bootstraps, built for the host the way the template builds
 // them for Lambda, run under the AWS Lambda Runtime Interface Emulator (the
@@ -135,7 +174,7 @@ func (s *stack) startFunction(logicalID, dbURL string, extra map[string]string) 
 	for k, v := range env {
 		list = append(list, k+"="+v)
 	}
-	list = append(list, moto.Env()...)
+	list = append(list, s.moto.Env()...)
 	em, err := rie.Start(ctx, bin, rie.Options{Bootstrap: boot, Env: list, FunctionName: logicalID,
 		TimeoutSec: spec.Timeout, MemoryMB: spec.MemorySize})
 	if err != nil {
@@ -183,7 +222,7 @@ func sampleRef(t testing.TB) rail.MatterRef {
 }
 
 func TestBootstrapsUnderLambdaRuntime(t *testing.T) {
-	s := newStack(t)
+	s := newEmulatorStack(t)
 	emulatorBin(t)
 	ref := sampleRef(t)
 	if _, err := rail.AddMatter(s.ctx, s.db.Pool, ref, "Sample v. Matter"); err != nil {
@@ -322,7 +361,7 @@ func (s *stack) receiveUntil(q queue, within time.Duration, match func(string) b
 // build refuses to start: the invocation fails with one clear error and
 // the SchemaBehind metric, instead of "relation does not exist" later.
 func TestColdStartRefusesAnOlderSchema(t *testing.T) {
-	s := newStack(t)
+	s := newEmulatorStack(t)
 	empty := railtest.NewEmptyDB(t)
 	trigger := s.startFunction("TriggerFunction", empty.URL, nil)
 	ctx, cancel := context.WithTimeout(s.ctx, 2*time.Minute)

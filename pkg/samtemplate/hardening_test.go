@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,23 +31,350 @@ func walk(n *yaml.Node, path string, fn func(path, key string, v *yaml.Node)) {
 	}
 }
 
-// No IAM statement in the template grants on every resource.
-func TestNoWildcardResource(t *testing.T) {
-	tpl := load(t)
-	walk(tpl.root, "", func(path, key string, v *yaml.Node) {
-		if key != "Resource" && key != "Resources" || path == "" {
-			return
+// noResourceLevel are the actions AWS authorises only on Resource '*' (the Service Authorization
+// Reference lists no resource type for them) that a Lambda function in a VPC with active tracing
+// needs. docs/operations.md must give the reason for each one the template uses on '*'.
+var noResourceLevel = map[string]bool{
+	"ec2:DescribeNetworkInterfaces": true, "ec2:DescribeSubnets": true,
+	"xray:PutTraceSegments": true, "xray:PutTelemetryRecords": true,
+	"xray:GetSamplingRules": true, "xray:GetSamplingTargets": true, "xray:GetSamplingStatisticSummaries": true,
+}
+
+// samPollerEvents are the SAM event types for which SAM attaches an AWS managed policy on '*'
+// (AWSLambdaSQSQueueExecutionRole, AWSLambdaKinesisExecutionRole, ...) to a role it generates.
+var samPollerEvents = map[string]bool{"SQS": true, "Kinesis": true, "DynamoDB": true, "MQ": true,
+	"MSK": true, "SelfManagedKafka": true, "DocumentDB": true}
+
+// documentedWildcards reads the table of docs/operations.md's "IAM: what the roles may do" section:
+// action -> reason.
+func documentedWildcards(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n## IAM: what the roles may do\n")
+	if !ok {
+		t.Fatal(`docs/operations.md has no "## IAM: what the roles may do" section`)
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	row := regexp.MustCompile("(?m)^\\| `([a-z0-9-]+:[A-Za-z0-9]+)` \\| *([^|]*?) *\\|$")
+	out := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(sec, -1) {
+		out[m[1]] = m[2]
+	}
+	if len(out) == 0 {
+		t.Fatal("docs/operations.md: the IAM section has no table of actions on '*'")
+	}
+	return out
+}
+
+// statement is one IAM policy statement of the template, its Resource values flattened through
+// intrinsic functions (both branches of an !If).
+type statement struct {
+	where     string
+	actions   []string
+	resources []*yaml.Node // the leaves: scalars and intrinsic calls (!GetAtt, !Sub, ...)
+	raw       *yaml.Node
+}
+
+// leaves flattens n through sequences and both branches of !If.
+func leaves(n *yaml.Node) []*yaml.Node {
+	n = deref(n)
+	if n == nil {
+		return nil
+	}
+	if fn, arg, ok := intrinsic(n); ok && fn == "Fn::If" && arg.Kind == yaml.SequenceNode && len(arg.Content) == 3 {
+		return append(leaves(arg.Content[1]), leaves(arg.Content[2])...)
+	}
+	if n.Kind == yaml.SequenceNode && n.Tag != "!If" {
+		var out []*yaml.Node
+		for _, c := range n.Content {
+			out = append(out, leaves(c)...)
 		}
-		vals := []*yaml.Node{v}
-		if v.Kind == yaml.SequenceNode {
-			vals = v.Content
+		return out
+	}
+	return []*yaml.Node{n}
+}
+
+// statements returns the statements of a policy document (through !If around statements).
+func statements(doc *yaml.Node, where string) []statement {
+	var out []statement
+	for i, s := range leaves(get(doc, "Statement")) {
+		if fn, _, ok := intrinsic(s); ok && fn == "Ref" { // !Ref AWS::NoValue
+			continue
 		}
-		for _, x := range vals {
-			if x.Kind == yaml.ScalarNode && strings.TrimSpace(x.Value) == "*" {
-				t.Errorf("%s.%s: Resource '*'", path, key)
+		st := statement{where: fmt.Sprintf("%s.Statement[%d]", where, i), raw: s}
+		if sid := scalar(get(s, "Sid")); sid != "" {
+			st.where = where + "." + sid
+		}
+		for _, a := range leaves(get(s, "Action")) {
+			st.actions = append(st.actions, a.Value)
+		}
+		st.resources = leaves(get(s, "Resource"))
+		out = append(out, st)
+	}
+	return out
+}
+
+// policyDocs returns every IAM policy document of the template: inline role policies, the
+// template's managed policies, stand-alone policies and resource policies.
+func policyDocs(tpl *Template) map[string]*yaml.Node {
+	docs := map[string]*yaml.Node{}
+	for id, r := range tpl.resources {
+		p := get(r, "Properties")
+		switch scalar(get(r, "Type")) {
+		case "AWS::IAM::Role":
+			for i, pol := range items(get(p, "Policies")) {
+				docs[fmt.Sprintf("%s.Policies[%d]", id, i)] = get(pol, "PolicyDocument")
+			}
+		case "AWS::IAM::ManagedPolicy", "AWS::IAM::Policy", "AWS::IAM::RolePolicy", "AWS::SQS::QueuePolicy",
+			"AWS::SNS::TopicPolicy", "AWS::S3::BucketPolicy":
+			docs[id] = get(p, "PolicyDocument")
+		case "AWS::Serverless::Function":
+			for i, pol := range items(get(p, "Policies")) {
+				if get(pol, "Statement") != nil {
+					docs[fmt.Sprintf("%s.Policies[%d]", id, i)] = pol
+				}
 			}
 		}
-	})
+	}
+	return docs
+}
+
+// roleStatements returns what a role of the template may do: its inline policies and the
+// template's managed policies attached to it.
+func roleStatements(tpl *Template, roleID string) []statement {
+	r := tpl.resources[roleID]
+	p := get(r, "Properties")
+	var out []statement
+	for i, pol := range items(get(p, "Policies")) {
+		out = append(out, statements(get(pol, "PolicyDocument"), fmt.Sprintf("%s.Policies[%d]", roleID, i))...)
+	}
+	for _, m := range items(get(p, "ManagedPolicyArns")) {
+		if id, ok := refTarget(m); ok && scalar(get(tpl.resources[id], "Type")) == "AWS::IAM::ManagedPolicy" {
+			out = append(out, statements(get(get(tpl.resources[id], "Properties"), "PolicyDocument"), id)...)
+		}
+	}
+	return out
+}
+
+// iamProblems checks the template's IAM against least privilege: Resource '*' only for the
+// documented actions that have no resource-level form, no wildcard actions, no Not* elements, and
+// nothing that makes SAM attach an AWS managed policy (all of which grant on '*').
+func iamProblems(tpl *Template, documented map[string]string) []string {
+	var probs []string
+	used := map[string]bool{}
+	for where, doc := range policyDocs(tpl) {
+		for _, st := range statements(doc, where) {
+			for _, k := range []string{"NotAction", "NotResource"} {
+				if get(st.raw, k) != nil {
+					probs = append(probs, fmt.Sprintf("%s: %s", st.where, k))
+				}
+			}
+			for _, a := range st.actions {
+				if strings.Contains(a, "*") {
+					probs = append(probs, fmt.Sprintf("%s: wildcard action %q", st.where, a))
+				}
+			}
+			star := false
+			for _, r := range st.resources {
+				star = star || (r.Kind == yaml.ScalarNode && strings.TrimSpace(r.Value) == "*")
+			}
+			if !star {
+				continue
+			}
+			for _, a := range st.actions {
+				used[a] = true
+				if documented[a] == "" || !noResourceLevel[a] {
+					probs = append(probs, fmt.Sprintf("%s: %s on Resource '*' (not an action without resource-level permissions documented in docs/operations.md)", st.where, a))
+				}
+			}
+		}
+	}
+	for a := range documented {
+		if !used[a] {
+			probs = append(probs, fmt.Sprintf("docs/operations.md lists %s on '*', but no statement uses it", a))
+		}
+	}
+	// SAM: a function without Role gets a generated role with AWSLambdaBasicExecutionRole (and
+	// the VPC, X-Ray and poller policies); a poller event adds its managed policy.
+	if g := tpl.globalsFn; get(g, "Policies") != nil || get(g, "Role") != nil {
+		probs = append(probs, "Globals.Function: Policies/Role belong on each function's own role")
+	}
+	for _, id := range tpl.Functions() {
+		p := get(tpl.resources[id], "Properties")
+		role, ok := refTarget(get(p, "Role"))
+		if !ok || scalar(get(tpl.resources[role], "Type")) != "AWS::IAM::Role" {
+			probs = append(probs, fmt.Sprintf("%s: no Role of the template (SAM would generate one with AWSLambdaBasicExecutionRole, Resource '*')", id))
+		}
+		if get(p, "Policies") != nil {
+			probs = append(probs, fmt.Sprintf("%s: Policies (SAM policies; put the statements on the function's role)", id))
+		}
+		for name, ev := range pairs(get(p, "Events")) {
+			if typ := scalar(get(ev, "Type")); samPollerEvents[typ] {
+				probs = append(probs, fmt.Sprintf("%s: event %s of type %s (SAM attaches an AWS managed poller policy on '*'; use an AWS::Lambda::EventSourceMapping)", id, name, typ))
+			}
+		}
+	}
+	for _, id := range tpl.resourcesOfType("AWS::IAM::Role") {
+		for _, m := range items(get(get(tpl.resources[id], "Properties"), "ManagedPolicyArns")) {
+			if target, ok := refTarget(m); !ok || scalar(get(tpl.resources[target], "Type")) != "AWS::IAM::ManagedPolicy" {
+				probs = append(probs, fmt.Sprintf("%s: ManagedPolicyArns names a policy outside the template", id))
+			}
+		}
+	}
+	var scan func(n *yaml.Node, path string)
+	scan = func(n *yaml.Node, path string) {
+		switch n.Kind {
+		case yaml.ScalarNode:
+			if strings.Contains(n.Value, ":iam::aws:policy/") {
+				probs = append(probs, fmt.Sprintf("%s: an AWS managed policy (%s)", path, n.Value))
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				scan(n.Content[i+1], path+"."+n.Content[i].Value)
+			}
+		case yaml.SequenceNode, yaml.DocumentNode:
+			for i, c := range n.Content {
+				scan(c, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	scan(tpl.root, "")
+	slices.Sort(probs)
+	return probs
+}
+
+// grants reports whether one of the statements allows action on exactly the resource !GetAtt
+// id.Arn (and nothing else in that statement).
+func grants(sts []statement, action, getAttID string) bool {
+	for _, st := range sts {
+		if !slices.Contains(st.actions, action) || len(st.resources) != 1 {
+			continue
+		}
+		if fn, arg, ok := intrinsic(st.resources[0]); ok && fn == "Fn::GetAtt" && arg.Value == getAttID+".Arn" {
+			return true
+		}
+	}
+	return false
+}
+
+// The template's roles are least privilege: '*' only where AWS allows nothing narrower, and
+// documented; no AWS managed policy through SAM; each function's role lets it write its own log
+// group and consume its own queue only, and run in the VPC with tracing.
+func TestIAMLeastPrivilege(t *testing.T) {
+	tpl := load(t)
+	documented := documentedWildcards(t)
+	for a, why := range documented {
+		if !noResourceLevel[a] {
+			t.Errorf("docs/operations.md lists %s on '*', but it has resource-level permissions (or is not needed)", a)
+		}
+		if len(why) < 20 {
+			t.Errorf("docs/operations.md: %s on '*' has no reason (%q)", a, why)
+		}
+	}
+	for _, p := range iamProblems(tpl, documented) {
+		t.Error(p)
+	}
+
+	vpc, tracing := get(tpl.globalsFn, "VpcConfig") != nil, scalar(get(tpl.globalsFn, "Tracing")) == "Active"
+	for _, id := range tpl.Functions() {
+		f, err := tpl.Function(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := get(tpl.resources[id], "Properties")
+		role, _ := refTarget(get(p, "Role"))
+		sts := roleStatements(tpl, role)
+		lg, _ := refTarget(get(get(p, "LoggingConfig"), "LogGroup"))
+		for _, a := range []string{"logs:CreateLogStream", "logs:PutLogEvents"} {
+			if !grants(sts, a, lg) {
+				t.Errorf("%s (%s): no %s on its own log group %s", id, role, a, lg)
+			}
+		}
+		own := map[string]bool{}
+		for _, qs := range f.QueueSources {
+			own[qs.Queue] = true
+			for _, a := range []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"} {
+				if !grants(sts, a, qs.Queue) {
+					t.Errorf("%s (%s): no %s on %s, which %s feeds it from", id, role, a, qs.Queue, qs.LogicalID)
+				}
+			}
+		}
+		for _, st := range sts {
+			for _, a := range st.actions {
+				if a != "sqs:ReceiveMessage" && a != "sqs:DeleteMessage" && !strings.HasPrefix(a, "logs:") {
+					continue
+				}
+				for _, r := range st.resources {
+					target, _ := refTarget(r)
+					if strings.HasPrefix(a, "logs:") && target != lg || strings.HasPrefix(a, "sqs:") && !own[target] {
+						t.Errorf("%s: %s may %s beyond its own log group and queues", st.where, role, a)
+					}
+				}
+			}
+		}
+		if vpc && !slices.ContainsFunc(sts, func(s statement) bool { return slices.Contains(s.actions, "ec2:CreateNetworkInterface") }) {
+			t.Errorf("%s (%s): in a VPC without ec2:CreateNetworkInterface", id, role)
+		}
+		if tracing && !slices.ContainsFunc(sts, func(s statement) bool { return slices.Contains(s.actions, "xray:PutTraceSegments") }) {
+			t.Errorf("%s (%s): Tracing Active without xray:PutTraceSegments", id, role)
+		}
+	}
+	for _, id := range tpl.EventSourceMappings() {
+		if _, err := tpl.QueueSource(id); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// The check itself catches what SAM does by default (the template's previous form): a function
+// with SAM Policies and no Role, a Type: SQS event, an AWS managed policy, and '*' on an action
+// with resource-level permissions.
+func TestIAMCheckCatchesSAMDefaults(t *testing.T) {
+	tpl, err := Parse([]byte(`
+Resources:
+  Q: {Type: AWS::SQS::Queue}
+  F:
+    Type: AWS::Serverless::Function
+    Properties:
+      Policies:
+        - Statement: [{Effect: Allow, Action: sqs:SendMessage, Resource: !GetAtt Q.Arn}]
+      Events:
+        S: {Type: SQS, Properties: {Queue: !GetAtt Q.Arn}}
+  R:
+    Type: AWS::IAM::Role
+    Properties:
+      ManagedPolicyArns: [!Sub "arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"]
+      Policies:
+        - PolicyName: p
+          PolicyDocument:
+            Statement:
+              - !If [C, {Effect: Allow, Action: [logs:PutLogEvents, xray:PutTraceSegments], Resource: "*"}, !Ref AWS::NoValue]
+              - {Effect: Allow, Action: "s3:*", Resource: [!GetAtt Q.Arn]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(iamProblems(tpl, map[string]string{"xray:PutTraceSegments": "no resource type", "ec2:DescribeSubnets": "no resource type"}), "\n")
+	for _, want := range []string{
+		"F: no Role of the template",
+		"F: Policies",
+		"F: event S of type SQS",
+		"R: ManagedPolicyArns names a policy outside the template",
+		"an AWS managed policy",
+		"logs:PutLogEvents on Resource '*'",
+		`wildcard action "s3:*"`,
+		"lists ec2:DescribeSubnets on '*', but no statement uses it",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("iamProblems missed %q; it found:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "xray:PutTraceSegments on Resource") {
+		t.Errorf("iamProblems flagged a documented action:\n%s", got)
+	}
 }
 
 type alarm struct {
@@ -179,7 +507,10 @@ func TestSchedulesLogsAndRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ev := range trig.SQSEvents() {
+	if len(trig.QueueSources) == 0 {
+		t.Error("TriggerFunction has no queue source")
+	}
+	for _, ev := range trig.QueueSources {
 		q, err := tpl.Queue(ev.Queue)
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,7 @@
 // Package samtemplate reads the project's AWS SAM template (template.yaml) so that tests and the
 // local runner build the same wiring the deployed stack has: the trigger rule's event pattern, the
-// queues' delays, visibility and redrive, and each function's timeout, environment and event
-// sources.
+// queues' delays, visibility and redrive, each function's timeout, environment and schedules, and
+// the event source mappings that feed the functions from the queues.
 //
 // It is a reader, not a CloudFormation engine. CloudFormation short-form tags (!Ref, !Sub,
 // !GetAtt, !If, ...) and their long forms (Ref, Fn::Sub, ...) are understood well enough to
@@ -70,23 +70,33 @@ type FunctionSpec struct {
 	// created resource names), sorted.
 	EnvUnresolved []string
 	Events        []EventSpec // sorted by Name
+	// QueueSources are the event source mappings whose FunctionName names this function, sorted by
+	// LogicalID.
+	QueueSources []QueueSource
 }
 
-// EventSpec is one entry of a function's Events.
+// EventSpec is one entry of a function's Events (SAM event sources: schedules). Queues feed the
+// functions through AWS::Lambda::EventSourceMapping resources instead (QueueSource).
 type EventSpec struct {
 	Name string
-	Type string // SQS, ScheduleV2, ...
-
-	// SQS
-	Queue                          string // logical id of the queue (from !GetAtt Queue.Arn)
-	BatchSize                      int
-	MaximumBatchingWindowInSeconds int
-	FunctionResponseTypes          []string
-	MaximumConcurrency             int // ScalingConfig.MaximumConcurrency; 0 when unset
+	Type string // ScheduleV2, Schedule, ...
 
 	// ScheduleV2 / Schedule
 	ScheduleExpression string
 	Input              string
+}
+
+// QueueSource is an AWS::Lambda::EventSourceMapping that feeds a function from an SQS queue of the
+// template, with Lambda's defaults filled in for absent settings.
+type QueueSource struct {
+	LogicalID                      string // the mapping
+	Function                       string // logical id of the function (FunctionName: !Ref F)
+	Queue                          string // logical id of the queue (EventSourceArn: !GetAtt Q.Arn)
+	BatchSize                      int    // default 10
+	MaximumBatchingWindowInSeconds int
+	FunctionResponseTypes          []string
+	MaximumConcurrency             int  // ScalingConfig.MaximumConcurrency; 0 when unset
+	Enabled                        bool // default true
 }
 
 // EnvNames returns the names of every environment variable the function gets, resolved or not,
@@ -96,17 +106,6 @@ func (f FunctionSpec) EnvNames() []string {
 	names = append(names, f.EnvUnresolved...)
 	slices.Sort(names)
 	return names
-}
-
-// SQSEvents returns the function's SQS event sources.
-func (f FunctionSpec) SQSEvents() []EventSpec {
-	var out []EventSpec
-	for _, e := range f.Events {
-		if e.Type == "SQS" {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // Load reads and parses the template at path.
@@ -189,6 +188,12 @@ func (t *Template) Param(name string) (string, bool) {
 
 // Functions returns the logical ids of the AWS::Serverless::Function resources, sorted.
 func (t *Template) Functions() []string { return t.resourcesOfType("AWS::Serverless::Function") }
+
+// EventSourceMappings returns the logical ids of the AWS::Lambda::EventSourceMapping resources,
+// sorted.
+func (t *Template) EventSourceMappings() []string {
+	return t.resourcesOfType("AWS::Lambda::EventSourceMapping")
+}
 
 // Queues returns the logical ids of the AWS::SQS::Queue resources, sorted.
 func (t *Template) Queues() []string { return t.resourcesOfType("AWS::SQS::Queue") }
@@ -381,7 +386,64 @@ func (t *Template) Function(logicalID string) (FunctionSpec, error) {
 		f.Events = append(f.Events, e)
 	}
 	slices.SortFunc(f.Events, func(a, b EventSpec) int { return strings.Compare(a.Name, b.Name) })
+	for _, id := range t.EventSourceMappings() {
+		if fn, ok := refTarget(get(get(t.resources[id], "Properties"), "FunctionName")); !ok || fn != logicalID {
+			continue
+		}
+		qs, err := t.QueueSource(id)
+		if err != nil {
+			return fail(err)
+		}
+		f.QueueSources = append(f.QueueSources, qs)
+	}
 	return f, nil
+}
+
+// QueueSource returns the settings of the AWS::Lambda::EventSourceMapping logicalID, which must
+// feed a function of the template from a queue of the template.
+func (t *Template) QueueSource(logicalID string) (QueueSource, error) {
+	r, err := t.resource(logicalID, "AWS::Lambda::EventSourceMapping")
+	if err != nil {
+		return QueueSource{}, err
+	}
+	p := get(r, "Properties")
+	fail := func(err error) (QueueSource, error) {
+		return QueueSource{}, fmt.Errorf("samtemplate: event source mapping %q: %w", logicalID, err)
+	}
+	qs := QueueSource{LogicalID: logicalID, BatchSize: 10, Enabled: true}
+	var ok bool
+	if qs.Function, ok = refTarget(get(p, "FunctionName")); !ok {
+		return fail(errors.New("FunctionName does not name a function in the template"))
+	}
+	if qs.Queue, ok = refTarget(get(p, "EventSourceArn")); !ok {
+		return fail(errors.New("EventSourceArn does not name a queue in the template"))
+	}
+	if _, err := t.resource(qs.Queue, "AWS::SQS::Queue"); err != nil {
+		return fail(err)
+	}
+	for key, dst := range map[string]*int{"BatchSize": &qs.BatchSize, "MaximumBatchingWindowInSeconds": &qs.MaximumBatchingWindowInSeconds} {
+		if err := t.intProp(p, key, dst); err != nil {
+			return fail(err)
+		}
+	}
+	if err := t.intProp(get(p, "ScalingConfig"), "MaximumConcurrency", &qs.MaximumConcurrency); err != nil {
+		return fail(err)
+	}
+	if n := get(p, "FunctionResponseTypes"); n != nil {
+		v, err := t.resolve(n)
+		if err != nil {
+			return fail(fmt.Errorf("FunctionResponseTypes: %w", err))
+		}
+		qs.FunctionResponseTypes = toStrings(v)
+	}
+	if n := get(p, "Enabled"); n != nil {
+		v, err := t.resolve(n)
+		if err != nil {
+			return fail(fmt.Errorf("Enabled: %w", err))
+		}
+		qs.Enabled = v == true || v == "true"
+	}
+	return qs, nil
 }
 
 func (t *Template) event(name string, ev *yaml.Node) (EventSpec, error) {
@@ -389,27 +451,6 @@ func (t *Template) event(name string, ev *yaml.Node) (EventSpec, error) {
 	p := get(ev, "Properties")
 	fail := func(err error) (EventSpec, error) { return EventSpec{}, fmt.Errorf("event %s: %w", name, err) }
 	switch e.Type {
-	case "SQS":
-		id, ok := refTarget(get(p, "Queue"))
-		if !ok {
-			return fail(errors.New("Queue does not name a queue in the template"))
-		}
-		e.Queue = id
-		for key, dst := range map[string]*int{"BatchSize": &e.BatchSize, "MaximumBatchingWindowInSeconds": &e.MaximumBatchingWindowInSeconds} {
-			if err := t.intProp(p, key, dst); err != nil {
-				return fail(err)
-			}
-		}
-		if err := t.intProp(get(p, "ScalingConfig"), "MaximumConcurrency", &e.MaximumConcurrency); err != nil {
-			return fail(err)
-		}
-		if n := get(p, "FunctionResponseTypes"); n != nil {
-			v, err := t.resolve(n)
-			if err != nil {
-				return fail(err)
-			}
-			e.FunctionResponseTypes = toStrings(v)
-		}
 	case "Schedule", "ScheduleV2":
 		for key, dst := range map[string]*string{"ScheduleExpression": &e.ScheduleExpression, "Input": &e.Input} {
 			if err := t.stringProp(p, key, dst); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -93,11 +94,11 @@ func TestTriggerRulePattern(t *testing.T) {
 // receives, and the event source settings the design asks for.
 func TestQueuesMatchTheirConsumers(t *testing.T) {
 	tpl := load(t)
-	want := map[string]EventSpec{
-		"TriggerFunction/TriggerQueue": {Queue: "TriggerQueue", BatchSize: 10, MaximumBatchingWindowInSeconds: 2, MaximumConcurrency: 5},
-		"BuilderFunction/BuildQueue":   {Queue: "BuildQueue", BatchSize: 1, MaximumConcurrency: 10},
+	want := map[string]QueueSource{
+		"TriggerFunction/TriggerQueue": {LogicalID: "TriggerQueueMapping", Function: "TriggerFunction", Queue: "TriggerQueue", BatchSize: 10, MaximumBatchingWindowInSeconds: 2, MaximumConcurrency: 5, Enabled: true},
+		"BuilderFunction/BuildQueue":   {LogicalID: "BuildQueueMapping", Function: "BuilderFunction", Queue: "BuildQueue", BatchSize: 1, MaximumConcurrency: 10, Enabled: true},
 		// The backfill's own queue and concurrency (BackfillConcurrency's default).
-		"BuilderFunction/BackfillQueue": {Queue: "BackfillQueue", BatchSize: 1, MaximumConcurrency: 2},
+		"BuilderFunction/BackfillQueue": {LogicalID: "BackfillQueueMapping", Function: "BuilderFunction", Queue: "BackfillQueue", BatchSize: 1, MaximumConcurrency: 2, Enabled: true},
 	}
 	seen := map[string]bool{}
 	for _, id := range tpl.Functions() {
@@ -105,7 +106,7 @@ func TestQueuesMatchTheirConsumers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ev := range f.SQSEvents() {
+		for _, ev := range f.QueueSources {
 			seen[id+"/"+ev.Queue] = true
 			q, err := tpl.Queue(ev.Queue)
 			if err != nil {
@@ -123,19 +124,20 @@ func TestQueuesMatchTheirConsumers(t *testing.T) {
 				t.Errorf("%s: SqsManagedSseEnabled is not true", q.LogicalID)
 			}
 			if !slices.Contains(ev.FunctionResponseTypes, "ReportBatchItemFailures") {
-				t.Errorf("%s: event %s lacks ReportBatchItemFailures", id, ev.Name)
+				t.Errorf("%s: %s lacks ReportBatchItemFailures", id, ev.LogicalID)
 			}
 			if w, ok := want[id+"/"+ev.Queue]; ok {
-				got := EventSpec{Queue: ev.Queue, BatchSize: ev.BatchSize, MaximumBatchingWindowInSeconds: ev.MaximumBatchingWindowInSeconds, MaximumConcurrency: ev.MaximumConcurrency}
-				if got.Queue != w.Queue || got.BatchSize != w.BatchSize || got.MaximumBatchingWindowInSeconds != w.MaximumBatchingWindowInSeconds || got.MaximumConcurrency != w.MaximumConcurrency {
-					t.Errorf("%s SQS event = %+v, want %+v", id, got, w)
+				got := ev
+				got.FunctionResponseTypes = nil
+				if !reflect.DeepEqual(got, w) {
+					t.Errorf("%s queue source = %+v, want %+v", id, got, w)
 				}
 			}
 		}
 	}
 	for id := range want {
 		if !seen[id] {
-			t.Errorf("%s has no SQS event source", id)
+			t.Errorf("%s has no queue source (AWS::Lambda::EventSourceMapping)", id)
 		}
 	}
 	for _, id := range tpl.Queues() {
@@ -479,7 +481,14 @@ Resources:
       Timeout: 9
       Environment: {Variables: {A: literal}}
       Events:
-        S: {Type: SQS, Properties: {Queue: {"Fn::GetAtt": [Q, Arn]}, BatchSize: 4}}
+        Tick: {Type: ScheduleV2, Properties: {ScheduleExpression: rate(5 minutes), Input: '{}'}}
+  M:
+    Type: AWS::Lambda::EventSourceMapping
+    Properties:
+      FunctionName: {Ref: F}
+      EventSourceArn: {"Fn::GetAtt": [Q, Arn]}
+      BatchSize: !Ref Vis
+      Enabled: false
 `
 	tpl, err := Parse([]byte(src))
 	if err != nil {
@@ -523,8 +532,33 @@ Resources:
 	if !slices.Equal(f.EnvUnresolved, []string{"C", "D"}) {
 		t.Errorf("EnvUnresolved = %v", f.EnvUnresolved)
 	}
-	if len(f.Events) != 1 || f.Events[0].Queue != "Q" || f.Events[0].BatchSize != 4 {
+	if len(f.Events) != 1 || f.Events[0].Type != "ScheduleV2" || f.Events[0].ScheduleExpression != "rate(5 minutes)" {
 		t.Errorf("events = %+v", f.Events)
+	}
+	// M feeds F from Q (a parameter for its batch size, disabled).
+	if want := []QueueSource{{LogicalID: "M", Function: "F", Queue: "Q", BatchSize: 120}}; !reflect.DeepEqual(f.QueueSources, want) {
+		t.Errorf("F's queue sources = %+v, want %+v", f.QueueSources, want)
+	}
+	if !slices.Equal(tpl.EventSourceMappings(), []string{"M"}) {
+		t.Errorf("EventSourceMappings = %v", tpl.EventSourceMappings())
+	}
+	// A mapping from something that is not a queue of the template is an error, and so is
+	// reading the function it feeds (the default batch size is Lambda's 10).
+	bad, err := Parse([]byte(src + `
+  M2:
+    Type: AWS::Lambda::EventSourceMapping
+    Properties:
+      FunctionName: !GetAtt F.Arn
+      EventSourceArn: !GetAtt R.Arn
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bad.QueueSource("M2"); err == nil || !strings.Contains(err.Error(), "not AWS::SQS::Queue") {
+		t.Errorf("a mapping from a rule: err = %v", err)
+	}
+	if _, err := bad.Function("F"); err == nil {
+		t.Error("Function read F although one of its mappings is from no queue")
 	}
 	if _, err := tpl.Queue("R"); err == nil {
 		t.Error("Queue accepted a rule")
