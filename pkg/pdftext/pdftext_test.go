@@ -12,27 +12,13 @@ import (
 
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
 	"github.com/pramaan/brief-rail/pkg/pdftext"
+	"github.com/pramaan/brief-rail/pkg/pdftext/pdftexttest"
 )
 
 // rawPDF assembles a classic PDF (header, numbered objects, xref table,
 // trailer) from object bodies; object i+1 is objs[i] and object 1 is the
 // catalog.
-func rawPDF(objs ...string) []byte {
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
-}
+func rawPDF(objs ...string) []byte { return pdftexttest.RawPDF("", objs...) }
 
 func textPage(content string) string {
 	return fmt.Sprintf("stream\n%s\nendstream", content)
