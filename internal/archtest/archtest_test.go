@@ -1,0 +1,252 @@
+// Package archtest holds the tests that keep the house in shape: import
+// arrows point inward (docs/ARCHITECTURE.md, "Package map"), the protocol
+// imports no AWS module and no project package, and verification tools stay
+// out of the product.
+package archtest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const module = "github.com/pramaan/brief-rail"
+
+// Rings, inner to outer (docs/ARCHITECTURE.md, section 2). A package may
+// import project packages of a lower ring only. The longest matching
+// prefix decides a package's ring.
+var rings = []struct {
+	prefix string
+	ring   int
+}{
+	{"pkg/rail", 0},
+
+	{"pkg/brief/samples", 1},
+	{"pkg/pdftext", 1},
+	{"pkg/emf", 1},
+	{"pkg/samtemplate", 1},
+	{"sql", 1},
+
+	// Adapters: one package per outside dependency.
+	{"pkg/pgconn", 2},
+	{"pkg/postgres", 2},
+	{"pkg/eventbridge", 2},
+	{"pkg/sqsq", 2},
+	{"pkg/aws", 2},
+	{"pkg/localbus", 2},
+	{"pkg/local", 2},
+	{"pkg/tracing", 2},
+	{"pkg/brief", 2}, // ring 1 once the Bedrock builder moves to pkg/aws/bedrock
+
+	// Use-cases over the adapters: Lambda-shaped handlers, the host
+	// application's record.
+	{"pkg/railfn", 3},
+	{"pkg/lambdafn", 3},
+	{"pkg/record", 3},
+
+	{"pkg/app", 4}, // the composition root
+
+	{"functions", 5},
+	{"cmd", 5},
+}
+
+// beside are the verification tools and test servers: never imported by
+// the product, except where allowed below.
+var beside = []string{
+	"internal/verify", "internal/testenv", "internal/archtest",
+	"pkg/rail/sim", "pkg/rail/modelcheck", // until they move to internal/verify
+	"pkg/localpg", "pkg/motoserver", "pkg/railtest", // until they move to internal/testenv
+}
+
+// allowed are the edges that break the ring rule on purpose, each with its
+// reason. An entry here is a decision, not a debt.
+var allowed = map[[2]string]string{
+	// `make run` starts a project-local PostgreSQL with the test servers'
+	// starter: one way to run the server binaries, not two.
+	{"cmd/railctl", "pkg/localpg"}:              "make run's database server",
+	{"cmd/railctl", "internal/testenv/localpg"}: "make run's database server",
+}
+
+func ringOf(rel string) (int, bool) {
+	best, ring := "", -1
+	for _, r := range rings {
+		if (rel == r.prefix || strings.HasPrefix(rel, r.prefix+"/")) && len(r.prefix) > len(best) {
+			best, ring = r.prefix, r.ring
+		}
+	}
+	return ring, ring >= 0
+}
+
+func isBeside(rel string) bool {
+	for _, b := range beside {
+		if rel == b || strings.HasPrefix(rel, b+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+type pkg struct {
+	rel     string   // path inside the module
+	imports []string // direct imports, full paths
+	deps    []string // transitive dependencies, full paths
+}
+
+var (
+	listOnce sync.Once
+	listed   []pkg
+	listErr  string
+)
+
+// list runs `go list -deps` over the module's packages once (tests
+// excluded: they may import anything).
+func list(t *testing.T) []pkg {
+	t.Helper()
+	listOnce.Do(func() { listed, listErr = goList() })
+	if listErr != "" {
+		t.Fatal(listErr)
+	}
+	return listed
+}
+
+func goList() ([]pkg, string) {
+	root, err := moduleRoot()
+	if err != nil {
+		return nil, err.Error()
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(goBin, "list", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}\t{{join .Deps \" \"}}", "./...")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Sprintf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 || !strings.HasPrefix(f[0], module) {
+			continue
+		}
+		pkgs = append(pkgs, pkg{rel: strings.TrimPrefix(strings.TrimPrefix(f[0], module), "/"),
+			imports: strings.Fields(f[1]), deps: strings.Fields(f[2])})
+	}
+	if len(pkgs) < 10 {
+		return nil, fmt.Sprintf("go list found %d packages; is the test running inside the module?", len(pkgs))
+	}
+	return pkgs, ""
+}
+
+func moduleRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", errors.New("no go.mod above " + wd)
+		}
+	}
+}
+
+func project(imp string) (string, bool) {
+	if imp == module {
+		return "", true
+	}
+	if strings.HasPrefix(imp, module+"/") {
+		return strings.TrimPrefix(imp, module+"/"), true
+	}
+	return "", false
+}
+
+// TestImportsPointInward: every project import goes to a lower ring; no
+// product package imports a verification tool or test server; every
+// package has a ring (a new package must be placed on the map).
+func TestImportsPointInward(t *testing.T) {
+	for _, p := range list(t) {
+		if isBeside(p.rel) {
+			continue
+		}
+		from, ok := ringOf(p.rel)
+		if !ok {
+			t.Errorf("%s is on no ring: add it to docs/ARCHITECTURE.md's map and to rings here", p.rel)
+			continue
+		}
+		for _, imp := range p.imports {
+			rel, ok := project(imp)
+			if !ok {
+				continue
+			}
+			if _, ok := allowed[[2]string{p.rel, rel}]; ok {
+				continue
+			}
+			if isBeside(rel) {
+				t.Errorf("%s (ring %d) imports %s, a verification tool or test server", p.rel, from, rel)
+				continue
+			}
+			to, ok := ringOf(rel)
+			if ok && to >= from {
+				t.Errorf("%s (ring %d) imports %s (ring %d): arrows must point inward", p.rel, from, rel, to)
+			}
+		}
+	}
+}
+
+// TestProtocolIsTheCentre: the protocol package depends on no project
+// package and, transitively, on no AWS module.
+func TestProtocolIsTheCentre(t *testing.T) {
+	found := false
+	for _, p := range list(t) {
+		if p.rel != "pkg/rail" {
+			continue
+		}
+		found = true
+		for _, d := range p.deps {
+			if _, ok := project(d); ok {
+				t.Errorf("pkg/rail depends on %s: the protocol imports no project package", d)
+			}
+			if strings.HasPrefix(d, "github.com/aws/") {
+				t.Errorf("pkg/rail depends on %s: the protocol imports no AWS module", d)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("pkg/rail not found")
+	}
+}
+
+// TestProductImportsNoVerificationTool: no package outside internal/
+// depends, even transitively, on the simulation or the model checker.
+func TestProductImportsNoVerificationTool(t *testing.T) {
+	for _, p := range list(t) {
+		if isBeside(p.rel) {
+			continue
+		}
+		for _, d := range p.deps {
+			rel, ok := project(d)
+			if !ok {
+				continue
+			}
+			if slices.ContainsFunc([]string{"internal/verify", "pkg/rail/sim", "pkg/rail/modelcheck"}, func(v string) bool {
+				return rel == v || strings.HasPrefix(rel, v+"/")
+			}) {
+				t.Errorf("%s depends on %s", p.rel, rel)
+			}
+		}
+	}
+}
