@@ -103,3 +103,8 @@ CREATE TABLE ops.matter_frame_runs (
         outcome IN ('claimed', 'landed', 'fenced', 'superseded', 'failed', 'lease_expired', 'quarantined'))
 );
 CREATE INDEX matter_frame_runs_open_idx ON ops.matter_frame_runs (firm_id, matter_id) WHERE outcome = 'claimed';
+
+-- Roll back (only on a database with nothing to keep: it destroys the record
+-- and the ledger; stop every function and railctl first):
+--   DROP SCHEMA ops CASCADE;
+--   DROP SCHEMA app CASCADE;

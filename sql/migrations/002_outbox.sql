@@ -45,3 +45,7 @@ CREATE INDEX domain_event_outbox_published_idx ON ops.domain_event_outbox (publi
 -- On-call: parked rows.
 CREATE INDEX domain_event_outbox_parked_idx ON ops.domain_event_outbox (parked_at)
     WHERE parked_at IS NOT NULL;
+
+-- Roll back (stop the producers, let the relay drain the backlog to zero
+-- first, or the unpublished facts are lost; then stop the relay):
+--   DROP TABLE ops.domain_event_outbox;

@@ -14,3 +14,7 @@ CREATE TABLE ops.trigger_inbox (
     received_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 CREATE INDEX trigger_inbox_received_idx ON ops.trigger_inbox (received_at);
+
+-- Roll back (stop the trigger first; without the inbox a redelivered fact
+-- adds demand again, which costs at most one extra build per fact):
+--   DROP TABLE ops.trigger_inbox;

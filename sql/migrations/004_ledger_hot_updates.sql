@@ -16,3 +16,14 @@
 DROP INDEX IF EXISTS ops.matter_frame_jobs_sweep_idx;
 
 ALTER TABLE ops.matter_frame_jobs SET (fillfactor = 80);
+
+-- Lock note: the DROP INDEX above takes an ACCESS EXCLUSIVE lock on the
+-- ledger table for an instant, but waits for (and queues everything behind)
+-- any long transaction on it. Run by hand on a busy database, prefer
+-- DROP INDEX CONCURRENTLY (outside a transaction). New index changes on the
+-- hot tables use tern's `---- tern: disable-tx ----` and CONCURRENTLY.
+--
+-- Roll back (no code depends on either change; outside a transaction):
+--   CREATE INDEX CONCURRENTLY matter_frame_jobs_sweep_idx ON ops.matter_frame_jobs (claimed_at)
+--       WHERE run_status = 'running' OR requested_generation > built_generation;
+--   ALTER TABLE ops.matter_frame_jobs RESET (fillfactor);
