@@ -110,7 +110,7 @@ func attemptsLeftExpr(maxParam string) string {
 // j) may be claimed: recorded, unserved demand, and an idle row past its
 // backoff or a running row on an expired lease with attempts left. $4 is
 // the lease in seconds, $5 the maximum attempts, in every statement that
-// uses it (Claim, ClaimMany).
+// uses it.
 var claimablePredicate = `j.requested_generation > j.built_generation
       AND (   (j.run_status = 'idle' AND (j.not_before IS NULL OR j.not_before <= clock_timestamp()))
            OR (j.run_status = 'running' AND ` + attemptsLeftExpr("$5") + `

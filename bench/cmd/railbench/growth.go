@@ -62,7 +62,7 @@ func runGrowth(ctx context.Context, e *env, o options) (*GrowthResults, error) {
 		return nil, err
 	}
 	// One landed build each, so every ledger row exists.
-	if _, err := railServe(ctx, led, &wireCounter{}, refs, o.Workers, o.Batch, o.BatchSQL, true); err != nil {
+	if _, err := railServe(ctx, led, &wireCounter{}, refs, o.Workers, o.Batch, true); err != nil {
 		return nil, err
 	}
 	have := 0
@@ -135,7 +135,7 @@ func measureGrowthStage(ctx context.Context, led *rail.Ledger, pool *pgxpool.Poo
 		dP50 = append(dP50, quantile(durationsMS(dl), 0.5))
 		cP50, cP99 = append(cP50, quantile(durationsMS(cl), 0.5)), append(cP99, quantile(durationsMS(cl), 0.99))
 		kP50, kP99 = append(kP50, quantile(durationsMS(kl), 0.5)), append(kP99, quantile(durationsMS(kl), 0.99))
-		r, err := railServe(ctx, led, &wireCounter{}, refs, o.Workers, o.Batch, o.BatchSQL, false)
+		r, err := railServe(ctx, led, &wireCounter{}, refs, o.Workers, o.Batch, false)
 		if err != nil {
 			return err
 		}
