@@ -65,6 +65,17 @@ type Config struct {
 	// from, keyed by its variable (EnvLease, ...): the variable's own name
 	// when it was set, SourceDefault when the default applied.
 	Sources map[string]string
+
+	// Read from no variable (zero: the defaults); the local rail sets them
+	// to its scaled-down timings.
+	SweepGrace   time.Duration
+	BackoffBase  time.Duration
+	BackoffMax   time.Duration
+	BuildReserve time.Duration // zero: DefaultReserve(CommitTimeout)
+	// RelayIdleTimeout: set per relay pass where the database role does
+	// not carry idle_in_transaction_session_timeout (the local rail); zero
+	// in AWS, where the relay's role carries it (docs/relay.md).
+	RelayIdleTimeout time.Duration
 }
 
 // FramePolicy is the frame retention the sweeper prunes with.
@@ -77,7 +88,8 @@ const SourceDefault = "default"
 
 // RailConfig is the ledger configuration the function runs with.
 func (c Config) RailConfig() rail.Config {
-	return rail.Config{Lease: c.Lease, MaxAttempts: c.MaxAttempts}
+	return rail.Config{Lease: c.Lease, MaxAttempts: c.MaxAttempts, SweepGrace: c.SweepGrace,
+		BackoffBase: c.BackoffBase, BackoffMax: c.BackoffMax}
 }
 
 // LoadConfig reads function fn's configuration with getenv (os.Getenv in

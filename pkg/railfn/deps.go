@@ -11,12 +11,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pramaan/brief-rail/pkg/brief"
 	"github.com/pramaan/brief-rail/pkg/emf"
+	"github.com/pramaan/brief-rail/pkg/eventbridge"
 	"github.com/pramaan/brief-rail/pkg/pgconn"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/sqsq"
@@ -29,6 +28,11 @@ type Deps struct {
 	AWS     aws.Config   // instrumented for X-Ray when tracing is on
 	Log     *slog.Logger // JSON in Lambda; request id added by the …Context methods
 	Metrics *emf.Logger  // EMF lines, flushed once per invocation
+	// The transport facts and nudges travel on. Nil: EventBridge and SQS
+	// from AWS (the functions); the local rail passes its in-process bus
+	// and build queue (pkg/app assembles both the same way).
+	Publisher rail.Publisher
+	Nudger    rail.Nudger
 }
 
 // NewLogger is the functions' logger: aws-lambda-go's slog handler, which
@@ -99,16 +103,18 @@ func (d Deps) Close() {
 	}
 }
 
-func (d Deps) nudger(cfg Config) *sqsq.Nudger {
+func (d Deps) nudger(cfg Config) rail.Nudger {
+	if d.Nudger != nil {
+		return d.Nudger
+	}
 	return sqsq.NewNudger(sqs.NewFromConfig(d.AWS), cfg.BuildQueueURL)
 }
 
-// FrameBuilder returns the Brief builder cfg names.
-func FrameBuilder(cfg Config, awsCfg aws.Config) rail.FrameBuilder {
-	if cfg.BriefBuilder == "bedrock" {
-		return brief.ForRail(brief.NewBedrock(bedrockruntime.NewFromConfig(awsCfg), cfg.BedrockModelID))
+func (d Deps) publisher(cfg Config) rail.Publisher {
+	if d.Publisher != nil {
+		return d.Publisher
 	}
-	return brief.ForRail(brief.NewExtractive())
+	return eventbridge.New(d.AWS, cfg.EventBus, cfg.EventSource)
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }

@@ -1,6 +1,7 @@
 package railfn
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/pkg/emf"
-	"github.com/pramaan/brief-rail/pkg/eventbridge"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/sqsq"
 	"github.com/pramaan/brief-rail/pkg/tracing"
@@ -145,7 +145,7 @@ func NewBuilder(cfg Config, d Deps, fb rail.FrameBuilder) *BuilderHandler {
 			CommitTimeout: cfg.CommitTimeout},
 		Nudger:        d.nudger(cfg),
 		FollowUpDelay: cfg.SettleDelay,
-		Reserve:       DefaultReserve(cfg.CommitTimeout),
+		Reserve:       cmp.Or(cfg.BuildReserve, DefaultReserve(cfg.CommitTimeout)),
 		MinBuild:      DefaultMinBuild,
 		Metrics:       d.metrics(), Log: d.log(),
 	}
@@ -306,7 +306,7 @@ type RelayHandler struct {
 // NewRelay wires the relay from cfg and d.
 func NewRelay(cfg Config, d Deps) *RelayHandler {
 	return &RelayHandler{
-		Relay:  &rail.Relay{Pool: d.Pool, Publisher: eventbridge.New(d.AWS, cfg.EventBus, cfg.EventSource), Log: d.log()},
+		Relay:  &rail.Relay{Pool: d.Pool, Publisher: d.publisher(cfg), IdleTimeout: cfg.RelayIdleTimeout, Log: d.log()},
 		Window: cfg.RelayWindow, Margin: 5 * time.Second, Metrics: d.metrics(), Log: d.log(),
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -218,4 +219,37 @@ func DecodeEnvelope(body string) (Envelope, error) {
 		return Envelope{}, fmt.Errorf("sqsq: envelope %s: detail-type %q but detail event_name %q", raw.ID, raw.DetailType, d.EventName)
 	}
 	return Envelope{ID: raw.ID, DetailType: raw.DetailType, Source: raw.Source, Detail: d}, nil
+}
+
+// Source receives from an SQS queue for a poller outside Lambda (railctl's
+// local rail over SQS): the messages in the shape Lambda's event source
+// mapping delivers them, system attributes (AWSTraceHeader, receive count)
+// included.
+type Source struct {
+	Client *sqs.Client
+	URL    string
+}
+
+// Receive long-polls for up to max messages.
+func (s *Source) Receive(ctx context.Context, max int, wait time.Duration) ([]events.SQSMessage, error) {
+	out, err := s.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl: aws.String(s.URL), MaxNumberOfMessages: int32(max), WaitTimeSeconds: int32(wait.Seconds()),
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+	})
+	if err != nil {
+		return nil, err
+	}
+	msgs := make([]events.SQSMessage, 0, len(out.Messages))
+	for _, m := range out.Messages {
+		msgs = append(msgs, events.SQSMessage{MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle),
+			Body: aws.ToString(m.Body), Md5OfBody: aws.ToString(m.MD5OfBody), Attributes: m.Attributes,
+			EventSource: "aws:sqs", EventSourceARN: s.URL})
+	}
+	return msgs, nil
+}
+
+// Delete deletes a received message.
+func (s *Source) Delete(receiptHandle string) error {
+	_, err := s.Client.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(s.URL), ReceiptHandle: aws.String(receiptHandle)})
+	return err
 }
