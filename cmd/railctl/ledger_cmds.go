@@ -17,6 +17,7 @@ import (
 	"github.com/pramaan/brief-rail/pkg/app"
 	"github.com/pramaan/brief-rail/pkg/pgconn"
 	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/record"
 	railsql "github.com/pramaan/brief-rail/sql"
 )
 
@@ -123,11 +124,8 @@ func cmdMatter(ctx context.Context, g *globals, args []string) error {
 		var created bool
 		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			var err error
-			created, err = rail.AddMatter(ctx, tx, ref, *title)
-			if err != nil || !created {
-				return err
-			}
-			return recordMatterCreated(ctx, tx, ref)
+			created, err = record.CreateMatter(ctx, tx, ref, *title)
+			return err
 		})
 		if err != nil {
 			return err
@@ -177,12 +175,9 @@ func cmdDoc(ctx context.Context, g *globals, args []string) error {
 	defer pool.Close()
 	var id string
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		docID, err := rail.AddDocument(ctx, tx, ref, rail.NewDocument{Name: *name, Pages: pages})
-		if err != nil {
-			return err
-		}
+		docID, err := record.AddDocument(ctx, tx, ref, rail.NewDocument{Name: *name, Pages: pages})
 		id = docID.String()
-		return recordDocumentUploaded(ctx, tx, ref, docID)
+		return err
 	})
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/railtest"
+	"github.com/pramaan/brief-rail/pkg/record"
 	"github.com/pramaan/brief-rail/pkg/tracing"
 )
 
@@ -79,7 +80,7 @@ func TestTraceContinuesFromUploadToFrameBuilt(t *testing.T) {
 		}
 	}
 	// The host application's request context, as Lambda hands it over.
-	if _, err := uploadFiles(tracing.ContextWithHeader(ctx, incoming), r.pool, ref, paths); err != nil {
+	if _, err := record.Upload(tracing.ContextWithHeader(ctx, incoming), r.pool, ref, paths); err != nil {
 		t.Fatal(err)
 	}
 
