@@ -134,12 +134,17 @@ func localDatabase(ctx context.Context, g *globals, p *progressHandler) (url str
 }
 
 func migrateURL(ctx context.Context, url string, p *progressHandler) error {
-	conn, err := pgx.Connect(ctx, url)
+	pool, err := app.OpenPool(ctx, railctlEnv(url, 1))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	defer conn.Close(context.Background())
-	v, err := railsql.Migrate(ctx, conn, func(name string) { p.linef("migrate", "applying %s", name) })
+	defer conn.Release()
+	v, err := railsql.Migrate(ctx, conn.Conn(), func(name string) { p.linef("migrate", "applying %s", name) })
 	if err != nil {
 		return err
 	}

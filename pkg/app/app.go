@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -124,18 +123,8 @@ func Fatal(fn string, err error) { railfn.Fatal(nil, fn, err) }
 // OpenPool opens the rail's pool the one way every part of the rail does
 // (pkg/pgconn): DATABASE_URL, or RDS Proxy with IAM tokens (DB_HOST,
 // DB_USER, DB_IAM_AUTH=true, ...), exec query mode. getenv nil means
-// os.Getenv; railctl passes one that puts its --database-url first.
+// os.Getenv; railctl passes one that puts its --database-url first. The
+// functions' pool (ForLambda) is opened by the same pgconn.Open.
 func OpenPool(ctx context.Context, getenv func(string) string) (*pgxpool.Pool, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	cfg, err := pgconn.ConfigFromEnv(ctx, pgconn.Options{Getenv: getenv})
-	if err != nil {
-		return nil, err
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("open pool: %w", err)
-	}
-	return pool, nil
+	return pgconn.Open(ctx, pgconn.Options{Getenv: getenv})
 }

@@ -30,7 +30,7 @@ func TestPlainDatabaseURL(t *testing.T) {
 	}
 	t.Setenv("DATABASE_URL", db.URL)
 	t.Setenv("DB_MAX_CONNS", "")
-	pool, err := pgconn.PoolFromEnv(ctx)
+	pool, err := pgconn.Open(ctx, pgconn.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

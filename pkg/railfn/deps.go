@@ -55,13 +55,9 @@ func Setup(ctx context.Context, fn string) (Config, Deps, error) {
 		return Config{}, Deps{}, fmt.Errorf("railfn: load AWS configuration: %w", err)
 	}
 	tracing.InstrumentAWS(&awsCfg)
-	pgCfg, err := pgconn.ConfigFromEnv(ctx, pgconn.Options{AWS: &awsCfg})
+	pool, err := pgconn.Open(ctx, pgconn.Options{AWS: &awsCfg})
 	if err != nil {
 		return Config{}, Deps{}, err
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pgCfg)
-	if err != nil {
-		return Config{}, Deps{}, fmt.Errorf("railfn: open pool: %w", err)
 	}
 	d := Deps{Pool: pool, AWS: awsCfg, Log: log, Metrics: emf.New(os.Stdout)}
 	if fn != Migrate {
