@@ -36,6 +36,7 @@ import (
 
 // railOptions configure the local rail (railctl dev and railctl run).
 type railOptions struct {
+	getenv     func(string) string // the environment; nil: os.Getenv
 	modelDelay time.Duration
 	settle     time.Duration
 	lease      time.Duration
@@ -134,7 +135,7 @@ func localDatabase(ctx context.Context, g *globals, p *progressHandler) (url str
 }
 
 func migrateURL(ctx context.Context, url string, p *progressHandler) error {
-	pool, err := app.OpenPool(ctx, railctlEnv(url, 1))
+	pool, err := app.OpenPool(ctx, railctlEnv(os.Getenv, url, 1))
 	if err != nil {
 		return err
 	}
@@ -186,7 +187,7 @@ func (s slowBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage
 // environment read as the functions read it, with the local timings of the
 // flags (a lease of seconds, not minutes) on top.
 func localConfig(o railOptions) (app.Config, error) {
-	cfg, err := railfn.LoadConfig(railfn.Relay, os.Getenv) // the variables every function reads
+	cfg, err := railfn.LoadOperatorConfig(o.env) // the variables, defaults and ranges the functions use
 	if err != nil {
 		return app.Config{}, usageError("%v", err)
 	}
@@ -207,7 +208,7 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 	if err != nil {
 		return nil, err
 	}
-	pool, err := app.OpenPool(ctx, railctlEnv(url, 16))
+	pool, err := app.OpenPool(ctx, railctlEnv(o.env, url, 16))
 	if err != nil {
 		return nil, usageError("%v", err)
 	}
@@ -346,22 +347,30 @@ func traceNote(traceHeader string) string {
 	return ""
 }
 
-// railctlEnv is the environment railctl opens its pool with: the
-// process's, with the --database-url (or DATABASE_URL) given and, unless
-// DB_MAX_CONNS says otherwise, maxConns connections.
-func railctlEnv(databaseURL string, maxConns int) func(string) string {
+// railctlEnv is the environment railctl opens its pool with: getenv's,
+// with the --database-url (or DATABASE_URL) given and, unless DB_MAX_CONNS
+// says otherwise, maxConns connections.
+func railctlEnv(getenv func(string) string, databaseURL string, maxConns int) func(string) string {
 	return func(k string) string {
 		switch k {
 		case pgconn.EnvDatabaseURL:
 			return databaseURL
 		case pgconn.EnvMaxConns:
-			if v := os.Getenv(k); v != "" {
+			if v := getenv(k); v != "" {
 				return v
 			}
 			return strconv.Itoa(maxConns)
 		}
-		return os.Getenv(k)
+		return getenv(k)
 	}
+}
+
+// env reads the rail's environment (os.Getenv unless a test set its own).
+func (o railOptions) env(key string) string {
+	if o.getenv != nil {
+		return o.getenv(key)
+	}
+	return os.Getenv(key)
 }
 
 // Stop stops the rail's parts and waits for them; the pool stays open.
@@ -446,6 +455,7 @@ func bootRail(ctx context.Context, g *globals, o railOptions, p *progressHandler
 		stop()
 		return nil, "", nil, err
 	}
+	o.getenv = g.env
 	r, err := startRail(ctx, url, o, p)
 	if err != nil {
 		stop()

@@ -25,10 +25,10 @@ import (
 // --database-url (default $DATABASE_URL), or DB_HOST, DB_USER and
 // DB_IAM_AUTH=true for RDS Proxy with IAM tokens. It checks the connection.
 func (g *globals) pool(ctx context.Context) (*pgxpool.Pool, error) {
-	if g.databaseURL == "" && os.Getenv(pgconn.EnvHost) == "" {
+	if g.databaseURL == "" && g.env(pgconn.EnvHost) == "" {
 		return nil, usageError("no database: pass --database-url, set DATABASE_URL, or DB_HOST/DB_NAME/DB_USER (DB_IAM_AUTH=true for RDS Proxy)")
 	}
-	pool, err := app.OpenPool(ctx, railctlEnv(g.databaseURL, 4))
+	pool, err := app.OpenPool(ctx, railctlEnv(g.env, g.databaseURL, 4))
 	if err != nil {
 		return nil, usageError("%v", err)
 	}

@@ -8,9 +8,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -63,7 +65,8 @@ var rings = []struct {
 var beside = []string{
 	"internal/verify", "internal/testenv", "internal/archtest",
 	"pkg/rail/sim", "pkg/rail/modelcheck", // until they move to internal/verify
-	"pkg/localpg", "pkg/motoserver", "pkg/railtest", // until they move to internal/testenv
+	"pkg/localpg", "pkg/motoserver", "pkg/railtest", "pkg/ci", // until they move to internal/testenv
+	"pkg/rail/internal", // until ledgercheck moves to internal/verify
 }
 
 // allowed are the edges that break the ring rule on purpose, each with its
@@ -249,4 +252,92 @@ func TestProductImportsNoVerificationTool(t *testing.T) {
 			}
 		}
 	}
+}
+
+// rulesFile is where the ledger's rules are written (docs/ARCHITECTURE.md,
+// "Each rule once").
+const rulesFile = "pkg/rail/rules.go"
+
+// restatedOnPurpose are the files that restate a rule deliberately, each
+// with its reason.
+var restatedOnPurpose = map[string]string{
+	"pkg/rail/seed_test.go":           "it replays the seed design's own statements (on its own table) as a negative control",
+	"pkg/rail/sim/sim_test.go":        "its negative controls swap in broken claims and gauges",
+	"internal/verify/sim/sim_test.go": "its negative controls swap in broken claims and gauges",
+	"sql/migrations/001_ledger.sql":   "an applied migration (its sweep index was dropped by 004); never rewritten",
+	"bench/cmd/rulecost/main.go":      "the experiment that compared SQL functions with these rules restates both",
+}
+
+// TestRulesDefinedOnce: each of the ledger's rules is written in the
+// ledger's rules file only (docs/ARCHITECTURE.md, "Each rule once"); every
+// other .go and .sql file composes it from there. Comments are ignored.
+func TestRulesDefinedOnce(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := []struct {
+		name string
+		re   *regexp.Regexp
+	}{
+		{"the fence (token compare)", regexp.MustCompile(`claimed_generation\s*=\s*(\$\d+|[a-z_]+\.token\b)`)},
+		{"unserved demand", regexp.MustCompile(`requested_generation\s*>\s*([a-z_]+\.)?built_generation`)},
+		{"lease expiry", regexp.MustCompile(`(^|[^.a-z_]|\bj\.)claimed_at\s*<\s*(clock_timestamp|now)\(\)`)},
+		{"the claim predicate (backoff)", regexp.MustCompile(`not_before\s*(<=|IS NULL OR)`)},
+		{"attempts left", regexp.MustCompile(`attempts\s*(<|>=)\s*(coalesce|\$\d)`)},
+	}
+	found := map[string][]string{}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, ".sql") {
+			return nil
+		}
+		if rel == rulesFile {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			code := stripComment(line)
+			for _, r := range rules {
+				if r.re.MatchString(code) {
+					where := fmt.Sprintf("%s:%d", rel, i+1)
+					if why, ok := restatedOnPurpose[rel]; ok {
+						t.Logf("%s restates %s on purpose: %s", where, r.name, why)
+						continue
+					}
+					found[r.name] = append(found[r.name], where+": "+strings.TrimSpace(line))
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, where := range found {
+		t.Errorf("%s is restated outside %s (compose the statement from the rule instead):\n  %s", name, rulesFile, strings.Join(where, "\n  "))
+	}
+}
+
+// stripComment drops a Go // comment or an SQL -- comment from a line.
+func stripComment(line string) string {
+	for _, marker := range []string{"//", "--"} {
+		if i := strings.Index(line, marker); i >= 0 && !strings.Contains(line[:i], "://") {
+			line = line[:i]
+		}
+	}
+	return line
 }

@@ -92,30 +92,6 @@ func (l *Ledger) Demand(ctx context.Context, q Querier, ref MatterRef, n int) (D
 	return DemandResult{Requested: *requested, Status: *runStatus}, nil
 }
 
-// leaseExpiredExpr and attemptsLeftExpr read a running row's lease and
-// attempt limit off the row (alias j): the values its current claim was
-// granted with (migration 007), so whether a live build may be taken over,
-// quarantined or marked expired never depends on the caller's settings. A
-// row last claimed before 007 has NULLs and falls back to the caller's
-// (leaseParam, maxParam).
-func leaseExpiredExpr(leaseParam string) string {
-	return `j.claimed_at < clock_timestamp() - make_interval(secs => coalesce(j.lease_seconds, ` + leaseParam + `))`
-}
-
-func attemptsLeftExpr(maxParam string) string {
-	return `j.attempts < coalesce(j.max_attempts, ` + maxParam + `)`
-}
-
-// claimablePredicate is the one place that says when a ledger row (alias
-// j) may be claimed: recorded, unserved demand, and an idle row past its
-// backoff or a running row on an expired lease with attempts left. $4 is
-// the lease in seconds, $5 the maximum attempts, in every statement that
-// uses it.
-var claimablePredicate = `j.requested_generation > j.built_generation
-      AND (   (j.run_status = 'idle' AND (j.not_before IS NULL OR j.not_before <= clock_timestamp()))
-           OR (j.run_status = 'running' AND ` + attemptsLeftExpr("$5") + `
-               AND ` + leaseExpiredExpr("$4") + `))`
-
 // claimSet is what a claim writes: the next token, the target, a fresh
 // lease by the database clock, and the lease and attempt limit the claim
 // is granted with ($4, $5). $3 is the worker id. The target covers every
@@ -137,7 +113,7 @@ var claimSQL = `
 WITH c AS (
     UPDATE ops.matter_frame_jobs AS j ` + claimSet + `
     WHERE j.firm_id = $1 AND j.matter_id = $2
-      AND ` + claimablePredicate + `
+      AND ` + SQLClaimable("j", "$4", "$5") + `
       AND EXISTS (SELECT 1 FROM app.matters m
                   WHERE m.firm_id = j.firm_id AND m.matter_id = j.matter_id AND m.status = 'open')
     RETURNING j.firm_id, j.matter_id, j.claimed_generation, j.target_generation,
@@ -187,9 +163,9 @@ func (l *Ledger) ClaimOn(ctx context.Context, q Querier, ref MatterRef, workerID
 	return c, true, nil
 }
 
-const heartbeatSQL = `
-UPDATE ops.matter_frame_jobs SET claimed_at = clock_timestamp()
-WHERE firm_id = $1 AND matter_id = $2 AND claimed_generation = $3 AND run_status = 'running'`
+var heartbeatSQL = `
+UPDATE ops.matter_frame_jobs AS j SET claimed_at = clock_timestamp()
+WHERE j.firm_id = $1 AND j.matter_id = $2 AND ` + SQLHoldsToken("j", "$3")
 
 // Heartbeat refreshes the lease while the token is current. ErrFenced means
 // the claim was superseded: stop building and do not commit.
@@ -235,16 +211,16 @@ const commitDemandSince = `CASE WHEN requested_generation > target_generation
 // whatever their key order or spacing was.
 const bodySHA256 = `encode(sha256(convert_to($7::jsonb::text, 'UTF8')), 'hex')`
 
-const commitSQL = `
+var commitSQL = `
 WITH fence AS (
-    UPDATE ops.matter_frame_jobs SET
+    UPDATE ops.matter_frame_jobs AS j SET
         run_status       = 'idle',
         built_generation = target_generation,
         attempts         = 0,
         not_before       = NULL,
         last_error       = '',
         demand_since     = ` + commitDemandSince + `
-    WHERE firm_id = $1 AND matter_id = $2 AND claimed_generation = $3 AND run_status = 'running'
+    WHERE j.firm_id = $1 AND j.matter_id = $2 AND ` + SQLHoldsToken("j", "$3") + `
     RETURNING firm_id, matter_id, target_generation, requested_generation
 ), body AS (
     INSERT INTO ops.matter_frame_bodies AS b (firm_id, matter_id, body_sha256, body)
@@ -329,16 +305,16 @@ type FailResult struct {
 	Attempts int
 }
 
-const failSQL = `
+var failSQL = `
 WITH f AS (
-    UPDATE ops.matter_frame_jobs SET
-        run_status        = CASE WHEN attempts >= $4 THEN 'quarantined' ELSE 'idle' END,
+    UPDATE ops.matter_frame_jobs AS j SET
+        run_status        = CASE WHEN NOT ` + SQLAttemptsLeft("j", "$4::int") + ` THEN 'quarantined' ELSE 'idle' END,
         target_generation = built_generation,
         uncovered_since   = demand_since, -- the target is handed back: all unbuilt demand is uncovered
         not_before        = clock_timestamp()
                             + make_interval(secs => least($6::float8, $5::float8 * power(2, greatest(attempts - 1, 0)))),
         last_error        = left($7, 2000)
-    WHERE firm_id = $1 AND matter_id = $2 AND claimed_generation = $3 AND run_status = 'running'
+    WHERE j.firm_id = $1 AND j.matter_id = $2 AND ` + SQLHoldsToken("j", "$3") + `
     RETURNING firm_id, matter_id, run_status, attempts
 ), run AS (
     UPDATE ops.matter_frame_runs AS r SET

@@ -49,7 +49,7 @@ var jobColumns = `j.firm_id, j.matter_id, j.requested_generation, j.claimed_gene
     j.not_before, j.last_error, j.demand_since, j.uncovered_since, j.last_demanded_at, j.rebuild_needed,
     j.lease_seconds, j.max_attempts,
     CASE WHEN j.run_status = 'running' THEN extract(epoch FROM clock_timestamp() - j.claimed_at)::float8 END,
-    (j.run_status = 'running' AND ` + leaseExpiredExpr("$3") + `),
+    ` + SQLLeaseExpired("j", "$3") + `,
     m.status, extract(epoch FROM clock_timestamp() - j.demand_since)::float8`
 
 func scanJob(row pgx.Row) (JobRow, error) {

@@ -9,11 +9,13 @@ import (
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
-const snapshotSQL = `
-SELECT matter_id, requested_generation, claimed_generation, target_generation, built_generation, run_status,
-       coalesce(run_status = 'running' AND claimed_at < clock_timestamp() - make_interval(secs => coalesce(lease_seconds, $1)), false),
-       not_before IS NOT NULL, coalesce(not_before <= clock_timestamp(), false), attempts
-FROM ops.matter_frame_jobs`
+// snapshotSQL reads the rows with the ledger's own rules (rail.SQLLeaseExpired,
+// rail.SQLPastBackoff): the simulation checks the rules the ledger runs on.
+var snapshotSQL = `
+SELECT j.matter_id, j.requested_generation, j.claimed_generation, j.target_generation, j.built_generation, j.run_status,
+       coalesce(` + rail.SQLLeaseExpired("j", "$1") + `, false),
+       j.not_before IS NOT NULL, j.not_before IS NOT NULL AND ` + rail.SQLPastBackoff("j") + `, j.attempts
+FROM ops.matter_frame_jobs j`
 
 // observe snapshots the ledger rows after a step and checks the table
 // invariants and the monotone counters.

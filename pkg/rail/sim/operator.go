@@ -74,10 +74,9 @@ func (r *run) operatorSweep(op rail.Config) {
 	type pre struct{ expired, exhausted bool }
 	before := map[uuid.UUID]pre{}
 	expiredRows := 0
-	rows, err := r.env.Admin.Query(r.ctx, `SELECT matter_id,
-            run_status = 'running' AND claimed_at < clock_timestamp() - make_interval(secs => coalesce(lease_seconds, $1)),
-            attempts >= coalesce(max_attempts, $2)
-        FROM ops.matter_frame_jobs`, r.cfg.Ledger.Lease.Seconds(), r.cfg.Ledger.MaxAttempts)
+	rows, err := r.env.Admin.Query(r.ctx, `SELECT j.matter_id,
+            `+rail.SQLLeaseExpired("j", "$1")+`, NOT `+rail.SQLAttemptsLeft("j", "$2")+`
+        FROM ops.matter_frame_jobs j`, r.cfg.Ledger.Lease.Seconds(), r.cfg.Ledger.MaxAttempts)
 	r.must(err, "operator sweep: rows before")
 	for rows.Next() {
 		var (

@@ -9,19 +9,21 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // ViolationsSQL returns one text row per violated invariant, naming the
 // matter. No rows: every invariant holds.
-const ViolationsSQL = `
+var ViolationsSQL = `
 SELECT 'generations out of order: ' || matter_id FROM ops.matter_frame_jobs
  WHERE NOT (built_generation <= target_generation AND target_generation <= requested_generation)
 UNION ALL SELECT 'running without claimed_at: ' || matter_id FROM ops.matter_frame_jobs
  WHERE run_status = 'running' AND claimed_at IS NULL
 UNION ALL SELECT 'not running with target <> built: ' || matter_id FROM ops.matter_frame_jobs
  WHERE run_status <> 'running' AND target_generation <> built_generation
-UNION ALL SELECT 'demand_since set iff requested > built broken: ' || matter_id FROM ops.matter_frame_jobs
- WHERE (requested_generation > built_generation) <> (demand_since IS NOT NULL)
+UNION ALL SELECT 'demand_since set iff requested > built broken: ' || j.matter_id FROM ops.matter_frame_jobs j
+ WHERE ` + rail.SQLDemandUnserved("j") + ` <> (j.demand_since IS NOT NULL)
 UNION ALL SELECT 'uncovered_since set iff requested > target broken: ' || matter_id FROM ops.matter_frame_jobs
  WHERE (requested_generation > target_generation) <> (uncovered_since IS NOT NULL)
 UNION ALL SELECT 'uncovered demand older than the oldest unbuilt: ' || matter_id FROM ops.matter_frame_jobs
