@@ -20,16 +20,16 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/internal/testenv/localpg"
 	"github.com/pramaan/brief-rail/pkg/app"
+	"github.com/pramaan/brief-rail/pkg/aws/eventbridge"
+	"github.com/pramaan/brief-rail/pkg/aws/sqsq"
 	"github.com/pramaan/brief-rail/pkg/emf"
-	"github.com/pramaan/brief-rail/pkg/eventbridge"
+	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/localbus"
-	"github.com/pramaan/brief-rail/pkg/localpg"
 	"github.com/pramaan/brief-rail/pkg/pgconn"
 	"github.com/pramaan/brief-rail/pkg/rail"
-	"github.com/pramaan/brief-rail/pkg/railfn"
 	"github.com/pramaan/brief-rail/pkg/samtemplate"
-	"github.com/pramaan/brief-rail/pkg/sqsq"
 	"github.com/pramaan/brief-rail/pkg/tracing"
 	railsql "github.com/pramaan/brief-rail/sql"
 )
@@ -187,7 +187,7 @@ func (s slowBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage
 // environment read as the functions read it, with the local timings of the
 // flags (a lease of seconds, not minutes) on top.
 func localConfig(o railOptions) (app.Config, error) {
-	cfg, err := railfn.LoadOperatorConfig(o.env) // the variables, defaults and ranges the functions use
+	cfg, err := lambdafn.LoadOperatorConfig(o.env) // the variables, defaults and ranges the functions use
 	if err != nil {
 		return app.Config{}, usageError("%v", err)
 	}
@@ -309,12 +309,12 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 	wait := app.RunLocal(rctx, rl, app.LocalOptions{
 		TriggerQueue: trigSrc, BuildQueue: bSrc, SweepEvery: o.sweepEvery,
 		OnError: func(fn string, err error) { p.linef(fn, "ERROR %v", err) },
-		OnRelay: func(res railfn.RelayResult) {
+		OnRelay: func(res lambdafn.RelayResult) {
 			if res.Published > 0 || res.Failed > 0 {
 				p.linef("relay", "outbox -> bus: %d published, %d failed, backlog %d", res.Published, res.Failed, res.Backlog)
 			}
 		},
-		OnSweep: func(res railfn.SweepResult) {
+		OnSweep: func(res lambdafn.SweepResult) {
 			if res.Quarantined > 0 {
 				p.linef("sweeper", "QUARANTINED %d matter(s): lease expired on the last attempt", res.Quarantined)
 			}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pramaan/brief-rail/pkg/railtest"
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the rail's goroutines.

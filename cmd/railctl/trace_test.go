@@ -12,9 +12,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
 	"github.com/pramaan/brief-rail/pkg/rail"
-	"github.com/pramaan/brief-rail/pkg/railtest"
 	"github.com/pramaan/brief-rail/pkg/record"
 	"github.com/pramaan/brief-rail/pkg/tracing"
 )

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
-	"github.com/pramaan/brief-rail/pkg/railtest"
 	"github.com/pramaan/brief-rail/pkg/record"
 )
 

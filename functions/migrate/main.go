@@ -8,14 +8,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/pramaan/brief-rail/pkg/railfn"
+	"github.com/pramaan/brief-rail/pkg/lambdafn"
 )
 
 func main() {
-	cfg, deps, err := railfn.Setup(context.Background(), railfn.Migrate)
+	cfg, deps, err := lambdafn.Setup(context.Background(), lambdafn.Migrate)
 	if err != nil {
-		railfn.Fatal(deps.Log, railfn.Migrate, err)
+		lambdafn.Fatal(deps.Log, lambdafn.Migrate, err)
 	}
-	h := railfn.NewMigrate(cfg, deps)
+	h := lambdafn.NewMigrate(cfg, deps)
 	lambda.StartWithOptions(h.Handle, lambda.WithEnableSIGTERM(deps.Close))
 }

@@ -16,25 +16,25 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/pkg/aws/eventbridge"
+	"github.com/pramaan/brief-rail/pkg/aws/sqsq"
 	"github.com/pramaan/brief-rail/pkg/emf"
-	"github.com/pramaan/brief-rail/pkg/eventbridge"
+	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/pgconn"
 	"github.com/pramaan/brief-rail/pkg/rail"
-	"github.com/pramaan/brief-rail/pkg/railfn"
-	"github.com/pramaan/brief-rail/pkg/sqsq"
 )
 
 // The functions.
 const (
-	Relay   = railfn.Relay
-	Trigger = railfn.Trigger
-	Builder = railfn.Builder
-	Sweeper = railfn.Sweeper
+	Relay   = lambdafn.Relay
+	Trigger = lambdafn.Trigger
+	Builder = lambdafn.Builder
+	Sweeper = lambdafn.Sweeper
 )
 
 // Config is the rail's configuration, read from the environment the same
-// way by the functions and by railctl (railfn.LoadConfig).
-type Config = railfn.Config
+// way by the functions and by railctl (lambdafn.LoadConfig).
+type Config = lambdafn.Config
 
 // Deps are what the handlers run on.
 type Deps struct {
@@ -54,10 +54,10 @@ type Deps struct {
 
 // Rail is the assembled rail: one handler per function.
 type Rail struct {
-	Relay   *railfn.RelayHandler
-	Trigger *railfn.TriggerHandler
-	Builder *railfn.BuilderHandler
-	Sweeper *railfn.SweeperHandler
+	Relay   *lambdafn.RelayHandler
+	Trigger *lambdafn.TriggerHandler
+	Builder *lambdafn.BuilderHandler
+	Sweeper *lambdafn.SweeperHandler
 }
 
 // Assemble builds the rail's handlers from cfg over d. It does no I/O.
@@ -65,18 +65,18 @@ func Assemble(cfg Config, d Deps) (*Rail, error) {
 	if d.Pool == nil || d.Publisher == nil || d.Nudger == nil || d.Builder == nil {
 		return nil, fmt.Errorf("app: assemble: pool, publisher, nudger and builder are required")
 	}
-	deps := func(fn string) railfn.Deps {
+	deps := func(fn string) lambdafn.Deps {
 		log := d.Log
 		if d.LogFor != nil {
 			log = d.LogFor(fn)
 		}
-		return railfn.Deps{Pool: d.Pool, AWS: d.AWS, Log: log, Metrics: d.Metrics, Publisher: d.Publisher, Nudger: d.Nudger}
+		return lambdafn.Deps{Pool: d.Pool, AWS: d.AWS, Log: log, Metrics: d.Metrics, Publisher: d.Publisher, Nudger: d.Nudger}
 	}
 	return &Rail{
-		Relay:   railfn.NewRelay(cfg, deps(Relay)),
-		Trigger: railfn.NewTrigger(cfg, deps(Trigger)),
-		Builder: railfn.NewBuilder(cfg, deps(Builder), d.Builder),
-		Sweeper: railfn.NewSweeper(cfg, deps(Sweeper)),
+		Relay:   lambdafn.NewRelay(cfg, deps(Relay)),
+		Trigger: lambdafn.NewTrigger(cfg, deps(Trigger)),
+		Builder: lambdafn.NewBuilder(cfg, deps(Builder), d.Builder),
+		Sweeper: lambdafn.NewSweeper(cfg, deps(Sweeper)),
 	}, nil
 }
 
@@ -84,7 +84,7 @@ func Assemble(cfg Config, d Deps) (*Rail, error) {
 type Function struct {
 	*Rail
 	Config Config
-	deps   railfn.Deps
+	deps   lambdafn.Deps
 }
 
 // Close releases the function's clients (the SIGTERM hook).
@@ -95,12 +95,12 @@ func (f *Function) Close() { f.deps.Close() }
 // EventBridge publisher and the SQS nudger, the configured Brief builder)
 // and assembles the rail. Any error is a cold-start failure (Fatal).
 func ForLambda(ctx context.Context, fn string) (*Function, error) {
-	cfg, deps, err := railfn.Setup(ctx, fn)
+	cfg, deps, err := lambdafn.Setup(ctx, fn)
 	if err != nil {
 		return nil, err
 	}
 	builder := rail.FrameBuilder(rail.DigestBuilder{})
-	if fn == railfn.Builder {
+	if fn == lambdafn.Builder {
 		if builder, err = NewFrameBuilder(ctx, cfg.BriefBuilder, BuilderOptions{BedrockModelID: cfg.BedrockModelID, AWS: &deps.AWS}); err != nil {
 			deps.Close()
 			return nil, err
@@ -118,7 +118,7 @@ func ForLambda(ctx context.Context, fn string) (*Function, error) {
 
 // Fatal logs a cold-start error and exits non-zero (Lambda reports
 // Runtime.ExitError with this line beside it).
-func Fatal(fn string, err error) { railfn.Fatal(nil, fn, err) }
+func Fatal(fn string, err error) { lambdafn.Fatal(nil, fn, err) }
 
 // OpenPool opens the rail's pool the one way every part of the rail does
 // (pkg/pgconn): DATABASE_URL, or RDS Proxy with IAM tokens (DB_HOST,

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/localbus"
-	"github.com/pramaan/brief-rail/pkg/railfn"
 )
 
 // LocalOptions say how the local rail drives the assembled handlers.
@@ -26,8 +26,8 @@ type LocalOptions struct {
 	// OnError receives invocation errors, by function.
 	OnError func(fn string, err error)
 	// OnRelay and OnSweep, if set, receive each invocation's result.
-	OnRelay func(railfn.RelayResult)
-	OnSweep func(railfn.SweepResult)
+	OnRelay func(lambdafn.RelayResult)
+	OnSweep func(lambdafn.SweepResult)
 }
 
 // RunLocal runs the rail's four handlers the way AWS invokes the
@@ -60,7 +60,7 @@ func RunLocal(ctx context.Context, r *Rail, o LocalOptions) (wait func()) {
 			// before the deadline: leave room for a whole window.
 			Timeout: r.Relay.Window + r.Relay.Margin + time.Minute,
 			Invoke: func(ctx context.Context) error {
-				res, err := r.Relay.Handle(ctx, railfn.ScheduleEvent{Source: scheduleSource, Task: Relay})
+				res, err := r.Relay.Handle(ctx, lambdafn.ScheduleEvent{Source: scheduleSource, Task: Relay})
 				if o.OnRelay != nil {
 					o.OnRelay(res)
 				}
@@ -68,7 +68,7 @@ func RunLocal(ctx context.Context, r *Rail, o LocalOptions) (wait func()) {
 			}, OnError: report(Relay)},
 		{Name: Sweeper, Every: o.SweepEvery, Timeout: time.Minute,
 			Invoke: func(ctx context.Context) error {
-				res, err := r.Sweeper.Handle(ctx, railfn.ScheduleEvent{Source: scheduleSource, Task: Sweeper})
+				res, err := r.Sweeper.Handle(ctx, lambdafn.ScheduleEvent{Source: scheduleSource, Task: Sweeper})
 				if o.OnSweep != nil {
 					o.OnSweep(res)
 				}

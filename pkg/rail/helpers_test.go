@@ -12,9 +12,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
+	"github.com/pramaan/brief-rail/internal/verify/ledgercheck"
 	"github.com/pramaan/brief-rail/pkg/rail"
-	"github.com/pramaan/brief-rail/pkg/rail/internal/ledgercheck"
-	"github.com/pramaan/brief-rail/pkg/railtest"
 )
 
 func TestMain(m *testing.M) { railtest.Main(m) }

@@ -4,7 +4,7 @@
 // in one run. It prints one comparison per line (`name: value`) and writes
 // the full results as JSON.
 //
-//	cd bench && go run ./cmd/railbench            # throwaway server via pkg/localpg
+//	cd bench && go run ./cmd/railbench            # throwaway server via internal/testenv/localpg
 //	DATABASE_URL=postgres://... go run ./cmd/railbench
 package main
 
@@ -161,7 +161,7 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 	}
 	defer e.close()
 	res.Machine.Postgres = e.pgVersion
-	res.Machine.Server = "throwaway (pkg/localpg: fsync, synchronous_commit, full_page_writes off)"
+	res.Machine.Server = "throwaway (internal/testenv/localpg: fsync, synchronous_commit, full_page_writes off)"
 	if e.server == nil {
 		res.Machine.Server = "DATABASE_URL"
 	}

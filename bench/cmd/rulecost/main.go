@@ -11,7 +11,7 @@
 //
 //	cd bench && go run ./cmd/rulecost [-reps 7] [-cycles 200]
 //
-// Without DATABASE_URL it starts a throwaway PostgreSQL (pkg/localpg).
+// Without DATABASE_URL it starts a throwaway PostgreSQL (internal/testenv/localpg).
 package main
 
 import (
@@ -29,7 +29,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pramaan/brief-rail/pkg/localpg"
+	"github.com/pramaan/brief-rail/internal/testenv/localpg"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	railsql "github.com/pramaan/brief-rail/sql"
 )
