@@ -8,14 +8,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/app"
 )
 
 func main() {
-	cfg, deps, err := lambdafn.Setup(context.Background(), lambdafn.Migrate)
+	f, err := app.ForLambda(context.Background(), app.Migrate)
 	if err != nil {
-		lambdafn.Fatal(deps.Log, lambdafn.Migrate, err)
+		app.Fatal(app.Migrate, err)
 	}
-	h := lambdafn.NewMigrate(cfg, deps)
-	lambda.StartWithOptions(h.Handle, lambda.WithEnableSIGTERM(deps.Close))
+	lambda.StartWithOptions(f.Migrate.Handle, lambda.WithEnableSIGTERM(f.Close))
 }

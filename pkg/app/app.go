@@ -30,6 +30,7 @@ const (
 	Trigger = lambdafn.Trigger
 	Builder = lambdafn.Builder
 	Sweeper = lambdafn.Sweeper
+	Migrate = lambdafn.Migrate
 )
 
 // Config is the rail's configuration, read from the environment the same
@@ -58,6 +59,7 @@ type Rail struct {
 	Trigger *lambdafn.TriggerHandler
 	Builder *lambdafn.BuilderHandler
 	Sweeper *lambdafn.SweeperHandler
+	Migrate *lambdafn.MigrateHandler
 }
 
 // Assemble builds the rail's handlers from cfg over d. It does no I/O.
@@ -77,6 +79,7 @@ func Assemble(cfg Config, d Deps) (*Rail, error) {
 		Trigger: lambdafn.NewTrigger(cfg, deps(Trigger)),
 		Builder: lambdafn.NewBuilder(cfg, deps(Builder), d.Builder),
 		Sweeper: lambdafn.NewSweeper(cfg, deps(Sweeper)),
+		Migrate: lambdafn.NewMigrate(cfg, deps(Migrate)),
 	}, nil
 }
 

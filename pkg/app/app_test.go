@@ -7,11 +7,16 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/app"
 )
 
+func TestMain(m *testing.M) { railtest.Main(m) }
+
+// lambdaEnv is a function's environment over a migrated test database (a
+// function checks the schema version at cold start).
 func lambdaEnv(t *testing.T) {
-	t.Setenv("DATABASE_URL", "postgres://nobody@127.0.0.1:1/none") // the pool connects lazily
+	t.Setenv("DATABASE_URL", railtest.NewDB(t).URL)
 	t.Setenv("RAIL_BUILD_QUEUE_URL", "http://127.0.0.1:1/000000000000/build")
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
@@ -24,12 +29,12 @@ func TestForLambdaAssemblesEveryFunction(t *testing.T) {
 	lambdaEnv(t)
 	t.Setenv("RAIL_LEASE", "7m")
 	ctx := context.Background()
-	for _, fn := range []string{app.Relay, app.Trigger, app.Builder, app.Sweeper} {
+	for _, fn := range []string{app.Relay, app.Trigger, app.Builder, app.Sweeper, app.Migrate} {
 		f, err := app.ForLambda(ctx, fn)
 		if err != nil {
 			t.Fatalf("%s: %v", fn, err)
 		}
-		if f.Relay == nil || f.Trigger == nil || f.Builder == nil || f.Sweeper == nil {
+		if f.Relay == nil || f.Trigger == nil || f.Builder == nil || f.Sweeper == nil || f.Migrate == nil {
 			t.Fatalf("%s: a handler is missing: %+v", fn, f.Rail)
 		}
 		if got := f.Builder.Worker.Ledger.Config().Lease.String(); got != "7m0s" {
