@@ -197,7 +197,7 @@ func cmdDemand(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	res, err := rail.NewLedger(pool, rail.Config{}).Demand(ctx, nil, ref, 1)
+	res, err := rail.NewLedger(pool, rail.Config{}).Demand(ctx, ref, 1)
 	if err != nil {
 		return err
 	}

@@ -172,7 +172,7 @@ func waitForBrief(ctx context.Context, r *localRail, ref rail.MatterRef, facts [
 		err := r.pool.QueryRow(ctx, `SELECT count(*) FROM ops.trigger_inbox WHERE event_id::text = ANY($1::text[])`, ids).Scan(&heard)
 		if err == nil && heard == len(ids) {
 			j, jerr := r.ledger.Job(ctx, ref)
-			f, found, ferr := r.ledger.LatestFrame(ctx, nil, ref)
+			f, found, ferr := r.ledger.LatestFrame(ctx, ref)
 			if jerr == nil && ferr == nil && found && j.Current && j.RequestedGeneration > 0 && f.Target == j.BuiltGeneration && listsAll(f.Body) {
 				return f, nil
 			}

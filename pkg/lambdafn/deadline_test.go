@@ -50,7 +50,7 @@ func newDeadlineRig(t *testing.T, fb rail.FrameBuilder) *deadlineRig {
 		t.Fatal(err)
 	}
 	ledger := rail.NewLedger(db.Pool, rail.Config{})
-	if _, err := ledger.Demand(ctx, nil, r.ref, 1); err != nil {
+	if _, err := ledger.Demand(ctx, r.ref, 1); err != nil {
 		t.Fatal(err)
 	}
 	r.h = &lambdafn.BuilderHandler{

@@ -266,7 +266,7 @@ func TestBootstrapsUnderLambdaRuntime(t *testing.T) {
 
 	// sweeper: demand whose nudge was lost (recorded, never nudged, older
 	// than the sweep grace) is re-nudged.
-	if _, err := rail.NewLedger(s.db.Pool, rail.Config{}).Demand(s.ctx, s.db.Pool, ref, 1); err != nil {
+	if _, err := rail.NewLedger(s.db.Pool, rail.Config{}).On(s.db.Pool).Demand(s.ctx, ref, 1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.db.Pool.Exec(s.ctx, `UPDATE ops.matter_frame_jobs SET last_demanded_at = clock_timestamp() - interval '1 hour',

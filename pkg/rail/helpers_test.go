@@ -58,7 +58,7 @@ func (b *bundle) addDoc(t *testing.T, name string, pages ...string) uuid.UUID {
 
 func (b *bundle) demand(t *testing.T) int64 {
 	t.Helper()
-	r, err := b.ledger.Demand(b.ctx, nil, b.ref, 1)
+	r, err := b.ledger.Demand(b.ctx, b.ref, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

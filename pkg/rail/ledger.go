@@ -15,12 +15,26 @@ import (
 // otherwise. Safe for concurrent use.
 type Ledger struct {
 	pool *pgxpool.Pool
+	q    Querier // where the statements run: the pool, or a caller's transaction (On)
 	cfg  Config
 }
 
 // NewLedger returns a ledger over pool with cfg (zero fields take defaults).
 func NewLedger(pool *pgxpool.Pool, cfg Config) *Ledger {
-	return &Ledger{pool: pool, cfg: cfg.withDefaults()}
+	return &Ledger{pool: pool, q: pool, cfg: cfg.withDefaults()}
+}
+
+// On returns the ledger running its statements on q, a caller's
+// transaction or connection, so they commit (or roll back) with the
+// caller's other writes: the trigger's inbox rows with their demand, or a
+// test's commit on a connection it kills. It is the one transaction seam:
+// every method, on either ledger, is the same statement. Inside a
+// transaction a statement's row lock is held until the caller commits:
+// keep that transaction short.
+func (l *Ledger) On(q Querier) *Ledger {
+	c := *l
+	c.q = q
+	return &c
 }
 
 // Config returns the ledger's effective configuration.
@@ -62,12 +76,9 @@ FROM (SELECT 1) AS one LEFT JOIN up ON true`
 // committed. A quarantined row is released by new demand. Run it in the
 // caller's transaction when the demand must commit with something else
 // (the trigger's inbox insert).
-func (l *Ledger) Demand(ctx context.Context, q Querier, ref MatterRef, n int) (DemandResult, error) {
+func (l *Ledger) Demand(ctx context.Context, ref MatterRef, n int) (DemandResult, error) {
 	if n < 1 {
 		return DemandResult{}, fmt.Errorf("demand: n must be at least 1, got %d", n)
-	}
-	if q == nil {
-		q = l.pool
 	}
 	var (
 		firm      *uuid.UUID
@@ -75,7 +86,7 @@ func (l *Ledger) Demand(ctx context.Context, q Querier, ref MatterRef, n int) (D
 		requested *int64
 		runStatus *string
 	)
-	err := q.QueryRow(ctx, demandSQL, ref.FirmID, ref.MatterID, n).Scan(&firm, &status, &requested, &runStatus)
+	err := l.q.QueryRow(ctx, demandSQL, ref.FirmID, ref.MatterID, n).Scan(&firm, &status, &requested, &runStatus)
 	if err != nil {
 		return DemandResult{}, fmt.Errorf("demand %s: %w", ref, err)
 	}
@@ -142,16 +153,11 @@ FROM c`
 //
 // If Claim returns an error the claim may or may not have committed; the
 // caller must not claim again blindly. The lease recovers an ambiguous claim.
+// The lease is stamped with clock_timestamp(), not the transaction's start,
+// so a claim made late in a long transaction (On) still gets a full lease.
 func (l *Ledger) Claim(ctx context.Context, ref MatterRef, workerID string) (c Claim, ok bool, err error) {
-	return l.ClaimOn(ctx, l.pool, ref, workerID)
-}
-
-// ClaimOn is Claim on the caller's querier. The lease is stamped with
-// clock_timestamp(), not the transaction's start, so a claim made late in a
-// long transaction still gets a full lease.
-func (l *Ledger) ClaimOn(ctx context.Context, q Querier, ref MatterRef, workerID string) (c Claim, ok bool, err error) {
 	c.MatterRef = ref
-	err = q.QueryRow(ctx, claimSQL, ref.FirmID, ref.MatterID, workerID,
+	err = l.q.QueryRow(ctx, claimSQL, ref.FirmID, ref.MatterID, workerID,
 		seconds(l.cfg.Lease), l.cfg.MaxAttempts).
 		Scan(&c.Token, &c.Target, &c.Built, &c.Attempt, &c.ClaimedAt, &c.TookOverExpiry)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -170,7 +176,7 @@ WHERE j.firm_id = $1 AND j.matter_id = $2 AND ` + SQLHoldsToken("j", "$3")
 // Heartbeat refreshes the lease while the token is current. ErrFenced means
 // the claim was superseded: stop building and do not commit.
 func (l *Ledger) Heartbeat(ctx context.Context, c Claim) error {
-	tag, err := l.pool.Exec(ctx, heartbeatSQL, c.FirmID, c.MatterID, c.Token)
+	tag, err := l.q.Exec(ctx, heartbeatSQL, c.FirmID, c.MatterID, c.Token)
 	if err != nil {
 		return fmt.Errorf("heartbeat %s token %d: %w", c.MatterRef, c.Token, err)
 	}
@@ -251,15 +257,8 @@ SELECT frame.frame_id, fence.target_generation, fence.requested_generation FROM 
 // frame.built fact are one statement, so a stale build cannot half-land.
 // ErrFenced means nothing was written.
 func (l *Ledger) Commit(ctx context.Context, c Claim, f Frame) (CommitResult, error) {
-	return l.CommitTx(ctx, l.pool, c, f)
-}
-
-// CommitTx is Commit on the caller's querier (for a caller that must commit
-// more in the same transaction). Inside a transaction the fence holds the
-// row lock until the caller commits: keep that transaction short.
-func (l *Ledger) CommitTx(ctx context.Context, q Querier, c Claim, f Frame) (CommitResult, error) {
 	var r CommitResult
-	err := q.QueryRow(ctx, commitSQL, c.FirmID, c.MatterID, c.Token,
+	err := l.q.QueryRow(ctx, commitSQL, c.FirmID, c.MatterID, c.Token,
 		f.Fingerprint, f.Builder, f.ModelInvoked, string(f.Body), f.TraceHeader).
 		Scan(&r.FrameID, &r.Target, &r.Requested)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -277,7 +276,7 @@ func (l *Ledger) CommitTx(ctx context.Context, q Querier, c Claim, f Frame) (Com
 // this instead of guessing.
 func (l *Ledger) FrameLanded(ctx context.Context, c Claim) (bool, error) {
 	var ok bool
-	err := l.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ops.matter_frames
+	err := l.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ops.matter_frames
         WHERE firm_id = $1 AND matter_id = $2 AND token = $3)`, c.FirmID, c.MatterID, c.Token).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("frame landed %s token %d: %w", c.MatterRef, c.Token, err)
@@ -289,7 +288,7 @@ func (l *Ledger) FrameLanded(ctx context.Context, c Claim) (bool, error) {
 // by it (fenced at commit, superseded at heartbeat). Best effort: the run
 // table is for people, the job row is the truth.
 func (l *Ledger) MarkRun(ctx context.Context, c Claim, outcome, msg string) error {
-	_, err := l.pool.Exec(ctx, `UPDATE ops.matter_frame_runs SET outcome = $4,
+	_, err := l.q.Exec(ctx, `UPDATE ops.matter_frame_runs SET outcome = $4,
         finished_at = coalesce(finished_at, clock_timestamp()), error = $5
         WHERE firm_id = $1 AND matter_id = $2 AND token = $3 AND outcome IN ('claimed', 'lease_expired')`,
 		c.FirmID, c.MatterID, c.Token, outcome, msg)
@@ -334,7 +333,7 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, cause error) (FailResult, er
 		msg = cause.Error()
 	}
 	var r FailResult
-	err := l.pool.QueryRow(ctx, failSQL, c.FirmID, c.MatterID, c.Token, l.cfg.MaxAttempts,
+	err := l.q.QueryRow(ctx, failSQL, c.FirmID, c.MatterID, c.Token, l.cfg.MaxAttempts,
 		seconds(l.cfg.BackoffBase), seconds(l.cfg.BackoffMax), msg).Scan(&r.Status, &r.Attempts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return FailResult{}, fmt.Errorf("fail %s token %d: %w", c.MatterRef, c.Token, ErrFenced)
@@ -348,7 +347,7 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, cause error) (FailResult, er
 // Release returns a quarantined row to idle with its attempts reset, for an
 // operator who has fixed the cause. It reports whether a row was released.
 func (l *Ledger) Release(ctx context.Context, ref MatterRef) (bool, error) {
-	tag, err := l.pool.Exec(ctx, `UPDATE ops.matter_frame_jobs
+	tag, err := l.q.Exec(ctx, `UPDATE ops.matter_frame_jobs
         SET run_status = 'idle', attempts = 0, not_before = NULL
         WHERE firm_id = $1 AND matter_id = $2 AND run_status = 'quarantined'`, ref.FirmID, ref.MatterID)
 	if err != nil {

@@ -179,7 +179,7 @@ type ledgerProto struct {
 }
 
 func (p *ledgerProto) demand(ctx context.Context) error {
-	_, err := p.b.ledger.Demand(ctx, nil, p.b.ref, 1)
+	_, err := p.b.ledger.Demand(ctx, p.b.ref, 1)
 	return err
 }
 

@@ -84,19 +84,19 @@ func (l *Ledger) Sweep(ctx context.Context, limit int) (SweepReport, error) {
 		limit = 500
 	}
 	var rep SweepReport
-	rows, err := l.pool.Query(ctx, sweepQuarantineSQL, seconds(l.cfg.Lease), l.cfg.MaxAttempts)
+	rows, err := l.q.Query(ctx, sweepQuarantineSQL, seconds(l.cfg.Lease), l.cfg.MaxAttempts)
 	if err != nil {
 		return rep, fmt.Errorf("sweep quarantine: %w", err)
 	}
 	if rep.Quarantined, err = collectRefs(rows); err != nil {
 		return rep, fmt.Errorf("sweep quarantine: %w", err)
 	}
-	tag, err := l.pool.Exec(ctx, sweepExpiredRunsSQL, seconds(l.cfg.Lease))
+	tag, err := l.q.Exec(ctx, sweepExpiredRunsSQL, seconds(l.cfg.Lease))
 	if err != nil {
 		return rep, fmt.Errorf("sweep expired leases: %w", err)
 	}
 	rep.LeaseExpiries = int(tag.RowsAffected())
-	rows, err = l.pool.Query(ctx, sweepUnservedSQL, seconds(l.cfg.Lease), seconds(l.cfg.SweepGrace), limit, l.cfg.MaxAttempts)
+	rows, err = l.q.Query(ctx, sweepUnservedSQL, seconds(l.cfg.Lease), seconds(l.cfg.SweepGrace), limit, l.cfg.MaxAttempts)
 	if err != nil {
 		return rep, fmt.Errorf("sweep unserved: %w", err)
 	}
@@ -112,7 +112,7 @@ func (l *Ledger) Sweep(ctx context.Context, limit int) (SweepReport, error) {
 // Gauges reads the on-call gauges off the ledger.
 func (l *Ledger) Gauges(ctx context.Context) (Gauges, error) {
 	var g Gauges
-	if err := l.pool.QueryRow(ctx, gaugesSQL).Scan(&g.MattersBehind, &g.MattersQuarantined,
+	if err := l.q.QueryRow(ctx, gaugesSQL).Scan(&g.MattersBehind, &g.MattersQuarantined,
 		&g.OldestUnservedDemandSeconds, &g.MattersClosedWithDemand); err != nil {
 		return g, fmt.Errorf("gauges: %w", err)
 	}

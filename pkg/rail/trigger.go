@@ -199,7 +199,7 @@ func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts
 		log.InfoContext(ctx, "facts already recorded; acknowledged", "event_ids", ids)
 		return Nudge{}, nil
 	}
-	res, err := t.Ledger.Demand(ctx, tx, g.ref, len(fresh))
+	res, err := t.Ledger.On(tx).Demand(ctx, g.ref, len(fresh))
 	switch {
 	case errors.Is(err, ErrUnknownMatter), errors.Is(err, ErrFirmMismatch), errors.Is(err, ErrMatterClosed):
 		// Rolled back: nothing is written. The fact will never apply, so

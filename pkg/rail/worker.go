@@ -188,7 +188,7 @@ func (w *Worker) build(ctx context.Context, c Claim, out *Outcome) (Frame, error
 		return Frame{}, err
 	}
 	fp := in.Fingerprint(w.Builder.Name())
-	prev, found, err := w.Ledger.LatestFrame(ctx, nil, c.MatterRef)
+	prev, found, err := w.Ledger.LatestFrame(ctx, c.MatterRef)
 	if err != nil {
 		return Frame{}, err
 	}

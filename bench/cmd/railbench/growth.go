@@ -117,7 +117,7 @@ func measureGrowthStage(ctx context.Context, led *rail.Ledger, pool *pgxpool.Poo
 		for i := range o.GrowthCycles {
 			ref := refs[i%len(refs)]
 			t0 := time.Now()
-			if _, err := led.Demand(ctx, nil, ref, 1); err != nil {
+			if _, err := led.Demand(ctx, ref, 1); err != nil {
 				return err
 			}
 			t1 := time.Now()
@@ -263,11 +263,11 @@ func explainLedger(ctx context.Context, led *rail.Ledger, pool *pgxpool.Pool, re
 		return "", "", err
 	}
 	defer tx.Rollback(ctx)
-	if _, err := led.Demand(ctx, tx, ref, 1); err != nil {
+	if _, err := led.On(tx).Demand(ctx, ref, 1); err != nil {
 		return "", "", err
 	}
 	q := &explainQuerier{tx: tx}
-	if _, _, err := led.ClaimOn(ctx, q, ref, "explain"); !errors.Is(err, errExplained) {
+	if _, _, err := led.On(q).Claim(ctx, ref, "explain"); !errors.Is(err, errExplained) {
 		return "", "", fmt.Errorf("explain claim: %v", err)
 	}
 	claim = q.plan
@@ -279,15 +279,15 @@ func explainLedger(ctx context.Context, led *rail.Ledger, pool *pgxpool.Pool, re
 		return "", "", err
 	}
 	defer tx2.Rollback(ctx)
-	if _, err := led.Demand(ctx, tx2, ref, 1); err != nil {
+	if _, err := led.On(tx2).Demand(ctx, ref, 1); err != nil {
 		return "", "", err
 	}
-	c, ok, err := led.ClaimOn(ctx, tx2, ref, "explain")
+	c, ok, err := led.On(tx2).Claim(ctx, ref, "explain")
 	if err != nil || !ok {
 		return "", "", fmt.Errorf("claim for explain: ok=%v err=%v", ok, err)
 	}
 	q2 := &explainQuerier{tx: tx2}
-	if _, err := led.CommitTx(ctx, q2, c, noopFrame); !errors.Is(err, errExplained) {
+	if _, err := led.On(q2).Commit(ctx, c, noopFrame); !errors.Is(err, errExplained) {
 		return "", "", fmt.Errorf("explain commit: %v", err)
 	}
 	return claim, q2.plan, nil

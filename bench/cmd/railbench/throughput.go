@@ -52,7 +52,7 @@ func railServe(ctx context.Context, led *rail.Ledger, w *wireCounter, refs []rai
 			go func() {
 				defer wg.Done()
 				for i := p; i < len(refs); i += parallel {
-					if _, err := led.Demand(ctx, nil, refs[i], 1); err != nil {
+					if _, err := led.Demand(ctx, refs[i], 1); err != nil {
 						fail(err)
 						return
 					}

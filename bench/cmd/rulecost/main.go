@@ -446,7 +446,7 @@ func cyclesFor(ctx context.Context, pool *pgxpool.Pool, w *counter, v *variant, 
 		if _, err := pool.Exec(ctx, `INSERT INTO app.matters (firm_id, matter_id) VALUES ($1, $2)`, ref.FirmID, ref.MatterID); err != nil {
 			return nil, nil, 0, 0, err
 		}
-		if _, err := led.Demand(ctx, nil, ref, 1); err != nil {
+		if _, err := led.Demand(ctx, ref, 1); err != nil {
 			return nil, nil, 0, 0, err
 		}
 		r0 := w.rt.Load()

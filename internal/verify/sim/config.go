@@ -12,10 +12,10 @@ import (
 )
 
 // CommitFunc lands a frame for a claim on q. The default is the ledger's
-// fenced CommitTx; a negative control swaps in a broken one.
+// fenced Commit (on the transaction, through Ledger.On); a negative control swaps in a broken one.
 type CommitFunc func(ctx context.Context, l *rail.Ledger, q rail.Querier, c rail.Claim, f rail.Frame) (rail.CommitResult, error)
 
-// ClaimFunc claims a matter on q. The default is the ledger's ClaimOn.
+// ClaimFunc claims a matter on q. The default is the ledger's Claim, through Ledger.On(q).
 type ClaimFunc func(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error)
 
 // InputsFunc reads a build's inputs after its claim. The default is
@@ -121,7 +121,7 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Commit == nil {
 		c.Commit = func(ctx context.Context, l *rail.Ledger, q rail.Querier, cl rail.Claim, f rail.Frame) (rail.CommitResult, error) {
-			return l.CommitTx(ctx, q, cl, f)
+			return l.On(q).Commit(ctx, cl, f)
 		}
 	}
 	if c.Relay == nil {
@@ -139,7 +139,7 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Claim == nil {
 		c.Claim = func(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error) {
-			return l.ClaimOn(ctx, q, ref, worker)
+			return l.On(q).Claim(ctx, ref, worker)
 		}
 	}
 	return c

@@ -497,7 +497,7 @@ func (r *run) doDemand() {
 			if err = pgxBegin(r, func(q rail.Querier) error { return r.recordDocument(q, m, doc, event) }); err != nil {
 				return
 			}
-			res, err = r.demand.Demand(r.ctx, nil, r.matters[m], 1)
+			res, err = r.demand.Demand(r.ctx, r.matters[m], 1)
 			return
 		}
 		err = pgxBegin(r, func(q rail.Querier) error {
@@ -541,7 +541,7 @@ func (r *run) recordDemand(q rail.Querier, m int, doc, event uuid.UUID) (rail.De
 	if err := r.recordDocument(q, m, doc, event); err != nil {
 		return rail.DemandResult{}, err
 	}
-	return r.demand.Demand(r.ctx, q, r.matters[m], 1)
+	return r.demand.On(q).Demand(r.ctx, r.matters[m], 1)
 }
 
 // applyDemand records a committed demand in the history and nudges.

@@ -342,7 +342,7 @@ func TestNegativeControlOperatorSettings(t *testing.T) {
 // lock), by clearing the lease and attempt limit it stored: the ledger then
 // falls back to each caller's settings, as before migration 007.
 func claimForgettingPolicy(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error) {
-	c, ok, err := l.ClaimOn(ctx, q, ref, worker)
+	c, ok, err := l.On(q).Claim(ctx, ref, worker)
 	if err != nil || !ok {
 		return c, ok, err
 	}
