@@ -49,7 +49,7 @@ tools:
 test: tools lint host-bootstraps
 	$(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-# The functions built for this machine (static, no cgo, lambda.norpc), where pkg/railfn's emulator
+# The functions built for this machine (static, no cgo, lambda.norpc), where pkg/lambdafn's emulator
 # tests look for them (they rebuild too; this warms the no-cgo build cache outside the test timeout).
 host-bootstraps:
 	@for f in relay trigger builder sweeper migrate; do \

@@ -1,7 +1,7 @@
 # mk/bench.mk: side-by-side benchmarks (the rail vs River, pgbench; watermill once the relay lands).
 #
 # `make bench` runs bench/cmd/railbench from bench/'s own go.mod (the product never depends on its
-# peers). It starts a throwaway PostgreSQL from the local binaries via pkg/localpg, or uses
+# peers). It starts a throwaway PostgreSQL from the local binaries via internal/testenv/localpg, or uses
 # DATABASE_URL (its role needs CREATEDB), prints a `name: value` summary and writes
 # bench/results/latest.json. Pass flags with BENCH_FLAGS, e.g.
 #   make bench BENCH_FLAGS='-growth 0,1M,10M'
@@ -17,7 +17,7 @@ BENCH_FLAGS ?=
 # medians of 5 starts of the init duration and of the bootstrap's peak memory.
 bench:
 	cd bench && $(BENCH_GO) run ./cmd/railbench $(BENCH_FLAGS)
-	$(BENCH_GO) test -count=1 -run '^$$' -bench ColdStart -benchtime 5x ./pkg/railfn/ | grep -E '^(Benchmark|ok|FAIL|---)' 
+	$(BENCH_GO) test -count=1 -run '^$$' -bench ColdStart -benchtime 5x ./pkg/lambdafn/ | grep -E '^(Benchmark|ok|FAIL|---)' 
 
 bench-vet:
 	cd bench && $(BENCH_GO) vet ./...

@@ -1,4 +1,4 @@
-# mk/chaos.mk: the seeded fault simulation (pkg/rail/sim), included by the main Makefile.
+# mk/chaos.mk: the seeded fault simulation (internal/verify/sim), included by the main Makefile.
 #
 #   make chaos SEEDS=5000                 seeds 1..5000
 #   make chaos SEEDS=200 SEED_START=9001  seeds 9001..9200
@@ -21,11 +21,11 @@ chaos:
 	@mkdir -p $(dir $(CHAOS_LOG))
 	@echo "chaos: $(SEEDS) seeds from $(SEED_START), $(CHAOS_LANES) lanes; log in $(CHAOS_LOG)"
 	@RAIL_CHAOS_SEEDS=$(SEEDS) RAIL_CHAOS_LANES=$(CHAOS_LANES) $(GO) test -count=1 -timeout 0 \
-		-run 'TestSimulation$$' ./pkg/rail/sim -seed-start=$(SEED_START) -v >$(CHAOS_LOG) 2>&1; \
+		-run 'TestSimulation$$' ./internal/verify/sim -seed-start=$(SEED_START) -v >$(CHAOS_LOG) 2>&1; \
 	status=$$?; \
 	grep -E 'sim summary|faults injected by kind|^ {8,10}[a-zA-Z].* +[0-9]+$$|replay:|seeds failed|^(ok|FAIL)' $(CHAOS_LOG) | sed 's/^ *//'; \
 	exit $$status
 
 chaos-replay:
 	@test -n "$(SEED)" || { echo "usage: make chaos-replay SEED=N" >&2; exit 2; }
-	$(GO) test -count=1 -run 'TestSimulation$$' ./pkg/rail/sim -seed=$(SEED) -v
+	$(GO) test -count=1 -run 'TestSimulation$$' ./internal/verify/sim -seed=$(SEED) -v

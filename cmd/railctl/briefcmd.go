@@ -42,7 +42,7 @@ func cmdBrief(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	f, found, err := ledger.LatestFrame(ctx, nil, ref)
+	f, found, err := ledger.LatestFrame(ctx, ref)
 	if err != nil {
 		return err
 	}

@@ -10,32 +10,33 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/internal/testenv/localpg"
+	"github.com/pramaan/brief-rail/pkg/app"
+	"github.com/pramaan/brief-rail/pkg/aws/eventbridge"
+	"github.com/pramaan/brief-rail/pkg/aws/sqsq"
 	"github.com/pramaan/brief-rail/pkg/emf"
-	"github.com/pramaan/brief-rail/pkg/eventbridge"
+	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/localbus"
-	"github.com/pramaan/brief-rail/pkg/localpg"
+	"github.com/pramaan/brief-rail/pkg/pgconn"
 	"github.com/pramaan/brief-rail/pkg/rail"
-	"github.com/pramaan/brief-rail/pkg/railfn"
 	"github.com/pramaan/brief-rail/pkg/samtemplate"
-	"github.com/pramaan/brief-rail/pkg/sqsq"
 	"github.com/pramaan/brief-rail/pkg/tracing"
 	railsql "github.com/pramaan/brief-rail/sql"
 )
 
 // railOptions configure the local rail (railctl dev and railctl run).
 type railOptions struct {
+	getenv     func(string) string // the environment; nil: os.Getenv
 	modelDelay time.Duration
 	settle     time.Duration
 	lease      time.Duration
@@ -56,7 +57,7 @@ func addRailFlags(fs *flag.FlagSet, o *railOptions, modelDelay, settle time.Dura
 	fs.DurationVar(&o.sweepEvery, "sweep-every", 2*time.Second, "sweeper period (one minute when deployed)")
 	fs.DurationVar(&o.sweepGrace, "sweep-grace", 3*time.Second, "demand younger than this is left to its own nudge")
 	fs.Float64Var(&o.scale, "time-scale", 0.01, "multiply the template's queue timings by this (visibility 3600s -> 36s)")
-	fs.StringVar(&o.builder, "builder", "extractive", "Brief builder: "+strings.Join(builderNames(), ", "))
+	fs.StringVar(&o.builder, "builder", app.BuilderExtractive, "Brief builder: "+strings.Join(app.BuilderNames(), ", "))
 	fs.Float64Var(&o.duplicate, "duplicate", 0, "fault knob: probability that a queue delivers a message twice")
 	fs.StringVar(&o.transport, "transport", "auto", "local (in-process bus and queues), aws (EventBridge/SQS at AWS_ENDPOINT_URL or AWS), or auto")
 	fs.StringVar(&o.template, "template", "", "SAM template the local wiring is read from (default: template.yaml at the project root)")
@@ -134,12 +135,17 @@ func localDatabase(ctx context.Context, g *globals, p *progressHandler) (url str
 }
 
 func migrateURL(ctx context.Context, url string, p *progressHandler) error {
-	conn, err := pgx.Connect(ctx, url)
+	pool, err := app.OpenPool(ctx, railctlEnv(os.Getenv, url, 1))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	defer conn.Close(context.Background())
-	v, err := railsql.Migrate(ctx, conn, func(name string) { p.linef("migrate", "applying %s", name) })
+	defer conn.Release()
+	v, err := railsql.Migrate(ctx, conn.Conn(), func(name string) { p.linef("migrate", "applying %s", name) })
 	if err != nil {
 		return err
 	}
@@ -147,10 +153,11 @@ func migrateURL(ctx context.Context, url string, p *progressHandler) error {
 	return nil
 }
 
-// localRail is relay, trigger, builder and sweeper running in one process.
+// localRail is the rail running in one process: the handlers pkg/app
+// assembles for the Lambda functions, driven by pkg/app's local runtime.
 type localRail struct {
 	pool   *pgxpool.Pool
-	ledger *rail.Ledger
+	ledger *rail.Ledger     // for the commands' own reads (status, runs, the Brief)
 	wiring *localbus.Wiring // nil over AWS
 	p      *progressHandler
 	wg     sync.WaitGroup
@@ -179,19 +186,36 @@ func (s slowBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage
 	return s.FrameBuilder.Build(ctx, in)
 }
 
-// startRail connects and starts the rail's four parts. Close stops them.
-func startRail(ctx context.Context, url string, o railOptions, p *progressHandler) (*localRail, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+// localConfig is the rail's configuration for the local rail: the
+// environment read as the functions read it, with the local timings of the
+// flags (a lease of seconds, not minutes) on top.
+func localConfig(o railOptions) (app.Config, error) {
+	cfg, err := lambdafn.LoadOperatorConfig(o.env) // the variables, defaults and ranges the functions use
 	if err != nil {
-		return nil, usageError("bad database URL: %v", err)
+		return app.Config{}, usageError("%v", err)
 	}
-	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
-	cfg.MaxConns = 16
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	cfg.Lease, cfg.SettleDelay, cfg.SweepGrace = o.lease, o.settle, o.sweepGrace
+	cfg.BackoffBase, cfg.BackoffMax = time.Second, 10*time.Second
+	cfg.RelayIdleTimeout = 15 * time.Second // in AWS the relay's role carries it (docs/relay.md)
+	cfg.RelayWindow = time.Second
+	cfg.BuildReserve = time.Second // the local lease is seconds long; the commit takes milliseconds
+	cfg.BriefBuilder = o.builder
+	return cfg, nil
+}
+
+// startRail connects and starts the rail: the handlers assembled by
+// app.Assemble, as the functions assemble them, over the local transport
+// (or SQS/EventBridge), run by app.RunLocal. Close stops them.
+func startRail(ctx context.Context, url string, o railOptions, p *progressHandler) (*localRail, error) {
+	cfg, err := localConfig(o)
 	if err != nil {
 		return nil, err
 	}
-	fb, err := frameBuilder(ctx, o.builder)
+	pool, err := app.OpenPool(ctx, railctlEnv(o.env, url, 16))
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	fb, err := app.NewFrameBuilder(ctx, o.builder, app.BuilderOptions{BedrockModelID: cfg.BedrockModelID})
 	if err != nil {
 		pool.Close()
 		return nil, usageError("%v", err)
@@ -200,8 +224,7 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 		fb = slowBuilder{FrameBuilder: fb, delay: o.modelDelay, p: p}
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	r := &localRail{pool: pool, p: p, cancel: cancel,
-		ledger: rail.NewLedger(pool, rail.Config{Lease: o.lease, SweepGrace: o.sweepGrace, BackoffBase: time.Second, BackoffMax: 10 * time.Second})}
+	r := &localRail{pool: pool, p: p, cancel: cancel, ledger: rail.NewLedger(pool, cfg.RailConfig())}
 
 	var (
 		publisher     rail.Publisher
@@ -230,7 +253,7 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 			pool.Close()
 			return nil, fmt.Errorf("local wiring is read from the SAM template: %w", err)
 		}
-		w, err := localbus.FromTemplate(tpl, "local", envOr("RAIL_EVENT_SOURCE", rail.DefaultEventSource), o.scale, "TriggerRule")
+		w, err := localbus.FromTemplate(tpl, "local", cfg.EventSource, o.scale, "TriggerRule")
 		if err != nil {
 			cancel()
 			pool.Close()
@@ -266,14 +289,14 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 			return nil, fmt.Errorf("AWS configuration: %w", err)
 		}
 		client := sqs.NewFromConfig(acfg)
-		publisher = eventbridge.New(acfg, envOr("RAIL_EVENT_BUS", "default"), envOr("RAIL_EVENT_SOURCE", rail.DefaultEventSource))
+		publisher = eventbridge.New(acfg, cfg.EventBus, cfg.EventSource)
 		nudger = sqsq.NewNudger(client, os.Getenv("RAIL_BUILD_QUEUE_URL"))
-		trigSrc = &sqsSource{client: client, url: os.Getenv("RAIL_TRIGGER_QUEUE_URL")}
-		bSrc = &sqsSource{client: client, url: os.Getenv("RAIL_BUILD_QUEUE_URL")}
-		if u := os.Getenv(railfn.EnvBackfillQueue); u != "" {
-			backfillNudger, backfillSrc = sqsq.NewNudger(client, u), &sqsSource{client: client, url: u}
+		trigSrc = &sqsq.Source{Client: client, URL: os.Getenv("RAIL_TRIGGER_QUEUE_URL")}
+		bSrc = &sqsq.Source{Client: client, URL: os.Getenv("RAIL_BUILD_QUEUE_URL")}
+		if u := cfg.BackfillQueueURL; u != "" {
+			backfillNudger, backfillSrc = sqsq.NewNudger(client, u), &sqsq.Source{Client: client, URL: u}
 		}
-		p.linef("wiring", "AWS: bus %s, trigger queue %s, build queue %s", envOr("RAIL_EVENT_BUS", "default"),
+		p.linef("wiring", "AWS: bus %s, trigger queue %s, build queue %s", cfg.EventBus,
 			os.Getenv("RAIL_TRIGGER_QUEUE_URL"), os.Getenv("RAIL_BUILD_QUEUE_URL"))
 	default:
 		cancel()
@@ -281,55 +304,52 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 		return nil, usageError("--transport %q: want local, aws or auto", o.transport)
 	}
 
-	// Every nudge is recorded for `railctl why`, as the functions record them.
-	nudger = &rail.RecordingNudger{Next: nudger, DB: pool, Queue: rail.QueueBuild, Log: p.logger("nudge")}
-	var backfill *rail.Backfill
-	if backfillNudger != nil {
-		rate := float64(railfn.DefaultBackfillRate)
-		if v := os.Getenv(railfn.EnvBackfillRate); v != "" {
-			if rate, err = railfn.ParseBackfillRate(v); err != nil {
-				cancel()
-				pool.Close()
-				return nil, usageError("%s: %v", railfn.EnvBackfillRate, err)
+	// The functions' own handlers, assembled by the function the Lambdas'
+	// mains call: the local rail runs the code that is deployed (every
+	// nudge recorded for `railctl why`, the backfill admitted by the
+	// sweeper onto its own queue).
+	rl, err := app.Assemble(cfg, app.Deps{Pool: pool, Publisher: publisher, Nudger: nudger,
+		BackfillNudger: backfillNudger, Builder: fb,
+		LogFor: func(fn string) *slog.Logger {
+			if fn == app.Relay || fn == app.Sweeper { // their results are printed below
+				return p.loggerAt(fn, slog.LevelWarn)
 			}
-		}
-		backfill = &rail.Backfill{Ledger: r.ledger, Deployed: rail.IdentityOf(fb), Rate: rate, Log: p.logger("backfill"),
-			Nudger: &rail.RecordingNudger{Next: backfillNudger, DB: pool, Queue: rail.QueueBackfill, Log: p.logger("nudge")}}
+			return p.logger(fn)
+		},
+		Metrics: emf.New(io.Discard)})
+	if err != nil {
+		cancel()
+		pool.Close()
+		return nil, err
 	}
-	relay := &rail.Relay{Pool: pool, Publisher: publisher, Backoff: 200 * time.Millisecond, BackoffMax: 5 * time.Second,
-		IdleTimeout: 15 * time.Second, // in AWS the relay role carries it (docs/relay.md)
-		Log:         p.logger("relay").With()}
-	// The Lambdas' own handlers (pkg/railfn), wired to the local transport:
-	// the local rail runs the code the functions run.
-	metrics := emf.New(io.Discard)
-	trig := &railfn.TriggerHandler{
-		Trigger: &rail.Trigger{Ledger: r.ledger, Nudger: nudger, SettleDelay: o.settle, Log: p.logger("trigger"), Metrics: metrics},
-		Metrics: metrics, Log: p.logger("trigger"),
-	}
-	build := &railfn.BuilderHandler{
-		Worker:  rail.Worker{Ledger: r.ledger, Builder: fb, Log: p.logger("builder")},
-		Nudger:  nudger,
-		Reserve: time.Second, // the local lease is seconds long; the commit takes milliseconds
-		Metrics: metrics,
-		Log:     p.logger("builder"),
-	}
-	onErr := func(component string) func(error) {
-		return func(err error) { p.linef(component, "ERROR %v", err) }
-	}
-	pollers := []*localbus.Poller{
-		{Name: "trigger", Source: trigSrc, Handler: trig.Handle, Batch: 10, Wait: 200 * time.Millisecond, Concurrency: 2, OnError: onErr("trigger")},
-		{Name: "builder", Source: bSrc, Handler: build.Handle, Batch: 1, Wait: 200 * time.Millisecond, Concurrency: 4, OnError: onErr("builder")},
-	}
-	if backfillSrc != nil {
-		// One builder of its own: live nudges never wait behind the backfill.
-		pollers = append(pollers, &localbus.Poller{Name: "backfill", Source: backfillSrc, Handler: build.Handle, Batch: 1,
-			Wait: 200 * time.Millisecond, Concurrency: 1, OnError: onErr("builder")})
-	}
-	for _, pl := range pollers {
-		r.wg.Go(func() { _ = pl.Run(rctx) })
-	}
-	r.wg.Go(func() { r.runRelay(rctx, relay) })
-	r.wg.Go(func() { r.runSweeper(rctx, o.sweepEvery, nudger, backfill) })
+	wait := app.RunLocal(rctx, rl, app.LocalOptions{
+		TriggerQueue: trigSrc, BuildQueue: bSrc, BackfillQueue: backfillSrc, SweepEvery: o.sweepEvery,
+		OnError: func(fn string, err error) { p.linef(fn, "ERROR %v", err) },
+		OnRelay: func(res lambdafn.RelayResult) {
+			if res.Published > 0 || res.Failed > 0 {
+				p.linef("relay", "outbox -> bus: %d published, %d failed, backlog %d", res.Published, res.Failed, res.Backlog)
+			}
+		},
+		OnSweep: func(res lambdafn.SweepResult) {
+			if res.Quarantined > 0 {
+				p.linef("sweeper", "QUARANTINED %d matter(s): lease expired on the last attempt", res.Quarantined)
+			}
+			if res.LeaseExpiries > 0 {
+				p.linef("sweeper", "%d lease(s) expired", res.LeaseExpiries)
+			}
+			if res.Renudged > 0 {
+				p.linef("sweeper", "unserved demand with no live claim: re-nudged %d matter(s)", res.Renudged)
+			}
+			if res.OutboxPruned > 0 || res.InboxPruned > 0 {
+				p.linef("sweeper", "pruned %d outbox and %d inbox row(s)", res.OutboxPruned, res.InboxPruned)
+			}
+			if res.Backfilled > 0 {
+				p.linef("backfill", "admitted %d outdated matter(s) at %g/min (deployed %s); %d outdated",
+					res.Backfilled, cfg.BackfillRate, cfg.BriefBuilder, res.Outdated)
+			}
+		},
+	})
+	r.wg.Go(wait)
 	r.wg.Go(func() { r.watchLedger(rctx) })
 	if r.wiring != nil {
 		r.wg.Go(func() { r.watchDLQs(rctx) })
@@ -347,11 +367,30 @@ func traceNote(traceHeader string) string {
 	return ""
 }
 
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
+// railctlEnv is the environment railctl opens its pool with: getenv's,
+// with the --database-url (or DATABASE_URL) given and, unless DB_MAX_CONNS
+// says otherwise, maxConns connections.
+func railctlEnv(getenv func(string) string, databaseURL string, maxConns int) func(string) string {
+	return func(k string) string {
+		switch k {
+		case pgconn.EnvDatabaseURL:
+			return databaseURL
+		case pgconn.EnvMaxConns:
+			if v := getenv(k); v != "" {
+				return v
+			}
+			return strconv.Itoa(maxConns)
+		}
+		return getenv(k)
 	}
-	return def
+}
+
+// env reads the rail's environment (os.Getenv unless a test set its own).
+func (o railOptions) env(key string) string {
+	if o.getenv != nil {
+		return o.getenv(key)
+	}
+	return os.Getenv(key)
 }
 
 // Stop stops the rail's parts and waits for them; the pool stays open.
@@ -364,70 +403,6 @@ func (r *localRail) Stop() {
 func (r *localRail) Close() {
 	r.Stop()
 	r.pool.Close()
-}
-
-func (r *localRail) runRelay(ctx context.Context, relay *rail.Relay) {
-	for ctx.Err() == nil {
-		st, err := relay.DrainOnce(ctx)
-		if err != nil && ctx.Err() == nil {
-			r.p.linef("relay", "ERROR pass failed: %v", err)
-		}
-		if st.Published > 0 || st.Failed > 0 {
-			r.p.linef("relay", "outbox -> bus: %d published, %d failed, backlog %d", st.Published, st.Failed, st.Backlog)
-		}
-		if st.Published == 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}
-}
-
-func (r *localRail) runSweeper(ctx context.Context, every time.Duration, nudger rail.Nudger, backfill *rail.Backfill) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		rep, err := r.ledger.Sweep(ctx, 0)
-		if err != nil {
-			if ctx.Err() == nil {
-				r.p.linef("sweeper", "ERROR %v", err)
-			}
-			continue
-		}
-		for _, q := range rep.Quarantined {
-			r.p.linef("sweeper", "QUARANTINED matter %s: lease expired on its last attempt", q.MatterID.String()[:8])
-		}
-		if rep.LeaseExpiries > 0 {
-			r.p.linef("sweeper", "%d lease(s) expired", rep.LeaseExpiries)
-		}
-		if backfill != nil {
-			pass, err := backfill.Admit(ctx)
-			switch {
-			case err != nil && ctx.Err() == nil:
-				r.p.linef("backfill", "ERROR %v", err)
-			case len(pass.Admitted) > 0:
-				r.p.linef("backfill", "admitted %d outdated matter(s) at %g/min (deployed %s); %d still outdated",
-					len(pass.Admitted), backfill.Rate, backfill.Deployed, pass.Outdated)
-			}
-		}
-		if len(rep.Renudge) == 0 {
-			continue
-		}
-		var nudges []rail.Nudge
-		for _, m := range rep.Renudge {
-			r.p.linef("sweeper", "unserved demand with no live claim on matter %s: re-nudging", m.MatterID.String()[:8])
-			nudges = append(nudges, rail.Nudge{V: 1, FirmID: m.FirmID, MatterID: m.MatterID, Reason: rail.ReasonSweep})
-		}
-		if err := nudger.Nudge(ctx, nudges, 0); err != nil && ctx.Err() == nil {
-			r.p.linef("sweeper", "ERROR re-nudge: %v", err)
-		}
-	}
 }
 
 // watchLedger prints heartbeats: a running row whose claimed_at moved on
@@ -483,34 +458,6 @@ func (r *localRail) watchDLQs(ctx context.Context) {
 	}
 }
 
-// sqsSource adapts an SQS queue to localbus.Source for the AWS transport.
-type sqsSource struct {
-	client *sqs.Client
-	url    string
-}
-
-func (s *sqsSource) Receive(ctx context.Context, max int, wait time.Duration) ([]events.SQSMessage, error) {
-	out, err := s.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-		QueueUrl: aws.String(s.url), MaxNumberOfMessages: int32(max), WaitTimeSeconds: int32(wait.Seconds()),
-		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
-	})
-	if err != nil {
-		return nil, err
-	}
-	msgs := make([]events.SQSMessage, 0, len(out.Messages))
-	for _, m := range out.Messages {
-		msgs = append(msgs, events.SQSMessage{MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle),
-			Body: aws.ToString(m.Body), Md5OfBody: aws.ToString(m.MD5OfBody), Attributes: m.Attributes,
-			EventSource: "aws:sqs", EventSourceARN: s.url})
-	}
-	return msgs, nil
-}
-
-func (s *sqsSource) Delete(handle string) error {
-	_, err := s.client.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(s.url), ReceiptHandle: aws.String(handle)})
-	return err
-}
-
 // bootRail is the start of `railctl dev` and `railctl run`: the local (or
 // DATABASE_URL) database, migrated, with the rail running on it. stop
 // releases the database server, if one was started; it is never nil.
@@ -528,6 +475,7 @@ func bootRail(ctx context.Context, g *globals, o railOptions, p *progressHandler
 		stop()
 		return nil, "", nil, err
 	}
+	o.getenv = g.env
 	r, err := startRail(ctx, url, o, p)
 	if err != nil {
 		stop()

@@ -14,24 +14,24 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/pkg/app"
+	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/pgconn"
 	"github.com/pramaan/brief-rail/pkg/rail"
-	"github.com/pramaan/brief-rail/pkg/railfn"
+	"github.com/pramaan/brief-rail/pkg/record"
 	railsql "github.com/pramaan/brief-rail/sql"
 )
 
+// pool opens railctl's pool the way the functions open theirs (app.OpenPool):
+// --database-url (default $DATABASE_URL), or DB_HOST, DB_USER and
+// DB_IAM_AUTH=true for RDS Proxy with IAM tokens. It checks the connection.
 func (g *globals) pool(ctx context.Context) (*pgxpool.Pool, error) {
-	if g.databaseURL == "" {
-		return nil, usageError("no database: pass --database-url or set DATABASE_URL")
+	if g.databaseURL == "" && g.env(pgconn.EnvHost) == "" {
+		return nil, usageError("no database: pass --database-url, set DATABASE_URL, or DB_HOST/DB_NAME/DB_USER (DB_IAM_AUTH=true for RDS Proxy)")
 	}
-	cfg, err := pgxpool.ParseConfig(g.databaseURL)
+	pool, err := app.OpenPool(ctx, railctlEnv(g.env, g.databaseURL, 4))
 	if err != nil {
-		return nil, usageError("bad database URL: %v", err)
-	}
-	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
-	cfg.MaxConns = 4
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
+		return nil, usageError("%v", err)
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
@@ -80,15 +80,17 @@ func cmdMigrate(ctx context.Context, g *globals, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if g.databaseURL == "" {
-		return usageError("no database: pass --database-url or set DATABASE_URL")
+	pool, err := g.pool(ctx)
+	if err != nil {
+		return err
 	}
-	conn, err := pgx.Connect(ctx, g.databaseURL)
+	defer pool.Close()
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	defer conn.Close(context.Background())
-	v, err := railsql.Migrate(ctx, conn, func(name string) { fmt.Fprintf(g.stderr, "applying %s\n", name) })
+	defer conn.Release()
+	v, err := railsql.Migrate(ctx, conn.Conn(), func(name string) { fmt.Fprintf(g.stderr, "applying %s\n", name) })
 	if err != nil {
 		return err
 	}
@@ -123,11 +125,8 @@ func cmdMatter(ctx context.Context, g *globals, args []string) error {
 		var created bool
 		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			var err error
-			created, err = rail.AddMatter(ctx, tx, ref, *title)
-			if err != nil || !created {
-				return err
-			}
-			return recordMatterCreated(ctx, tx, ref)
+			created, err = record.CreateMatter(ctx, tx, ref, *title)
+			return err
 		})
 		if err != nil {
 			return err
@@ -177,12 +176,9 @@ func cmdDoc(ctx context.Context, g *globals, args []string) error {
 	defer pool.Close()
 	var id string
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		docID, err := rail.AddDocument(ctx, tx, ref, rail.NewDocument{Name: *name, Pages: pages})
-		if err != nil {
-			return err
-		}
+		docID, err := record.AddDocument(ctx, tx, ref, rail.NewDocument{Name: *name, Pages: pages})
 		id = docID.String()
-		return recordDocumentUploaded(ctx, tx, ref, docID)
+		return err
 	})
 	if err != nil {
 		return err
@@ -202,7 +198,7 @@ func cmdDemand(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	res, err := rail.NewLedger(pool, rail.Config{}).Demand(ctx, nil, ref, 1)
+	res, err := rail.NewLedger(pool, rail.Config{}).Demand(ctx, ref, 1)
 	if err != nil {
 		return err
 	}
@@ -216,7 +212,7 @@ func cmdBuild(ctx context.Context, g *globals, args []string) error {
 	oc := addOpConfig(fs)
 	stall := fs.Duration("stall", 0, "pause the worker entirely (no heartbeats) just before its commit")
 	worker := fs.String("worker", defaultWorkerID(), "worker id recorded on the claim")
-	builderName := fs.String("builder", "digest", "frame builder: "+strings.Join(builderNames(), ", "))
+	builderName := fs.String("builder", app.BuilderDigest, "frame builder: "+strings.Join(app.BuilderNames(), ", "))
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -224,7 +220,7 @@ func cmdBuild(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	fb, err := frameBuilder(ctx, *builderName)
+	fb, err := app.NewFrameBuilder(ctx, *builderName, app.BuilderOptions{BedrockModelID: os.Getenv("RAIL_BEDROCK_MODEL_ID")})
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -311,7 +307,7 @@ func cmdStatus(ctx context.Context, g *globals, args []string) error {
 	}
 	// Freshness as on-call's commands judge it: the state, and whether the
 	// frame was built by the deployed builder ($RAIL_BRIEF_BUILDER).
-	dep, err := railfn.LoadOperatorConfig(g.env)
+	dep, err := lambdafn.LoadOperatorConfig(g.env)
 	if err != nil {
 		return usageError("%v", err)
 	}

@@ -11,8 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/rail"
-	"github.com/pramaan/brief-rail/pkg/railfn"
 )
 
 // On-call's commands: stale (how stale), why (why), backfill (rebuild
@@ -22,7 +22,7 @@ import (
 // RAIL_BACKFILL_RATE); flags override them.
 
 // onCallFlags are the settings a diagnosis is judged with: the deployed
-// configuration (railfn.LoadOperatorConfig: RAIL_LEASE, RAIL_SETTLE_DELAY,
+// configuration (lambdafn.LoadOperatorConfig: RAIL_LEASE, RAIL_SETTLE_DELAY,
 // RAIL_BRIEF_BUILDER, RAIL_BEDROCK_MODEL_ID, RAIL_BACKFILL_RATE), each
 // overridden by its flag when given.
 type onCallFlags struct {
@@ -38,11 +38,11 @@ func addOnCallFlags(fs *flag.FlagSet) *onCallFlags {
 	return &onCallFlags{
 		fs:      fs,
 		op:      addOpConfig(fs),
-		settle:  fs.Duration("settle", 0, "the trigger's settle delay (default $"+railfn.EnvSettleDelay+", else 10s)"),
-		builder: fs.String("builder", "", "the deployed builder: extractive, bedrock or digest (default $"+railfn.EnvBriefBuilder+", else extractive)"),
-		model:   fs.String("model", "", "the deployed Bedrock model id (default $"+railfn.EnvBedrockModelID+")"),
+		settle:  fs.Duration("settle", 0, "the trigger's settle delay (default $"+lambdafn.EnvSettleDelay+", else 10s)"),
+		builder: fs.String("builder", "", "the deployed builder: extractive, bedrock or digest (default $"+lambdafn.EnvBriefBuilder+", else extractive)"),
+		model:   fs.String("model", "", "the deployed Bedrock model id (default $"+lambdafn.EnvBedrockModelID+")"),
 		rate: fs.String("rate", "", fmt.Sprintf("backfill builds per minute, more than 0 (default $%s, else %d)",
-			railfn.EnvBackfillRate, railfn.DefaultBackfillRate)),
+			lambdafn.EnvBackfillRate, lambdafn.DefaultBackfillRate)),
 	}
 }
 
@@ -52,7 +52,7 @@ func (o *onCallFlags) config(g *globals) (rail.Config, rail.OnCallConfig, float6
 	if err != nil {
 		return rail.Config{}, rail.OnCallConfig{}, 0, err
 	}
-	dep, err := railfn.LoadOperatorConfig(g.env)
+	dep, err := lambdafn.LoadOperatorConfig(g.env)
 	if err != nil {
 		return rail.Config{}, rail.OnCallConfig{}, 0, usageError("%v", err)
 	}
@@ -69,7 +69,7 @@ func (o *onCallFlags) config(g *globals) (rail.Config, rail.OnCallConfig, float6
 		case "model":
 			dep.BedrockModelID = *o.model
 		case "rate":
-			r, err := railfn.ParseBackfillRate(*o.rate)
+			r, err := lambdafn.ParseBackfillRate(*o.rate)
 			if err != nil {
 				bad = usageError("--rate: %v", err)
 			}

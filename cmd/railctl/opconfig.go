@@ -6,13 +6,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/rail"
-	"github.com/pramaan/brief-rail/pkg/railfn"
 )
 
 // opConfig is the ledger configuration of an operator command that acts on
 // the deployed rail's rows (sweep, build, status). It is read the way the
-// functions read theirs (railfn.LoadOperatorConfig: RAIL_LEASE,
+// functions read theirs (lambdafn.LoadOperatorConfig: RAIL_LEASE,
 // RAIL_MAX_ATTEMPTS with the same defaults and ranges), then the command's
 // flags override it. The values used are printed on stderr, each with
 // where it came from, so an operator sees at once when they differ from
@@ -27,20 +27,20 @@ func addOpConfig(fs *flag.FlagSet) *opConfig {
 	return &opConfig{
 		fs: fs,
 		lease: fs.Duration("lease", 0, "lease: a claim older than this may be taken over "+
-			"(default $"+railfn.EnvLease+", else "+rail.DefaultLease.String()+")"),
+			"(default $"+lambdafn.EnvLease+", else "+rail.DefaultLease.String()+")"),
 		maxAttempts: fs.Int("max-attempts", 0, "attempts before quarantine "+
-			fmt.Sprintf("(default $%s, else %d)", railfn.EnvMaxAttempts, rail.DefaultMaxAttempts)),
+			fmt.Sprintf("(default $%s, else %d)", lambdafn.EnvMaxAttempts, rail.DefaultMaxAttempts)),
 	}
 }
 
 // resolve returns the configuration to use after the flags are parsed and
 // prints it. A bad variable or flag is a usage error naming it.
 func (o *opConfig) resolve(g *globals) (rail.Config, error) {
-	c, err := railfn.LoadOperatorConfig(g.env)
+	c, err := lambdafn.LoadOperatorConfig(g.env)
 	if err != nil {
 		return rail.Config{}, usageError("%v", err)
 	}
-	leaseFrom, maxFrom := c.Sources[railfn.EnvLease], c.Sources[railfn.EnvMaxAttempts]
+	leaseFrom, maxFrom := c.Sources[lambdafn.EnvLease], c.Sources[lambdafn.EnvMaxAttempts]
 	var bad error
 	o.fs.Visit(func(f *flag.Flag) {
 		switch f.Name {

@@ -11,7 +11,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/google/uuid"
 
-	"github.com/pramaan/brief-rail/pkg/eventbridge"
+	"github.com/pramaan/brief-rail/pkg/aws/eventbridge"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

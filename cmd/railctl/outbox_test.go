@@ -14,8 +14,8 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/google/uuid"
 
-	"github.com/pramaan/brief-rail/pkg/motoserver"
-	"github.com/pramaan/brief-rail/pkg/railtest"
+	"github.com/pramaan/brief-rail/internal/testenv/motoserver"
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/samtemplate"
 )
 

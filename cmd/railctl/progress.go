@@ -34,6 +34,14 @@ func (h *progressHandler) logger(component string) *slog.Logger {
 	return slog.New(&c)
 }
 
+// loggerAt returns a logger for one component that prints only records at
+// level or above.
+func (h *progressHandler) loggerAt(component string, level slog.Level) *slog.Logger {
+	c := *h
+	c.component, c.level = component, max(level, h.level)
+	return slog.New(&c)
+}
+
 // linef prints a line for a component directly.
 func (h *progressHandler) linef(component, format string, args ...any) {
 	h.mu.Lock()

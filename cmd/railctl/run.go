@@ -17,6 +17,7 @@ import (
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
 	"github.com/pramaan/brief-rail/pkg/pdftext"
 	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/record"
 )
 
 // The quickstart's fixed ids, printed so a person can use them with the
@@ -99,14 +100,11 @@ func seedQuickstart(ctx context.Context, pool *pgxpool.Pool, ref rail.MatterRef,
 	}
 	var ids []uuid.UUID
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		created, err := rail.AddMatter(ctx, tx, ref, sampleTitle)
+		created, err := record.CreateMatter(ctx, tx, ref, sampleTitle)
 		if err != nil {
 			return err
 		}
 		if created {
-			if err := recordMatterCreated(ctx, tx, ref); err != nil {
-				return err
-			}
 			p.linef("quickstart", "matter created")
 		} else if err := rail.SetMatterStatus(ctx, tx, ref, "open"); err != nil {
 			return err
@@ -118,7 +116,7 @@ func seedQuickstart(ctx context.Context, pool *pgxpool.Pool, ref rail.MatterRef,
 			}
 		}
 		if len(missing) == 0 {
-			id, err := recordRegenerationRequested(ctx, tx, ref)
+			id, err := record.RequestRegeneration(ctx, tx, ref)
 			ids = append(ids, id)
 			p.linef("quickstart", "the three documents are already stored (an earlier run): brief.regeneration_requested recorded")
 			return err
@@ -133,18 +131,15 @@ func seedQuickstart(ctx context.Context, pool *pgxpool.Pool, ref rail.MatterRef,
 			if err := os.WriteFile(path, f.Data, 0o644); err != nil {
 				return err
 			}
-			u, err := prepareUpload(ctx, path, pdftext.Limits{})
+			u, err := record.Prepare(ctx, path, pdftext.Limits{})
 			if err != nil {
 				return err
 			}
-			docID, err := rail.AddDocument(ctx, tx, ref, u.doc)
+			docID, err := record.AddDocument(ctx, tx, ref, u.Doc)
 			if err != nil {
 				return err
 			}
-			if err := recordDocumentUploaded(ctx, tx, ref, docID); err != nil {
-				return err
-			}
-			p.linef("upload", "%s: %d page(s) extracted, stored as document %s, document.uploaded recorded", f.Name, len(u.doc.Pages), docID.String()[:8])
+			p.linef("upload", "%s: %d page(s) extracted, stored as document %s, document.uploaded recorded", f.Name, len(u.Doc.Pages), docID.String()[:8])
 		}
 		return nil
 	})
@@ -177,7 +172,7 @@ func waitForBrief(ctx context.Context, r *localRail, ref rail.MatterRef, facts [
 		err := r.pool.QueryRow(ctx, `SELECT count(*) FROM ops.trigger_inbox WHERE event_id::text = ANY($1::text[])`, ids).Scan(&heard)
 		if err == nil && heard == len(ids) {
 			j, jerr := r.ledger.Job(ctx, ref)
-			f, found, ferr := r.ledger.LatestFrame(ctx, nil, ref)
+			f, found, ferr := r.ledger.LatestFrame(ctx, ref)
 			if jerr == nil && ferr == nil && found && j.Current && j.RequestedGeneration > 0 && f.Target == j.BuiltGeneration && listsAll(f.Body) {
 				return f, nil
 			}
@@ -225,7 +220,7 @@ func cmdRegenerate(ctx context.Context, g *globals, args []string) error {
 	}
 	var id uuid.UUID
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		id, err = recordRegenerationRequested(ctx, tx, ref)
+		id, err = record.RequestRegeneration(ctx, tx, ref)
 		return err
 	})
 	if err != nil {

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
-	"github.com/pramaan/brief-rail/pkg/railtest"
 )
 
 // TestRunQuickstart plays `railctl run` end to end on a test database: the

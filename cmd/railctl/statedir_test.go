@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pramaan/brief-rail/pkg/ci"
-	"github.com/pramaan/brief-rail/pkg/localpg"
+	"github.com/pramaan/brief-rail/internal/testenv/ci"
+	"github.com/pramaan/brief-rail/internal/testenv/localpg"
 )
 
 // The local rail's database boots from a clone in a directory only its

@@ -12,10 +12,11 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
 	"github.com/pramaan/brief-rail/pkg/pdftext"
 	"github.com/pramaan/brief-rail/pkg/rail"
-	"github.com/pramaan/brief-rail/pkg/railtest"
+	"github.com/pramaan/brief-rail/pkg/record"
 	"github.com/pramaan/brief-rail/pkg/tracing"
 )
 
@@ -80,7 +81,7 @@ func TestTraceContinuesFromUploadToFrameBuilt(t *testing.T) {
 		}
 	}
 	// The host application's request context, as Lambda hands it over.
-	if _, err := uploadFiles(tracing.ContextWithHeader(ctx, incoming), r.pool, ref, paths, pdftext.Limits{}); err != nil {
+	if _, err := record.Upload(tracing.ContextWithHeader(ctx, incoming), r.pool, ref, paths, pdftext.Limits{}); err != nil {
 		t.Fatal(err)
 	}
 

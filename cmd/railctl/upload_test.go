@@ -10,9 +10,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
 	"github.com/pramaan/brief-rail/pkg/pdftext/pdftexttest"
-	"github.com/pramaan/brief-rail/pkg/railtest"
+	"github.com/pramaan/brief-rail/pkg/record"
 )
 
 // rawPDF assembles a minimal PDF (header, objects, xref, trailer); object 1
@@ -139,7 +140,7 @@ func TestUploadScannedPDFStoredWithNote(t *testing.T) {
 		t.Errorf("scanned document stored with note %q and pages %q", note, pages)
 	}
 	raw, _ := os.ReadFile(files[samples.ScannedName])
-	if want := sha256hex(raw); sum != want {
+	if want := record.SHA256Hex(raw); sum != want {
 		t.Errorf("content_sha256 %s, want the sha256 of the uploaded bytes %s", sum, want)
 	}
 	if docs, facts := written(t, c.url); docs != 2 || facts != 2 {

@@ -8,14 +8,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/pramaan/brief-rail/pkg/railfn"
+	"github.com/pramaan/brief-rail/pkg/app"
 )
 
 func main() {
-	cfg, deps, err := railfn.Setup(context.Background(), railfn.Builder)
+	f, err := app.ForLambda(context.Background(), app.Builder)
 	if err != nil {
-		railfn.Fatal(deps.Log, railfn.Builder, err)
+		app.Fatal(app.Builder, err)
 	}
-	h := railfn.NewBuilder(cfg, deps, railfn.FrameBuilder(cfg, deps.AWS))
-	lambda.StartWithOptions(h.Handle, lambda.WithEnableSIGTERM(deps.Close))
+	lambda.StartWithOptions(f.Builder.Handle, lambda.WithEnableSIGTERM(f.Close))
 }

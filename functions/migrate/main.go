@@ -8,14 +8,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/pramaan/brief-rail/pkg/railfn"
+	"github.com/pramaan/brief-rail/pkg/app"
 )
 
 func main() {
-	cfg, deps, err := railfn.Setup(context.Background(), railfn.Migrate)
+	f, err := app.ForLambda(context.Background(), app.Migrate)
 	if err != nil {
-		railfn.Fatal(deps.Log, railfn.Migrate, err)
+		app.Fatal(app.Migrate, err)
 	}
-	h := railfn.NewMigrate(cfg, deps)
-	lambda.StartWithOptions(h.Handle, lambda.WithEnableSIGTERM(deps.Close))
+	lambda.StartWithOptions(f.Migrate.Handle, lambda.WithEnableSIGTERM(f.Close))
 }

@@ -7,14 +7,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/pramaan/brief-rail/pkg/railfn"
+	"github.com/pramaan/brief-rail/pkg/app"
 )
 
 func main() {
-	cfg, deps, err := railfn.Setup(context.Background(), railfn.Relay)
+	f, err := app.ForLambda(context.Background(), app.Relay)
 	if err != nil {
-		railfn.Fatal(deps.Log, railfn.Relay, err)
+		app.Fatal(app.Relay, err)
 	}
-	h := railfn.NewRelay(cfg, deps)
-	lambda.StartWithOptions(h.Handle, lambda.WithEnableSIGTERM(deps.Close))
+	lambda.StartWithOptions(f.Relay.Handle, lambda.WithEnableSIGTERM(f.Close))
 }

@@ -8,14 +8,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/pramaan/brief-rail/pkg/railfn"
+	"github.com/pramaan/brief-rail/pkg/app"
 )
 
 func main() {
-	cfg, deps, err := railfn.Setup(context.Background(), railfn.Sweeper)
+	f, err := app.ForLambda(context.Background(), app.Sweeper)
 	if err != nil {
-		railfn.Fatal(deps.Log, railfn.Sweeper, err)
+		app.Fatal(app.Sweeper, err)
 	}
-	h := railfn.NewSweeper(cfg, deps)
-	lambda.StartWithOptions(h.Handle, lambda.WithEnableSIGTERM(deps.Close))
+	lambda.StartWithOptions(f.Sweeper.Handle, lambda.WithEnableSIGTERM(f.Close))
 }

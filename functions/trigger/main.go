@@ -7,14 +7,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/pramaan/brief-rail/pkg/railfn"
+	"github.com/pramaan/brief-rail/pkg/app"
 )
 
 func main() {
-	cfg, deps, err := railfn.Setup(context.Background(), railfn.Trigger)
+	f, err := app.ForLambda(context.Background(), app.Trigger)
 	if err != nil {
-		railfn.Fatal(deps.Log, railfn.Trigger, err)
+		app.Fatal(app.Trigger, err)
 	}
-	h := railfn.NewTrigger(cfg, deps)
-	lambda.StartWithOptions(h.Handle, lambda.WithEnableSIGTERM(deps.Close))
+	lambda.StartWithOptions(f.Trigger.Handle, lambda.WithEnableSIGTERM(f.Close))
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/pramaan/brief-rail/pkg/ci"
+	"github.com/pramaan/brief-rail/internal/testenv/ci"
 	"github.com/pramaan/brief-rail/pkg/pdftext"
 )
 

@@ -63,11 +63,12 @@ type Options struct {
 	AWS *aws.Config
 }
 
-// PoolFromEnv opens a pool configured from the process environment. It does
-// not connect: the first query does (so a cold start fails fast only on
-// configuration errors, and the handler's error names the connection problem).
-func PoolFromEnv(ctx context.Context) (*pgxpool.Pool, error) {
-	cfg, err := ConfigFromEnv(ctx, Options{})
+// Open opens the rail's pool: the one constructor the functions, the
+// local rail and railctl share (via pkg/app). It does not connect: the
+// first query does (so a cold start fails fast only on configuration
+// errors, and the handler's error names the connection problem).
+func Open(ctx context.Context, o Options) (*pgxpool.Pool, error) {
+	cfg, err := ConfigFromEnv(ctx, o)
 	if err != nil {
 		return nil, err
 	}

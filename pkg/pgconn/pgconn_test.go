@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/pgconn"
-	"github.com/pramaan/brief-rail/pkg/railtest"
 )
 
 func TestMain(m *testing.M) { railtest.Main(m) }
@@ -30,7 +30,7 @@ func TestPlainDatabaseURL(t *testing.T) {
 	}
 	t.Setenv("DATABASE_URL", db.URL)
 	t.Setenv("DB_MAX_CONNS", "")
-	pool, err := pgconn.PoolFromEnv(ctx)
+	pool, err := pgconn.Open(ctx, pgconn.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ type BackfillPass struct {
 
 // outdatedSQL selects outdated matters eligible for admission ($1-$4: the
 // deployed identity), oldest frame first, up to $5.
-const outdatedSQL = `
+var outdatedSQL = `
 SELECT j.firm_id, j.matter_id
 FROM ops.matter_frame_jobs j
 JOIN app.matters m USING (firm_id, matter_id)
@@ -67,16 +67,16 @@ JOIN LATERAL (
     ORDER BY f.token DESC LIMIT 1
 ) f ON true
 WHERE m.status = 'open' AND j.run_status = 'idle'
-  AND j.requested_generation = j.built_generation
-  AND (f.builder, f.builder_version, f.model_id, f.prompt_hash) IS DISTINCT FROM ($1, $2, $3, $4)
+  AND NOT ` + SQLDemandUnserved("j") + `
+  AND ` + SQLBuiltByOther("f", "$1", "$2", "$3", "$4") + `
 ORDER BY f.built_at, j.firm_id, j.matter_id
 LIMIT $5`
 
 // outdatedCountSQL counts every matter whose newest frame is not the
 // deployed identity's (open matters; behind or not).
-const outdatedCountSQL = `
+var outdatedCountSQL = `
 SELECT count(*) FILTER (WHERE m.status = 'open'),
-       count(*) FILTER (WHERE m.status = 'open' AND j.requested_generation = j.built_generation
+       count(*) FILTER (WHERE m.status = 'open' AND NOT ` + SQLDemandUnserved("j") + `
                           AND j.run_status = 'idle')
 FROM ops.matter_frame_jobs j
 JOIN app.matters m USING (firm_id, matter_id)
@@ -85,7 +85,7 @@ JOIN LATERAL (
     FROM ops.matter_frames f WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id
     ORDER BY f.token DESC LIMIT 1
 ) f ON true
-WHERE (f.builder, f.builder_version, f.model_id, f.prompt_hash) IS DISTINCT FROM ($1, $2, $3, $4)`
+WHERE ` + SQLBuiltByOther("f", "$1", "$2", "$3", "$4")
 
 func (b *Backfill) idArgs() []any {
 	return []any{b.Deployed.Name, b.Deployed.Version, b.Deployed.ModelID, b.Deployed.PromptHash}
@@ -137,7 +137,7 @@ func (b *Backfill) Admit(ctx context.Context) (BackfillPass, error) {
 			return pass, fmt.Errorf("backfill: outdated matters: %w", err)
 		}
 		for _, ref := range refs {
-			if _, err := b.Ledger.DemandFrom(ctx, tx, ref, 1, DemandOrigin{Source: DemandFromBackfill}); err != nil {
+			if _, err := b.Ledger.On(tx).DemandFrom(ctx, ref, 1, DemandOrigin{Source: DemandFromBackfill}); err != nil {
 				return pass, fmt.Errorf("backfill: %w", err)
 			}
 		}

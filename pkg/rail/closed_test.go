@@ -53,7 +53,7 @@ func TestClosedMatterHoldsDemandUntilReopened(t *testing.T) {
 	if err != nil || len(rep.Renudge) != 0 {
 		t.Fatalf("sweep of a closed matter: %+v %v; want no re-nudge", rep, err)
 	}
-	if _, err := b.ledger.Demand(b.ctx, nil, b.ref, 1); !errors.Is(err, rail.ErrMatterClosed) {
+	if _, err := b.ledger.Demand(b.ctx, b.ref, 1); !errors.Is(err, rail.ErrMatterClosed) {
 		t.Fatalf("demand on a closed matter: %v", err)
 	}
 

@@ -107,26 +107,3 @@ func TestOldestUnservedDemandIsExact(t *testing.T) {
 		t.Fatalf("all built: %+v", j)
 	}
 }
-
-// CommitMany keeps the same clock as Commit.
-func TestCommitManyKeepsTheDemandClock(t *testing.T) {
-	b := setup(t, rail.Config{})
-	b.demand(t)
-	c := b.mustClaim(t, "w")
-	b.demand(t)
-	b.ageDemand(t, 10*time.Minute)
-	if err := b.ledger.Heartbeat(b.ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	out, err := b.ledger.CommitMany(b.ctx, []rail.CommitItem{{Claim: c, Frame: frameOf("x")}})
-	if err != nil || out[0].Err != nil || !out[0].FollowUpDue {
-		t.Fatalf("commit many: %+v %v", out, err)
-	}
-	g, err := b.ledger.Gauges(b.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g.OldestUnservedDemandSeconds < (10 * time.Minute).Seconds() {
-		t.Fatalf("oldest unserved %.0fs after CommitMany, want >= 600 (the second demand's age)", g.OldestUnservedDemandSeconds)
-	}
-}

@@ -12,9 +12,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
+	"github.com/pramaan/brief-rail/internal/verify/ledgercheck"
 	"github.com/pramaan/brief-rail/pkg/rail"
-	"github.com/pramaan/brief-rail/pkg/rail/internal/ledgercheck"
-	"github.com/pramaan/brief-rail/pkg/railtest"
 )
 
 func TestMain(m *testing.M) { railtest.Main(m) }
@@ -58,7 +58,7 @@ func (b *bundle) addDoc(t *testing.T, name string, pages ...string) uuid.UUID {
 
 func (b *bundle) demand(t *testing.T) int64 {
 	t.Helper()
-	r, err := b.ledger.Demand(b.ctx, nil, b.ref, 1)
+	r, err := b.ledger.Demand(b.ctx, b.ref, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,12 +15,26 @@ import (
 // otherwise. Safe for concurrent use.
 type Ledger struct {
 	pool *pgxpool.Pool
+	q    Querier // where the statements run: the pool, or a caller's transaction (On)
 	cfg  Config
 }
 
 // NewLedger returns a ledger over pool with cfg (zero fields take defaults).
 func NewLedger(pool *pgxpool.Pool, cfg Config) *Ledger {
-	return &Ledger{pool: pool, cfg: cfg.withDefaults()}
+	return &Ledger{pool: pool, q: pool, cfg: cfg.withDefaults()}
+}
+
+// On returns the ledger running its statements on q, a caller's
+// transaction or connection, so they commit (or roll back) with the
+// caller's other writes: the trigger's inbox rows with their demand, or a
+// test's commit on a connection it kills. It is the one transaction seam:
+// every method, on either ledger, is the same statement. Inside a
+// transaction a statement's row lock is held until the caller commits:
+// keep that transaction short.
+func (l *Ledger) On(q Querier) *Ledger {
+	c := *l
+	c.q = q
+	return &c
 }
 
 // Config returns the ledger's effective configuration.
@@ -90,13 +104,13 @@ type DemandOrigin struct {
 // committed. A quarantined row is released by new demand. Run it in the
 // caller's transaction when the demand must commit with something else
 // (the trigger's inbox insert).
-func (l *Ledger) Demand(ctx context.Context, q Querier, ref MatterRef, n int) (DemandResult, error) {
-	return l.DemandFrom(ctx, q, ref, n, DemandOrigin{})
+func (l *Ledger) Demand(ctx context.Context, ref MatterRef, n int) (DemandResult, error) {
+	return l.DemandFrom(ctx, ref, n, DemandOrigin{})
 }
 
 // DemandFrom is Demand with its origin recorded on ops.matter_demands (in the
 // same statement).
-func (l *Ledger) DemandFrom(ctx context.Context, q Querier, ref MatterRef, n int, o DemandOrigin) (DemandResult, error) {
+func (l *Ledger) DemandFrom(ctx context.Context, ref MatterRef, n int, o DemandOrigin) (DemandResult, error) {
 	if o.Source == "" {
 		o.Source = DemandFromOperator
 	}
@@ -107,16 +121,13 @@ func (l *Ledger) DemandFrom(ctx context.Context, q Querier, ref MatterRef, n int
 	if n < 1 {
 		return DemandResult{}, fmt.Errorf("demand: n must be at least 1, got %d", n)
 	}
-	if q == nil {
-		q = l.pool
-	}
 	var (
 		firm      *uuid.UUID
 		status    *string
 		requested *int64
 		runStatus *string
 	)
-	err := q.QueryRow(ctx, demandSQL, ref.FirmID, ref.MatterID, n, o.Source, ids, o.TraceHeader).
+	err := l.q.QueryRow(ctx, demandSQL, ref.FirmID, ref.MatterID, n, o.Source, ids, o.TraceHeader).
 		Scan(&firm, &status, &requested, &runStatus)
 	if err != nil {
 		return DemandResult{}, fmt.Errorf("demand %s: %w", ref, err)
@@ -133,30 +144,6 @@ func (l *Ledger) DemandFrom(ctx context.Context, q Querier, ref MatterRef, n int
 	}
 	return DemandResult{Requested: *requested, Status: *runStatus}, nil
 }
-
-// leaseExpiredExpr and attemptsLeftExpr read a running row's lease and
-// attempt limit off the row (alias j): the values its current claim was
-// granted with (migration 007), so whether a live build may be taken over,
-// quarantined or marked expired never depends on the caller's settings. A
-// row last claimed before 007 has NULLs and falls back to the caller's
-// (leaseParam, maxParam).
-func leaseExpiredExpr(leaseParam string) string {
-	return `j.claimed_at < clock_timestamp() - make_interval(secs => coalesce(j.lease_seconds, ` + leaseParam + `))`
-}
-
-func attemptsLeftExpr(maxParam string) string {
-	return `j.attempts < coalesce(j.max_attempts, ` + maxParam + `)`
-}
-
-// claimablePredicate is the one place that says when a ledger row (alias
-// j) may be claimed: recorded, unserved demand, and an idle row past its
-// backoff or a running row on an expired lease with attempts left. $4 is
-// the lease in seconds, $5 the maximum attempts, in every statement that
-// uses it (Claim, ClaimMany).
-var claimablePredicate = `j.requested_generation > j.built_generation
-      AND (   (j.run_status = 'idle' AND (j.not_before IS NULL OR j.not_before <= clock_timestamp()))
-           OR (j.run_status = 'running' AND ` + attemptsLeftExpr("$5") + `
-               AND ` + leaseExpiredExpr("$4") + `))`
 
 // claimSet is what a claim writes: the next token, the target, a fresh
 // lease by the database clock, and the lease and attempt limit the claim
@@ -179,7 +166,7 @@ var claimSQL = `
 WITH c AS (
     UPDATE ops.matter_frame_jobs AS j ` + claimSet + `
     WHERE j.firm_id = $1 AND j.matter_id = $2
-      AND ` + claimablePredicate + `
+      AND ` + SQLClaimable("j", "$4", "$5") + `
       AND EXISTS (SELECT 1 FROM app.matters m
                   WHERE m.firm_id = j.firm_id AND m.matter_id = j.matter_id AND m.status = 'open')
     RETURNING j.firm_id, j.matter_id, j.claimed_generation, j.target_generation,
@@ -208,16 +195,11 @@ FROM c`
 //
 // If Claim returns an error the claim may or may not have committed; the
 // caller must not claim again blindly. The lease recovers an ambiguous claim.
+// The lease is stamped with clock_timestamp(), not the transaction's start,
+// so a claim made late in a long transaction (On) still gets a full lease.
 func (l *Ledger) Claim(ctx context.Context, ref MatterRef, workerID string) (c Claim, ok bool, err error) {
-	return l.ClaimOn(ctx, l.pool, ref, workerID)
-}
-
-// ClaimOn is Claim on the caller's querier. The lease is stamped with
-// clock_timestamp(), not the transaction's start, so a claim made late in a
-// long transaction still gets a full lease.
-func (l *Ledger) ClaimOn(ctx context.Context, q Querier, ref MatterRef, workerID string) (c Claim, ok bool, err error) {
 	c.MatterRef = ref
-	err = q.QueryRow(ctx, claimSQL, ref.FirmID, ref.MatterID, workerID,
+	err = l.q.QueryRow(ctx, claimSQL, ref.FirmID, ref.MatterID, workerID,
 		seconds(l.cfg.Lease), l.cfg.MaxAttempts).
 		Scan(&c.Token, &c.Target, &c.Built, &c.Attempt, &c.ClaimedAt, &c.TookOverExpiry)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -229,14 +211,14 @@ func (l *Ledger) ClaimOn(ctx context.Context, q Querier, ref MatterRef, workerID
 	return c, true, nil
 }
 
-const heartbeatSQL = `
-UPDATE ops.matter_frame_jobs SET claimed_at = clock_timestamp()
-WHERE firm_id = $1 AND matter_id = $2 AND claimed_generation = $3 AND run_status = 'running'`
+var heartbeatSQL = `
+UPDATE ops.matter_frame_jobs AS j SET claimed_at = clock_timestamp()
+WHERE j.firm_id = $1 AND j.matter_id = $2 AND ` + SQLHoldsToken("j", "$3")
 
 // Heartbeat refreshes the lease while the token is current. ErrFenced means
 // the claim was superseded: stop building and do not commit.
 func (l *Ledger) Heartbeat(ctx context.Context, c Claim) error {
-	tag, err := l.pool.Exec(ctx, heartbeatSQL, c.FirmID, c.MatterID, c.Token)
+	tag, err := l.q.Exec(ctx, heartbeatSQL, c.FirmID, c.MatterID, c.Token)
 	if err != nil {
 		return fmt.Errorf("heartbeat %s token %d: %w", c.MatterRef, c.Token, err)
 	}
@@ -291,16 +273,16 @@ const commitDemandSince = `CASE WHEN requested_generation > target_generation
 // whatever their key order or spacing was.
 const bodySHA256 = `encode(sha256(convert_to($7::jsonb::text, 'UTF8')), 'hex')`
 
-const commitSQL = `
+var commitSQL = `
 WITH fence AS (
-    UPDATE ops.matter_frame_jobs SET
+    UPDATE ops.matter_frame_jobs AS j SET
         run_status       = 'idle',
         built_generation = target_generation,
         attempts         = 0,
         not_before       = NULL,
         last_error       = '',
         demand_since     = ` + commitDemandSince + `
-    WHERE firm_id = $1 AND matter_id = $2 AND claimed_generation = $3 AND run_status = 'running'
+    WHERE j.firm_id = $1 AND j.matter_id = $2 AND ` + SQLHoldsToken("j", "$3") + `
     RETURNING firm_id, matter_id, target_generation, requested_generation
 ), body AS (
     INSERT INTO ops.matter_frame_bodies AS b (firm_id, matter_id, body_sha256, body)
@@ -344,13 +326,6 @@ FROM fence, frame`
 // frame.built fact are one statement, so a stale build cannot half-land.
 // ErrFenced means nothing was written.
 func (l *Ledger) Commit(ctx context.Context, c Claim, f Frame) (CommitResult, error) {
-	return l.CommitTx(ctx, l.pool, c, f)
-}
-
-// CommitTx is Commit on the caller's querier (for a caller that must commit
-// more in the same transaction). Inside a transaction the fence holds the
-// row lock until the caller commits: keep that transaction short.
-func (l *Ledger) CommitTx(ctx context.Context, q Querier, c Claim, f Frame) (CommitResult, error) {
 	var (
 		r       CommitResult
 		gens    []int64
@@ -362,7 +337,7 @@ func (l *Ledger) CommitTx(ctx context.Context, q Querier, c Claim, f Frame) (Com
 	if id.Name == "" {
 		id.Name = f.Builder
 	}
-	err := q.QueryRow(ctx, commitSQL, c.FirmID, c.MatterID, c.Token,
+	err := l.q.QueryRow(ctx, commitSQL, c.FirmID, c.MatterID, c.Token,
 		f.Fingerprint, id.Name, f.ModelInvoked, string(f.Body), f.TraceHeader,
 		id.Version, id.ModelID, id.PromptHash).
 		Scan(&r.FrameID, &r.Target, &r.Requested, &gens, &ns, &sources, &ages)
@@ -386,7 +361,7 @@ func (l *Ledger) CommitTx(ctx context.Context, q Querier, c Claim, f Frame) (Com
 // this instead of guessing.
 func (l *Ledger) FrameLanded(ctx context.Context, c Claim) (bool, error) {
 	var ok bool
-	err := l.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ops.matter_frames
+	err := l.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ops.matter_frames
         WHERE firm_id = $1 AND matter_id = $2 AND token = $3)`, c.FirmID, c.MatterID, c.Token).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("frame landed %s token %d: %w", c.MatterRef, c.Token, err)
@@ -398,7 +373,7 @@ func (l *Ledger) FrameLanded(ctx context.Context, c Claim) (bool, error) {
 // by it (fenced at commit, superseded at heartbeat). Best effort: the run
 // table is for people, the job row is the truth.
 func (l *Ledger) MarkRun(ctx context.Context, c Claim, outcome, msg string) error {
-	_, err := l.pool.Exec(ctx, `UPDATE ops.matter_frame_runs SET outcome = $4,
+	_, err := l.q.Exec(ctx, `UPDATE ops.matter_frame_runs SET outcome = $4,
         finished_at = coalesce(finished_at, clock_timestamp()), error = $5
         WHERE firm_id = $1 AND matter_id = $2 AND token = $3 AND outcome IN ('claimed', 'lease_expired')`,
 		c.FirmID, c.MatterID, c.Token, outcome, msg)
@@ -414,16 +389,16 @@ type FailResult struct {
 	Attempts int
 }
 
-const failSQL = `
+var failSQL = `
 WITH f AS (
-    UPDATE ops.matter_frame_jobs SET
-        run_status        = CASE WHEN attempts >= $4 THEN 'quarantined' ELSE 'idle' END,
+    UPDATE ops.matter_frame_jobs AS j SET
+        run_status        = CASE WHEN NOT ` + SQLAttemptsLeft("j", "$4::int") + ` THEN 'quarantined' ELSE 'idle' END,
         target_generation = built_generation,
         uncovered_since   = demand_since, -- the target is handed back: all unbuilt demand is uncovered
         not_before        = clock_timestamp()
                             + make_interval(secs => least($6::float8, $5::float8 * power(2, greatest(attempts - 1, 0)))),
         last_error        = left($7, 2000)
-    WHERE firm_id = $1 AND matter_id = $2 AND claimed_generation = $3 AND run_status = 'running'
+    WHERE j.firm_id = $1 AND j.matter_id = $2 AND ` + SQLHoldsToken("j", "$3") + `
     RETURNING firm_id, matter_id, run_status, attempts
 ), run AS (
     UPDATE ops.matter_frame_runs AS r SET
@@ -443,7 +418,7 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, cause error) (FailResult, er
 		msg = cause.Error()
 	}
 	var r FailResult
-	err := l.pool.QueryRow(ctx, failSQL, c.FirmID, c.MatterID, c.Token, l.cfg.MaxAttempts,
+	err := l.q.QueryRow(ctx, failSQL, c.FirmID, c.MatterID, c.Token, l.cfg.MaxAttempts,
 		seconds(l.cfg.BackoffBase), seconds(l.cfg.BackoffMax), msg).Scan(&r.Status, &r.Attempts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return FailResult{}, fmt.Errorf("fail %s token %d: %w", c.MatterRef, c.Token, ErrFenced)
@@ -457,7 +432,7 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, cause error) (FailResult, er
 // Release returns a quarantined row to idle with its attempts reset, for an
 // operator who has fixed the cause. It reports whether a row was released.
 func (l *Ledger) Release(ctx context.Context, ref MatterRef) (bool, error) {
-	tag, err := l.pool.Exec(ctx, `UPDATE ops.matter_frame_jobs
+	tag, err := l.q.Exec(ctx, `UPDATE ops.matter_frame_jobs
         SET run_status = 'idle', attempts = 0, not_before = NULL
         WHERE firm_id = $1 AND matter_id = $2 AND run_status = 'quarantined'`, ref.FirmID, ref.MatterID)
 	if err != nil {

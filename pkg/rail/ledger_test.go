@@ -128,7 +128,7 @@ func TestZombieCommitBlockedBehindReplacementClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(b.ctx)
-	bb, ok, err := b.ledger.ClaimOn(b.ctx, tx, b.ref, "B")
+	bb, ok, err := b.ledger.On(tx).Claim(b.ctx, b.ref, "B")
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
@@ -194,7 +194,7 @@ func TestStallInsideCommitTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(b.ctx)
-	if _, err := ledger.CommitTx(b.ctx, tx, a, frameOf("A")); err != nil {
+	if _, err := ledger.On(tx).Commit(b.ctx, a, frameOf("A")); err != nil {
 		t.Fatal(err)
 	}
 	// A stalls here. A heartbeat from elsewhere blocks on the row meanwhile.
@@ -253,11 +253,11 @@ func TestConnectionKilledAroundTheFence(t *testing.T) {
 			switch when {
 			case "before fence":
 				kill()
-				if _, err := b.ledger.CommitTx(b.ctx, tx, a, frameOf("A")); err == nil {
+				if _, err := b.ledger.On(tx).Commit(b.ctx, a, frameOf("A")); err == nil {
 					t.Fatal("commit on a killed connection succeeded")
 				}
 			case "after fence":
-				if _, err := b.ledger.CommitTx(b.ctx, tx, a, frameOf("A")); err != nil {
+				if _, err := b.ledger.On(tx).Commit(b.ctx, a, frameOf("A")); err != nil {
 					t.Fatal(err)
 				}
 				kill()
@@ -265,7 +265,7 @@ func TestConnectionKilledAroundTheFence(t *testing.T) {
 					t.Fatal("COMMIT on a killed connection succeeded")
 				}
 			case "after commit":
-				if _, err := b.ledger.CommitTx(b.ctx, tx, a, frameOf("A")); err != nil {
+				if _, err := b.ledger.On(tx).Commit(b.ctx, a, frameOf("A")); err != nil {
 					t.Fatal(err)
 				}
 				if err := tx.Commit(b.ctx); err != nil {
@@ -360,7 +360,7 @@ func TestClaimInsideOldTransactionGetsAFreshLease(t *testing.T) {
 	if _, err := tx.Exec(b.ctx, `SELECT now(), pg_sleep(2.5)`); err != nil { // older than the lease
 		t.Fatal(err)
 	}
-	c, ok, err := b.ledger.ClaimOn(b.ctx, tx, b.ref, "A")
+	c, ok, err := b.ledger.On(tx).Claim(b.ctx, b.ref, "A")
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
@@ -392,7 +392,7 @@ func TestThousandDemandsDuringABuildCostOneFollowUp(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if _, err := b.ledger.Demand(b.ctx, nil, b.ref, 1); err != nil {
+			if _, err := b.ledger.Demand(b.ctx, b.ref, 1); err != nil {
 				t.Error(err)
 			}
 			if _, ok, err := b.ledger.Claim(b.ctx, b.ref, "nudged"); ok || err != nil {

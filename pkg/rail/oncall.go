@@ -77,16 +77,16 @@ func (d Diagnosis) Live() bool { return d.Behind > 0 && !d.BackfillOnly }
 
 // diagnosisSQL reads the rows a diagnosis needs. $1 lease seconds, $2-$5
 // the deployed identity (name, version, model, prompt; name ” = none).
-const diagnosisSQL = `
+var diagnosisSQL = `
 SELECT j.firm_id, j.matter_id, m.status, j.requested_generation, j.built_generation, j.claimed_generation,
        j.run_status, j.claimed_at, j.claimed_by, j.attempts, j.not_before, j.last_error, j.demand_since,
        j.last_demanded_at,
-       (j.run_status = 'running' AND j.claimed_at < clock_timestamp() - make_interval(secs => coalesce(j.lease_seconds, $1))),
+       ` + SQLLeaseExpired("j", "$1") + `,
        CASE WHEN j.run_status = 'running' THEN extract(epoch FROM clock_timestamp() - j.claimed_at)::float8 END,
        d.oldest, coalesce(d.live, 0), coalesce(d.backfill, 0),
        f.builder, f.builder_version, f.model_id, f.prompt_hash, f.built_at,
        ($2 <> '' AND f.builder IS NOT NULL
-        AND (f.builder, f.builder_version, f.model_id, f.prompt_hash) IS DISTINCT FROM ($2, $3, $4, $5)),
+        AND ` + SQLBuiltByOther("f", "$2", "$3", "$4", "$5") + `),
        clock_timestamp(), coalesce(j.lease_seconds, $1)::float8
 FROM ops.matter_frame_jobs j
 JOIN app.matters m USING (firm_id, matter_id)

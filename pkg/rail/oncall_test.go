@@ -117,7 +117,7 @@ func TestWorkerRecordsBuilderIdentityAndFingerprintsIt(t *testing.T) {
 	if out := build(); !out.ModelInvoked {
 		t.Fatal("first build skipped the model")
 	}
-	f, _, err := b.ledger.LatestFrame(b.ctx, nil, b.ref)
+	f, _, err := b.ledger.LatestFrame(b.ctx, b.ref)
 	if err != nil || f.Identity != cb.id {
 		t.Fatalf("frame identity %+v (err %v), want %+v", f.Identity, err, cb.id)
 	}

@@ -145,7 +145,7 @@ func TestDiagnoseRefusesUnknownAndOtherFirmsMatters(t *testing.T) {
 
 func (b *bundle) oneDemand(t *testing.T, ref rail.MatterRef) {
 	t.Helper()
-	if _, err := b.ledger.Demand(b.ctx, nil, ref, 1); err != nil {
+	if _, err := b.ledger.Demand(b.ctx, ref, 1); err != nil {
 		t.Fatal(err)
 	}
 }

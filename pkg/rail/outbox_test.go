@@ -15,8 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/rail"
-	"github.com/pramaan/brief-rail/pkg/railtest"
 )
 
 var (
@@ -264,7 +264,7 @@ func TestFactDetailRoundTripAndRefusals(t *testing.T) {
 
 // sink is a test double of the rail.Publisher port (not of AWS: the real
 // EventBridge adapter is tested against moto_server and an httptest
-// server in pkg/eventbridge). Tests use it where what reached the bus must
+// server in pkg/aws/eventbridge). Tests use it where what reached the bus must
 // be counted exactly.
 type sink struct {
 	mu      sync.Mutex

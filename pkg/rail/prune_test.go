@@ -49,7 +49,7 @@ func (b *bundle) rows(t *testing.T, table string) (n int) {
 
 func (b *bundle) latestBody(t *testing.T) string {
 	t.Helper()
-	f, ok, err := b.ledger.LatestFrame(b.ctx, nil, b.ref)
+	f, ok, err := b.ledger.LatestFrame(b.ctx, b.ref)
 	if err != nil || !ok {
 		t.Fatalf("latest frame: %v %v", ok, err)
 	}

@@ -179,7 +179,7 @@ type ledgerProto struct {
 }
 
 func (p *ledgerProto) demand(ctx context.Context) error {
-	_, err := p.b.ledger.Demand(ctx, nil, p.b.ref, 1)
+	_, err := p.b.ledger.Demand(ctx, p.b.ref, 1)
 	return err
 }
 
@@ -200,8 +200,8 @@ func (p *ledgerProto) commit(ctx context.Context, token int64) (bool, bool, erro
 
 func (p *ledgerProto) unserved(ctx context.Context) (bool, error) {
 	var u bool
-	err := p.b.pool.QueryRow(ctx, `SELECT requested_generation > built_generation FROM ops.matter_frame_jobs
-        WHERE firm_id = $1 AND matter_id = $2`, p.b.ref.FirmID, p.b.ref.MatterID).Scan(&u)
+	err := p.b.pool.QueryRow(ctx, `SELECT `+rail.SQLDemandUnserved("j")+` FROM ops.matter_frame_jobs j
+        WHERE j.firm_id = $1 AND j.matter_id = $2`, p.b.ref.FirmID, p.b.ref.MatterID).Scan(&u)
 	return u, err
 }
 

@@ -49,7 +49,7 @@ var jobColumns = `j.firm_id, j.matter_id, j.requested_generation, j.claimed_gene
     j.not_before, j.last_error, j.demand_since, j.uncovered_since, j.last_demanded_at, j.rebuild_needed,
     j.lease_seconds, j.max_attempts,
     CASE WHEN j.run_status = 'running' THEN extract(epoch FROM clock_timestamp() - j.claimed_at)::float8 END,
-    (j.run_status = 'running' AND ` + leaseExpiredExpr("$3") + `),
+    ` + SQLLeaseExpired("j", "$3") + `,
     m.status, extract(epoch FROM clock_timestamp() - j.demand_since)::float8`
 
 func scanJob(row pgx.Row) (JobRow, error) {
@@ -73,12 +73,12 @@ func (l *Ledger) Job(ctx context.Context, ref MatterRef) (JobRow, error) {
 	if err := l.checkMatter(ctx, ref); err != nil {
 		return JobRow{}, err
 	}
-	j, err := scanJob(l.pool.QueryRow(ctx, `SELECT `+jobColumns+`
+	j, err := scanJob(l.q.QueryRow(ctx, `SELECT `+jobColumns+`
         FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)
         WHERE j.firm_id = $1 AND j.matter_id = $2`, ref.FirmID, ref.MatterID, seconds(l.cfg.Lease)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		var status string
-		if err := l.pool.QueryRow(ctx, `SELECT status FROM app.matters WHERE firm_id = $1 AND matter_id = $2`,
+		if err := l.q.QueryRow(ctx, `SELECT status FROM app.matters WHERE firm_id = $1 AND matter_id = $2`,
 			ref.FirmID, ref.MatterID).Scan(&status); err != nil {
 			return JobRow{}, fmt.Errorf("job %s: %w", ref, err)
 		}
@@ -93,7 +93,7 @@ func (l *Ledger) Job(ctx context.Context, ref MatterRef) (JobRow, error) {
 // checkMatter turns a missing or misfiled matter into a typed error.
 func (l *Ledger) checkMatter(ctx context.Context, ref MatterRef) error {
 	var firm uuid.UUID
-	err := l.pool.QueryRow(ctx, `SELECT firm_id FROM app.matters WHERE matter_id = $1`, ref.MatterID).Scan(&firm)
+	err := l.q.QueryRow(ctx, `SELECT firm_id FROM app.matters WHERE matter_id = $1`, ref.MatterID).Scan(&firm)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("matter %s: %w", ref, ErrUnknownMatter)
 	}
@@ -125,7 +125,7 @@ func (l *Ledger) Runs(ctx context.Context, ref MatterRef, limit int) ([]RunRow, 
 	if limit <= 0 {
 		limit = 20
 	}
-	rows, err := l.pool.Query(ctx, `SELECT token, target_generation, worker_id, outcome, claimed_at, finished_at, error
+	rows, err := l.q.Query(ctx, `SELECT token, target_generation, worker_id, outcome, claimed_at, finished_at, error
         FROM ops.matter_frame_runs WHERE firm_id = $1 AND matter_id = $2 ORDER BY token DESC LIMIT $3`,
 		ref.FirmID, ref.MatterID, limit)
 	if err != nil {
@@ -158,10 +158,8 @@ type StoredFrame struct {
 
 // LatestFrame returns the matter's current Brief frame (the newest), or
 // found=false when none has landed.
-func (l *Ledger) LatestFrame(ctx context.Context, q Querier, ref MatterRef) (f StoredFrame, found bool, err error) {
-	if q == nil {
-		q = l.pool
-	}
+func (l *Ledger) LatestFrame(ctx context.Context, ref MatterRef) (f StoredFrame, found bool, err error) {
+	q := l.q
 	err = q.QueryRow(ctx, `SELECT f.frame_id, f.token, f.target_generation, f.fingerprint, f.builder, f.model_invoked,
             f.built_at, coalesce(f.body, b.body)::text, f.builder_version, f.model_id, f.prompt_hash
         FROM ops.matter_frames f LEFT JOIN ops.matter_frame_bodies b

@@ -26,18 +26,18 @@ type Gauges struct {
 	MattersClosedWithDemand     int     // closed with requested > built: demand held until re-opened
 }
 
-// The sweep's statements read each running row's lease and attempt limit
-// off the row (leaseExpiredExpr, attemptsLeftExpr): a sweeper configured
-// with a shorter lease or fewer attempts than the workers' claims were
-// granted with can neither quarantine nor expire a live build. $1 and $2
-// (the sweeper's own settings) apply only to rows claimed before 007.
+// The sweep's statements are composed from the ledger's rules (rules.go):
+// each running row's lease and attempt limit are read off the row, so a
+// sweeper configured with a shorter lease or fewer attempts than the
+// workers' claims were granted with can neither quarantine nor expire a
+// live build. $1 and $2 (the sweeper's own settings) apply only to rows
+// claimed before 007.
 var sweepQuarantineSQL = `
 WITH q AS (
     UPDATE ops.matter_frame_jobs AS j SET
         run_status = 'quarantined', target_generation = j.built_generation, uncovered_since = j.demand_since,
         last_error = 'lease expired on attempt ' || j.attempts || ' of ' || coalesce(j.max_attempts, $2::int)
-    WHERE j.run_status = 'running' AND NOT ` + attemptsLeftExpr("$2::int") + `
-      AND ` + leaseExpiredExpr("$1") + `
+    WHERE ` + SQLLeaseExpired("j", "$1") + ` AND NOT ` + SQLAttemptsLeft("j", "$2::int") + `
     RETURNING j.firm_id, j.matter_id, j.claimed_generation
 ), run AS (
     UPDATE ops.matter_frame_runs AS r SET outcome = 'quarantined',
@@ -52,28 +52,25 @@ SELECT firm_id, matter_id FROM q`
 var sweepExpiredRunsSQL = `
 UPDATE ops.matter_frame_runs AS r SET outcome = 'lease_expired', finished_at = clock_timestamp()
 FROM ops.matter_frame_jobs j
-WHERE j.firm_id = r.firm_id AND j.matter_id = r.matter_id AND j.claimed_generation = r.token
-  AND j.run_status = 'running' AND r.outcome = 'claimed'
-  AND ` + leaseExpiredExpr("$1")
+WHERE j.firm_id = r.firm_id AND j.matter_id = r.matter_id AND ` + SQLHoldsToken("j", "r.token") + `
+  AND r.outcome = 'claimed' AND ` + SQLLeaseExpired("j", "$1")
 
 var sweepUnservedSQL = `
 SELECT j.firm_id, j.matter_id
 FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)
-WHERE j.requested_generation > j.built_generation AND m.status = 'open'
-  AND (   (j.run_status = 'idle' AND (j.not_before IS NULL OR j.not_before <= clock_timestamp()))
-       OR (j.run_status = 'running' AND ` + leaseExpiredExpr("$1") + `))
+WHERE m.status = 'open' AND ` + SQLClaimable("j", "$1", "$4") + `
   AND coalesce(j.last_demanded_at, '-infinity') < clock_timestamp() - make_interval(secs => $2)
   AND coalesce(j.claimed_at, '-infinity') < clock_timestamp() - make_interval(secs => $2)
 ORDER BY j.demand_since NULLS LAST
 LIMIT $3`
 
-const gaugesSQL = `
+var gaugesSQL = `
 SELECT count(*) FILTER (WHERE behind AND open AND run_status <> 'quarantined'),
        count(*) FILTER (WHERE open AND run_status = 'quarantined'),
        coalesce(extract(epoch FROM clock_timestamp() - min(demand_since)
            FILTER (WHERE behind AND open AND run_status <> 'quarantined')), 0)::float8,
        count(*) FILTER (WHERE behind AND NOT open)
-FROM (SELECT j.run_status, j.demand_since, j.requested_generation > j.built_generation AS behind,
+FROM (SELECT j.run_status, j.demand_since, ` + SQLDemandUnserved("j") + ` AS behind,
              m.status = 'open' AS open
       FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)) AS x`
 
@@ -87,19 +84,19 @@ func (l *Ledger) Sweep(ctx context.Context, limit int) (SweepReport, error) {
 		limit = 500
 	}
 	var rep SweepReport
-	rows, err := l.pool.Query(ctx, sweepQuarantineSQL, seconds(l.cfg.Lease), l.cfg.MaxAttempts)
+	rows, err := l.q.Query(ctx, sweepQuarantineSQL, seconds(l.cfg.Lease), l.cfg.MaxAttempts)
 	if err != nil {
 		return rep, fmt.Errorf("sweep quarantine: %w", err)
 	}
 	if rep.Quarantined, err = collectRefs(rows); err != nil {
 		return rep, fmt.Errorf("sweep quarantine: %w", err)
 	}
-	tag, err := l.pool.Exec(ctx, sweepExpiredRunsSQL, seconds(l.cfg.Lease))
+	tag, err := l.q.Exec(ctx, sweepExpiredRunsSQL, seconds(l.cfg.Lease))
 	if err != nil {
 		return rep, fmt.Errorf("sweep expired leases: %w", err)
 	}
 	rep.LeaseExpiries = int(tag.RowsAffected())
-	rows, err = l.pool.Query(ctx, sweepUnservedSQL, seconds(l.cfg.Lease), seconds(l.cfg.SweepGrace), limit)
+	rows, err = l.q.Query(ctx, sweepUnservedSQL, seconds(l.cfg.Lease), seconds(l.cfg.SweepGrace), limit, l.cfg.MaxAttempts)
 	if err != nil {
 		return rep, fmt.Errorf("sweep unserved: %w", err)
 	}
@@ -115,7 +112,7 @@ func (l *Ledger) Sweep(ctx context.Context, limit int) (SweepReport, error) {
 // Gauges reads the on-call gauges off the ledger.
 func (l *Ledger) Gauges(ctx context.Context) (Gauges, error) {
 	var g Gauges
-	if err := l.pool.QueryRow(ctx, gaugesSQL).Scan(&g.MattersBehind, &g.MattersQuarantined,
+	if err := l.q.QueryRow(ctx, gaugesSQL).Scan(&g.MattersBehind, &g.MattersQuarantined,
 		&g.OldestUnservedDemandSeconds, &g.MattersClosedWithDemand); err != nil {
 		return g, fmt.Errorf("gauges: %w", err)
 	}

@@ -206,7 +206,7 @@ func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts
 			break
 		}
 	}
-	res, err := t.Ledger.DemandFrom(ctx, tx, g.ref, len(fresh), origin)
+	res, err := t.Ledger.On(tx).DemandFrom(ctx, g.ref, len(fresh), origin)
 	switch {
 	case errors.Is(err, ErrUnknownMatter), errors.Is(err, ErrFirmMismatch), errors.Is(err, ErrMatterClosed):
 		// Rolled back: nothing is written. The fact will never apply, so

@@ -56,7 +56,7 @@ type Worker struct {
 	CommitTimeout time.Duration
 	// TraceHeader, if set, is carried onto the frame.built fact of a frame
 	// this worker lands (the X-Ray header of the nudge that started the
-	// build; pkg/railfn sets it per invocation).
+	// build; pkg/lambdafn sets it per invocation).
 	TraceHeader string
 	// OutcomeContext, if set, replaces OutcomeContext for this worker (a
 	// seam for negative controls: a test that passes the build's own
@@ -192,7 +192,7 @@ func (w *Worker) build(ctx context.Context, c Claim, out *Outcome) (Frame, error
 	}
 	id := IdentityOf(w.Builder)
 	fp := in.FingerprintFor(id)
-	prev, found, err := w.Ledger.LatestFrame(ctx, nil, c.MatterRef)
+	prev, found, err := w.Ledger.LatestFrame(ctx, c.MatterRef)
 	if err != nil {
 		return Frame{}, err
 	}

@@ -133,7 +133,7 @@ func TestTwoClicksSameSecond(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := b.ledger.Demand(b.ctx, nil, b.ref, 1); err != nil {
+				if _, err := b.ledger.Demand(b.ctx, b.ref, 1); err != nil {
 					t.Error(err)
 					return
 				}
@@ -311,7 +311,7 @@ func TestFingerprintSkipsTheModel(t *testing.T) {
 	if out := b.buildOnce(t, b.worker(cb, "w")); !out.ModelInvoked || cb.calls.Load() != 2 {
 		t.Fatalf("new document: %+v, want the model called", out)
 	}
-	fr, _, err := b.ledger.LatestFrame(b.ctx, nil, b.ref)
+	fr, _, err := b.ledger.LatestFrame(b.ctx, b.ref)
 	if err != nil || !fr.ModelInvoked {
 		t.Fatalf("latest frame %+v %v", fr, err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/pramaan/brief-rail/pkg/railfn"
+	"github.com/pramaan/brief-rail/pkg/lambdafn"
 )
 
 // walk calls fn for every mapping key/value pair under n, with the path.
@@ -549,17 +549,17 @@ func TestParameterBoundsMatchTheCode(t *testing.T) {
 		param, env string
 		format     func(int) string
 	}{
-		{"LeaseSeconds", railfn.EnvLease, func(n int) string { return strconv.Itoa(n) + "s" }},
-		{"MaxAttempts", railfn.EnvMaxAttempts, strconv.Itoa},
-		{"OutboxRetentionHours", railfn.EnvOutboxRetention, func(n int) string { return strconv.Itoa(n) + "h" }},
-		{"SettleDelaySeconds", railfn.EnvSettleDelay, func(n int) string { return strconv.Itoa(n) + "s" }},
+		{"LeaseSeconds", lambdafn.EnvLease, func(n int) string { return strconv.Itoa(n) + "s" }},
+		{"MaxAttempts", lambdafn.EnvMaxAttempts, strconv.Itoa},
+		{"OutboxRetentionHours", lambdafn.EnvOutboxRetention, func(n int) string { return strconv.Itoa(n) + "h" }},
+		{"SettleDelaySeconds", lambdafn.EnvSettleDelay, func(n int) string { return strconv.Itoa(n) + "s" }},
 	}
 	accepts := func(env, v string) bool {
-		_, err := railfn.LoadConfig(railfn.Sweeper, func(k string) string {
+		_, err := lambdafn.LoadConfig(lambdafn.Sweeper, func(k string) string {
 			switch k {
 			case env:
 				return v
-			case railfn.EnvBuildQueueURL:
+			case lambdafn.EnvBuildQueueURL:
 				return "https://sqs.example/q"
 			}
 			return ""

@@ -245,7 +245,7 @@ func backfillRep(ctx context.Context, pool *pgxpool.Pool, ledger *rail.Ledger, d
 			fail(err)
 			break
 		}
-		if _, err := ledger.Demand(rctx, nil, ref, 1); err != nil {
+		if _, err := ledger.Demand(rctx, ref, 1); err != nil {
 			fail(err)
 			break
 		}

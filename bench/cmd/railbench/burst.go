@@ -108,7 +108,7 @@ func railBurst(ctx context.Context, led *rail.Ledger, pool *pgxpool.Pool, k int)
 		mu.Unlock()
 		return nil
 	}
-	if _, err := led.Demand(ctx, nil, ref, 1); err != nil {
+	if _, err := led.Demand(ctx, ref, 1); err != nil {
 		return 0, false, err
 	}
 	if err := nudge(); err != nil {
@@ -125,7 +125,7 @@ func railBurst(ctx context.Context, led *rail.Ledger, pool *pgxpool.Pool, k int)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := led.Demand(ctx, nil, ref, 1); err != nil {
+			if _, err := led.Demand(ctx, ref, 1); err != nil {
 				errs <- err
 				return
 			}

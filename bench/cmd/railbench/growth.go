@@ -62,7 +62,7 @@ func runGrowth(ctx context.Context, e *env, o options) (*GrowthResults, error) {
 		return nil, err
 	}
 	// One landed build each, so every ledger row exists.
-	if _, err := railServe(ctx, led, &wireCounter{}, refs, o.Workers, o.Batch, o.BatchSQL, true); err != nil {
+	if _, err := railServe(ctx, led, &wireCounter{}, refs, o.Workers, o.Batch, true); err != nil {
 		return nil, err
 	}
 	have := 0
@@ -117,7 +117,7 @@ func measureGrowthStage(ctx context.Context, led *rail.Ledger, pool *pgxpool.Poo
 		for i := range o.GrowthCycles {
 			ref := refs[i%len(refs)]
 			t0 := time.Now()
-			if _, err := led.Demand(ctx, nil, ref, 1); err != nil {
+			if _, err := led.Demand(ctx, ref, 1); err != nil {
 				return err
 			}
 			t1 := time.Now()
@@ -135,7 +135,7 @@ func measureGrowthStage(ctx context.Context, led *rail.Ledger, pool *pgxpool.Poo
 		dP50 = append(dP50, quantile(durationsMS(dl), 0.5))
 		cP50, cP99 = append(cP50, quantile(durationsMS(cl), 0.5)), append(cP99, quantile(durationsMS(cl), 0.99))
 		kP50, kP99 = append(kP50, quantile(durationsMS(kl), 0.5)), append(kP99, quantile(durationsMS(kl), 0.99))
-		r, err := railServe(ctx, led, &wireCounter{}, refs, o.Workers, o.Batch, o.BatchSQL, false)
+		r, err := railServe(ctx, led, &wireCounter{}, refs, o.Workers, o.Batch, false)
 		if err != nil {
 			return err
 		}
@@ -263,11 +263,11 @@ func explainLedger(ctx context.Context, led *rail.Ledger, pool *pgxpool.Pool, re
 		return "", "", err
 	}
 	defer tx.Rollback(ctx)
-	if _, err := led.Demand(ctx, tx, ref, 1); err != nil {
+	if _, err := led.On(tx).Demand(ctx, ref, 1); err != nil {
 		return "", "", err
 	}
 	q := &explainQuerier{tx: tx}
-	if _, _, err := led.ClaimOn(ctx, q, ref, "explain"); !errors.Is(err, errExplained) {
+	if _, _, err := led.On(q).Claim(ctx, ref, "explain"); !errors.Is(err, errExplained) {
 		return "", "", fmt.Errorf("explain claim: %v", err)
 	}
 	claim = q.plan
@@ -279,15 +279,15 @@ func explainLedger(ctx context.Context, led *rail.Ledger, pool *pgxpool.Pool, re
 		return "", "", err
 	}
 	defer tx2.Rollback(ctx)
-	if _, err := led.Demand(ctx, tx2, ref, 1); err != nil {
+	if _, err := led.On(tx2).Demand(ctx, ref, 1); err != nil {
 		return "", "", err
 	}
-	c, ok, err := led.ClaimOn(ctx, tx2, ref, "explain")
+	c, ok, err := led.On(tx2).Claim(ctx, ref, "explain")
 	if err != nil || !ok {
 		return "", "", fmt.Errorf("claim for explain: ok=%v err=%v", ok, err)
 	}
 	q2 := &explainQuerier{tx: tx2}
-	if _, err := led.CommitTx(ctx, q2, c, noopFrame); !errors.Is(err, errExplained) {
+	if _, err := led.On(q2).Commit(ctx, c, noopFrame); !errors.Is(err, errExplained) {
 		return "", "", fmt.Errorf("explain commit: %v", err)
 	}
 	return claim, q2.plan, nil

@@ -4,7 +4,7 @@
 // in one run. It prints one comparison per line (`name: value`) and writes
 // the full results as JSON.
 //
-//	cd bench && go run ./cmd/railbench            # throwaway server via pkg/localpg
+//	cd bench && go run ./cmd/railbench            # throwaway server via internal/testenv/localpg
 //	DATABASE_URL=postgres://... go run ./cmd/railbench
 package main
 
@@ -28,7 +28,6 @@ type options struct {
 	Workers               int           `json:"workers"`
 	Rebuilds              int           `json:"rebuilds"`
 	Batch                 int           `json:"batch"`
-	BatchSQL              bool          `json:"batch_sql"`
 	Reps                  int           `json:"reps"`
 	RiverDefaultN         int           `json:"river_default_jobs"`
 	PgbenchBin            string        `json:"pgbench_bin"`
@@ -66,7 +65,6 @@ func main() {
 	flag.IntVar(&o.Workers, "workers", 8, "workers (W) for the rail and River, and pgbench clients")
 	flag.IntVar(&o.Rebuilds, "rebuilds", 2000, "rebuilds (rail) and jobs (River) per throughput repetition")
 	flag.IntVar(&o.Batch, "batch", 10, "nudges a rail worker takes per receive (an SQS batch is up to 10)")
-	flag.BoolVar(&o.BatchSQL, "batch-sql", true, "a rail worker holding several nudges claims them in one Ledger.ClaimMany and commits them in one Ledger.CommitMany (false: one Claim and one Commit per nudge)")
 	flag.IntVar(&o.Reps, "reps", 5, "repetitions of each throughput and latency measurement (medians reported)")
 	flag.IntVar(&o.RiverDefaultN, "river-default-jobs", 400, "jobs per repetition for River with its default fetch settings (slow: ~10 jobs per worker per second)")
 	flag.StringVar(&o.PgbenchBin, "pgbench", "pgbench", "pgbench binary")
@@ -200,7 +198,7 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 	}
 	defer e.close()
 	res.Machine.Postgres = e.pgVersion
-	res.Machine.Server = "throwaway (pkg/localpg: fsync, synchronous_commit, full_page_writes off)"
+	res.Machine.Server = "throwaway (internal/testenv/localpg: fsync, synchronous_commit, full_page_writes off)"
 	if e.server == nil {
 		res.Machine.Server = "DATABASE_URL"
 	}

@@ -68,7 +68,7 @@ func runRoundTrips(ctx context.Context, e *env, o options) (*RoundTripResults, e
 		for i, ref := range refs {
 			var d1, d2, d3, s1, s2, s3 int64
 			var c rail.Claim
-			err := measure(func() error { _, err := led.Demand(ctx, nil, ref, 1); return err }, &d1, &s1)
+			err := measure(func() error { _, err := led.Demand(ctx, ref, 1); return err }, &d1, &s1)
 			if err == nil {
 				err = measure(func() error {
 					var ok bool

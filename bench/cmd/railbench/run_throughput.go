@@ -15,10 +15,9 @@ import (
 // ThroughputResults: served rebuilds (rail) and worked jobs (River) per
 // second, and pgbench's transactions per second, each repeated.
 type ThroughputResults struct {
-	Workers  int  `json:"workers"`
-	Rebuilds int  `json:"rebuilds_per_rep"`
-	Batch    int  `json:"batch"`
-	BatchSQL bool `json:"batch_sql"` // ClaimMany/CommitMany per receive (else Claim/Commit per nudge)
+	Workers  int `json:"workers"`
+	Rebuilds int `json:"rebuilds_per_rep"`
+	Batch    int `json:"batch"`
 
 	RailE2E         Series `json:"rail_e2e_rebuilds_per_s"`
 	RailDrain       Series `json:"rail_drain_rebuilds_per_s"`
@@ -56,7 +55,7 @@ var (
 )
 
 func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, error) {
-	tr := &ThroughputResults{Workers: o.Workers, Rebuilds: o.Rebuilds, Batch: o.Batch, BatchSQL: o.BatchSQL,
+	tr := &ThroughputResults{Workers: o.Workers, Rebuilds: o.Rebuilds, Batch: o.Batch,
 		RiverTuned: riverTuned, RiverDefault: riverDefault, WaitEvents: map[string]map[string]int{}}
 	var pgb *pgbenchRunner
 	if o.want("pgbench") {
@@ -109,14 +108,14 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 		}
 
 		logf("throughput: warm-up (rail and River, %d each)", o.Rebuilds)
-		if _, err := railServe(ctx, led, railW, refs, o.Workers, o.Batch, o.BatchSQL, true); err != nil {
+		if _, err := railServe(ctx, led, railW, refs, o.Workers, o.Batch, true); err != nil {
 			return nil, err
 		}
 		if _, err := riverOnce(riverTuned, o.Rebuilds, true, ""); err != nil {
 			return nil, err
 		}
 		for rep := 1; rep <= o.Reps; rep++ {
-			r, err := railServe(ctx, led, railW, refs, o.Workers, o.Batch, o.BatchSQL, true)
+			r, err := railServe(ctx, led, railW, refs, o.Workers, o.Batch, true)
 			if err != nil {
 				return nil, err
 			}
@@ -131,7 +130,7 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 			rvE2ERT = append(rvE2ERT, float64(v.RoundTrips)/float64(v.Jobs))
 
 			stopS := sampler.start("rail")
-			r, err = railServe(ctx, led, railW, refs, o.Workers, o.Batch, o.BatchSQL, false)
+			r, err = railServe(ctx, led, railW, refs, o.Workers, o.Batch, false)
 			stopS()
 			if err != nil {
 				return nil, err
@@ -199,7 +198,7 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 	tr.RailDrainEmpty = series("claims", railEmpty)
 	tr.Notes = []string{
 		"e2e: demands/inserts are made one statement each by W producers inside the timed part; drain: rail demands recorded before the clock starts, River jobs bulk-inserted with one InsertManyFast (COPY) inside the timed part (river_drain_insert_ms)",
-		"rail no-op build: Ledger.Claim then Ledger.Commit with a '{}' frame (with batch_sql and more than one nudge in hand: one Ledger.ClaimMany, then one Ledger.CommitMany of the granted claims); no LoadInputs/LatestFrame reads (those belong to a real build)",
+		"rail no-op build: Ledger.Claim then Ledger.Commit with a '{}' frame per nudge, as the builder function runs them; no LoadInputs/LatestFrame reads (those belong to a real build)",
 		"River runs with FetchCooldown 2ms / FetchPollInterval 20ms (River's own benchmark settings); river_default uses River's defaults",
 		"all pools: MaxConns 2W, same pgx exec mode; River's client is started before and stopped after each timed part",
 	}

@@ -102,7 +102,7 @@ func railStaleRep(ctx context.Context, pool *pgxpool.Pool, n int) (attempts, sta
 	}
 	stalled := make([]rail.Claim, n)
 	for i, ref := range refs {
-		if _, err := led.Demand(ctx, nil, ref, 1); err != nil {
+		if _, err := led.Demand(ctx, ref, 1); err != nil {
 			return 0, 0, 0, err
 		}
 		c, ok, err := led.Claim(ctx, ref, "stalled")

@@ -51,9 +51,6 @@ func summarize(r *Results) []SummaryLine {
 		reps := len(t.RailE2E.Values)
 		if reps > 0 {
 			path := "Claim+Commit per nudge"
-			if t.BatchSQL && t.Batch > 1 {
-				path = fmt.Sprintf("ClaimMany+CommitMany per receive of up to %d nudges", t.Batch)
-			}
 			add("ledger_vs_river", "%s (rail %s rebuilds/s / River %s jobs/s; demand->claim->commit vs insert->work->complete, W=%d, %d each, %s, median of %d)",
 				ratio(t.RailE2E.Median, t.RiverE2E.Median), f1(t.RailE2E.Median), f1(t.RiverE2E.Median), t.Workers, t.Rebuilds, path, reps)
 			add("ledger_vs_river_drain", "%s (rail %s rebuilds/s / River %s jobs/s; backlog drain, median of %d)",

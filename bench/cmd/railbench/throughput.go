@@ -37,11 +37,9 @@ type railRun struct {
 // recorded inside the timed part by `workers` producers (one Demand
 // statement each, then a nudge); without, they are recorded before the
 // clock starts and only the serving is timed.
-//
-// With batchSQL a worker holding more than one nudge claims them with one
-// Ledger.ClaimMany and lands the granted claims with one Ledger.CommitMany
-// (two statements per receive instead of two per nudge).
-func railServe(ctx context.Context, led *rail.Ledger, w *wireCounter, refs []rail.MatterRef, workers, batch int, batchSQL, e2e bool) (railRun, error) {
+// Each nudge is one Claim and one Commit, as the builder function runs them
+// (docs/ARCHITECTURE.md, "One commit path").
+func railServe(ctx context.Context, led *rail.Ledger, w *wireCounter, refs []rail.MatterRef, workers, batch int, e2e bool) (railRun, error) {
 	nudges := make(chan rail.MatterRef, len(refs)*2)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -54,7 +52,7 @@ func railServe(ctx context.Context, led *rail.Ledger, w *wireCounter, refs []rai
 			go func() {
 				defer wg.Done()
 				for i := p; i < len(refs); i += parallel {
-					if _, err := led.Demand(ctx, nil, refs[i], 1); err != nil {
+					if _, err := led.Demand(ctx, refs[i], 1); err != nil {
 						fail(err)
 						return
 					}
@@ -102,40 +100,6 @@ func railServe(ctx context.Context, led *rail.Ledger, w *wireCounter, refs []rai
 					default:
 						break fill
 					}
-				}
-				if batchSQL && len(buf) > 1 {
-					claims, err := led.ClaimMany(ctx, buf, workerID)
-					if err != nil {
-						fail(err)
-						return
-					}
-					atomic.AddInt64(&run.Empty, int64(len(buf)-len(claims)))
-					atomic.AddInt64(&run.Claims, int64(len(claims)))
-					if len(claims) == 0 {
-						continue
-					}
-					items := make([]rail.CommitItem, len(claims))
-					for i, c := range claims {
-						items[i] = rail.CommitItem{Claim: c, Frame: noopFrame}
-					}
-					res, err := led.CommitMany(ctx, items)
-					if err != nil {
-						fail(err)
-						return
-					}
-					for i, r := range res {
-						if r.Err != nil {
-							fail(r.Err)
-							return
-						}
-						if r.FollowUpDue {
-							nudges <- claims[i].MatterRef
-						}
-						if atomic.AddInt64(&run.Landed, 1) == target {
-							doneOnce.Do(func() { close(done) })
-						}
-					}
-					continue
 				}
 				for _, ref := range buf {
 					c, ok, err := led.Claim(ctx, ref, workerID)

@@ -1,0 +1,208 @@
+// Package railtest gives tests a real, migrated PostgreSQL database each.
+//
+// A test binary calls Main from TestMain. When DATABASE_URL is set it is
+// used as the admin connection (its role needs CREATEDB); otherwise a
+// throwaway cluster is started from the local PostgreSQL binaries and
+// removed afterwards. The schema is migrated once into a template database;
+// every test gets its own database cloned from it, so tests run in parallel
+// and see each other's nothing, while commits are visible across the
+// test's own connections (races and fencing need that).
+package railtest
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pramaan/brief-rail/internal/testenv/localpg"
+	railsql "github.com/pramaan/brief-rail/sql"
+)
+
+var (
+	adminURL string // a URL on the admin database, with dbname replaced per test
+	template string
+	server   *localpg.Server
+	seq      atomic.Int64
+	setupMu  sync.Mutex
+	setupErr error
+	ready    bool
+)
+
+// Main sets up the database server for a test binary and runs its tests.
+func Main(m *testing.M) {
+	os.Exit(Run(m))
+}
+
+// Run is Main without the exit, for a TestMain that has more to tear down
+// (a moto_server, say): it runs the tests, removes the databases and returns
+// the exit code.
+func Run(m *testing.M) int {
+	code := m.Run()
+	teardown()
+	return code
+}
+
+func setup() error {
+	setupMu.Lock()
+	defer setupMu.Unlock()
+	if ready || setupErr != nil {
+		return setupErr
+	}
+	setupErr = doSetup()
+	ready = setupErr == nil
+	return setupErr
+}
+
+func doSetup() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if u := os.Getenv("DATABASE_URL"); u != "" {
+		adminURL = u
+	} else {
+		s, err := localpg.Start(ctx, localpg.Options{})
+		if err != nil {
+			return fmt.Errorf("start a throwaway PostgreSQL (or set DATABASE_URL): %w", err)
+		}
+		server = s
+		adminURL = s.URL("postgres")
+	}
+	template = fmt.Sprintf("brief_rail_tpl_%d_%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
+	if err := adminExec(ctx, "CREATE DATABASE "+template); err != nil {
+		return fmt.Errorf("create template database: %w", err)
+	}
+	conn, err := pgx.Connect(ctx, withDB(adminURL, template))
+	if err != nil {
+		return fmt.Errorf("connect template: %w", err)
+	}
+	_, err = railsql.Migrate(ctx, conn, nil)
+	conn.Close(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate template: %w", err)
+	}
+	return nil
+}
+
+func teardown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if server != nil {
+		_ = server.Stop()
+		return
+	}
+	if template != "" && adminURL != "" {
+		_ = adminExec(ctx, "DROP DATABASE IF EXISTS "+template+" WITH (FORCE)")
+	}
+}
+
+func adminExec(ctx context.Context, sql string) error {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// withDB swaps the database name in a connection string (URL or
+// keyword/value form).
+func withDB(conn, db string) string {
+	if !strings.HasPrefix(conn, "postgres://") && !strings.HasPrefix(conn, "postgresql://") {
+		return conn + " dbname=" + db // a later keyword wins
+	}
+	u, err := url.Parse(conn)
+	if err != nil {
+		panic(fmt.Sprintf("railtest: bad DATABASE_URL: %v", err))
+	}
+	u.Path = "/" + db
+	return u.String()
+}
+
+// DB is one test's database.
+type DB struct {
+	Name string
+	URL  string
+	Pool *pgxpool.Pool
+}
+
+// NewDB creates a fresh migrated database for t, dropped at cleanup. The
+// pool uses the exec query mode (what RDS Proxy allows) and fails the test
+// if any statement is ever given a client timestamp.
+func NewDB(t testing.TB) *DB {
+	t.Helper()
+	if err := setup(); err != nil {
+		t.Fatalf("railtest: %v", err)
+	}
+	ctx := context.Background()
+	name := fmt.Sprintf("t_%d_%d", os.Getpid(), seq.Add(1))
+	var err error
+	for i := 0; i < 50; i++ { // the template may be briefly busy
+		err = adminExec(ctx, "CREATE DATABASE "+name+" TEMPLATE "+template)
+		if err == nil || !strings.Contains(err.Error(), "being accessed by other users") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("railtest: create database: %v", err)
+	}
+	db := &DB{Name: name, URL: withDB(adminURL, name)}
+	db.Pool = Pool(t, db.URL, 80)
+	t.Cleanup(func() {
+		db.Pool.Close()
+		_ = adminExec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	return db
+}
+
+// Pool opens a pool on url with the project's settings and the
+// no-client-timestamps guard, closed at cleanup.
+func Pool(t testing.TB, url string, maxConns int32) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatalf("railtest: parse url: %v", err)
+	}
+	cfg.MaxConns = maxConns
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	cfg.ConnConfig.Tracer = &NoClientTime{T: t}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("railtest: open pool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// NoClientTime is a pgx tracer that fails the test when a statement is
+// given a time.Time argument: the rail writes only database-clock times.
+type NoClientTime struct{ T testing.TB }
+
+func (n *NoClientTime) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	for i, a := range data.Args {
+		switch a.(type) {
+		case time.Time, *time.Time:
+			n.T.Errorf("client timestamp passed as argument $%d to: %s", i+1, oneLine(data.SQL))
+		}
+	}
+	return ctx
+}
+
+func (n *NoClientTime) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
