@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"io"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ func cmdBrief(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	ledger := rail.NewLedger(pool, rail.Config{})
+	ledger := postgres.NewLedger(pool, rail.Config{})
 	j, err := ledger.Job(ctx, ref)
 	if err != nil {
 		return err
@@ -67,7 +68,7 @@ func cmdBrief(ctx context.Context, g *globals, args []string) error {
 }
 
 // printBrief renders a frame for people.
-func printBrief(w io.Writer, j rail.JobRow, f rail.StoredFrame) {
+func printBrief(w io.Writer, j postgres.JobRow, f rail.StoredFrame) {
 	state := "CURRENT"
 	if !j.Current {
 		state = fmt.Sprintf("NOT CURRENT: %s; a newer Brief is on its way", currentText(j))

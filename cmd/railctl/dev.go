@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"io"
 	"log/slog"
 	"os"
@@ -157,7 +158,7 @@ func migrateURL(ctx context.Context, url string, p *progressHandler) error {
 // assembles for the Lambda functions, driven by pkg/app's local runtime.
 type localRail struct {
 	pool   *pgxpool.Pool
-	ledger *rail.Ledger     // for the commands' own reads (status, runs, the Brief)
+	ledger *postgres.Ledger // for the commands' own reads (status, runs, the Brief)
 	wiring *localbus.Wiring // nil over AWS
 	p      *progressHandler
 	wg     sync.WaitGroup
@@ -224,7 +225,7 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 		fb = slowBuilder{FrameBuilder: fb, delay: o.modelDelay, p: p}
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	r := &localRail{pool: pool, p: p, cancel: cancel, ledger: rail.NewLedger(pool, cfg.RailConfig())}
+	r := &localRail{pool: pool, p: p, cancel: cancel, ledger: postgres.NewLedger(pool, cfg.RailConfig())}
 
 	var (
 		publisher     rail.Publisher

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -138,7 +139,7 @@ func cmdMatter(ctx context.Context, g *globals, args []string) error {
 		}
 	default:
 		status := map[string]string{"close": "closed", "open": "open"}[sub]
-		if err := rail.SetMatterStatus(ctx, pool, ref, status); err != nil {
+		if err := postgres.SetMatterStatus(ctx, pool, ref, status); err != nil {
 			return err
 		}
 		fmt.Fprintf(g.stdout, "matter %s %s\n", ref, status)
@@ -198,7 +199,7 @@ func cmdDemand(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	res, err := rail.NewLedger(pool, rail.Config{}).Demand(ctx, ref, 1)
+	res, err := postgres.NewLedger(pool, rail.Config{}).Demand(ctx, ref, 1)
 	if err != nil {
 		return err
 	}
@@ -233,7 +234,7 @@ func cmdBuild(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	ledger := rail.NewLedger(pool, cfg)
+	ledger := postgres.NewLedger(pool, cfg)
 	if _, err := ledger.Job(ctx, ref); err != nil { // unknown or misfiled matter: a clear error
 		return err
 	}
@@ -300,7 +301,7 @@ func cmdStatus(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	ledger := rail.NewLedger(pool, cfg)
+	ledger := postgres.NewLedger(pool, cfg)
 	j, err := ledger.Job(ctx, ref)
 	if err != nil {
 		return err
@@ -315,7 +316,7 @@ func cmdStatus(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	d, err := ledger.Diagnose(ctx, ref, rail.OnCallConfig{SettleDelay: dep.SettleDelay, Deployed: id})
+	d, err := ledger.Diagnose(ctx, ref, postgres.OnCallConfig{SettleDelay: dep.SettleDelay, Deployed: id})
 	if err != nil {
 		return err
 	}
@@ -323,7 +324,7 @@ func cmdStatus(ctx context.Context, g *globals, args []string) error {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			rail.JobRow
+			postgres.JobRow
 			State    string                `json:"state"`
 			Reason   string                `json:"reason"`
 			Outdated bool                  `json:"outdated"`
@@ -380,7 +381,7 @@ func cmdStatus(ctx context.Context, g *globals, args []string) error {
 	return nil
 }
 
-func currentText(j rail.JobRow) string {
+func currentText(j postgres.JobRow) string {
 	switch {
 	case j.Current:
 		return "current"
@@ -406,7 +407,7 @@ func cmdRuns(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	runs, err := rail.NewLedger(pool, rail.Config{}).Runs(ctx, ref, *limit)
+	runs, err := postgres.NewLedger(pool, rail.Config{}).Runs(ctx, ref, *limit)
 	if err != nil {
 		return err
 	}
@@ -417,7 +418,7 @@ func cmdRuns(ctx context.Context, g *globals, args []string) error {
 	return nil
 }
 
-func printRuns(g *globals, runs []rail.RunRow) {
+func printRuns(g *globals, runs []postgres.RunRow) {
 	w := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "TOKEN\tTARGET\tOUTCOME\tWORKER\tCLAIMED\tTOOK\tERROR")
 	for _, r := range runs {
@@ -447,7 +448,7 @@ func cmdSweep(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	rep, err := rail.NewLedger(pool, cfg).Sweep(ctx, 0)
+	rep, err := postgres.NewLedger(pool, cfg).Sweep(ctx, 0)
 	if err != nil {
 		return err
 	}
@@ -475,7 +476,7 @@ func cmdRelease(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	ledger := rail.NewLedger(pool, rail.Config{})
+	ledger := postgres.NewLedger(pool, rail.Config{})
 	if _, err := ledger.Job(ctx, ref); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -47,14 +48,14 @@ func addOnCallFlags(fs *flag.FlagSet) *onCallFlags {
 }
 
 // config resolves the settings after the flags are parsed.
-func (o *onCallFlags) config(g *globals) (rail.Config, rail.OnCallConfig, float64, error) {
+func (o *onCallFlags) config(g *globals) (rail.Config, postgres.OnCallConfig, float64, error) {
 	cfg, err := o.op.resolve(g)
 	if err != nil {
-		return rail.Config{}, rail.OnCallConfig{}, 0, err
+		return rail.Config{}, postgres.OnCallConfig{}, 0, err
 	}
 	dep, err := lambdafn.LoadOperatorConfig(g.env)
 	if err != nil {
-		return rail.Config{}, rail.OnCallConfig{}, 0, usageError("%v", err)
+		return rail.Config{}, postgres.OnCallConfig{}, 0, usageError("%v", err)
 	}
 	var bad error
 	o.fs.Visit(func(f *flag.Flag) {
@@ -77,13 +78,13 @@ func (o *onCallFlags) config(g *globals) (rail.Config, rail.OnCallConfig, float6
 		}
 	})
 	if bad != nil {
-		return rail.Config{}, rail.OnCallConfig{}, 0, bad
+		return rail.Config{}, postgres.OnCallConfig{}, 0, bad
 	}
 	id, err := dep.DeployedIdentity()
 	if err != nil {
-		return rail.Config{}, rail.OnCallConfig{}, 0, usageError("%v", err)
+		return rail.Config{}, postgres.OnCallConfig{}, 0, usageError("%v", err)
 	}
-	return cfg, rail.OnCallConfig{SettleDelay: dep.SettleDelay, Deployed: id}, dep.BackfillRate, nil
+	return cfg, postgres.OnCallConfig{SettleDelay: dep.SettleDelay, Deployed: id}, dep.BackfillRate, nil
 }
 
 // matterErr gives an unknown matter, or another firm's, exit code 5.
@@ -117,13 +118,13 @@ func cmdStale(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	list, err := rail.NewLedger(pool, cfg).Stale(ctx, *limit, oc)
+	list, err := postgres.NewLedger(pool, cfg).Stale(ctx, *limit, oc)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		if list == nil {
-			list = []rail.Diagnosis{}
+			list = []postgres.Diagnosis{}
 		}
 		return json.NewEncoder(g.stdout).Encode(list)
 	}
@@ -164,13 +165,13 @@ func cmdWhy(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	rep, err := rail.NewLedger(pool, cfg).Why(ctx, ref, oc, *limit)
+	rep, err := postgres.NewLedger(pool, cfg).Why(ctx, ref, oc, *limit)
 	if err != nil {
 		return matterErr(err)
 	}
 	if *asJSON {
 		if rep.Entries == nil {
-			rep.Entries = []rail.WhyEntry{}
+			rep.Entries = []postgres.WhyEntry{}
 		}
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
@@ -230,14 +231,14 @@ func cmdBackfill(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	bf := &rail.Backfill{Ledger: rail.NewLedger(pool, cfg), Deployed: oc.Deployed, Rate: rate}
+	bf := &rail.Backfill{Ledger: postgres.NewLedger(pool, cfg), Deployed: oc.Deployed, Rate: rate}
 	switch sub {
 	case "pause", "resume":
 		by := "railctl"
 		if u := os.Getenv("USER"); u != "" {
 			by = "railctl:" + u
 		}
-		changed, err := rail.SetBackfillPaused(ctx, pool, sub == "pause", by)
+		changed, err := postgres.SetBackfillPaused(ctx, pool, sub == "pause", by)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"os"
 	"strings"
 	"time"
@@ -62,7 +63,7 @@ func cmdEmit(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	id, err := rail.RecordFact(ctx, pool, f)
+	id, err := postgres.RecordFact(ctx, pool, f)
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func cmdRelay(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	r := &rail.Relay{Pool: pool, Publisher: eventbridge.New(acfg, bus, source)}
+	r := &rail.Relay{Outbox: postgres.NewOutbox(pool), Publisher: eventbridge.New(acfg, bus, source)}
 	start := time.Now()
 	var st rail.RelayStats
 	if *once {
@@ -137,13 +138,13 @@ func cmdOutbox(ctx context.Context, g *globals, args []string) error {
 			return err
 		}
 		defer pool.Close()
-		parked, err := rail.ParkedFacts(ctx, pool, *limit)
+		parked, err := postgres.ParkedFacts(ctx, pool, *limit)
 		if err != nil {
 			return err
 		}
 		if *asJSON {
 			if parked == nil {
-				parked = []rail.ParkedFact{}
+				parked = []postgres.ParkedFact{}
 			}
 			return json.NewEncoder(g.stdout).Encode(parked)
 		}
@@ -185,7 +186,7 @@ func cmdOutbox(ctx context.Context, g *globals, args []string) error {
 			return err
 		}
 		defer pool.Close()
-		n, err := rail.UnparkFacts(ctx, pool, events)
+		n, err := postgres.UnparkFacts(ctx, pool, events)
 		if err != nil {
 			return err
 		}

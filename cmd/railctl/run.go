@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -106,7 +107,7 @@ func seedQuickstart(ctx context.Context, pool *pgxpool.Pool, ref rail.MatterRef,
 		}
 		if created {
 			p.linef("quickstart", "matter created")
-		} else if err := rail.SetMatterStatus(ctx, tx, ref, "open"); err != nil {
+		} else if err := postgres.SetMatterStatus(ctx, tx, ref, "open"); err != nil {
 			return err
 		}
 		var missing []samples.File
@@ -215,7 +216,7 @@ func cmdRegenerate(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	if _, err := rail.NewLedger(pool, rail.Config{}).Job(ctx, ref); err != nil {
+	if _, err := postgres.NewLedger(pool, rail.Config{}).Job(ctx, ref); err != nil {
 		return err
 	}
 	var id uuid.UUID

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -68,7 +69,7 @@ func TestTraceContinuesFromUploadToFrameBuilt(t *testing.T) {
 	defer r.Close()
 
 	ref := rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()}
-	if _, err := rail.AddMatter(ctx, r.pool, ref, sampleTitle); err != nil {
+	if _, err := postgres.AddMatter(ctx, r.pool, ref, sampleTitle); err != nil {
 		t.Fatal(err)
 	}
 	const incoming = "Root=1-6968b3d8-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=1"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"net"
 	"strings"
 	"testing"
@@ -130,7 +131,7 @@ func TestRelayAndSweeperFailLoudlyWithoutTheirDatabase(t *testing.T) {
 	}
 	conn.Close(ctx)
 	pool := deadPool(t, srv.URL("postgres"))
-	if _, err := rail.RecordFact(ctx, pool, rail.Fact{FirmID: uuid.New(), Name: rail.FactMatterCreated}); err != nil {
+	if _, err := postgres.RecordFact(ctx, pool, rail.Fact{FirmID: uuid.New(), Name: rail.FactMatterCreated}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -17,6 +17,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"os"
 	"os/exec"
 	"sort"
@@ -98,7 +99,7 @@ func memChild(mode string) {
 		}
 		in = rail.NewInputs(ref, "memory bench", docs)
 	case "stream-digest", "stream-extractive":
-		if in, err = rail.LoadInputs(ctx, pool, ref); err != nil {
+		if in, err = postgres.LoadInputs(ctx, pool, ref); err != nil {
 			fail(err)
 		}
 		if mode == "stream-extractive" {

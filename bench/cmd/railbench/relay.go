@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,7 +85,7 @@ func runRelay(ctx context.Context, e *env, o options) (*RelayResults, error) {
 			return nil, err
 		}
 		sink := &memSink{}
-		relay := &rail.Relay{Pool: pool, Publisher: sink}
+		relay := &rail.Relay{Outbox: postgres.NewOutbox(pool), Publisher: sink}
 		rctx, cancel := context.WithCancel(ctx)
 		var elapsed time.Duration
 		start := time.Now()

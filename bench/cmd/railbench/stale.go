@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,7 +96,7 @@ func runStale(ctx context.Context, e *env, o options) (*StaleResults, error) {
 // the lease lapses a second worker claims it (token+1); the two commit in
 // the chosen order.
 func railStaleRep(ctx context.Context, pool *pgxpool.Pool, n int) (attempts, stale, rerunLanded int, err error) {
-	led := rail.NewLedger(pool, rail.Config{Lease: time.Second})
+	led := postgres.NewLedger(pool, rail.Config{Lease: time.Second})
 	refs, err := createMatters(ctx, pool, n, "stale ")
 	if err != nil {
 		return 0, 0, 0, err

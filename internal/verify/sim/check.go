@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,8 +14,8 @@ import (
 // rail.SQLPastBackoff): the simulation checks the rules the ledger runs on.
 var snapshotSQL = `
 SELECT j.matter_id, j.requested_generation, j.claimed_generation, j.target_generation, j.built_generation, j.run_status,
-       coalesce(` + rail.SQLLeaseExpired("j", "$1") + `, false),
-       j.not_before IS NOT NULL, j.not_before IS NOT NULL AND ` + rail.SQLPastBackoff("j") + `, j.attempts
+       coalesce(` + postgres.SQLLeaseExpired("j", "$1") + `, false),
+       j.not_before IS NOT NULL, j.not_before IS NOT NULL AND ` + postgres.SQLPastBackoff("j") + `, j.attempts
 FROM ops.matter_frame_jobs j`
 
 // observe snapshots the ledger rows after a step and checks the table

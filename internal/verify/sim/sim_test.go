@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"net/url"
 	"os"
 	"slices"
@@ -234,7 +235,7 @@ WITH up AS (
 )
 SELECT frame.frame_id, up.requested_generation FROM up, frame`
 
-func unfencedCommit(ctx context.Context, _ *rail.Ledger, q rail.Querier, c rail.Claim, f rail.Frame) (rail.CommitResult, error) {
+func unfencedCommit(ctx context.Context, _ *postgres.Ledger, q postgres.Querier, c rail.Claim, f rail.Frame) (rail.CommitResult, error) {
 	res := rail.CommitResult{Target: c.Target}
 	err := q.QueryRow(ctx, unfencedCommitSQL, c.FirmID, c.MatterID, c.Token, c.Target, f.Fingerprint, f.Builder, string(f.Body)).
 		Scan(&res.FrameID, &res.Requested)
@@ -259,7 +260,7 @@ WITH c AS (
 )
 SELECT claimed_generation, target_generation, built_generation, attempts FROM c`
 
-func claimNoDemandCheck(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error) {
+func claimNoDemandCheck(ctx context.Context, l *postgres.Ledger, q postgres.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error) {
 	c := rail.Claim{MatterRef: ref}
 	err := q.QueryRow(ctx, claimNoDemandCheckSQL, ref.FirmID, ref.MatterID, worker, l.Config().Lease.Seconds()).
 		Scan(&c.Token, &c.Target, &c.Built, &c.Attempt)
@@ -341,7 +342,7 @@ func TestNegativeControlOperatorSettings(t *testing.T) {
 // (inside the claim's transaction when it has one; the claim holds the row
 // lock), by clearing the lease and attempt limit it stored: the ledger then
 // falls back to each caller's settings, as before migration 007.
-func claimForgettingPolicy(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error) {
+func claimForgettingPolicy(ctx context.Context, l *postgres.Ledger, q postgres.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error) {
 	c, ok, err := l.On(q).Claim(ctx, ref, worker)
 	if err != nil || !ok {
 		return c, ok, err
@@ -385,8 +386,8 @@ func TestNegativeControlLaggingInputs(t *testing.T) {
 	}
 	negativeControl(t, "lagging inputs", 8, func(seed uint64) sim.Config {
 		c := simConfig(seed)
-		c.Inputs = func(ctx context.Context, q rail.Querier, ref rail.MatterRef) (rail.Inputs, error) {
-			in, err := rail.LoadInputs(ctx, q, ref)
+		c.Inputs = func(ctx context.Context, q postgres.Querier, ref rail.MatterRef) (rail.Inputs, error) {
+			in, err := postgres.LoadInputs(ctx, q, ref)
 			if err == nil && len(in.Manifest) > 0 {
 				newest := 0
 				for i, d := range in.Manifest {
@@ -483,8 +484,8 @@ func TestNegativeControlClosedMatterGauges(t *testing.T) {
 	}
 	negativeControl(t, "gauges count closed matters", 8, func(seed uint64) sim.Config {
 		c := simConfig(seed)
-		c.Gauges = func(ctx context.Context, l *rail.Ledger) (rail.Gauges, error) {
-			var g rail.Gauges
+		c.Gauges = func(ctx context.Context, l *postgres.Ledger) (postgres.Gauges, error) {
+			var g postgres.Gauges
 			err := l.Pool().QueryRow(ctx, `
 SELECT count(*) FILTER (WHERE requested_generation > built_generation AND run_status <> 'quarantined'),
        count(*) FILTER (WHERE run_status = 'quarantined'),
@@ -589,7 +590,7 @@ func TestNegativeControlRelayWithoutIdleTimeout(t *testing.T) {
 	negativeControl(t, "relay without an idle timeout", 8, func(seed uint64) sim.Config {
 		c := simConfig(seed)
 		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
-			return &rail.Relay{Pool: pool, Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
+			return &rail.Relay{Outbox: postgres.NewOutbox(pool), Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
 				Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: o.AfterPublish,
 				IdleTimeout: -1, MaxEntryBytes: sim.SimMaxEntryBytes}
 		}

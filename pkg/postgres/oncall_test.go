@@ -1,9 +1,10 @@
-package rail_test
+package postgres_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ import (
 func recordedFact(t *testing.T, b *bundle, ref rail.MatterRef, name string) rail.InboundFact {
 	t.Helper()
 	in := fact(ref, name)
-	id, err := rail.RecordFact(b.ctx, b.pool, rail.Fact{EventID: in.Fact.EventID, FirmID: ref.FirmID,
+	id, err := postgres.RecordFact(b.ctx, b.pool, rail.Fact{EventID: in.Fact.EventID, FirmID: ref.FirmID,
 		MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true}, Name: name, TraceHeader: in.TraceHeader})
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,9 @@
-package rail_test
+package postgres_test
 
 import (
 	"context"
 	"errors"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -325,7 +326,7 @@ func TestSessionClockSettingsDoNotChangeLeases(t *testing.T) {
 	b.demand(t)
 	for _, tz := range []string{"Pacific/Kiritimati", "Etc/GMT+12", "UTC"} {
 		pool := newPool(t, b.db.URL+"&timezone="+tz)
-		l := rail.NewLedger(pool, rail.Config{Lease: time.Hour})
+		l := postgres.NewLedger(pool, rail.Config{Lease: time.Hour})
 		c, ok, err := l.Claim(context.Background(), b.ref, tz)
 		if err != nil {
 			t.Fatal(err)

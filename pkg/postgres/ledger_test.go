@@ -1,8 +1,9 @@
-package rail_test
+package postgres_test
 
 import (
 	"context"
 	"errors"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -183,7 +184,7 @@ func TestStallInsideCommitTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := newPool(t, b.db.URL) // new sessions pick up the setting
-	ledger := rail.NewLedger(pool, rail.Config{})
+	ledger := postgres.NewLedger(pool, rail.Config{})
 	b.demand(t)
 	a, ok, err := ledger.Claim(b.ctx, b.ref, "A")
 	if err != nil || !ok {

@@ -1,10 +1,11 @@
-package rail_test
+package postgres_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"strings"
 	"sync"
 	"testing"
@@ -93,7 +94,7 @@ func TestRecordFactPayloadLimits(t *testing.T) {
 	ctx := context.Background()
 	firm := uuid.New()
 
-	id, err := rail.RecordFact(ctx, db.Pool, rail.Fact{FirmID: firm, Name: "document.uploaded", Payload: payloadOfSize(4096)})
+	id, err := postgres.RecordFact(ctx, db.Pool, rail.Fact{FirmID: firm, Name: "document.uploaded", Payload: payloadOfSize(4096)})
 	if err != nil {
 		t.Fatalf("a 4096-byte payload was refused: %v", err)
 	}
@@ -108,7 +109,7 @@ func TestRecordFactPayloadLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	_, err = rail.RecordFact(ctx, tx, rail.Fact{FirmID: firm, Name: "document.uploaded", Payload: payloadOfSize(4097)})
+	_, err = postgres.RecordFact(ctx, tx, rail.Fact{FirmID: firm, Name: "document.uploaded", Payload: payloadOfSize(4097)})
 	if !errors.Is(err, rail.ErrPayloadTooLarge) {
 		t.Fatalf("4097-byte payload: %v, want ErrPayloadTooLarge", err)
 	}
@@ -133,7 +134,7 @@ func TestRecordFactPayloadLimits(t *testing.T) {
 		{Name: "document.uploaded"}, // no firm
 		{FirmID: firm, Name: "document.uploaded", Payload: map[string]string{"Document-ID": "x"}}, // bad key
 	} {
-		if _, err := rail.RecordFact(ctx, db.Pool, f); err == nil {
+		if _, err := postgres.RecordFact(ctx, db.Pool, f); err == nil {
 			t.Errorf("RecordFact(%+v) succeeded", f)
 		}
 	}
@@ -152,11 +153,11 @@ func TestRecordFactIsAtomicWithTheRecord(t *testing.T) {
 	}
 	addWithFact := func(name string) error {
 		return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-			id, err := rail.AddDocument(ctx, tx, b.ref, rail.NewDocument{Name: "complaint.pdf", Pages: []string{"p1"}})
+			id, err := postgres.AddDocument(ctx, tx, b.ref, rail.NewDocument{Name: "complaint.pdf", Pages: []string{"p1"}})
 			if err != nil {
 				return err
 			}
-			_, err = rail.RecordFact(ctx, tx, rail.Fact{FirmID: b.ref.FirmID,
+			_, err = postgres.RecordFact(ctx, tx, rail.Fact{FirmID: b.ref.FirmID,
 				MatterID: uuid.NullUUID{UUID: b.ref.MatterID, Valid: true},
 				Name:     name, Payload: map[string]string{"document_id": id.String()}})
 			return err
@@ -175,7 +176,7 @@ func TestRecordFactIsAtomicWithTheRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rail.AddDocument(ctx, tx, b.ref, rail.NewDocument{Name: "answer.pdf", Pages: []string{"p1"}}); err != nil {
+	if _, err := postgres.AddDocument(ctx, tx, b.ref, rail.NewDocument{Name: "answer.pdf", Pages: []string{"p1"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO ops.domain_event_outbox (firm_id, event_name) VALUES ($1, 'document.upload')`, b.ref.FirmID); err == nil {
@@ -378,7 +379,7 @@ func TestTwoRelaysShareTheBacklog(t *testing.T) {
 	published := make([]int, 2)
 	errs := make([]error, 2)
 	for i := range 2 {
-		r := &rail.Relay{Pool: db.Pool, Publisher: s, BatchSize: 20}
+		r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s, BatchSize: 20}
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				st, err := r.DrainOnce(ctx)
@@ -438,7 +439,7 @@ func TestRelayDoesNotWaitOnLockedRows(t *testing.T) {
 	}
 	fresh := recordN(t, db.Pool, 5)
 	s := newSink()
-	r := &rail.Relay{Pool: db.Pool, Publisher: s}
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s}
 	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	st, err := r.DrainOnce(dctx)
@@ -466,7 +467,7 @@ func TestRelayParksPoisonAndKeepsFlowing(t *testing.T) {
 	ids := recordN(t, db.Pool, 5)
 	s := newSink()
 	s.reject[ids[1]] = true
-	r := &rail.Relay{Pool: db.Pool, Publisher: s, MaxAttempts: 3, Backoff: time.Millisecond, BackoffMax: 2 * time.Millisecond}
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s, MaxAttempts: 3, Backoff: time.Millisecond, BackoffMax: 2 * time.Millisecond}
 	parked := 0
 	for i := 0; i < 50 && parked == 0; i++ {
 		st, err := r.DrainOnce(ctx)
@@ -498,7 +499,7 @@ func TestRelayParksPoisonAndKeepsFlowing(t *testing.T) {
 		t.Fatalf("%d unpublished rows, want only the parked one", n)
 	}
 	delete(s.reject, ids[1])
-	if n, err := rail.UnparkFacts(ctx, db.Pool, []uuid.UUID{ids[1]}); err != nil || n != 1 {
+	if n, err := postgres.UnparkFacts(ctx, db.Pool, []uuid.UUID{ids[1]}); err != nil || n != 1 {
 		t.Fatalf("unpark: %d %v", n, err)
 	}
 	if st, err := r.DrainOnce(ctx); err != nil || st.Published != 1 || s.got[ids[1]] != 1 {
@@ -511,7 +512,7 @@ func TestPruneOutbox(t *testing.T) {
 	db := railtest.NewDB(t)
 	ctx := context.Background()
 	recordN(t, db.Pool, 250)
-	r := &rail.Relay{Pool: db.Pool, Publisher: newSink(), BatchSize: 1000}
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: newSink(), BatchSize: 1000}
 	if _, err := r.DrainOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +531,7 @@ func TestPruneOutbox(t *testing.T) {
 	var mu sync.Mutex
 	q := &countingQuerier{Querier: db.Pool, onExec: func(sql string) { mu.Lock(); stmts = append(stmts, sql); mu.Unlock() }}
 	// Bounded: at most 150 rows this call (100 + 50), and it says what is left.
-	res, err := rail.PruneOutbox(ctx, q, 24*time.Hour, rail.PruneLimits{Batch: 100, MaxRows: 150})
+	res, err := postgres.PruneOutbox(ctx, q, 24*time.Hour, postgres.PruneLimits{Batch: 100, MaxRows: 150})
 	if err != nil || res.Deleted != 150 || res.Left != 80 || res.LeftCapped {
 		t.Fatalf("first call: %+v (%v), want 150 deleted, 80 left", res, err)
 	}
@@ -539,7 +540,7 @@ func TestPruneOutbox(t *testing.T) {
 	}
 	// The next call finishes: 80 in one statement that comes back short.
 	stmts = nil
-	res, err = rail.PruneOutbox(ctx, q, 24*time.Hour, rail.PruneLimits{Batch: 100, MaxRows: 150})
+	res, err = postgres.PruneOutbox(ctx, q, 24*time.Hour, postgres.PruneLimits{Batch: 100, MaxRows: 150})
 	if err != nil || res.Deleted != 80 || res.Left != 0 {
 		t.Fatalf("second call: %+v (%v), want 80 deleted, 0 left", res, err)
 	}
@@ -557,7 +558,7 @@ func TestPruneOutbox(t *testing.T) {
 }
 
 type countingQuerier struct {
-	rail.Querier
+	postgres.Querier
 	onExec func(string)
 }
 
@@ -648,8 +649,8 @@ func TestDrainReadsOnlyDueRows(t *testing.T) {
 		name, sql, index string
 		want             int
 	}{
-		{"retry", rail.RelayRetrySQL, "domain_event_outbox_retry_idx", due},
-		{"unsent", rail.RelayUnsentSQL, "domain_event_outbox_unsent_idx", unsent},
+		{"retry", postgres.RelayRetrySQL, "domain_event_outbox_retry_idx", due},
+		{"unsent", postgres.RelayUnsentSQL, "domain_event_outbox_unsent_idx", unsent},
 	} {
 		nodes, plan := explainAnalyze(t, db.Pool, c.sql, rail.DefaultRelayBatch)
 		t.Logf("%s select over %d published, %d backing off, %d due, %d unsent:\n%s", c.name, 100000, backingOff, due, unsent, plan)
@@ -705,7 +706,7 @@ func TestDrainReadsOnlyDueRows(t *testing.T) {
 	}
 
 	s := newSink()
-	r := &rail.Relay{Pool: db.Pool, Publisher: s}
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s}
 	st, err := r.DrainOnce(ctx)
 	if err != nil || st.Published != due+unsent || st.Backlog != backingOff || !st.Measured {
 		t.Fatalf("%+v %v; want %d published, %d left backing off", st, err, due+unsent, backingOff)
@@ -764,7 +765,7 @@ func TestRelayCarriesEveryAcceptedRowOrParksIt(t *testing.T) {
 	}
 	undeliverable[nilFirm] = "firm_id is the nil uuid"
 	s := newSink()
-	r := &rail.Relay{Pool: db.Pool, Publisher: s, MaxEntryBytes: 4000}
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s, MaxEntryBytes: 4000}
 	// An entry the bus could not take: with a 4,000-byte limit the big
 	// payload's entry is too large (EventBridge's real limit is 256 KB).
 	oversized := insert(bigger, "")
@@ -806,7 +807,7 @@ func TestRelayCarriesEveryAcceptedRowOrParksIt(t *testing.T) {
 	if s.maxBytes > r.MaxEntryBytes {
 		t.Errorf("a call carried %d bytes, over the %d limit", s.maxBytes, r.MaxEntryBytes)
 	}
-	parked, err := rail.ParkedFacts(ctx, db.Pool, 0)
+	parked, err := postgres.ParkedFacts(ctx, db.Pool, 0)
 	if err != nil || len(parked) != len(undeliverable) {
 		t.Fatalf("ParkedFacts: %d rows (%v), want %d", len(parked), err, len(undeliverable))
 	}
@@ -829,7 +830,7 @@ func TestACallFailingRowIsIsolatedAndParked(t *testing.T) {
 	poison := ids[3]
 	s := newSink()
 	s.failCallWith = map[uuid.UUID]bool{poison: true}
-	r := &rail.Relay{Pool: db.Pool, Publisher: s, MaxAttempts: 3}
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s, MaxAttempts: 3}
 	dueNow := func() {
 		if _, err := db.Pool.Exec(ctx, `UPDATE ops.domain_event_outbox SET next_attempt_at = clock_timestamp() - interval '1 second'
             WHERE next_attempt_at IS NOT NULL AND published_at IS NULL AND parked_at IS NULL`); err != nil {
@@ -873,12 +874,12 @@ func TestFrozenRelayReleasesItsRows(t *testing.T) {
 	ctx := context.Background()
 	ids := recordN(t, db.Pool, 5)
 	frozen := &blockingPublisher{entered: make(chan struct{}), release: make(chan struct{})}
-	stuck := &rail.Relay{Pool: db.Pool, Publisher: frozen, IdleTimeout: 300 * time.Millisecond, PublishTimeout: time.Minute}
+	stuck := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: frozen, IdleTimeout: 300 * time.Millisecond, PublishTimeout: time.Minute}
 	done := make(chan error, 1)
 	go func() { _, err := stuck.DrainOnce(ctx); done <- err }()
 	<-frozen.entered
 	s := newSink()
-	other := &rail.Relay{Pool: db.Pool, Publisher: s}
+	other := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s}
 	deadline := time.Now().Add(30 * time.Second)
 	for s.count() < len(ids) && time.Now().Before(deadline) {
 		if _, err := other.DrainOnce(ctx); err != nil {

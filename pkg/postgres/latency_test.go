@@ -1,8 +1,9 @@
-package rail_test
+package postgres_test
 
 import (
 	"context"
 	"errors"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -23,7 +24,7 @@ func TestRunDrainsForTheWindowAndStopsOnCancel(t *testing.T) {
 	t.Parallel()
 	db := railtest.NewDB(t)
 	s := newSink()
-	r := &rail.Relay{Pool: db.Pool, Publisher: s}
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s}
 	ctx := context.Background()
 	var ids []uuid.UUID
 	var wg sync.WaitGroup
@@ -83,7 +84,7 @@ func TestRunDrainsForTheWindowAndStopsOnCancel(t *testing.T) {
 func BenchmarkCommitToPublish(b *testing.B) {
 	db := railtest.NewDB(b)
 	s := newSink()
-	r := &rail.Relay{Pool: db.Pool, Publisher: s}
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -99,7 +100,7 @@ func BenchmarkCommitToPublish(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		id, err := rail.RecordFact(ctx, tx, rail.Fact{FirmID: firm, Name: rail.FactDocumentUploaded,
+		id, err := postgres.RecordFact(ctx, tx, rail.Fact{FirmID: firm, Name: rail.FactDocumentUploaded,
 			Payload: map[string]string{"document_id": uuid.NewString()}})
 		if err != nil {
 			b.Fatal(err)
