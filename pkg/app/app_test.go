@@ -9,6 +9,7 @@ import (
 
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/app"
+	"github.com/pramaan/brief-rail/pkg/brief"
 )
 
 func TestMain(m *testing.M) { railtest.Main(m) }
@@ -40,8 +41,8 @@ func TestForLambdaAssemblesEveryFunction(t *testing.T) {
 		if got := f.Builder.Worker.Ledger.Config().Lease.String(); got != "7m0s" {
 			t.Errorf("%s: the builder's lease is %s, want RAIL_LEASE's 7m0s", fn, got)
 		}
-		if fn == app.Builder && f.Builder.Worker.Builder.Name() != "extractive/v1" {
-			t.Errorf("builder: default Brief builder %q, want extractive/v1", f.Builder.Worker.Builder.Name())
+		if want := brief.NewExtractive().Name(); fn == app.Builder && f.Builder.Worker.Builder.Name() != want {
+			t.Errorf("builder: default Brief builder %q, want %s", f.Builder.Worker.Builder.Name(), want)
 		}
 		f.Close()
 	}
