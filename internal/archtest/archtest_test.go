@@ -32,6 +32,7 @@ var rings = []struct {
 }{
 	{"pkg/rail", 0},
 
+	{"pkg/brief", 1}, // the Brief: schema, builders' rules, prompt, citation check; no AWS (its Bedrock room is pkg/aws/bedrock)
 	{"pkg/brief/samples", 1},
 	{"pkg/pdftext", 1},
 	{"pkg/doctext", 1},
@@ -45,7 +46,6 @@ var rings = []struct {
 	{"pkg/aws", 2},
 	{"pkg/localbus", 2},
 	{"pkg/tracing", 2},
-	{"pkg/brief", 2}, // ring 1 once the Bedrock builder moves to pkg/aws/bedrock
 
 	// Use-cases over the adapters: Lambda-shaped handlers, the host
 	// application's record.
@@ -70,6 +70,10 @@ var allowed = map[[2]string]string{
 	// `make run` starts a project-local PostgreSQL with the test servers'
 	// starter: one way to run the server binaries, not two.
 	{"cmd/railctl", "internal/testenv/localpg"}: "make run's database server",
+	// The Brief reads page text as doctext cleans it. doctext is a leaf
+	// (no project import) used by the Brief alone; both stay on ring 1,
+	// below pkg/aws/bedrock, which imports the Brief.
+	{"pkg/brief", "pkg/doctext"}: "the Brief's text cleaning, a leaf on its ring",
 }
 
 func ringOf(rel string) (int, bool) {
@@ -229,6 +233,33 @@ func TestProtocolIsTheCentre(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("pkg/rail not found")
+	}
+}
+
+// awsFree are the inner packages that depend, even transitively, on no AWS
+// module: the protocol and the Brief (whose Bedrock builder lives in its
+// own room, pkg/aws/bedrock).
+var awsFree = []string{"pkg/rail", "pkg/brief"}
+
+// TestInnerPackagesImportNoAWS: the protocol and the Brief depend on no
+// AWS module, directly or through another package.
+func TestInnerPackagesImportNoAWS(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range list(t) {
+		if !slices.Contains(awsFree, p.rel) {
+			continue
+		}
+		seen[p.rel] = true
+		for _, d := range p.deps {
+			if strings.HasPrefix(d, "github.com/aws/") {
+				t.Errorf("%s depends on %s: it imports no AWS module", p.rel, d)
+			}
+		}
+	}
+	for _, rel := range awsFree {
+		if !seen[rel] {
+			t.Errorf("%s not found", rel)
+		}
 	}
 }
 

@@ -9,6 +9,9 @@ import (
 
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/app"
+	"github.com/pramaan/brief-rail/pkg/brief"
+	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 func TestMain(m *testing.M) { railtest.Main(m) }
@@ -40,8 +43,8 @@ func TestForLambdaAssemblesEveryFunction(t *testing.T) {
 		if got := f.Builder.Worker.Ledger.Config().Lease.String(); got != "7m0s" {
 			t.Errorf("%s: the builder's lease is %s, want RAIL_LEASE's 7m0s", fn, got)
 		}
-		if fn == app.Builder && f.Builder.Worker.Builder.Name() != "extractive/v1" {
-			t.Errorf("builder: default Brief builder %q, want extractive/v1", f.Builder.Worker.Builder.Name())
+		if want := brief.NewExtractive().Name(); fn == app.Builder && f.Builder.Worker.Builder.Name() != want {
+			t.Errorf("builder: default Brief builder %q, want %s", f.Builder.Worker.Builder.Name(), want)
 		}
 		f.Close()
 	}
@@ -74,5 +77,45 @@ func TestBuilderRegistry(t *testing.T) {
 	}
 	if _, err := app.NewFrameBuilder(ctx, "gpt", app.BuilderOptions{}); err == nil || !strings.Contains(err.Error(), "extractive") {
 		t.Errorf("unknown builder: err = %v", err)
+	}
+}
+
+// TestDeployedIdentityIsTheBuildersOwn: the identity a configuration
+// deploys (lambdafn.Config.DeployedIdentity, which the sweeper and railctl
+// compare frames against) is exactly the identity the builder the registry
+// makes for it records on its frames; otherwise every matter would read as
+// outdated (or none would).
+func TestDeployedIdentityIsTheBuildersOwn(t *testing.T) {
+	const model = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+	ctx := context.Background()
+	opts := app.BuilderOptions{BedrockModelID: model, AWS: &aws.Config{Region: "us-east-1"}}
+	for _, name := range app.BuilderNames() {
+		fb, err := app.NewFrameBuilder(ctx, name, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dep, err := lambdafn.Config{BriefBuilder: name, BedrockModelID: model}.DeployedIdentity()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rail.IdentityOf(fb); got != dep {
+			t.Errorf("%s: builder identity %+v, deployed identity %+v", name, got, dep)
+		}
+	}
+	bd, _ := lambdafn.Config{BriefBuilder: "bedrock", BedrockModelID: model}.DeployedIdentity()
+	if bd.ModelID != model || bd.PromptHash != brief.PromptHash() || bd.Version != brief.SchemaVersion {
+		t.Errorf("bedrock identity %+v: want model, prompt hash and schema version", bd)
+	}
+	if other, _ := (lambdafn.Config{BriefBuilder: "bedrock", BedrockModelID: "amazon.nova-pro-v1:0"}).DeployedIdentity(); other == bd {
+		t.Error("a different model id must be a different identity")
+	}
+	if dflt, _ := (lambdafn.Config{}).DeployedIdentity(); dflt != brief.NewExtractive().Identity() {
+		t.Errorf("default deployed identity %+v, want the extractive builder's", dflt)
+	}
+	if _, err := (lambdafn.Config{BriefBuilder: "bedrock"}).DeployedIdentity(); err == nil {
+		t.Error("bedrock without a model id accepted")
+	}
+	if _, err := (lambdafn.Config{BriefBuilder: "gpt"}).DeployedIdentity(); err == nil {
+		t.Error("unknown builder accepted")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
+	"github.com/pramaan/brief-rail/pkg/aws/bedrock"
 	"github.com/pramaan/brief-rail/pkg/brief"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
@@ -48,7 +49,7 @@ var builders = map[string]func(context.Context, BuilderOptions) (rail.FrameBuild
 			}
 			cfg = &c
 		}
-		return brief.ForRail(brief.NewBedrock(bedrockruntime.NewFromConfig(*cfg), o.BedrockModelID)), nil
+		return brief.ForRail(bedrock.New(bedrockruntime.NewFromConfig(*cfg), o.BedrockModelID)), nil
 	},
 }
 

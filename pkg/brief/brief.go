@@ -1,8 +1,10 @@
 // Package brief defines the Brief of a litigation matter (schema
 // "brief/v2"), the Builder interface that produces it from a matter's
-// documents, two builders (Extractive, deterministic and offline; Bedrock, a
-// model behind the Converse API) and Fingerprint, the content hash of a
-// builder's input.
+// documents, the Extractive builder (deterministic and offline), what a
+// model builder needs besides its model (SystemPrompt, NewPrompt and
+// Prompt.Assemble; the Bedrock builder is pkg/aws/bedrock) and Fingerprint,
+// the rail's input fingerprint that every Brief records. It imports no AWS
+// module.
 //
 // Every item in a Brief cites a document and a 1-based page of the
 // document's cleaned text (package doctext); a citation's quote occurs on the
@@ -40,7 +42,7 @@ type Brief struct {
 	Documents        []DocumentSummary `json:"documents"`
 	Checks           Checks            `json:"checks"`
 	Builder          string            `json:"builder"`
-	InputFingerprint string            `json:"input_fingerprint"`
+	InputFingerprint string            `json:"input_fingerprint"` // Fingerprint: the value the frame's ledger row carries
 }
 
 // Matter identifies the matter the Brief is about.

@@ -168,18 +168,8 @@ func (k *checker) brief(b *Brief) {
 
 	parties := b.Parties[:0]
 	for _, p := range b.Parties {
-		cs := p.Citations[:0]
-		for _, c := range p.Citations {
-			q := c.Quote
-			if q == "" {
-				q = p.Name
-			}
-			if k.cite(&c, q, "party "+p.Name, true) {
-				cs = appendCitation(cs, c)
-			}
-		}
-		p.Citations = cs
-		if len(cs) == 0 {
+		p.Citations = k.citations(p.Citations, p.Name, "party "+p.Name, true)
+		if len(p.Citations) == 0 {
 			k.checks.DroppedItems++
 			continue
 		}
@@ -189,18 +179,8 @@ func (k *checker) brief(b *Brief) {
 
 	events := b.Chronology[:0]
 	for _, e := range b.Chronology {
-		cs := e.Citations[:0]
-		for _, c := range e.Citations {
-			q := c.Quote
-			if q == "" {
-				q = e.Text
-			}
-			if k.cite(&c, q, "chronology "+e.Date, false) {
-				cs = appendCitation(cs, c)
-			}
-		}
-		e.Citations = cs
-		if len(cs) == 0 {
+		e.Citations = k.citations(e.Citations, e.Text, "chronology "+e.Date, false)
+		if len(e.Citations) == 0 {
 			k.checks.DroppedItems++
 			continue
 		}
@@ -234,6 +214,23 @@ func (k *checker) brief(b *Brief) {
 		}
 		d.Assertions = as
 	}
+}
+
+// citations checks an item's citations in place and returns those kept,
+// without repeats; a citation without a quote is checked for the item's own
+// text (fallback: a party's name, an event's sentence).
+func (k *checker) citations(cs []Citation, fallback, what string, name bool) []Citation {
+	kept := cs[:0]
+	for _, c := range cs {
+		q := c.Quote
+		if q == "" {
+			q = fallback
+		}
+		if k.cite(&c, q, what, name) {
+			kept = appendCitation(kept, c)
+		}
+	}
+	return kept
 }
 
 func appendCitation(cs []Citation, c Citation) []Citation {

@@ -42,13 +42,14 @@ func (Extractive) Name() string { return "extractive/v2" }
 
 // Build implements Builder. It reads the documents through in.Each, one
 // at a time (in order of id), into the Assembly's bounded accumulators; a
-// first pass computes the fingerprint, so that a streamed input's text is
-// never held whole.
+// first pass checks the documents and computes the fingerprint, so that a
+// streamed input's text is never held whole.
 func (e Extractive) Build(ctx context.Context, in Input) (Brief, error) {
 	if err := in.validateHeader(); err != nil {
 		return Brief{}, err
 	}
 	var dc docChecker
+	f := newFingerprint(in, e.Identity())
 	for d, err := range in.Each(ctx) {
 		if err != nil {
 			return Brief{}, err
@@ -56,15 +57,9 @@ func (e Extractive) Build(ctx context.Context, in Input) (Brief, error) {
 		if err := dc.check(d); err != nil {
 			return Brief{}, err
 		}
+		addToFingerprint(f, d)
 	}
-	f := newFingerprinter(in, dc.n)
-	for d, err := range in.Each(ctx) {
-		if err != nil {
-			return Brief{}, err
-		}
-		f.add(d)
-	}
-	a := e.Begin(in.FirmID, in.MatterID, in.Title, f.sum())
+	a := e.Begin(in.FirmID, in.MatterID, in.Title, f.Sum())
 	for d, err := range in.Each(ctx) {
 		if err != nil {
 			return Brief{}, err

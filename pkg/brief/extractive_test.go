@@ -193,47 +193,6 @@ func TestExtractiveDeterministic(t *testing.T) {
 	}
 }
 
-func TestFingerprint(t *testing.T) {
-	in := sampleInput(t)
-	fp := brief.Fingerprint(in)
-	if len(fp) != 64 {
-		t.Fatalf("fingerprint %q", fp)
-	}
-	rev := in
-	rev.Documents = slices.Clone(in.Documents)
-	slices.Reverse(rev.Documents)
-	if brief.Fingerprint(rev) != fp {
-		t.Error("fingerprint depends on document order")
-	}
-	changes := map[string]func(in *brief.Input){
-		"title":        func(in *brief.Input) { in.Title += " (amended)" },
-		"matter":       func(in *brief.Input) { in.MatterID = "0b9e8d7c-6a5b-4c3d-8e2f-112233445567" },
-		"content hash": func(in *brief.Input) { in.Documents[1].SHA256 = strings.Repeat("0", 64) },
-		"page text":    func(in *brief.Input) { in.Documents[0].Pages[1] += " 12. A new allegation." },
-		"page split": func(in *brief.Input) {
-			d := &in.Documents[0]
-			d.Pages = []string{d.Pages[0] + d.Pages[1]}
-		},
-		"document removed": func(in *brief.Input) { in.Documents = in.Documents[1:] },
-		"document renamed": func(in *brief.Input) { in.Documents[2].Name = "exhibit-a.pdf" },
-		"note":             func(in *brief.Input) { in.Documents[3].Note = "" },
-	}
-	for name, change := range changes {
-		c := in
-		c.Documents = slices.Clone(in.Documents)
-		for i := range c.Documents {
-			c.Documents[i].Pages = slices.Clone(c.Documents[i].Pages)
-		}
-		change(&c)
-		if brief.Fingerprint(c) == fp {
-			t.Errorf("%s: fingerprint unchanged", name)
-		}
-	}
-	if brief.Fingerprint(in) != fp {
-		t.Error("changes leaked into the original input")
-	}
-}
-
 func TestValidateRejectsBadCitations(t *testing.T) {
 	good := buildSample(t, sampleInput(t))
 	cases := map[string]func(b *brief.Brief){

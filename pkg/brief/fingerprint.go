@@ -2,76 +2,38 @@ package brief
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
-	"hash"
 	"strings"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
-// Fingerprint returns a hex sha256 over everything a builder reads from in:
-// the schema version, firm and matter ids, title and, for each document in
-// order of id, its id, name, content hash, note and page texts. It does not
-// depend on the order of in.Documents. Two inputs with equal fingerprints
-// produce the same Brief from a deterministic builder. The builder's name is
-// not included: compare Brief.Builder as well when the builder can change.
-// It reads in with Each (two passes: the count, then the documents); it
-// returns "" if a pass fails.
-func Fingerprint(in Input) string {
-	ctx := context.Background()
-	n := 0
-	for _, err := range in.Each(ctx) {
-		if err != nil {
-			return ""
-		}
-		n++
-	}
-	fp := newFingerprinter(in, n)
+// Fingerprint returns the input fingerprint that a build of in by the
+// builder identified by id records in Brief.InputFingerprint: the rail's
+// one definition (rail.InputFingerprint), over the builder's identity, the
+// firm and matter ids, the title and each document's id, content hash and
+// name in order of id. It is the value the worker stores on the frame built
+// from the same inputs (rail.Inputs.FingerprintFor) and compares to skip an
+// unchanged build. It does not read page text: the content hash names the
+// document, whose text was extracted from it once. It reads in with one
+// pass of Each.
+func Fingerprint(ctx context.Context, in Input, id rail.BuilderIdentity) (string, error) {
+	f := newFingerprint(in, id)
 	for d, err := range in.Each(ctx) {
 		if err != nil {
-			return ""
+			return "", err
 		}
-		fp.add(d)
+		addToFingerprint(f, d)
 	}
-	return fp.sum()
+	return f.Sum(), nil
 }
 
-// fingerprinter computes Fingerprint incrementally: the count of documents
-// first (a builder knows it from an earlier pass), then each document in
-// order of id.
-type fingerprinter struct{ h hash.Hash }
-
-func newFingerprinter(in Input, docs int) fingerprinter {
-	h := sha256.New()
-	field(h, SchemaVersion)
-	field(h, strings.ToLower(in.FirmID))
-	field(h, strings.ToLower(in.MatterID))
-	field(h, in.Title)
-	count(h, docs)
-	return fingerprinter{h}
+// newFingerprint starts in's fingerprint; add the documents in the order
+// Each yields them (order of lowercase id, the manifest's order). Ids are
+// uuids (Input.Validate), lowercased here to the rail's text form.
+func newFingerprint(in Input, id rail.BuilderIdentity) rail.InputFingerprint {
+	return rail.NewInputFingerprint(id, strings.ToLower(in.FirmID), strings.ToLower(in.MatterID), in.Title)
 }
 
-func (f fingerprinter) add(d Document) {
-	field(f.h, strings.ToLower(d.ID))
-	field(f.h, d.Name)
-	field(f.h, strings.ToLower(d.SHA256))
-	field(f.h, d.Note)
-	count(f.h, len(d.Pages))
-	for _, p := range d.Pages {
-		field(f.h, p)
-	}
-}
-
-func (f fingerprinter) sum() string { return hex.EncodeToString(f.h.Sum(nil)) }
-
-// field writes s length-prefixed, so that no two field sequences collide.
-func field(h hash.Hash, s string) {
-	count(h, len(s))
-	h.Write([]byte(s))
-}
-
-func count(h hash.Hash, n int) {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(n))
-	h.Write(b[:])
+func addToFingerprint(f rail.InputFingerprint, d Document) {
+	f.Add(strings.ToLower(d.ID), d.SHA256, d.Name)
 }

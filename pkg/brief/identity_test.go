@@ -7,36 +7,22 @@ import (
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
-// The deployed identity a configuration names is exactly the identity the
-// builder it deploys records on its frames; otherwise every matter would
-// read as outdated (or none would).
-func TestDeployedIdentityIsTheBuildersOwn(t *testing.T) {
-	const model = "anthropic.claude-3-5-sonnet-20240620-v1:0"
-	for kind, b := range map[string]rail.FrameBuilder{
-		"extractive": brief.ForRail(brief.NewExtractive()),
-		"bedrock":    brief.ForRail(brief.NewBedrock(nil, model)),
-		"digest":     rail.DigestBuilder{},
-	} {
-		dep, err := brief.DeployedIdentity(kind, model)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := rail.IdentityOf(b); got != dep {
-			t.Errorf("%s: builder identity %+v, deployed identity %+v", kind, got, dep)
-		}
+// The extractive builder's identity, as the rail reads it through ForRail,
+// is its name and the schema it writes. (The deployed identity of each
+// registered builder: pkg/app, TestDeployedIdentityIsTheBuildersOwn.)
+func TestExtractiveIdentity(t *testing.T) {
+	got := rail.IdentityOf(brief.ForRail(brief.NewExtractive()))
+	if want := (rail.BuilderIdentity{Name: "extractive/v2", Version: brief.SchemaVersion}); got != want {
+		t.Errorf("identity %+v, want %+v", got, want)
 	}
-	bd, _ := brief.DeployedIdentity("bedrock", model)
-	if bd.ModelID != model || len(bd.PromptHash) != 64 || bd.Version != brief.SchemaVersion {
-		t.Errorf("bedrock identity %+v: want model, prompt hash and schema version", bd)
-	}
-	other, _ := brief.DeployedIdentity("bedrock", "amazon.nova-pro-v1:0")
-	if other == bd {
-		t.Error("a different model id must be a different identity")
-	}
-	if _, err := brief.DeployedIdentity("bedrock", ""); err == nil {
-		t.Error("bedrock without a model id accepted")
-	}
-	if _, err := brief.DeployedIdentity("gpt", ""); err == nil {
-		t.Error("unknown builder accepted")
+}
+
+// PromptHash is pinned: it is part of every Bedrock frame's identity, so a
+// change makes every such matter outdated (the backfill rebuilds it and
+// calls the model). Change it on purpose only, with the prompt.
+func TestPromptHashPinned(t *testing.T) {
+	const want = "a683592f4dc769d470bda7f0fcf693f7d80be96a210f0ae6559de3a771b68bd4"
+	if got := brief.PromptHash(); got != want {
+		t.Errorf("PromptHash() = %s, want %s (the hash deployed frames carry)", got, want)
 	}
 }

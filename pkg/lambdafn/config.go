@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/aws/bedrock"
 	"github.com/pramaan/brief-rail/pkg/brief"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
@@ -101,9 +102,23 @@ func (c Config) FramePolicy() postgres.FrameRetention {
 const SourceDefault = "default"
 
 // DeployedIdentity is the identity of the builder this configuration
-// deploys (RAIL_BRIEF_BUILDER, RAIL_BEDROCK_MODEL_ID).
+// deploys (RAIL_BRIEF_BUILDER, RAIL_BEDROCK_MODEL_ID), without building it:
+// the sweeper and railctl compare frames against it. It is the identity
+// the builder pkg/app's registry makes records on its frames
+// (app's TestDeployedIdentityIsTheBuildersOwn).
 func (c Config) DeployedIdentity() (rail.BuilderIdentity, error) {
-	return brief.DeployedIdentity(c.BriefBuilder, c.BedrockModelID)
+	switch c.BriefBuilder {
+	case "", "extractive":
+		return brief.NewExtractive().Identity(), nil
+	case "bedrock":
+		if c.BedrockModelID == "" {
+			return rail.BuilderIdentity{}, errors.New("the bedrock builder needs a model id")
+		}
+		return bedrock.Identity(c.BedrockModelID), nil
+	case "digest":
+		return rail.IdentityOf(rail.DigestBuilder{}), nil
+	}
+	return rail.BuilderIdentity{}, fmt.Errorf("unknown builder %q (want extractive, bedrock or digest)", c.BriefBuilder)
 }
 
 // ParseBackfillRate reads a backfill rate (builds per minute): a positive

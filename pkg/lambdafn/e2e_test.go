@@ -535,6 +535,11 @@ func TestEndToEndThreeUploadsOneFrame(t *testing.T) {
 	if len(b.Documents) != 3 {
 		t.Fatalf("frame has %d documents, want 3", len(b.Documents))
 	}
+	// One fingerprint: the Brief records the one its ledger row carries
+	// (the worker's skip-if-unchanged key).
+	if fr, ok, err := s.builder.Worker.Ledger.LatestFrame(s.ctx, ref); err != nil || !ok || fr.Fingerprint != b.InputFingerprint {
+		t.Fatalf("ledger fingerprint %q (found %v, err %v), Brief's input_fingerprint %q", fr.Fingerprint, ok, err, b.InputFingerprint)
+	}
 	for _, id := range docs {
 		if !strings.Contains(frames[0], id.String()) {
 			t.Fatalf("frame does not reflect document %s", id)

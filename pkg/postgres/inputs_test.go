@@ -59,7 +59,7 @@ func TestLoadInputsManifestPagesAndStream(t *testing.T) {
 	for _, s := range lines {
 		fmt.Fprintf(h, "%s\n", s)
 	}
-	if got, want := in.Fingerprint("x"), hex.EncodeToString(h.Sum(nil)); got != want {
+	if got, want := in.FingerprintFor(rail.BuilderIdentity{Name: "x"}), hex.EncodeToString(h.Sum(nil)); got != want {
 		t.Fatalf("fingerprint %s, want %s (the definition frames already carry)", got, want)
 	}
 }

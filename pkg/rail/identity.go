@@ -36,12 +36,6 @@ func (id BuilderIdentity) String() string {
 	return b.String()
 }
 
-// fingerprintKey is the identity as the fingerprint hashes it (the full
-// prompt hash, unambiguous separators).
-func (id BuilderIdentity) fingerprintKey() string {
-	return id.Name + "\x00" + id.Version + "\x00" + id.ModelID + "\x00" + id.PromptHash
-}
-
 // IdentifiedBuilder is a FrameBuilder that states its full identity. A
 // builder that does not is identified by its name alone.
 type IdentifiedBuilder interface {

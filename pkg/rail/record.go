@@ -181,27 +181,3 @@ func (in Inputs) Documents(ctx context.Context) iter.Seq2[Document, error] {
 		}
 	}
 }
-
-// Fingerprint identifies a build's inputs: the builder, the matter, its
-// title and the id, content hash and name of every document, computed
-// incrementally over the manifest (already in id order). Two builds with
-// the same fingerprint and builder produce the same Brief, so the second
-// need not call the model.
-func (in Inputs) Fingerprint(builder string) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "builder=%s\nmatter=%s\ntitle=%q\n", builder, in.Ref, in.Title)
-	for _, d := range in.Manifest {
-		fmt.Fprintf(h, "%s=%s|%s\n", d.ID, d.SHA256, d.Name)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// FingerprintFor is Fingerprint keyed by a builder's full identity: a new
-// version, model or prompt changes it, so the model is called again; a
-// builder identified by its name alone keeps Fingerprint(name).
-func (in Inputs) FingerprintFor(id BuilderIdentity) string {
-	if id.Version == "" && id.ModelID == "" && id.PromptHash == "" {
-		return in.Fingerprint(id.Name)
-	}
-	return in.Fingerprint(id.fingerprintKey())
-}

@@ -720,7 +720,7 @@ func (r *run) load(w *worker) {
 		for _, d := range in.Manifest {
 			w.saw = append(w.saw, d.ID)
 		}
-		w.frame = rail.Frame{Body: body, Fingerprint: in.Fingerprint("digest/v1"), Builder: "digest/v1", ModelInvoked: true}
+		w.frame = rail.Frame{Body: body, Fingerprint: in.FingerprintFor(rail.BuilderIdentity{Name: "digest/v1"}), Builder: "digest/v1", ModelInvoked: true}
 		w.phase = built
 		r.tracef("%s built m%d token %d from %d documents", w.name, w.m, w.claim.Token, len(w.saw))
 	})

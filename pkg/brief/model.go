@@ -9,41 +9,23 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-
 	"github.com/pramaan/brief-rail/pkg/doctext"
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
-// MaxBedrockInputChars bounds the page text sent to the model in one call.
-const MaxBedrockInputChars = 400_000
+// A model builder (pkg/aws/bedrock) has a model write the Brief: it sends
+// SystemPrompt and a Prompt's documents, and hands the reply to
+// Prompt.Assemble. The prompt, the parsing of the reply and the citation
+// check live here, with the schema they describe; the model's transport
+// lives in the builder's own package.
 
 // ErrModelOutput is wrapped by errors about a model reply that is not a
 // usable Brief.
 var ErrModelOutput = errors.New("brief: unusable model output")
 
-// Bedrock builds a Brief with a model behind Amazon Bedrock's Converse API.
-// The model writes the caption, parties, chronology, document kinds and
-// assertions; matter, document metadata, docket stamps, builder name and
-// fingerprint come from the Input; every citation is checked against the
-// cleaned page text and the result must pass Validate.
-type Bedrock struct {
-	client    *bedrockruntime.Client
-	modelID   string
-	maxTokens int32
-}
-
-// NewBedrock returns a Bedrock builder calling modelID through client.
-func NewBedrock(client *bedrockruntime.Client, modelID string) *Bedrock {
-	return &Bedrock{client: client, modelID: modelID, maxTokens: 8192}
-}
-
-// Name is "bedrock/v2:" followed by the model id: the prompt revision
-// follows the schema version, so the rail rebuilds frames of older schemas.
-func (b *Bedrock) Name() string { return "bedrock/v2:" + b.modelID }
-
-const systemPrompt = `You write the Brief of a litigation matter from its documents.
+// SystemPrompt asks a model for a brief/v2 Brief of the documents that
+// follow. Its hash (PromptHash) is part of a model builder's identity.
+const SystemPrompt = `You write the Brief of a litigation matter from its documents.
 Reply with one JSON object and nothing else, of this form (schema "brief/v2"):
 {
   "schema_version": "brief/v2",
@@ -69,70 +51,40 @@ Rules:
 - Include every document_id given in "documents", with an empty "assertions" list when it has no text.
 - Do not invent facts, names or dates.`
 
-// Build implements Builder. The model reads the documents' cleaned text
-// (doctext.Clean); the citation check runs against the same text.
-func (b *Bedrock) Build(ctx context.Context, in Input) (Brief, error) {
+// Prompt is one model call's documents, ready to send, and what Assemble
+// needs to turn the model's reply into a Brief.
+type Prompt struct {
+	// Documents is the user message: the matter's title and each document's
+	// cleaned text (doctext.Clean), page-tagged, in order of id.
+	Documents string
+
+	builder     string
+	in          Input
+	docs        []cleanDoc
+	fingerprint string
+}
+
+// NewPrompt reads in once, one document at a time, into a Prompt for a
+// build by the builder identified by id: the documents' cleaned text, at
+// most maxChars of it (more is ErrInvalidInput), kept for the citation
+// check, and the input fingerprint (rail.InputFingerprint) for id.
+func NewPrompt(ctx context.Context, in Input, id rail.BuilderIdentity, maxChars int) (*Prompt, error) {
 	if err := in.validateHeader(); err != nil {
-		return Brief{}, err
+		return nil, err
 	}
-	prompt, cleaned, fp, err := documentsPrompt(ctx, in)
-	if err != nil {
-		return Brief{}, err
-	}
-	out, err := b.client.Converse(ctx, &bedrockruntime.ConverseInput{
-		ModelId: aws.String(b.modelID),
-		System:  []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: systemPrompt}},
-		Messages: []types.Message{{
-			Role:    types.ConversationRoleUser,
-			Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}},
-		}},
-		InferenceConfig: &types.InferenceConfiguration{
-			Temperature: aws.Float32(0),
-			MaxTokens:   aws.Int32(b.maxTokens),
-		},
-	})
-	if err != nil {
-		return Brief{}, fmt.Errorf("brief: bedrock converse with %s: %w", b.modelID, err)
-	}
-	if out.StopReason == types.StopReasonMaxTokens {
-		return Brief{}, fmt.Errorf("%w: reply was cut off at %d tokens", ErrModelOutput, b.maxTokens)
-	}
-	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
-	if !ok {
-		return Brief{}, fmt.Errorf("%w: converse returned no message", ErrModelOutput)
-	}
-	var text strings.Builder
-	for _, c := range msg.Value.Content {
-		if t, ok := c.(*types.ContentBlockMemberText); ok {
-			text.WriteString(t.Value)
-		}
-	}
-	return assemble(b.Name(), in, cleaned, fp, text.String())
-}
-
-// cleanDoc is an input document with its cleaned pages.
-type cleanDoc struct {
-	Document
-	pages []string
-	meta  doctext.Meta
-}
-
-// documentsPrompt renders the documents' cleaned text, page-tagged,
-// reading them one at a time. The prompt is bounded by
-// MaxBedrockInputChars, and so is the cleaned text kept for the citation
-// check; the documents come back sorted by name, then id. A second pass,
-// once the text is known to fit, computes the fingerprint.
-func documentsPrompt(ctx context.Context, in Input) (prompt string, docs []cleanDoc, fp string, err error) {
 	var s strings.Builder
 	var dc docChecker
+	fp := newFingerprint(in, id)
+	var docs []cleanDoc
 	fmt.Fprintf(&s, "Matter: %s\n\n", in.Title)
 	for d, err := range in.Each(ctx) {
 		if err != nil {
-			return "", nil, "", err
+			return nil, err
 		}
 		if err := dc.check(d); err != nil {
-			return "", nil, "", err
+			return nil, err
 		}
+		addToFingerprint(fp, d)
 		c := doctext.Clean(d.Pages)
 		fmt.Fprintf(&s, "<document id=%q name=%q pages=\"%d\">\n", d.ID, d.Name, len(c.Pages))
 		if d.Note != "" {
@@ -142,18 +94,11 @@ func documentsPrompt(ctx context.Context, in Input) (prompt string, docs []clean
 			fmt.Fprintf(&s, "<page number=\"%d\">\n%s\n</page>\n", i+1, p)
 		}
 		s.WriteString("</document>\n")
-		if s.Len() > MaxBedrockInputChars {
-			return "", nil, "", fmt.Errorf("%w: documents have more than %d characters of text for one model call", ErrInvalidInput, MaxBedrockInputChars)
+		if s.Len() > maxChars {
+			return nil, fmt.Errorf("%w: documents have more than %d characters of text for one model call", ErrInvalidInput, maxChars)
 		}
 		meta := Document{ID: d.ID, Name: d.Name, SHA256: d.SHA256, Pages: make([]string, len(d.Pages)), Note: d.Note}
 		docs = append(docs, cleanDoc{Document: meta, pages: c.Pages, meta: c.Meta})
-	}
-	f := newFingerprinter(in, dc.n)
-	for d, err := range in.Each(ctx) {
-		if err != nil {
-			return "", nil, "", err
-		}
-		f.add(d)
 	}
 	sort.SliceStable(docs, func(i, j int) bool {
 		if docs[i].Name != docs[j].Name {
@@ -161,7 +106,19 @@ func documentsPrompt(ctx context.Context, in Input) (prompt string, docs []clean
 		}
 		return strings.ToLower(docs[i].ID) < strings.ToLower(docs[j].ID)
 	})
-	return s.String(), docs, f.sum(), nil
+	return &Prompt{Documents: s.String(), builder: id.Name, in: in, docs: docs, fingerprint: fp.Sum()}, nil
+}
+
+// Assemble turns the model's reply into the Brief: see assemble.
+func (p *Prompt) Assemble(reply string) (Brief, error) {
+	return assemble(p.builder, p.in, p.docs, p.fingerprint, reply)
+}
+
+// cleanDoc is an input document with its cleaned pages.
+type cleanDoc struct {
+	Document
+	pages []string
+	meta  doctext.Meta
 }
 
 // modelBrief is the part of a Brief the model writes.

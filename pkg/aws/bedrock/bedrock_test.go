@@ -1,4 +1,4 @@
-package brief_test
+package bedrock_test
 
 import (
 	"context"
@@ -14,10 +14,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
+	"github.com/pramaan/brief-rail/internal/testenv/briefsample"
+	"github.com/pramaan/brief-rail/pkg/aws/bedrock"
 	"github.com/pramaan/brief-rail/pkg/brief"
 )
 
 const modelID = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+
+const (
+	matterID  = briefsample.MatterID
+	complaint = briefsample.Complaint
+	scanned   = briefsample.Scanned
+)
+
+func sampleInput(t testing.TB) brief.Input { return briefsample.Input(t) }
 
 // converseServer answers Bedrock's Converse call with body, after checking
 // the request the real client sent.
@@ -104,11 +114,15 @@ func recorded(t *testing.T) []byte {
 
 func TestBedrockRecorded(t *testing.T) {
 	in := sampleInput(t)
-	b, err := brief.NewBedrock(converseServer(t, recorded(t)), modelID).Build(context.Background(), in)
+	b, err := bedrock.New(converseServer(t, recorded(t)), modelID).Build(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Builder != "bedrock/v2:"+modelID || b.InputFingerprint != brief.Fingerprint(in) || b.SchemaVersion != brief.SchemaVersion {
+	fp, err := brief.Fingerprint(context.Background(), in, bedrock.Identity(modelID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Builder != "bedrock/v2:"+modelID || b.InputFingerprint != fp || b.SchemaVersion != brief.SchemaVersion {
 		t.Errorf("builder %q fingerprint %q schema %q", b.Builder, b.InputFingerprint, b.SchemaVersion)
 	}
 	if b.Matter.MatterID != matterID || b.Matter.Title != in.Title {
@@ -158,7 +172,7 @@ func TestBedrockDropsUnfaithfulCitations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := brief.NewBedrock(converseServer(t, raw), modelID).Build(context.Background(), sampleInput(t))
+	b, err := bedrock.New(converseServer(t, raw), modelID).Build(context.Background(), sampleInput(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +227,7 @@ func TestBedrockRejectsBadReplies(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := brief.NewBedrock(converseServer(t, recordedWithReply(t, c.reply)), modelID).Build(context.Background(), sampleInput(t))
+			_, err := bedrock.New(converseServer(t, recordedWithReply(t, c.reply)), modelID).Build(context.Background(), sampleInput(t))
 			if !errors.Is(err, brief.ErrModelOutput) {
 				t.Fatalf("err = %v, want ErrModelOutput", err)
 			}
@@ -238,7 +252,7 @@ func TestBedrockServiceError(t *testing.T) {
 			return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "secret"}, nil
 		}),
 	})
-	_, err := brief.NewBedrock(client, "no-such-model").Build(context.Background(), sampleInput(t))
+	_, err := bedrock.New(client, "no-such-model").Build(context.Background(), sampleInput(t))
 	if err == nil || !strings.Contains(err.Error(), "model identifier is invalid") || errors.Is(err, brief.ErrModelOutput) {
 		t.Fatalf("err = %v", err)
 	}
