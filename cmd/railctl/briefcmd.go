@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/pramaan/brief-rail/pkg/brief"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

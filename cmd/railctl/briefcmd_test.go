@@ -2,11 +2,11 @@ package main
 
 import (
 	"bytes"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/pramaan/brief-rail/pkg/brief"
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
 	"github.com/pramaan/brief-rail/pkg/pdftext"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/record"
 )

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pramaan/brief-rail/pkg/postgres"
 )
 
 const module = "github.com/pramaan/brief-rail"

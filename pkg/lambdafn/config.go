@@ -8,7 +8,6 @@ package lambdafn
 import (
 	"errors"
 	"fmt"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"math"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/pramaan/brief-rail/pkg/aws/bedrock"
 	"github.com/pramaan/brief-rail/pkg/brief"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

@@ -1,12 +1,12 @@
 package lambdafn_test
 
 import (
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"net"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/pramaan/brief-rail/internal/testenv/localpg"
 	"github.com/pramaan/brief-rail/pkg/emf"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	railsql "github.com/pramaan/brief-rail/sql"
 )

@@ -3,7 +3,6 @@ package lambdafn_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"log/slog"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/emf"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

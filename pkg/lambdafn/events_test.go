@@ -2,7 +2,6 @@ package lambdafn_test
 
 import (
 	"encoding/json"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"os"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

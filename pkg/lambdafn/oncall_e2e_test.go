@@ -1,11 +1,11 @@
 package lambdafn_test
 
 import (
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"testing"
 	"time"
 
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

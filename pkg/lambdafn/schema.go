@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pramaan/brief-rail/pkg/emf"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	railsql "github.com/pramaan/brief-rail/sql"
 )
 

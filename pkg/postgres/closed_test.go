@@ -2,10 +2,10 @@ package postgres_test
 
 import (
 	"errors"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"testing"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

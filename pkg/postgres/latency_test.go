@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

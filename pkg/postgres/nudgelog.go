@@ -3,9 +3,10 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"github.com/pramaan/brief-rail/pkg/rail"
 	"log/slog"
 	"time"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // Nudge queues recorded in ops.matter_nudges.

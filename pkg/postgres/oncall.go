@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pramaan/brief-rail/pkg/rail"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // On-call's first question: how stale is each matter, and why. A

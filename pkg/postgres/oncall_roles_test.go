@@ -2,13 +2,13 @@ package postgres_test
 
 import (
 	"context"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

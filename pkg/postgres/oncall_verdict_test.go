@@ -2,13 +2,13 @@ package postgres_test
 
 import (
 	"errors"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"log/slog"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

@@ -2,11 +2,11 @@ package postgres_test
 
 import (
 	"errors"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

@@ -3,10 +3,12 @@ package rail_test
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/google/uuid"
-	"github.com/pramaan/brief-rail/pkg/rail"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // FuzzDecodeFactDetail: the bus detail decoder never panics, and whatever

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/google/uuid"
-	"github.com/pramaan/brief-rail/pkg/rail"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 func TestFactDetailRoundTripAndRefusals(t *testing.T) {

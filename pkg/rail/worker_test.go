@@ -2,9 +2,10 @@ package rail_test
 
 import (
 	"context"
-	"github.com/pramaan/brief-rail/pkg/rail"
 	"testing"
 	"time"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // The outcome context outlives the build's but is bounded by its own

@@ -10,11 +10,11 @@ package record
 
 import (
 	"context"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/tracing"
 )

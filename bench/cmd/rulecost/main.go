@@ -18,7 +18,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"net"
 	"os"
 	"slices"
@@ -31,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/internal/testenv/localpg"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	railsql "github.com/pramaan/brief-rail/sql"
 )

@@ -7,9 +7,10 @@ package ledgercheck
 import (
 	"context"
 	"fmt"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pramaan/brief-rail/pkg/postgres"
 )
 
 // ViolationsSQL returns one text row per violated invariant, naming the

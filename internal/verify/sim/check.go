@@ -2,11 +2,11 @@ package sim
 
 import (
 	"fmt"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

@@ -3,9 +3,9 @@ package sim
 import (
 	"context"
 	"errors"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

@@ -1,11 +1,11 @@
 package sim
 
 import (
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

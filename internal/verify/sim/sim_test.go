@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"net/url"
 	"os"
 	"slices"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/internal/verify/sim"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/pramaan/brief-rail/pkg/postgres"
 	"os/exec"
 	"strings"
 	"sync/atomic"
@@ -24,6 +23,7 @@ import (
 	"github.com/pramaan/brief-rail/internal/testenv/motoserver"
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/aws/eventbridge"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/samtemplate"
 )
