@@ -92,7 +92,7 @@ func TestEmitAndRelayToMoto(t *testing.T) {
 	if err := json.Unmarshal([]byte(c.must("relay", "--once", "--json")), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st["Published"].(float64) != 4 { // matter.created, brief.regeneration_requested, two frame.built
+	if st["published"].(float64) != 4 { // matter.created, brief.regeneration_requested, two frame.built
 		t.Fatalf("relay stats %v, want 4 published", st)
 	}
 	deadline := time.Now().Add(30 * time.Second)

@@ -34,11 +34,11 @@ const (
 var quickstartDocs = []string{samples.ComplaintName, samples.AnswerName, samples.ExhibitAName}
 
 func cmdRun(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "run", "[flags]")
+	c := g.flags("run", "[flags]", 0)
 	var o railOptions
-	addRailFlags(fs, &o, 0, 1*time.Second)
-	timeout := fs.Duration("timeout", 50*time.Second, "give up when the Brief is not current after this long")
-	if err := parse(fs, args); err != nil {
+	addRailFlags(c.FlagSet, &o, 0, 1*time.Second)
+	timeout := c.Duration("timeout", 50*time.Second, "give up when the Brief is not current after this long")
+	if err := c.parse(args); err != nil {
 		return err
 	}
 	p := newProgress(g.stdout, slog.LevelInfo)
@@ -90,12 +90,8 @@ func cmdRun(ctx context.Context, g *globals, args []string) error {
 // still goes through the whole rail. It returns the ids of the facts whose
 // demand the Brief must cover.
 func seedQuickstart(ctx context.Context, pool *pgxpool.Pool, ref rail.MatterRef, p *progressHandler) ([]uuid.UUID, error) {
-	var have []string
-	rows, err := pool.Query(ctx, `SELECT name FROM app.documents WHERE firm_id = $1 AND matter_id = $2`, ref.FirmID, ref.MatterID)
+	have, err := rail.DocumentNames(ctx, pool, ref)
 	if err != nil {
-		return nil, err
-	}
-	if have, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
 		return nil, err
 	}
 	var ids []uuid.UUID
@@ -147,14 +143,7 @@ func seedQuickstart(ctx context.Context, pool *pgxpool.Pool, ref rail.MatterRef,
 		return nil, err
 	}
 	if len(ids) == 0 { // the uploads' facts, read back from the outbox
-		rows, err := pool.Query(ctx, `SELECT event_id FROM ops.domain_event_outbox
-            WHERE firm_id = $1 AND matter_id = $2 AND event_name = 'document.uploaded'`, ref.FirmID, ref.MatterID)
-		if err != nil {
-			return nil, err
-		}
-		if ids, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID]); err != nil {
-			return nil, err
-		}
+		return rail.FactIDs(ctx, pool, ref, rail.FactDocumentUploaded)
 	}
 	return ids, nil
 }
@@ -163,14 +152,9 @@ func seedQuickstart(ctx context.Context, pool *pgxpool.Pool, ref rail.MatterRef,
 // current (built == requested) and the newest frame lists the three
 // documents.
 func waitForBrief(ctx context.Context, r *localRail, ref rail.MatterRef, facts []uuid.UUID) (rail.StoredFrame, error) {
-	ids := make([]string, len(facts))
-	for i, id := range facts {
-		ids[i] = id.String()
-	}
 	for {
-		var heard int
-		err := r.pool.QueryRow(ctx, `SELECT count(*) FROM ops.trigger_inbox WHERE event_id::text = ANY($1::text[])`, ids).Scan(&heard)
-		if err == nil && heard == len(ids) {
+		heard, err := rail.FactsHeard(ctx, r.pool, facts)
+		if err == nil && heard == len(facts) {
 			j, jerr := r.ledger.Job(ctx, ref)
 			f, found, ferr := r.ledger.LatestFrame(ctx, ref)
 			if jerr == nil && ferr == nil && found && j.Current && j.RequestedGeneration > 0 && f.Target == j.BuiltGeneration && listsAll(f.Body) {
@@ -205,27 +189,15 @@ func listsAll(body []byte) bool {
 // cmdRegenerate records brief.regeneration_requested: what the Regenerate
 // button does. The rail hears it through the outbox, the bus and the trigger.
 func cmdRegenerate(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "regenerate", "--firm F --matter M")
-	mf := addMatterFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	ref, pool, err := g.openMatter(ctx, mf)
+	s, err := g.flags("regenerate", "--firm F --matter M", withMatter).open(ctx, args, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	if _, err := rail.NewLedger(pool, rail.Config{}).Job(ctx, ref); err != nil {
-		return err
-	}
-	var id uuid.UUID
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		id, err = record.RequestRegeneration(ctx, tx, ref)
-		return err
-	})
+	defer s.Close()
+	id, err := record.Regenerate(ctx, s.pool, s.ref)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(g.stdout, "brief.regeneration_requested recorded (event %s); the rail will rebuild matter %s\n", id, ref)
+	fmt.Fprintf(g.stdout, "brief.regeneration_requested recorded (event %s); the rail will rebuild matter %s\n", id, s.ref)
 	return nil
 }

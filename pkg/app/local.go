@@ -71,7 +71,7 @@ func RunLocal(ctx context.Context, r *Rail, o LocalOptions) (wait func()) {
 			// before the deadline: leave room for a whole window.
 			Timeout: r.Relay.Window + r.Relay.Margin + time.Minute,
 			Invoke: func(ctx context.Context) error {
-				res, err := r.Relay.Handle(ctx, lambdafn.ScheduleEvent{Source: scheduleSource, Task: Relay})
+				res, err := r.InvokeRelay(ctx)
 				if o.OnRelay != nil {
 					o.OnRelay(res)
 				}
@@ -79,7 +79,7 @@ func RunLocal(ctx context.Context, r *Rail, o LocalOptions) (wait func()) {
 			}, OnError: report(Relay)},
 		{Name: Sweeper, Every: o.SweepEvery, Timeout: time.Minute,
 			Invoke: func(ctx context.Context) error {
-				res, err := r.Sweeper.Handle(ctx, lambdafn.ScheduleEvent{Source: scheduleSource, Task: Sweeper})
+				res, err := r.InvokeSweeper(ctx)
 				if o.OnSweep != nil {
 					o.OnSweep(res)
 				}
@@ -95,6 +95,3 @@ func RunLocal(ctx context.Context, r *Rail, o LocalOptions) (wait func()) {
 	}
 	return wg.Wait
 }
-
-// scheduleSource is the Source the template's schedules put in their input.
-const scheduleSource = "brief-rail.schedule"
