@@ -72,12 +72,12 @@ func TestSweepInvokesTheSweeperFunction(t *testing.T) {
 	t.Setenv(lambdafn.EnvBuildQueueURL, "")
 	t.Setenv(lambdafn.EnvBackfillQueue, "")
 	code, out, errOut := c.run("sweep", "--metrics")
-	if code != exitError || !strings.Contains(errOut, "RAIL_BUILD_QUEUE_URL is not set") {
-		t.Fatalf("sweep without a build queue: exit %d, stderr %q; want exit %d naming RAIL_BUILD_QUEUE_URL", code, errOut, exitError)
-	}
 	if n := count(`SELECT (SELECT count(*) FROM ops.domain_event_outbox WHERE event_id::text = $1)
             + (SELECT count(*) FROM ops.trigger_inbox WHERE event_id::text = $2)`, outboxID, inboxID); n != 0 {
 		t.Fatalf("railctl sweep left %d of the old outbox and inbox rows: it did not run the sweeper's pruning\nstdout: %s", n, out)
+	}
+	if code != exitError || !strings.Contains(errOut, "RAIL_BUILD_QUEUE_URL is not set") {
+		t.Fatalf("sweep without a build queue: exit %d, stderr %q; want exit %d naming RAIL_BUILD_QUEUE_URL", code, errOut, exitError)
 	}
 	if !strings.Contains(out, "pruned: outbox 1 (0 left), inbox 1") || !strings.Contains(out, "matters behind: 1") {
 		t.Errorf("sweep's printed result:\n%s", out)
