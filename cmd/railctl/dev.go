@@ -175,13 +175,7 @@ func localConfig(o railOptions) (app.Config, error) {
 	if err != nil {
 		return app.Config{}, usageError("%v", err)
 	}
-	cfg.Lease, cfg.SettleDelay, cfg.SweepGrace = o.lease, o.settle, o.sweepGrace
-	cfg.BackoffBase, cfg.BackoffMax = time.Second, 10*time.Second
-	cfg.RelayIdleTimeout = 15 * time.Second // in AWS the relay's role carries it (docs/relay.md)
-	cfg.RelayWindow = time.Second
-	cfg.BuildReserve = time.Second // the local lease is seconds long; the commit takes milliseconds
-	cfg.BriefBuilder = o.builder
-	return cfg, nil
+	return app.LocalConfig(cfg, app.LocalTimings{Lease: o.lease, SettleDelay: o.settle, SweepGrace: o.sweepGrace}, o.builder), nil
 }
 
 // startRail connects and starts the rail: the handlers assembled by

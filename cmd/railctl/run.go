@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -117,17 +115,8 @@ func seedQuickstart(ctx context.Context, pool *pgxpool.Pool, ref rail.MatterRef,
 			p.linef("quickstart", "the three documents are already stored (an earlier run): brief.regeneration_requested recorded")
 			return err
 		}
-		dir, err := os.MkdirTemp("", "brief-rail-samples-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
 		for _, f := range missing {
-			path := filepath.Join(dir, f.Name)
-			if err := os.WriteFile(path, f.Data, 0o644); err != nil {
-				return err
-			}
-			u, err := record.Prepare(ctx, path, pdftext.Limits{})
+			u, err := record.PrepareData(ctx, f.Name, f.Data, pdftext.Limits{})
 			if err != nil {
 				return err
 			}

@@ -95,3 +95,22 @@ func RunLocal(ctx context.Context, r *Rail, o LocalOptions) (wait func()) {
 	}
 	return wg.Wait
 }
+
+// LocalTimings are the local rail's scaled-down timings (railctl run and
+// dev take them as flags).
+type LocalTimings struct {
+	Lease, SettleDelay, SweepGrace time.Duration
+}
+
+// LocalConfig is the configuration the local rail runs with: cfg, read as
+// the functions read theirs, with the local timings on top (a lease of
+// seconds, not minutes) and builder as the Brief builder.
+func LocalConfig(cfg Config, t LocalTimings, builder string) Config {
+	cfg.Lease, cfg.SettleDelay, cfg.SweepGrace = t.Lease, t.SettleDelay, t.SweepGrace
+	cfg.BackoffBase, cfg.BackoffMax = time.Second, 10*time.Second
+	cfg.RelayIdleTimeout = 15 * time.Second // in AWS the relay's role carries it (docs/relay.md)
+	cfg.RelayWindow = time.Second
+	cfg.BuildReserve = time.Second // the local lease is seconds long; the commit takes milliseconds
+	cfg.BriefBuilder = builder
+	return cfg
+}
