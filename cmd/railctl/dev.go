@@ -25,7 +25,6 @@ import (
 	"github.com/pramaan/brief-rail/pkg/localbus"
 	"github.com/pramaan/brief-rail/pkg/pgconn"
 	"github.com/pramaan/brief-rail/pkg/rail"
-	"github.com/pramaan/brief-rail/pkg/samtemplate"
 	"github.com/pramaan/brief-rail/pkg/tracing"
 )
 
@@ -215,20 +214,11 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 		if tplPath == "" {
 			tplPath = filepath.Join(projectRoot(), "template.yaml")
 		}
-		tpl, err := samtemplate.Load(tplPath)
-		if err != nil {
-			cancel()
-			pool.Close()
-			return nil, fmt.Errorf("local wiring is read from the SAM template: %w", err)
-		}
-		w, err := localbus.FromTemplate(tpl, "local", cfg.EventSource, o.scale, "TriggerRule")
+		w, err := app.LocalWiring(tplPath, cfg, o.scale, o.duplicate)
 		if err != nil {
 			cancel()
 			pool.Close()
 			return nil, err
-		}
-		for _, q := range w.Queues {
-			q.SetDuplicate(o.duplicate)
 		}
 		r.wiring = w
 		w.Bus.OnDeliver = func(d localbus.Delivery) {

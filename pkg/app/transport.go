@@ -14,6 +14,7 @@ import (
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/localbus"
 	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/samtemplate"
 )
 
 // Transport is what facts and nudges travel on: the bus the relay
@@ -66,7 +67,29 @@ const (
 	TriggerQueueID  = "TriggerQueue"
 	BuildQueueID    = "BuildQueue"
 	BackfillQueueID = "BackfillQueue"
+	TriggerRuleID   = "TriggerRule" // the rule routing demand facts to the trigger queue
 )
+
+// LocalWiring builds the bus and the queues the SAM template at tplPath
+// declares, in process (localbus.FromTemplate): the bus carries
+// cfg.EventSource's facts with the trigger's rule (TriggerRule), the
+// queues keep the template's redrive policies, with their timings
+// multiplied by scale, and deliver a message twice with probability
+// duplicate (a fault knob; 0 in make run).
+func LocalWiring(tplPath string, cfg Config, scale, duplicate float64) (*localbus.Wiring, error) {
+	tpl, err := samtemplate.Load(tplPath)
+	if err != nil {
+		return nil, fmt.Errorf("local wiring is read from the SAM template: %w", err)
+	}
+	w, err := localbus.FromTemplate(tpl, "local", cfg.EventSource, scale, TriggerRuleID)
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range w.Queues {
+		q.SetDuplicate(duplicate)
+	}
+	return w, nil
+}
 
 // LocalTransport is the template's bus and queues in process
 // (localbus.FromTemplate): the bus, the build and backfill queues'
