@@ -239,6 +239,11 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 		p.linef("wiring", "in-process bus and queues from %s (timings x%g; build queue visibility %s, redrive after %d receives)",
 			filepath.Base(tplPath), o.scale, bq.Visibility, bq.MaxReceiveCount)
 	case "aws":
+		if o.env(envTriggerQueueURL) == "" || cfg.BuildQueueURL == "" {
+			cancel()
+			pool.Close()
+			return nil, usageError("--transport aws needs %s and %s", envTriggerQueueURL, lambdafn.EnvBuildQueueURL)
+		}
 		acfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
 			cancel()
