@@ -8,12 +8,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/pkg/brief"
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
-	"github.com/pramaan/brief-rail/pkg/pdftext"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/record"
 )
@@ -83,58 +81,31 @@ func cmdRun(ctx context.Context, g *globals, args []string) error {
 	return nil
 }
 
-// seedQuickstart creates the sample matter and uploads the three sample PDFs,
-// or, when an earlier run already did, asks for a regeneration so this run
-// still goes through the whole rail. It returns the ids of the facts whose
-// demand the Brief must cover.
+// seedQuickstart creates the sample matter and uploads the three sample
+// PDFs, or, when an earlier run already did, asks for a regeneration so
+// this run still goes through the whole rail (record.Seed). It returns the
+// ids of the facts whose demand the Brief must cover.
 func seedQuickstart(ctx context.Context, pool *pgxpool.Pool, ref rail.MatterRef, p *progressHandler) ([]uuid.UUID, error) {
-	have, err := rail.DocumentNames(ctx, pool, ref)
+	var files []record.File
+	for _, f := range samples.PDFs() {
+		if slices.Contains(quickstartDocs, f.Name) {
+			files = append(files, record.File{Name: f.Name, Data: f.Data})
+		}
+	}
+	s, err := record.Seed(ctx, pool, ref, sampleTitle, files)
 	if err != nil {
 		return nil, err
 	}
-	var ids []uuid.UUID
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		created, err := record.CreateMatter(ctx, tx, ref, sampleTitle)
-		if err != nil {
-			return err
-		}
-		if created {
-			p.linef("quickstart", "matter created")
-		} else if err := rail.SetMatterStatus(ctx, tx, ref, "open"); err != nil {
-			return err
-		}
-		var missing []samples.File
-		for _, f := range samples.PDFs() {
-			if slices.Contains(quickstartDocs, f.Name) && !slices.Contains(have, f.Name) {
-				missing = append(missing, f)
-			}
-		}
-		if len(missing) == 0 {
-			id, err := record.RequestRegeneration(ctx, tx, ref)
-			ids = append(ids, id)
-			p.linef("quickstart", "the three documents are already stored (an earlier run): brief.regeneration_requested recorded")
-			return err
-		}
-		for _, f := range missing {
-			u, err := record.PrepareData(ctx, f.Name, f.Data, pdftext.Limits{})
-			if err != nil {
-				return err
-			}
-			docID, err := record.AddDocument(ctx, tx, ref, u.Doc)
-			if err != nil {
-				return err
-			}
-			p.linef("upload", "%s: %d page(s) extracted, stored as document %s, document.uploaded recorded", f.Name, len(u.Doc.Pages), docID.String()[:8])
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	if s.Created {
+		p.linef("quickstart", "matter created")
 	}
-	if len(ids) == 0 { // the uploads' facts, read back from the outbox
-		return rail.FactIDs(ctx, pool, ref, rail.FactDocumentUploaded)
+	if s.Regenerated {
+		p.linef("quickstart", "the three documents are already stored (an earlier run): brief.regeneration_requested recorded")
 	}
-	return ids, nil
+	for _, d := range s.Stored {
+		p.linef("upload", "%s: %d page(s) extracted, stored as document %s, document.uploaded recorded", d.Name, d.Pages, d.ID.String()[:8])
+	}
+	return s.Facts, nil
 }
 
 // waitForBrief waits until the trigger has heard every fact, the Brief is
