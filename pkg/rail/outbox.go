@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // The transactional outbox's producer side: a fact is recorded in the
@@ -131,6 +132,23 @@ func payloadSize(p map[string]string) (int, error) {
 		return len(b), nil
 	}
 	return len(b) + 2*len(p) - 1, nil // ": " per pair, ", " between pairs
+}
+
+// FactIDs lists the event ids of the facts named name recorded about a
+// matter that are still in the outbox (published ones are pruned after
+// RAIL_OUTBOX_RETENTION).
+func FactIDs(ctx context.Context, q Querier, ref MatterRef, name string) ([]uuid.UUID, error) {
+	rows, err := q.Query(ctx, `SELECT event_id FROM ops.domain_event_outbox
+        WHERE firm_id = $1 AND matter_id = $2 AND event_name = $3 ORDER BY occurred_at, event_id`,
+		ref.FirmID, ref.MatterID, name)
+	if err != nil {
+		return nil, fmt.Errorf("fact ids %s %s: %w", ref, name, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("fact ids %s %s: %w", ref, name, err)
+	}
+	return ids, nil
 }
 
 // RecordFact inserts f into ops.domain_event_outbox on q, which should be

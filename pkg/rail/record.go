@@ -117,6 +117,21 @@ func matterError(ctx context.Context, q Querier, ref MatterRef) error {
 	return fmt.Errorf("matter %s: not changed", ref)
 }
 
+// DocumentNames lists the names of a matter's documents (none for a
+// matter that does not exist).
+func DocumentNames(ctx context.Context, q Querier, ref MatterRef) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT name FROM app.documents WHERE firm_id = $1 AND matter_id = $2 ORDER BY name`,
+		ref.FirmID, ref.MatterID)
+	if err != nil {
+		return nil, fmt.Errorf("document names %s: %w", ref, err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("document names %s: %w", ref, err)
+	}
+	return names, nil
+}
+
 // NewDocument is a document to store.
 type NewDocument struct {
 	ID    uuid.UUID // zero: generated
