@@ -27,18 +27,14 @@ type briefView struct {
 }
 
 func cmdBrief(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "brief", "--firm F --matter M [--json]")
-	mf := addMatterFlags(fs)
-	asJSON := fs.Bool("json", false, "print the frame metadata and the Brief as JSON")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	ref, pool, err := g.openMatter(ctx, mf)
+	c := g.flags("brief", "--firm F --matter M [--json]", withMatter)
+	asJSON := c.Bool("json", false, "print the frame metadata and the Brief as JSON")
+	s, err := c.open(ctx, args, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	ledger := postgres.NewLedger(pool, rail.Config{})
+	defer s.Close()
+	ref, ledger := s.ref, s.ledger()
 	j, err := ledger.Job(ctx, ref)
 	if err != nil {
 		return err

@@ -16,24 +16,22 @@ import (
 	"time"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/internal/testenv/localpg"
 	"github.com/pramaan/brief-rail/pkg/app"
-	"github.com/pramaan/brief-rail/pkg/aws/eventbridge"
-	"github.com/pramaan/brief-rail/pkg/aws/sqsq"
 	"github.com/pramaan/brief-rail/pkg/emf"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/localbus"
 	"github.com/pramaan/brief-rail/pkg/pgconn"
 	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
-	"github.com/pramaan/brief-rail/pkg/samtemplate"
 	"github.com/pramaan/brief-rail/pkg/tracing"
-	railsql "github.com/pramaan/brief-rail/sql"
 )
+
+// envTriggerQueueURL: the trigger queue the local rail polls over AWS
+// (--transport aws); in AWS the trigger's event source mapping reads it.
+const envTriggerQueueURL = "RAIL_TRIGGER_QUEUE_URL"
 
 // railOptions configure the local rail (railctl dev and railctl run).
 type railOptions struct {
@@ -112,22 +110,9 @@ func localDatabase(ctx context.Context, g *globals, p *progressHandler) (url str
 		return "", nil, fmt.Errorf("start PostgreSQL in %s (is `railctl dev` already running on it? then set DATABASE_URL to its URL): %w", dir, err)
 	}
 	stop = func() { _ = srv.Stop() }
-	admin, err := pgx.Connect(ctx, srv.URL("postgres"))
-	if err != nil {
+	if _, err := srv.EnsureDatabase(ctx, "brief_rail"); err != nil {
 		stop()
 		return "", nil, err
-	}
-	defer admin.Close(context.Background())
-	var exists bool
-	if err := admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'brief_rail')`).Scan(&exists); err != nil {
-		stop()
-		return "", nil, err
-	}
-	if !exists {
-		if _, err := admin.Exec(ctx, `CREATE DATABASE brief_rail`); err != nil {
-			stop()
-			return "", nil, err
-		}
 	}
 	url = srv.URL("brief_rail")
 	_ = os.WriteFile(filepath.Join(state, "database_url"), []byte(url+"\n"), 0o644)
@@ -141,12 +126,7 @@ func migrateURL(ctx context.Context, url string, p *progressHandler) error {
 		return err
 	}
 	defer pool.Close()
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	defer conn.Release()
-	v, err := railsql.Migrate(ctx, conn.Conn(), func(name string) { p.linef("migrate", "applying %s", name) })
+	v, err := app.MigrateSchema(ctx, pool, func(name string) { p.linef("migrate", "applying %s", name) })
 	if err != nil {
 		return err
 	}
@@ -195,13 +175,7 @@ func localConfig(o railOptions) (app.Config, error) {
 	if err != nil {
 		return app.Config{}, usageError("%v", err)
 	}
-	cfg.Lease, cfg.SettleDelay, cfg.SweepGrace = o.lease, o.settle, o.sweepGrace
-	cfg.BackoffBase, cfg.BackoffMax = time.Second, 10*time.Second
-	cfg.RelayIdleTimeout = 15 * time.Second // in AWS the relay's role carries it (docs/relay.md)
-	cfg.RelayWindow = time.Second
-	cfg.BuildReserve = time.Second // the local lease is seconds long; the commit takes milliseconds
-	cfg.BriefBuilder = o.builder
-	return cfg, nil
+	return app.LocalConfig(cfg, app.LocalTimings{Lease: o.lease, SettleDelay: o.settle, SweepGrace: o.sweepGrace}, o.builder), nil
 }
 
 // startRail connects and starts the rail: the handlers assembled by
@@ -227,18 +201,11 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 	rctx, cancel := context.WithCancel(ctx)
 	r := &localRail{pool: pool, p: p, cancel: cancel, ledger: postgres.NewLedger(pool, cfg.RailConfig())}
 
-	var (
-		publisher     rail.Publisher
-		nudger        rail.Nudger
-		trigSrc, bSrc localbus.Source
-		// The backfill's own queue, consumed by one builder of its own.
-		backfillNudger rail.Nudger
-		backfillSrc    localbus.Source
-	)
+	var t app.Transport
 	transport := o.transport
 	if transport == "auto" {
 		transport = "local"
-		if os.Getenv("AWS_ENDPOINT_URL") != "" && os.Getenv("RAIL_TRIGGER_QUEUE_URL") != "" && os.Getenv("RAIL_BUILD_QUEUE_URL") != "" {
+		if o.env("AWS_ENDPOINT_URL") != "" && o.env(envTriggerQueueURL) != "" && cfg.BuildQueueURL != "" {
 			transport = "aws"
 		}
 	}
@@ -248,20 +215,11 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 		if tplPath == "" {
 			tplPath = filepath.Join(projectRoot(), "template.yaml")
 		}
-		tpl, err := samtemplate.Load(tplPath)
-		if err != nil {
-			cancel()
-			pool.Close()
-			return nil, fmt.Errorf("local wiring is read from the SAM template: %w", err)
-		}
-		w, err := localbus.FromTemplate(tpl, "local", cfg.EventSource, o.scale, "TriggerRule")
+		w, err := app.LocalWiring(tplPath, cfg, o.scale, o.duplicate)
 		if err != nil {
 			cancel()
 			pool.Close()
 			return nil, err
-		}
-		for _, q := range w.Queues {
-			q.SetDuplicate(o.duplicate)
 		}
 		r.wiring = w
 		w.Bus.OnDeliver = func(d localbus.Delivery) {
@@ -271,34 +229,30 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 			}
 			p.linef("bus", "%s published -> %s -> trigger queue%s", d.DetailType, strings.Join(d.Rules, ","), traceNote(d.TraceHeader))
 		}
-		publisher = w.Bus
-		nudger = &localbus.Nudger{Queue: w.Queue("BuildQueue"), Exact: true, OnNudge: func(n rail.Nudge, d time.Duration) {
+		t = app.LocalTransport(w, func(queue string, n rail.Nudge, d time.Duration) {
+			if queue == postgres.QueueBackfill {
+				p.linef("nudge", "-> backfill queue: matter %s reason=%s", n.MatterID.String()[:8], n.Reason)
+				return
+			}
 			p.linef("nudge", "-> build queue: matter %s reason=%s delay=%s%s", n.MatterID.String()[:8], n.Reason, d, traceNote(n.TraceHeader))
-		}}
-		trigSrc, bSrc = w.Queue("TriggerQueue"), w.Queue("BuildQueue")
-		backfillNudger = &localbus.Nudger{Queue: w.Queue("BackfillQueue"), Exact: true, OnNudge: func(n rail.Nudge, d time.Duration) {
-			p.linef("nudge", "-> backfill queue: matter %s reason=%s", n.MatterID.String()[:8], n.Reason)
-		}}
-		backfillSrc = w.Queue("BackfillQueue")
+		})
+		bq := w.Queue(app.BuildQueueID).Config()
 		p.linef("wiring", "in-process bus and queues from %s (timings x%g; build queue visibility %s, redrive after %d receives)",
-			filepath.Base(tplPath), o.scale, w.Queue("BuildQueue").Config().Visibility, w.Queue("BuildQueue").Config().MaxReceiveCount)
+			filepath.Base(tplPath), o.scale, bq.Visibility, bq.MaxReceiveCount)
 	case "aws":
+		if o.env(envTriggerQueueURL) == "" || cfg.BuildQueueURL == "" {
+			cancel()
+			pool.Close()
+			return nil, usageError("--transport aws needs %s and %s", envTriggerQueueURL, lambdafn.EnvBuildQueueURL)
+		}
 		acfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
 			cancel()
 			pool.Close()
 			return nil, fmt.Errorf("AWS configuration: %w", err)
 		}
-		client := sqs.NewFromConfig(acfg)
-		publisher = eventbridge.New(acfg, cfg.EventBus, cfg.EventSource)
-		nudger = sqsq.NewNudger(client, os.Getenv("RAIL_BUILD_QUEUE_URL"))
-		trigSrc = &sqsq.Source{Client: client, URL: os.Getenv("RAIL_TRIGGER_QUEUE_URL")}
-		bSrc = &sqsq.Source{Client: client, URL: os.Getenv("RAIL_BUILD_QUEUE_URL")}
-		if u := cfg.BackfillQueueURL; u != "" {
-			backfillNudger, backfillSrc = sqsq.NewNudger(client, u), &sqsq.Source{Client: client, URL: u}
-		}
-		p.linef("wiring", "AWS: bus %s, trigger queue %s, build queue %s", cfg.EventBus,
-			os.Getenv("RAIL_TRIGGER_QUEUE_URL"), os.Getenv("RAIL_BUILD_QUEUE_URL"))
+		t = app.AWSTransport(acfg, cfg, o.env(envTriggerQueueURL))
+		p.linef("wiring", "AWS: bus %s, trigger queue %s, build queue %s", cfg.EventBus, o.env(envTriggerQueueURL), cfg.BuildQueueURL)
 	default:
 		cancel()
 		pool.Close()
@@ -309,8 +263,7 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 	// mains call: the local rail runs the code that is deployed (every
 	// nudge recorded for `railctl why`, the backfill admitted by the
 	// sweeper onto its own queue).
-	rl, err := app.Assemble(cfg, app.Deps{Pool: pool, Publisher: publisher, Nudger: nudger,
-		BackfillNudger: backfillNudger, Builder: fb,
+	rl, err := app.Assemble(cfg, app.Deps{Pool: pool, Transport: t, Builder: fb,
 		LogFor: func(fn string) *slog.Logger {
 			if fn == app.Relay || fn == app.Sweeper { // their results are printed below
 				return p.loggerAt(fn, slog.LevelWarn)
@@ -324,7 +277,7 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 		return nil, err
 	}
 	wait := app.RunLocal(rctx, rl, app.LocalOptions{
-		TriggerQueue: trigSrc, BuildQueue: bSrc, BackfillQueue: backfillSrc, SweepEvery: o.sweepEvery,
+		TriggerQueue: t.TriggerQueue, BuildQueue: t.BuildQueue, BackfillQueue: t.BackfillQueue, SweepEvery: o.sweepEvery,
 		OnError: func(fn string, err error) { p.linef(fn, "ERROR %v", err) },
 		OnRelay: func(res lambdafn.RelayResult) {
 			if res.Published > 0 || res.Failed > 0 {
@@ -409,34 +362,24 @@ func (r *localRail) Close() {
 // watchLedger prints heartbeats: a running row whose claimed_at moved on
 // under the same token.
 func (r *localRail) watchLedger(ctx context.Context) {
-	type seen struct {
-		token int64
-		at    time.Time
-	}
-	last := map[string]seen{}
+	last := map[rail.MatterRef]postgres.Lease{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(250 * time.Millisecond):
 		}
-		rows, err := r.pool.Query(ctx, `SELECT matter_id::text, claimed_generation, claimed_at FROM ops.matter_frame_jobs
-            WHERE run_status = 'running'`)
+		leases, err := r.ledger.Leases(ctx)
 		if err != nil {
 			continue
 		}
-		now := map[string]seen{}
-		for rows.Next() {
-			var m string
-			var s seen
-			if rows.Scan(&m, &s.token, &s.at) == nil {
-				now[m] = s
-				if prev, ok := last[m]; ok && prev.token == s.token && s.at.After(prev.at) {
-					r.p.linef("builder", "heartbeat token=%d matter=%s: lease refreshed", s.token, m[:8])
-				}
+		now := map[rail.MatterRef]postgres.Lease{}
+		for _, l := range leases {
+			now[l.MatterRef] = l
+			if prev, ok := last[l.MatterRef]; ok && prev.Token == l.Token && l.ClaimedAt.After(prev.ClaimedAt) {
+				r.p.linef("builder", "heartbeat token=%d matter=%s: lease refreshed", l.Token, l.MatterID.String()[:8])
 			}
 		}
-		rows.Close()
 		last = now
 	}
 }
@@ -449,7 +392,7 @@ func (r *localRail) watchDLQs(ctx context.Context) {
 			return
 		case <-time.After(time.Second):
 		}
-		for _, id := range []string{"TriggerQueue", "BuildQueue"} {
+		for _, id := range []string{app.TriggerQueueID, app.BuildQueueID} {
 			q := r.wiring.Queue(id)
 			if n := q.Stats().Redriven; n > counts[id] {
 				r.p.linef("dlq", "%d message(s) from %s moved to %s after %d receives", n-counts[id], id, q.Config().DLQ.Name(), q.Config().MaxReceiveCount)
@@ -487,10 +430,10 @@ func bootRail(ctx context.Context, g *globals, o railOptions, p *progressHandler
 
 // cmdDev runs the rail until interrupted.
 func cmdDev(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "dev", "[flags]")
+	c := g.flags("dev", "[flags]", 0)
 	var o railOptions
-	addRailFlags(fs, &o, 5*time.Second, 2*time.Second)
-	if err := parse(fs, args); err != nil {
+	addRailFlags(c.FlagSet, &o, 5*time.Second, 2*time.Second)
+	if err := c.parse(args); err != nil {
 		return err
 	}
 	p := newProgress(g.stdout, slog.LevelInfo)

@@ -4,94 +4,26 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/pramaan/brief-rail/pkg/app"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
-	"github.com/pramaan/brief-rail/pkg/pgconn"
 	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/record"
-	railsql "github.com/pramaan/brief-rail/sql"
 )
 
-// pool opens railctl's pool the way the functions open theirs (app.OpenPool):
-// --database-url (default $DATABASE_URL), or DB_HOST, DB_USER and
-// DB_IAM_AUTH=true for RDS Proxy with IAM tokens. It checks the connection.
-func (g *globals) pool(ctx context.Context) (*pgxpool.Pool, error) {
-	if g.databaseURL == "" && g.env(pgconn.EnvHost) == "" {
-		return nil, usageError("no database: pass --database-url, set DATABASE_URL, or DB_HOST/DB_NAME/DB_USER (DB_IAM_AUTH=true for RDS Proxy)")
-	}
-	pool, err := app.OpenPool(ctx, railctlEnv(g.env, g.databaseURL, 4))
-	if err != nil {
-		return nil, usageError("%v", err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("connect: %w", err)
-	}
-	return pool, nil
-}
-
-// matterFlags registers --firm and --matter.
-type matterFlags struct{ firm, matter *string }
-
-func addMatterFlags(fs *flag.FlagSet) matterFlags {
-	return matterFlags{
-		firm:   fs.String("firm", "", "firm id (uuid, required)"),
-		matter: fs.String("matter", "", "matter id (uuid, required)"),
-	}
-}
-
-func (m matterFlags) ref() (rail.MatterRef, error) {
-	if *m.firm == "" || *m.matter == "" {
-		return rail.MatterRef{}, usageError("--firm and --matter are required")
-	}
-	ref, err := rail.ParseMatterRef(*m.firm, *m.matter)
-	if err != nil {
-		return rail.MatterRef{}, usageError("%v", err)
-	}
-	return ref, nil
-}
-
-// openMatter validates --firm/--matter and opens the pool: the start of
-// every per-matter command.
-func (g *globals) openMatter(ctx context.Context, mf matterFlags) (rail.MatterRef, *pgxpool.Pool, error) {
-	ref, err := mf.ref()
-	if err != nil {
-		return rail.MatterRef{}, nil, err
-	}
-	pool, err := g.pool(ctx)
-	if err != nil {
-		return rail.MatterRef{}, nil, err
-	}
-	return ref, pool, nil
-}
-
 func cmdMigrate(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "migrate", "")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	pool, err := g.pool(ctx)
+	s, err := g.flags("migrate", "", 0).open(ctx, args, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	defer conn.Release()
-	v, err := railsql.Migrate(ctx, conn.Conn(), func(name string) { fmt.Fprintf(g.stderr, "applying %s\n", name) })
+	defer s.Close()
+	v, err := app.MigrateSchema(ctx, s.pool, func(name string) { fmt.Fprintf(g.stderr, "applying %s\n", name) })
 	if err != nil {
 		return err
 	}
@@ -104,46 +36,32 @@ func cmdMatter(ctx context.Context, g *globals, args []string) error {
 		return usageError("matter: want a subcommand: add, close or open")
 	}
 	sub := args[0]
-	fs := newFlags(g, "matter "+sub, "--firm F --matter M [--title T]")
-	mf := addMatterFlags(fs)
+	c := g.flags("matter "+sub, "--firm F --matter M [--title T]", withMatter)
 	var title *string
 	if sub == "add" {
-		title = fs.String("title", "", "matter title")
+		title = c.String("title", "", "matter title")
 	}
 	if sub != "add" && sub != "close" && sub != "open" {
 		return usageError("matter: unknown subcommand %q (want add, close or open)", sub)
 	}
-	if err := parse(fs, args[1:]); err != nil {
-		return err
-	}
-	ref, pool, err := g.openMatter(ctx, mf)
+	s, err := c.open(ctx, args[1:], nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	switch sub {
-	case "add":
-		var created bool
-		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			var err error
-			created, err = record.CreateMatter(ctx, tx, ref, *title)
-			return err
-		})
+	defer s.Close()
+	if sub == "add" {
+		created, err := record.NewMatter(ctx, s.pool, s.ref, *title)
 		if err != nil {
 			return err
 		}
-		if created {
-			fmt.Fprintf(g.stdout, "matter %s added\n", ref)
-		} else {
-			fmt.Fprintf(g.stdout, "matter %s already exists\n", ref)
-		}
-	default:
-		status := map[string]string{"close": "closed", "open": "open"}[sub]
-		if err := postgres.SetMatterStatus(ctx, pool, ref, status); err != nil {
-			return err
-		}
-		fmt.Fprintf(g.stdout, "matter %s %s\n", ref, status)
+		fmt.Fprintf(g.stdout, "matter %s %s\n", s.ref, map[bool]string{true: "added", false: "already exists"}[created])
+		return nil
 	}
+	status := map[string]string{"close": "closed", "open": "open"}[sub]
+	if err := postgres.SetMatterStatus(ctx, s.pool, s.ref, status); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stdout, "matter %s %s\n", s.ref, status)
 	return nil
 }
 
@@ -151,36 +69,26 @@ func cmdDoc(ctx context.Context, g *globals, args []string) error {
 	if len(args) == 0 || args[0] != "add" {
 		return usageError("doc: want the subcommand add")
 	}
-	fs := newFlags(g, "doc add", "--firm F --matter M --name N --text-file PATH")
-	mf := addMatterFlags(fs)
-	name := fs.String("name", "", "document name (required)")
-	path := fs.String("text-file", "", "UTF-8 text file; pages separated by form feeds (required)")
-	if err := parse(fs, args[1:]); err != nil {
-		return err
-	}
-	ref, err := mf.ref()
-	if err != nil {
-		return err
-	}
-	if *name == "" || *path == "" {
-		return usageError("--name and --text-file are required")
-	}
-	raw, err := os.ReadFile(*path)
-	if err != nil {
-		return fmt.Errorf("read text file: %w", err)
-	}
-	pages := strings.Split(string(raw), "\f")
-	pool, err := g.pool(ctx)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	var id string
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		docID, err := record.AddDocument(ctx, tx, ref, rail.NewDocument{Name: *name, Pages: pages})
-		id = docID.String()
-		return err
+	c := g.flags("doc add", "--firm F --matter M --name N --text-file PATH", withMatter)
+	name := c.String("name", "", "document name (required)")
+	path := c.String("text-file", "", "UTF-8 text file; pages separated by form feeds (required)")
+	var pages []string
+	s, err := c.open(ctx, args[1:], func() error {
+		if *name == "" || *path == "" {
+			return usageError("--name and --text-file are required")
+		}
+		raw, err := os.ReadFile(*path)
+		if err != nil {
+			return fmt.Errorf("read text file: %w", err)
+		}
+		pages = strings.Split(string(raw), "\f")
+		return nil
 	})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	id, err := record.StoreDocument(ctx, s.pool, s.ref, rail.NewDocument{Name: *name, Pages: pages})
 	if err != nil {
 		return err
 	}
@@ -189,17 +97,12 @@ func cmdDoc(ctx context.Context, g *globals, args []string) error {
 }
 
 func cmdDemand(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "demand", "--firm F --matter M")
-	mf := addMatterFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	ref, pool, err := g.openMatter(ctx, mf)
+	s, err := g.flags("demand", "--firm F --matter M", withMatter).open(ctx, args, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	res, err := postgres.NewLedger(pool, rail.Config{}).Demand(ctx, ref, 1)
+	defer s.Close()
+	res, err := s.ledger().Demand(ctx, s.ref, 1)
 	if err != nil {
 		return err
 	}
@@ -208,34 +111,24 @@ func cmdDemand(ctx context.Context, g *globals, args []string) error {
 }
 
 func cmdBuild(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "build", "--firm F --matter M [--lease D] [--max-attempts N] [--stall D] [--worker ID]")
-	mf := addMatterFlags(fs)
-	oc := addOpConfig(fs)
-	stall := fs.Duration("stall", 0, "pause the worker entirely (no heartbeats) just before its commit")
-	worker := fs.String("worker", defaultWorkerID(), "worker id recorded on the claim")
-	builderName := fs.String("builder", app.BuilderDigest, "frame builder: "+strings.Join(app.BuilderNames(), ", "))
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	ref, err := mf.ref()
+	c := g.flags("build", "--firm F --matter M [--lease D] [--max-attempts N] [--stall D] [--worker ID]", withMatter|withLedger)
+	stall := c.Duration("stall", 0, "pause the worker entirely (no heartbeats) just before its commit")
+	worker := c.String("worker", defaultWorkerID(), "worker id recorded on the claim")
+	builderName := c.String("builder", app.BuilderDigest, "frame builder: "+strings.Join(app.BuilderNames(), ", "))
+	var fb rail.FrameBuilder
+	s, err := c.open(ctx, args, func() (err error) {
+		fb, err = app.NewFrameBuilder(ctx, *builderName, app.BuilderOptions{BedrockModelID: g.env(lambdafn.EnvBedrockModelID)})
+		if err != nil {
+			return usageError("%v", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	fb, err := app.NewFrameBuilder(ctx, *builderName, app.BuilderOptions{BedrockModelID: os.Getenv("RAIL_BEDROCK_MODEL_ID")})
-	if err != nil {
-		return usageError("%v", err)
-	}
-	cfg, err := oc.resolve(g)
-	if err != nil {
-		return err
-	}
-	pool, err := g.pool(ctx)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	ledger := postgres.NewLedger(pool, cfg)
-	if _, err := ledger.Job(ctx, ref); err != nil { // unknown or misfiled matter: a clear error
+	defer s.Close()
+	ledger := s.ledger()
+	if err := postgres.CheckMatter(ctx, s.pool, s.ref); err != nil { // unknown or misfiled matter: a clear error
 		return err
 	}
 	w := &rail.Worker{Ledger: ledger, Builder: fb, ID: *worker}
@@ -257,7 +150,7 @@ func cmdBuild(ctx context.Context, g *globals, args []string) error {
 			hook(ctx, c)
 		}
 	}
-	out, err := w.BuildOnce(ctx, ref)
+	out, err := w.BuildOnce(ctx, s.ref)
 	if err != nil {
 		return err
 	}
@@ -285,38 +178,26 @@ func defaultWorkerID() string {
 }
 
 func cmdStatus(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "status", "--firm F --matter M [--json] [--lease D] [--max-attempts N]")
-	mf := addMatterFlags(fs)
-	asJSON := fs.Bool("json", false, "print the row as JSON (keys are the column names)")
-	oc := addOpConfig(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	cfg, err := oc.resolve(g)
+	c := g.flags("status", "--firm F --matter M [--json] [--lease D] [--max-attempts N]", withMatter|withLedger)
+	asJSON := c.Bool("json", false, "print the row as JSON (keys are the column names)")
+	s, err := c.open(ctx, args, nil)
 	if err != nil {
 		return err
 	}
-	ref, pool, err := g.openMatter(ctx, mf)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	ledger := postgres.NewLedger(pool, cfg)
+	defer s.Close()
+	ref, ledger := s.ref, s.ledger()
 	j, err := ledger.Job(ctx, ref)
 	if err != nil {
 		return err
 	}
 	// Freshness as on-call's commands judge it: the state, and whether the
 	// frame was built by the deployed builder ($RAIL_BRIEF_BUILDER).
-	dep, err := lambdafn.LoadOperatorConfig(g.env)
+	oc, err := s.onCallConfig()
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
-	id, err := dep.DeployedIdentity()
-	if err != nil {
-		return usageError("%v", err)
-	}
-	d, err := ledger.Diagnose(ctx, ref, postgres.OnCallConfig{SettleDelay: dep.SettleDelay, Deployed: id})
+	id := oc.Deployed
+	d, err := ledger.Diagnose(ctx, ref, oc)
 	if err != nil {
 		return err
 	}
@@ -357,7 +238,7 @@ func cmdStatus(ctx context.Context, g *globals, args []string) error {
 		if j.LeaseExpired {
 			exp = " (EXPIRED)"
 		}
-		lease := cfg.Lease
+		lease := s.cfg.Lease
 		if j.LeaseSeconds != nil { // the lease this claim was granted
 			lease = time.Duration(*j.LeaseSeconds * float64(time.Second))
 		}
@@ -395,19 +276,15 @@ func currentText(j postgres.JobRow) string {
 }
 
 func cmdRuns(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "runs", "--firm F --matter M [--limit N] [--json]")
-	mf := addMatterFlags(fs)
-	limit := fs.Int("limit", 20, "how many attempts, newest first")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	ref, pool, err := g.openMatter(ctx, mf)
+	c := g.flags("runs", "--firm F --matter M [--limit N] [--json]", withMatter)
+	limit := c.Int("limit", 20, "how many attempts, newest first")
+	asJSON := c.Bool("json", false, "print JSON")
+	s, err := c.open(ctx, args, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	runs, err := postgres.NewLedger(pool, rail.Config{}).Runs(ctx, ref, *limit)
+	defer s.Close()
+	runs, err := s.ledger().Runs(ctx, s.ref, *limit)
 	if err != nil {
 		return err
 	}
@@ -432,61 +309,62 @@ func printRuns(g *globals, runs []postgres.RunRow) {
 	w.Flush()
 }
 
+// cmdSweep invokes the sweeper function's own handler once, as its
+// schedule does (app.ForOperator): quarantine, lease expiries, re-nudges
+// onto RAIL_BUILD_QUEUE_URL, pruning, the backfill's admission onto
+// RAIL_BACKFILL_QUEUE_URL and the gauges. It prints the handler's result;
+// an error of any step fails the command after the others ran.
 func cmdSweep(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "sweep", "[--lease D] [--max-attempts N] [--json]")
-	oc := addOpConfig(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	cfg, err := oc.resolve(g)
+	c := g.flags("sweep", "[--lease D] [--max-attempts N] [--json] [--metrics]", withLedger)
+	asJSON := c.Bool("json", false, "print the sweeper's result as JSON (what the function returns)")
+	metrics := c.Bool("metrics", false, "write the sweeper's metrics (CloudWatch EMF lines) to stderr")
+	s, err := c.open(ctx, args, nil)
 	if err != nil {
 		return err
 	}
-	pool, err := g.pool(ctx)
+	defer s.Close()
+	if _, err := s.onCallConfig(); err != nil { // the sweeper judges frames against the deployed builder
+		return err
+	}
+	rl, err := s.operatorRail(ctx, *metrics)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	rep, err := postgres.NewLedger(pool, cfg).Sweep(ctx, 0)
-	if err != nil {
-		return err
-	}
+	res, err := rl.InvokeSweeper(ctx)
 	if *asJSON {
-		return json.NewEncoder(g.stdout).Encode(rep)
+		if jerr := json.NewEncoder(g.stdout).Encode(res); jerr != nil {
+			return jerr
+		}
+		return err
 	}
-	fmt.Fprintf(g.stdout, "quarantined now: %d\nlease expiries noted: %d\nunserved demand to re-nudge: %d\n",
-		len(rep.Quarantined), rep.LeaseExpiries, len(rep.Renudge))
-	for _, r := range rep.Renudge {
-		fmt.Fprintf(g.stdout, "  renudge %s\n", r)
-	}
+	fmt.Fprintf(g.stdout, "quarantined now: %d\nlease expiries noted: %d\nunserved demand re-nudged: %d\n",
+		res.Quarantined, res.LeaseExpiries, res.Renudged)
 	fmt.Fprintf(g.stdout, "matters behind: %d, quarantined: %d, oldest unserved demand: %.0fs, closed with demand held: %d\n",
-		rep.MattersBehind, rep.MattersQuarantined, rep.OldestUnservedDemandSeconds, rep.MattersClosedWithDemand)
-	return nil
+		res.MattersBehind, res.QuarantinedNow, res.OldestUnservedDemandSeconds, res.MattersClosedWithDemand)
+	fmt.Fprintf(g.stdout, "outdated: %d, backfill admitted: %d%s\n", res.Outdated, res.Backfilled,
+		map[bool]string{true: " (backfill paused)"}[res.BackfillPaused])
+	fmt.Fprintf(g.stdout, "pruned: outbox %d (%d left), inbox %d, frames %d, on-call records %d\n",
+		res.OutboxPruned, res.OutboxPruneLeft, res.InboxPruned, res.FramesPruned.Frames, res.RecordsPruned)
+	fmt.Fprintf(g.stdout, "outbox: backlog %d (oldest %.1fs), parked %d\n", res.OutboxBacklog, res.OutboxOldestAgeSeconds, res.OutboxParked)
+	return err
 }
 
 func cmdRelease(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "release", "--firm F --matter M")
-	mf := addMatterFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	ref, pool, err := g.openMatter(ctx, mf)
+	s, err := g.flags("release", "--firm F --matter M", withMatter).open(ctx, args, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	ledger := postgres.NewLedger(pool, rail.Config{})
-	if _, err := ledger.Job(ctx, ref); err != nil {
+	defer s.Close()
+	if err := postgres.CheckMatter(ctx, s.pool, s.ref); err != nil {
 		return err
 	}
-	ok, err := ledger.Release(ctx, ref)
+	ok, err := s.ledger().Release(ctx, s.ref)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return errors.New("matter is not quarantined")
 	}
-	fmt.Fprintf(g.stdout, "matter %s released; the sweeper will nudge its unserved demand\n", ref)
+	fmt.Fprintf(g.stdout, "matter %s released; the sweeper will nudge its unserved demand\n", s.ref)
 	return nil
 }

@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/pramaan/brief-rail/pkg/rail"
@@ -174,17 +173,4 @@ func newFlags(g *globals, name, synopsis string) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	return fs
-}
-
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return usageError("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	}
-	return nil
 }

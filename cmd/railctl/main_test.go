@@ -171,6 +171,11 @@ func TestBadInput(t *testing.T) {
 		{[]string{"demand", "--firm", uuid.NewString(), "--matter", matter}, exitError, "another firm"},
 		{[]string{"build", "--firm", firm, "--matter", uuid.NewString()}, exitError, "unknown matter"},
 		{[]string{"status", "--firm", firm, "--matter", uuid.NewString()}, exitError, "unknown matter"},
+		{[]string{"regenerate", "--firm", firm, "--matter", uuid.NewString()}, exitError, "unknown matter"},
+		{[]string{"regenerate", "--firm", uuid.NewString(), "--matter", matter}, exitError, "another firm"},
+		{[]string{"release", "--firm", firm, "--matter", uuid.NewString()}, exitError, "unknown matter"},
+		{[]string{"runs", "--firm", firm, "--matter", matter, "extra"}, exitUsage, "unexpected arguments: extra"},
+		{[]string{"sweep", "--firm", firm}, exitUsage, "flag provided but not defined: -firm"},
 		{[]string{"doc", "add", "--firm", firm, "--matter", matter, "--name", "x", "--text-file", "/nonexistent"}, exitError, "read text file"},
 		{[]string{"frobnicate"}, exitUsage, "unknown command"},
 	}

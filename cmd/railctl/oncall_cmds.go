@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
@@ -22,103 +18,22 @@ import (
 // (RAIL_LEASE, RAIL_SETTLE_DELAY, RAIL_BRIEF_BUILDER, RAIL_BEDROCK_MODEL_ID,
 // RAIL_BACKFILL_RATE); flags override them.
 
-// onCallFlags are the settings a diagnosis is judged with: the deployed
-// configuration (lambdafn.LoadOperatorConfig: RAIL_LEASE, RAIL_SETTLE_DELAY,
-// RAIL_BRIEF_BUILDER, RAIL_BEDROCK_MODEL_ID, RAIL_BACKFILL_RATE), each
-// overridden by its flag when given.
-type onCallFlags struct {
-	fs      *flag.FlagSet
-	op      *opConfig
-	settle  *time.Duration
-	builder *string
-	model   *string
-	rate    *string
-}
-
-func addOnCallFlags(fs *flag.FlagSet) *onCallFlags {
-	return &onCallFlags{
-		fs:      fs,
-		op:      addOpConfig(fs),
-		settle:  fs.Duration("settle", 0, "the trigger's settle delay (default $"+lambdafn.EnvSettleDelay+", else 10s)"),
-		builder: fs.String("builder", "", "the deployed builder: extractive, bedrock or digest (default $"+lambdafn.EnvBriefBuilder+", else extractive)"),
-		model:   fs.String("model", "", "the deployed Bedrock model id (default $"+lambdafn.EnvBedrockModelID+")"),
-		rate: fs.String("rate", "", fmt.Sprintf("backfill builds per minute, more than 0 (default $%s, else %d)",
-			lambdafn.EnvBackfillRate, lambdafn.DefaultBackfillRate)),
-	}
-}
-
-// config resolves the settings after the flags are parsed.
-func (o *onCallFlags) config(g *globals) (rail.Config, postgres.OnCallConfig, float64, error) {
-	cfg, err := o.op.resolve(g)
-	if err != nil {
-		return rail.Config{}, postgres.OnCallConfig{}, 0, err
-	}
-	dep, err := lambdafn.LoadOperatorConfig(g.env)
-	if err != nil {
-		return rail.Config{}, postgres.OnCallConfig{}, 0, usageError("%v", err)
-	}
-	var bad error
-	o.fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "settle":
-			if *o.settle < 0 {
-				bad = usageError("--settle=%s: want a duration of 0 or more", *o.settle)
-			}
-			dep.SettleDelay = *o.settle
-		case "builder":
-			dep.BriefBuilder = *o.builder
-		case "model":
-			dep.BedrockModelID = *o.model
-		case "rate":
-			r, err := lambdafn.ParseBackfillRate(*o.rate)
-			if err != nil {
-				bad = usageError("--rate: %v", err)
-			}
-			dep.BackfillRate = r
-		}
-	})
-	if bad != nil {
-		return rail.Config{}, postgres.OnCallConfig{}, 0, bad
-	}
-	id, err := dep.DeployedIdentity()
-	if err != nil {
-		return rail.Config{}, postgres.OnCallConfig{}, 0, usageError("%v", err)
-	}
-	return cfg, postgres.OnCallConfig{SettleDelay: dep.SettleDelay, Deployed: id}, dep.BackfillRate, nil
-}
-
-// matterErr gives an unknown matter, or another firm's, exit code 5.
-func matterErr(err error) error {
-	switch {
-	case errors.Is(err, rail.ErrUnknownMatter):
-		return withCode(exitNotFound, "%v: no such matter (check the matter id)", err)
-	case errors.Is(err, rail.ErrFirmMismatch):
-		return withCode(exitNotFound, "%v: the matter id exists under another firm (check --firm)", err)
-	}
-	return err
-}
-
 func cmdStale(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "stale", "[--limit N] [--json]")
-	limit := fs.Int("limit", 20, "how many matters to list (1-10000)")
-	asJSON := fs.Bool("json", false, "print the diagnoses as JSON")
-	of := addOnCallFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *limit < 1 || *limit > 10000 {
-		return usageError("--limit %d: want 1 to 10000", *limit)
-	}
-	cfg, oc, _, err := of.config(g)
+	c := g.flags("stale", "[--limit N] [--json]", withOnCall)
+	limit := c.Int("limit", 20, "how many matters to list (1-10000)")
+	asJSON := c.Bool("json", false, "print the diagnoses as JSON")
+	s, err := c.open(ctx, args, func() error {
+		if *limit < 1 || *limit > 10000 {
+			return usageError("--limit %d: want 1 to 10000", *limit)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	pool, err := g.pool(ctx)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	list, err := postgres.NewLedger(pool, cfg).Stale(ctx, *limit, oc)
+	defer s.Close()
+	oc := s.onCall
+	list, err := s.ledger().Stale(ctx, *limit, oc)
 	if err != nil {
 		return err
 	}
@@ -145,27 +60,21 @@ func cmdStale(ctx context.Context, g *globals, args []string) error {
 }
 
 func cmdWhy(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "why", "--firm F --matter M [--limit N] [--json]")
-	mf := addMatterFlags(fs)
-	limit := fs.Int("limit", 200, "keep the newest N timeline entries (1-100000)")
-	asJSON := fs.Bool("json", false, "print the timeline and verdict as JSON")
-	of := addOnCallFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *limit < 1 || *limit > 100000 {
-		return usageError("--limit %d: want 1 to 100000", *limit)
-	}
-	cfg, oc, _, err := of.config(g)
+	c := g.flags("why", "--firm F --matter M [--limit N] [--json]", withMatter|withOnCall)
+	limit := c.Int("limit", 200, "keep the newest N timeline entries (1-100000)")
+	asJSON := c.Bool("json", false, "print the timeline and verdict as JSON")
+	s, err := c.open(ctx, args, func() error {
+		if *limit < 1 || *limit > 100000 {
+			return usageError("--limit %d: want 1 to 100000", *limit)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	ref, pool, err := g.openMatter(ctx, mf)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	rep, err := postgres.NewLedger(pool, cfg).Why(ctx, ref, oc, *limit)
+	defer s.Close()
+	ref := s.ref
+	rep, err := s.ledger().Why(ctx, ref, s.onCall, *limit)
 	if err != nil {
 		return matterErr(err)
 	}
@@ -207,38 +116,32 @@ func cmdBackfill(ctx context.Context, g *globals, args []string) error {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub, args = args[0], args[1:]
 	}
-	fs := newFlags(g, "backfill", synopsis)
-	dry := fs.Bool("dry-run", false, "say how many matters are outdated and how long the backfill takes at the rate; change nothing")
-	asJSON := fs.Bool("json", false, "print the status as JSON")
-	of := addOnCallFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	switch {
-	case sub == "" && !*dry:
-		return usageError("backfill needs status, pause, resume or --dry-run")
-	case sub != "" && *dry:
-		return usageError("--dry-run goes alone: railctl backfill --dry-run")
-	case sub != "" && sub != "status" && sub != "pause" && sub != "resume":
-		return usageError("backfill %q: want status, pause, resume or --dry-run", sub)
-	}
-	cfg, oc, rate, err := of.config(g)
+	c := g.flags("backfill", synopsis, withOnCall)
+	dry := c.Bool("dry-run", false, "say how many matters are outdated and how long the backfill takes at the rate; change nothing")
+	asJSON := c.Bool("json", false, "print the status as JSON")
+	s, err := c.open(ctx, args, func() error {
+		switch {
+		case sub == "" && !*dry:
+			return usageError("backfill needs status, pause, resume or --dry-run")
+		case sub != "" && *dry:
+			return usageError("--dry-run goes alone: railctl backfill --dry-run")
+		case sub != "" && sub != "status" && sub != "pause" && sub != "resume":
+			return usageError("backfill %q: want status, pause, resume or --dry-run", sub)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	pool, err := g.pool(ctx)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	bf := &rail.Backfill{Ledger: postgres.NewLedger(pool, cfg), Deployed: oc.Deployed, Rate: rate}
+	defer s.Close()
+	bf := &rail.Backfill{Ledger: s.ledger(), Deployed: s.onCall.Deployed, Rate: s.cfg.BackfillRate}
 	switch sub {
 	case "pause", "resume":
 		by := "railctl"
-		if u := os.Getenv("USER"); u != "" {
+		if u := g.env("USER"); u != "" {
 			by = "railctl:" + u
 		}
-		changed, err := postgres.SetBackfillPaused(ctx, pool, sub == "pause", by)
+		changed, err := postgres.SetBackfillPaused(ctx, s.pool, sub == "pause", by)
 		if err != nil {
 			return err
 		}

@@ -33,13 +33,10 @@ func addOpConfig(fs *flag.FlagSet) *opConfig {
 	}
 }
 
-// resolve returns the configuration to use after the flags are parsed and
-// prints it. A bad variable or flag is a usage error naming it.
-func (o *opConfig) resolve(g *globals) (rail.Config, error) {
-	c, err := lambdafn.LoadOperatorConfig(g.env)
-	if err != nil {
-		return rail.Config{}, usageError("%v", err)
-	}
+// apply puts the flags given over c, the deployed configuration, then
+// on-call's (when oc is not nil), and prints the lease and attempt limit
+// used. A bad flag is a usage error naming it.
+func (o *opConfig) apply(g *globals, c *lambdafn.Config, oc *onCallFlags) error {
 	leaseFrom, maxFrom := c.Sources[lambdafn.EnvLease], c.Sources[lambdafn.EnvMaxAttempts]
 	var bad error
 	o.fs.Visit(func(f *flag.Flag) {
@@ -57,10 +54,63 @@ func (o *opConfig) resolve(g *globals) (rail.Config, error) {
 		}
 	})
 	if bad != nil {
-		return rail.Config{}, bad
+		return bad
+	}
+	if oc != nil {
+		if err := oc.apply(c); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(g.stderr, "config: lease=%s (%s) max_attempts=%d (%s)\n", c.Lease, leaseFrom, c.MaxAttempts, maxFrom)
-	return c.RailConfig(), nil
+	return nil
+}
+
+// onCallFlags are the settings a diagnosis is judged with, over the
+// deployed configuration (RAIL_SETTLE_DELAY, RAIL_BRIEF_BUILDER,
+// RAIL_BEDROCK_MODEL_ID, RAIL_BACKFILL_RATE), each overridden by its flag
+// when given.
+type onCallFlags struct {
+	fs      *flag.FlagSet
+	settle  *time.Duration
+	builder *string
+	model   *string
+	rate    *string
+}
+
+func addOnCallFlags(fs *flag.FlagSet) *onCallFlags {
+	return &onCallFlags{
+		fs:      fs,
+		settle:  fs.Duration("settle", 0, "the trigger's settle delay (default $"+lambdafn.EnvSettleDelay+", else 10s)"),
+		builder: fs.String("builder", "", "the deployed builder: extractive, bedrock or digest (default $"+lambdafn.EnvBriefBuilder+", else extractive)"),
+		model:   fs.String("model", "", "the deployed Bedrock model id (default $"+lambdafn.EnvBedrockModelID+")"),
+		rate: fs.String("rate", "", fmt.Sprintf("backfill builds per minute, more than 0 (default $%s, else %d)",
+			lambdafn.EnvBackfillRate, lambdafn.DefaultBackfillRate)),
+	}
+}
+
+// apply puts the on-call flags given over c.
+func (o *onCallFlags) apply(c *lambdafn.Config) error {
+	var bad error
+	o.fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "settle":
+			if *o.settle < 0 {
+				bad = usageError("--settle=%s: want a duration of 0 or more", *o.settle)
+			}
+			c.SettleDelay = *o.settle
+		case "builder":
+			c.BriefBuilder = *o.builder
+		case "model":
+			c.BedrockModelID = *o.model
+		case "rate":
+			r, err := lambdafn.ParseBackfillRate(*o.rate)
+			if err != nil {
+				bad = usageError("--rate: %v", err)
+			}
+			c.BackfillRate = r
+		}
+	})
+	return bad
 }
 
 // env reads the environment (os.Getenv unless a test set its own).

@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/google/uuid"
 
-	"github.com/pramaan/brief-rail/pkg/aws/eventbridge"
+	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
@@ -31,39 +29,38 @@ func (m kvFlag) Set(s string) error {
 }
 
 func cmdEmit(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "emit", "--firm F [--matter M] --name N [--payload k=v]...")
-	firm := fs.String("firm", "", "firm id (uuid, required)")
-	matter := fs.String("matter", "", "matter id (uuid)")
-	name := fs.String("name", "", "event name: a lowercase past-tense noun.verb fact, e.g. document.uploaded (required)")
+	c := g.flags("emit", "--firm F [--matter M] --name N [--payload k=v]...", 0)
+	firm := c.String("firm", "", "firm id (uuid, required)")
+	matter := c.String("matter", "", "matter id (uuid)")
+	name := c.String("name", "", "event name: a lowercase past-tense noun.verb fact, e.g. document.uploaded (required)")
 	payload := kvFlag{}
-	fs.Var(payload, "payload", "payload id as key=value (repeatable)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *firm == "" || *name == "" {
-		return usageError("--firm and --name are required")
-	}
-	f := rail.Fact{Name: *name, Payload: payload}
-	var err error
-	if f.FirmID, err = uuid.Parse(*firm); err != nil {
-		return usageError("firm id %q is not a uuid", *firm)
-	}
-	if *matter != "" {
-		m, err := uuid.Parse(*matter)
-		if err != nil {
-			return usageError("matter id %q is not a uuid", *matter)
+	c.Var(payload, "payload", "payload id as key=value (repeatable)")
+	f := rail.Fact{Payload: payload}
+	s, err := c.open(ctx, args, func() (err error) {
+		if *firm == "" || *name == "" {
+			return usageError("--firm and --name are required")
 		}
-		f.MatterID = uuid.NullUUID{UUID: m, Valid: true}
-	}
-	if err := f.Validate(); err != nil {
-		return usageError("%v", err)
-	}
-	pool, err := g.pool(ctx)
+		f.Name = *name
+		if f.FirmID, err = uuid.Parse(*firm); err != nil {
+			return usageError("firm id %q is not a uuid", *firm)
+		}
+		if *matter != "" {
+			m, err := uuid.Parse(*matter)
+			if err != nil {
+				return usageError("matter id %q is not a uuid", *matter)
+			}
+			f.MatterID = uuid.NullUUID{UUID: m, Valid: true}
+		}
+		if err := f.Validate(); err != nil {
+			return usageError("%v", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	id, err := postgres.RecordFact(ctx, pool, f)
+	defer s.Close()
+	id, err := postgres.RecordFact(ctx, s.pool, f)
 	if err != nil {
 		return err
 	}
@@ -71,50 +68,52 @@ func cmdEmit(ctx context.Context, g *globals, args []string) error {
 	return nil
 }
 
+// cmdRelay invokes the relay function's own handler once, as its schedule
+// does (app.ForOperator): it drains the outbox onto the bus
+// (RAIL_EVENT_BUS, RAIL_EVENT_SOURCE; AWS_ENDPOINT_URL honoured) for its
+// window, parking what can never be sent, and prints the handler's result.
 func cmdRelay(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "relay", "[--once] [--window D] [--poll D]")
-	once := fs.Bool("once", false, "one drain pass, then exit")
-	window := fs.Duration("window", rail.DefaultRelayWindow, "keep draining this long")
-	poll := fs.Duration("poll", 0, "pause between empty passes (0: the relay's default)")
-	asJSON := fs.Bool("json", false, "print the stats as JSON")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	bus := os.Getenv("RAIL_EVENT_BUS")
-	if bus == "" {
-		bus = "default"
-	}
-	source := os.Getenv("RAIL_EVENT_SOURCE")
-	if source == "" {
-		source = rail.DefaultEventSource
-	}
-	acfg, err := awsconfig.LoadDefaultConfig(ctx) // honours AWS_ENDPOINT_URL (moto_server, LocalStack)
-	if err != nil {
-		return fmt.Errorf("AWS configuration: %w", err)
-	}
-	pool, err := g.pool(ctx)
+	c := g.flags("relay", "[--once] [--window D] [--poll D] [--json] [--metrics]", withConfig)
+	once := c.Bool("once", false, "one drain pass, then exit")
+	window := c.Duration("window", 0, fmt.Sprintf("keep draining this long (default $%s, else %s)", lambdafn.EnvRelayWindow, rail.DefaultRelayWindow))
+	poll := c.Duration("poll", 0, "pause between empty passes (0: the relay's default)")
+	asJSON := c.Bool("json", false, "print the relay's result as JSON (what the function returns)")
+	metrics := c.Bool("metrics", false, "write the relay's metrics (CloudWatch EMF lines) to stderr")
+	s, err := c.open(ctx, args, func() error {
+		if *window < 0 || *poll < 0 {
+			return usageError("--window and --poll: want durations of 0 or more")
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	r := &rail.Relay{Outbox: postgres.NewOutbox(pool), Publisher: eventbridge.New(acfg, bus, source)}
+	defer s.Close()
+	switch {
+	case *once:
+		s.cfg.RelayWindow = time.Nanosecond // the relay makes at least one pass, and this one only
+	case *window > 0:
+		s.cfg.RelayWindow = *window
+	}
+	rl, err := s.operatorRail(ctx, *metrics)
+	if err != nil {
+		return err
+	}
+	rl.Relay.Poll = *poll
+	if !*once {
+		fmt.Fprintf(g.stderr, "relaying outbox -> bus %q for %s\n", s.cfg.EventBus, s.cfg.RelayWindow)
+	}
 	start := time.Now()
-	var st rail.RelayStats
-	if *once {
-		st, err = r.DrainOnce(ctx)
-	} else {
-		fmt.Fprintf(g.stderr, "relaying outbox -> bus %q for %s\n", bus, *window)
-		st, err = r.Run(ctx, *window, *poll)
-	}
-	if err != nil {
-		return err
-	}
+	res, err := rl.InvokeRelay(ctx)
 	if *asJSON {
-		return json.NewEncoder(g.stdout).Encode(st)
+		if jerr := json.NewEncoder(g.stdout).Encode(res); jerr != nil {
+			return jerr
+		}
+		return err
 	}
 	fmt.Fprintf(g.stdout, "published %d, failed %d, parked %d in %s; backlog %d (oldest %.1fs), parked in all %d\n",
-		st.Published, st.Failed, st.Parked, time.Since(start).Round(time.Millisecond), st.Backlog, st.OldestAgeSeconds, st.ParkedTotal)
-	return nil
+		res.Published, res.Failed, res.Parked, time.Since(start).Round(time.Millisecond), res.Backlog, res.OldestAgeSeconds, res.ParkedTotal)
+	return err
 }
 
 // cmdOutbox: `outbox parked` lists parked facts (the OutboxParked alarm's
@@ -127,18 +126,15 @@ func cmdOutbox(ctx context.Context, g *globals, args []string) error {
 	sub := args[0]
 	switch sub {
 	case "parked":
-		fs := newFlags(g, "outbox parked", "[--limit N] [--json]")
-		limit := fs.Int("limit", 100, "list at most this many, oldest parked first")
-		asJSON := fs.Bool("json", false, "print JSON")
-		if err := parse(fs, args[1:]); err != nil {
-			return err
-		}
-		pool, err := g.pool(ctx)
+		c := g.flags("outbox parked", "[--limit N] [--json]", 0)
+		limit := c.Int("limit", 100, "list at most this many, oldest parked first")
+		asJSON := c.Bool("json", false, "print JSON")
+		s, err := c.open(ctx, args[1:], nil)
 		if err != nil {
 			return err
 		}
-		defer pool.Close()
-		parked, err := postgres.ParkedFacts(ctx, pool, *limit)
+		defer s.Close()
+		parked, err := postgres.ParkedFacts(ctx, s.pool, *limit)
 		if err != nil {
 			return err
 		}
@@ -164,29 +160,28 @@ func cmdOutbox(ctx context.Context, g *globals, args []string) error {
 		fmt.Fprintf(g.stdout, "%d parked fact(s) listed; release with: railctl outbox unpark --event ID...\n", len(parked))
 		return nil
 	default:
-		fs := newFlags(g, "outbox unpark", "--event E [--event E]...")
+		c := g.flags("outbox unpark", "--event E [--event E]...", 0)
 		var ids kvList
-		fs.Var(&ids, "event", "event id of a parked fact (repeatable)")
-		if err := parse(fs, args[1:]); err != nil {
-			return err
-		}
-		if len(ids) == 0 {
-			return usageError("outbox unpark: --event is required")
-		}
+		c.Var(&ids, "event", "event id of a parked fact (repeatable)")
 		var events []uuid.UUID
-		for _, s := range ids {
-			id, err := uuid.Parse(s)
-			if err != nil {
-				return usageError("event id %q is not a uuid", s)
+		s, err := c.open(ctx, args[1:], func() error {
+			if len(ids) == 0 {
+				return usageError("outbox unpark: --event is required")
 			}
-			events = append(events, id)
-		}
-		pool, err := g.pool(ctx)
+			for _, e := range ids {
+				id, err := uuid.Parse(e)
+				if err != nil {
+					return usageError("event id %q is not a uuid", e)
+				}
+				events = append(events, id)
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		defer pool.Close()
-		n, err := postgres.UnparkFacts(ctx, pool, events)
+		defer s.Close()
+		n, err := postgres.UnparkFacts(ctx, s.pool, events)
 		if err != nil {
 			return err
 		}

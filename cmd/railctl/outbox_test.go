@@ -92,7 +92,7 @@ func TestEmitAndRelayToMoto(t *testing.T) {
 	if err := json.Unmarshal([]byte(c.must("relay", "--once", "--json")), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st["Published"].(float64) != 4 { // matter.created, brief.regeneration_requested, two frame.built
+	if st["published"].(float64) != 4 { // matter.created, brief.regeneration_requested, two frame.built
 		t.Fatalf("relay stats %v, want 4 published", st)
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -132,10 +132,15 @@ func TestOutboxParkedAndUnpark(t *testing.T) {
 	}
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1") // never called: the only row is undeliverable
-	if out := c.must("relay", "--once"); !strings.Contains(out, "parked 1") {
-		t.Fatalf("relay --once: %q, want the row parked", out)
+	// The relay function's handler ran: its result, and its gauges (EMF).
+	code, out, errOut := c.run("relay", "--once", "--metrics")
+	if code != 0 || !strings.Contains(out, "parked 1") {
+		t.Fatalf("relay --once: exit %d %q %q, want the row parked", code, out, errOut)
 	}
-	out := c.must("outbox", "parked")
+	if !strings.Contains(errOut, `"OutboxParked":1`) || !strings.Contains(errOut, `"OutboxBacklog":0`) {
+		t.Fatalf("relay --once --metrics wrote no outbox gauges: %q", errOut)
+	}
+	out = c.must("outbox", "parked")
 	if !strings.Contains(out, id.String()) || !strings.Contains(out, "reason: undeliverable: occurred_at is not a finite time") ||
 		!strings.Contains(out, "occurred infinity") {
 		t.Fatalf("outbox parked: %q", out)

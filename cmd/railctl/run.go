@@ -4,18 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/pkg/brief"
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
-	"github.com/pramaan/brief-rail/pkg/pdftext"
 	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/record"
@@ -35,11 +31,11 @@ const (
 var quickstartDocs = []string{samples.ComplaintName, samples.AnswerName, samples.ExhibitAName}
 
 func cmdRun(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "run", "[flags]")
+	c := g.flags("run", "[flags]", 0)
 	var o railOptions
-	addRailFlags(fs, &o, 0, 1*time.Second)
-	timeout := fs.Duration("timeout", 50*time.Second, "give up when the Brief is not current after this long")
-	if err := parse(fs, args); err != nil {
+	addRailFlags(c.FlagSet, &o, 0, 1*time.Second)
+	timeout := c.Duration("timeout", 50*time.Second, "give up when the Brief is not current after this long")
+	if err := c.parse(args); err != nil {
 		return err
 	}
 	p := newProgress(g.stdout, slog.LevelInfo)
@@ -86,92 +82,40 @@ func cmdRun(ctx context.Context, g *globals, args []string) error {
 	return nil
 }
 
-// seedQuickstart creates the sample matter and uploads the three sample PDFs,
-// or, when an earlier run already did, asks for a regeneration so this run
-// still goes through the whole rail. It returns the ids of the facts whose
-// demand the Brief must cover.
+// seedQuickstart creates the sample matter and uploads the three sample
+// PDFs, or, when an earlier run already did, asks for a regeneration so
+// this run still goes through the whole rail (record.Seed). It returns the
+// ids of the facts whose demand the Brief must cover.
 func seedQuickstart(ctx context.Context, pool *pgxpool.Pool, ref rail.MatterRef, p *progressHandler) ([]uuid.UUID, error) {
-	var have []string
-	rows, err := pool.Query(ctx, `SELECT name FROM app.documents WHERE firm_id = $1 AND matter_id = $2`, ref.FirmID, ref.MatterID)
+	var files []record.File
+	for _, f := range samples.PDFs() {
+		if slices.Contains(quickstartDocs, f.Name) {
+			files = append(files, record.File{Name: f.Name, Data: f.Data})
+		}
+	}
+	s, err := record.Seed(ctx, pool, ref, sampleTitle, files)
 	if err != nil {
 		return nil, err
 	}
-	if have, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
-		return nil, err
+	if s.Created {
+		p.linef("quickstart", "matter created")
 	}
-	var ids []uuid.UUID
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		created, err := record.CreateMatter(ctx, tx, ref, sampleTitle)
-		if err != nil {
-			return err
-		}
-		if created {
-			p.linef("quickstart", "matter created")
-		} else if err := postgres.SetMatterStatus(ctx, tx, ref, "open"); err != nil {
-			return err
-		}
-		var missing []samples.File
-		for _, f := range samples.PDFs() {
-			if slices.Contains(quickstartDocs, f.Name) && !slices.Contains(have, f.Name) {
-				missing = append(missing, f)
-			}
-		}
-		if len(missing) == 0 {
-			id, err := record.RequestRegeneration(ctx, tx, ref)
-			ids = append(ids, id)
-			p.linef("quickstart", "the three documents are already stored (an earlier run): brief.regeneration_requested recorded")
-			return err
-		}
-		dir, err := os.MkdirTemp("", "brief-rail-samples-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		for _, f := range missing {
-			path := filepath.Join(dir, f.Name)
-			if err := os.WriteFile(path, f.Data, 0o644); err != nil {
-				return err
-			}
-			u, err := record.Prepare(ctx, path, pdftext.Limits{})
-			if err != nil {
-				return err
-			}
-			docID, err := record.AddDocument(ctx, tx, ref, u.Doc)
-			if err != nil {
-				return err
-			}
-			p.linef("upload", "%s: %d page(s) extracted, stored as document %s, document.uploaded recorded", f.Name, len(u.Doc.Pages), docID.String()[:8])
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	if s.Regenerated {
+		p.linef("quickstart", "the three documents are already stored (an earlier run): brief.regeneration_requested recorded")
 	}
-	if len(ids) == 0 { // the uploads' facts, read back from the outbox
-		rows, err := pool.Query(ctx, `SELECT event_id FROM ops.domain_event_outbox
-            WHERE firm_id = $1 AND matter_id = $2 AND event_name = 'document.uploaded'`, ref.FirmID, ref.MatterID)
-		if err != nil {
-			return nil, err
-		}
-		if ids, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID]); err != nil {
-			return nil, err
-		}
+	for _, d := range s.Stored {
+		p.linef("upload", "%s: %d page(s) extracted, stored as document %s, document.uploaded recorded", d.Name, d.Pages, d.ID.String()[:8])
 	}
-	return ids, nil
+	return s.Facts, nil
 }
 
 // waitForBrief waits until the trigger has heard every fact, the Brief is
 // current (built == requested) and the newest frame lists the three
 // documents.
 func waitForBrief(ctx context.Context, r *localRail, ref rail.MatterRef, facts []uuid.UUID) (rail.StoredFrame, error) {
-	ids := make([]string, len(facts))
-	for i, id := range facts {
-		ids[i] = id.String()
-	}
 	for {
-		var heard int
-		err := r.pool.QueryRow(ctx, `SELECT count(*) FROM ops.trigger_inbox WHERE event_id::text = ANY($1::text[])`, ids).Scan(&heard)
-		if err == nil && heard == len(ids) {
+		heard, err := postgres.FactsHeard(ctx, r.pool, facts)
+		if err == nil && heard == len(facts) {
 			j, jerr := r.ledger.Job(ctx, ref)
 			f, found, ferr := r.ledger.LatestFrame(ctx, ref)
 			if jerr == nil && ferr == nil && found && j.Current && j.RequestedGeneration > 0 && f.Target == j.BuiltGeneration && listsAll(f.Body) {
@@ -206,27 +150,15 @@ func listsAll(body []byte) bool {
 // cmdRegenerate records brief.regeneration_requested: what the Regenerate
 // button does. The rail hears it through the outbox, the bus and the trigger.
 func cmdRegenerate(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "regenerate", "--firm F --matter M")
-	mf := addMatterFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	ref, pool, err := g.openMatter(ctx, mf)
+	s, err := g.flags("regenerate", "--firm F --matter M", withMatter).open(ctx, args, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	if _, err := postgres.NewLedger(pool, rail.Config{}).Job(ctx, ref); err != nil {
-		return err
-	}
-	var id uuid.UUID
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		id, err = record.RequestRegeneration(ctx, tx, ref)
-		return err
-	})
+	defer s.Close()
+	id, err := record.Regenerate(ctx, s.pool, s.ref)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(g.stdout, "brief.regeneration_requested recorded (event %s); the rail will rebuild matter %s\n", id, ref)
+	fmt.Fprintf(g.stdout, "brief.regeneration_requested recorded (event %s); the rail will rebuild matter %s\n", id, s.ref)
 	return nil
 }

@@ -13,15 +13,14 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pramaan/brief-rail/pkg/aws/eventbridge"
-	"github.com/pramaan/brief-rail/pkg/aws/sqsq"
 	"github.com/pramaan/brief-rail/pkg/emf"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/pgconn"
 	"github.com/pramaan/brief-rail/pkg/rail"
+	railsql "github.com/pramaan/brief-rail/sql"
 )
 
 // The functions.
@@ -40,15 +39,14 @@ type Config = lambdafn.Config
 // Deps are what the handlers run on.
 type Deps struct {
 	Pool *pgxpool.Pool
-	// Publisher carries facts to the bus (the relay); Nudger carries
-	// nudges to the build queue (trigger, builder, sweeper);
-	// BackfillNudger carries the sweeper's backfill admissions to the
-	// backfill queue (nil: no backfill). The handlers record every nudge
-	// they send (ops.matter_nudges).
-	Publisher      rail.Publisher
-	Nudger         rail.Nudger
-	BackfillNudger rail.Nudger
-	Builder        rail.FrameBuilder
+	// Transport: its Publisher carries facts to the bus (the relay); its
+	// Nudger carries nudges to the build queue (trigger, builder,
+	// sweeper); its BackfillNudger carries the sweeper's backfill
+	// admissions to the backfill queue (nil: no backfill). The handlers
+	// record every nudge they send (ops.matter_nudges). Its queues are
+	// not read here (RunLocal reads them).
+	Transport
+	Builder rail.FrameBuilder
 	// LogFor returns a function's logger (nil: Log for all).
 	LogFor  func(fn string) *slog.Logger
 	Log     *slog.Logger
@@ -114,19 +112,46 @@ func ForLambda(ctx context.Context, fn string) (*Function, error) {
 			return nil, err
 		}
 	}
-	d := Deps{Pool: deps.Pool, AWS: deps.AWS, Log: deps.Log, Metrics: deps.Metrics,
-		Publisher: eventbridge.New(deps.AWS, cfg.EventBus, cfg.EventSource),
-		Nudger:    sqsq.NewNudger(sqs.NewFromConfig(deps.AWS), cfg.BuildQueueURL), Builder: builder}
-	if cfg.BackfillQueueURL != "" {
-		d.BackfillNudger = sqsq.NewNudger(sqs.NewFromConfig(deps.AWS), cfg.BackfillQueueURL)
-	}
-	r, err := Assemble(cfg, d)
+	r, err := Assemble(cfg, Deps{Pool: deps.Pool, AWS: deps.AWS, Log: deps.Log, Metrics: deps.Metrics,
+		Transport: AWSTransport(deps.AWS, cfg, ""), Builder: builder})
 	if err != nil {
 		deps.Close()
 		return nil, err
 	}
 	return &Function{Rail: r, Config: cfg, deps: deps}, nil
 }
+
+// ForOperator assembles the rail for an operator's pass by hand (railctl
+// sweep, railctl relay) against the deployed rail: the functions' own
+// handlers from cfg (lambdafn.LoadOperatorConfig, with the operator's
+// overrides) over the functions' transport (AWSTransport, with the SDK's
+// default configuration, which honours AWS_ENDPOINT_URL), so a pass does
+// what the deployed function's invocation does. Without a build queue
+// (cfg.BuildQueueURL) a re-nudge fails with ErrNoQueue; without a
+// backfill queue nothing is admitted. It does no I/O on the pool.
+func ForOperator(ctx context.Context, cfg Config, pool *pgxpool.Pool, log *slog.Logger, metrics *emf.Logger) (*Rail, error) {
+	acfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("AWS configuration: %w", err)
+	}
+	return Assemble(cfg, Deps{Pool: pool, AWS: acfg, Transport: AWSTransport(acfg, cfg, ""),
+		Builder: rail.DigestBuilder{}, Log: log, Metrics: metrics}) // an operator's pass builds nothing
+}
+
+// InvokeRelay invokes the relay function once, with the input its
+// schedule sends.
+func (r *Rail) InvokeRelay(ctx context.Context) (lambdafn.RelayResult, error) {
+	return r.Relay.Handle(ctx, lambdafn.ScheduleEvent{Source: ScheduleSource, Task: Relay})
+}
+
+// InvokeSweeper invokes the sweeper function once, with the input its
+// schedule sends.
+func (r *Rail) InvokeSweeper(ctx context.Context) (lambdafn.SweepResult, error) {
+	return r.Sweeper.Handle(ctx, lambdafn.ScheduleEvent{Source: ScheduleSource, Task: Sweeper})
+}
+
+// ScheduleSource is the Source the template's schedules put in their input.
+const ScheduleSource = "brief-rail.schedule"
 
 // Fatal logs a cold-start error and exits non-zero (Lambda reports
 // Runtime.ExitError with this line beside it).
@@ -139,4 +164,19 @@ func Fatal(fn string, err error) { lambdafn.Fatal(nil, fn, err) }
 // functions' pool (ForLambda) is opened by the same pgconn.Open.
 func OpenPool(ctx context.Context, getenv func(string) string) (*pgxpool.Pool, error) {
 	return pgconn.Open(ctx, pgconn.Options{Getenv: getenv})
+}
+
+// MigrateSchema applies the schema's pending migrations on one of pool's
+// connections (progress, if set, hears each one's name before it is
+// applied) and returns the version the schema is at.
+func MigrateSchema(ctx context.Context, pool *pgxpool.Pool, progress func(name string)) (int32, error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Release()
+	if progress == nil {
+		progress = func(string) {}
+	}
+	return railsql.Migrate(ctx, conn.Conn(), progress)
 }

@@ -71,7 +71,7 @@ func RunLocal(ctx context.Context, r *Rail, o LocalOptions) (wait func()) {
 			// before the deadline: leave room for a whole window.
 			Timeout: r.Relay.Window + r.Relay.Margin + time.Minute,
 			Invoke: func(ctx context.Context) error {
-				res, err := r.Relay.Handle(ctx, lambdafn.ScheduleEvent{Source: scheduleSource, Task: Relay})
+				res, err := r.InvokeRelay(ctx)
 				if o.OnRelay != nil {
 					o.OnRelay(res)
 				}
@@ -79,7 +79,7 @@ func RunLocal(ctx context.Context, r *Rail, o LocalOptions) (wait func()) {
 			}, OnError: report(Relay)},
 		{Name: Sweeper, Every: o.SweepEvery, Timeout: time.Minute,
 			Invoke: func(ctx context.Context) error {
-				res, err := r.Sweeper.Handle(ctx, lambdafn.ScheduleEvent{Source: scheduleSource, Task: Sweeper})
+				res, err := r.InvokeSweeper(ctx)
 				if o.OnSweep != nil {
 					o.OnSweep(res)
 				}
@@ -96,5 +96,21 @@ func RunLocal(ctx context.Context, r *Rail, o LocalOptions) (wait func()) {
 	return wg.Wait
 }
 
-// scheduleSource is the Source the template's schedules put in their input.
-const scheduleSource = "brief-rail.schedule"
+// LocalTimings are the local rail's scaled-down timings (railctl run and
+// dev take them as flags).
+type LocalTimings struct {
+	Lease, SettleDelay, SweepGrace time.Duration
+}
+
+// LocalConfig is the configuration the local rail runs with: cfg, read as
+// the functions read theirs, with the local timings on top (a lease of
+// seconds, not minutes) and builder as the Brief builder.
+func LocalConfig(cfg Config, t LocalTimings, builder string) Config {
+	cfg.Lease, cfg.SettleDelay, cfg.SweepGrace = t.Lease, t.SettleDelay, t.SweepGrace
+	cfg.BackoffBase, cfg.BackoffMax = time.Second, 10*time.Second
+	cfg.RelayIdleTimeout = 15 * time.Second // in AWS the relay's role carries it (docs/relay.md)
+	cfg.RelayWindow = time.Second
+	cfg.BuildReserve = time.Second // the local lease is seconds long; the commit takes milliseconds
+	cfg.BriefBuilder = builder
+	return cfg
+}

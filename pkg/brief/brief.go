@@ -186,7 +186,7 @@ type Input struct {
 	// Stream, when set, is used instead of Documents: it yields the
 	// documents in order of lowercase id, one at a time; each call is a
 	// fresh pass.
-	Stream func(ctx context.Context) iter.Seq2[Document, error]
+	Stream func(ctx context.Context) iter.Seq2[Document, error] `json:"-"`
 }
 
 // Each yields in's documents one at a time in order of lowercase id: from

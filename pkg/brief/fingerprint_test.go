@@ -117,3 +117,19 @@ func TestFingerprint(t *testing.T) {
 		t.Error("changes leaked into the original input")
 	}
 }
+
+// TestInputEncodesAsJSON: a builder's input can be written out (railbench's
+// memory children read it back); its Stream, a function, is left out rather
+// than failing the encoding.
+func TestInputEncodesAsJSON(t *testing.T) {
+	in := brief.Input{FirmID: "f", MatterID: "m", Title: "t", Documents: []brief.Document{{ID: "d", Name: "a.pdf", Pages: []string{"p1"}}}}
+	in.Stream = in.Each
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	var back brief.Input
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Documents) != 1 || back.Documents[0].Pages[0] != "p1" {
+		t.Fatalf("round trip: %v %+v", err, back)
+	}
+}

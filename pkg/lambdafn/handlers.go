@@ -444,10 +444,16 @@ type SweepResult struct {
 	MattersBehind   int                   `json:"matters_behind"`
 	OutboxBacklog   int64                 `json:"outbox_backlog"`
 	QuarantinedNow  int                   `json:"matters_quarantined"`
-	RecordsPruned   int64                 `json:"records_pruned"` // demand and nudge records past RAIL_INBOX_RETENTION
-	Outdated        int                   `json:"matters_outdated"`
-	Backfilled      int                   `json:"backfill_admitted"`
-	BackfillPaused  bool                  `json:"backfill_paused"`
+	// The gauges' other values, as written (OldestUnservedDemandSeconds,
+	// MattersClosedWithDemand, OutboxOldestAgeSeconds, OutboxParked).
+	OldestUnservedDemandSeconds float64 `json:"oldest_unserved_demand_seconds"`
+	MattersClosedWithDemand     int     `json:"matters_closed_with_demand"`
+	OutboxOldestAgeSeconds      float64 `json:"outbox_oldest_age_seconds"`
+	OutboxParked                int64   `json:"outbox_parked"`
+	RecordsPruned               int64   `json:"records_pruned"` // demand and nudge records past RAIL_INBOX_RETENTION
+	Outdated                    int     `json:"matters_outdated"`
+	Backfilled                  int     `json:"backfill_admitted"`
+	BackfillPaused              bool    `json:"backfill_paused"`
 }
 
 // Handle runs one sweep. Every step runs even if an earlier one failed; the
@@ -467,6 +473,7 @@ func (h *SweeperHandler) Handle(ctx context.Context, ev ScheduleEvent) (SweepRes
 	} else {
 		res.Quarantined, res.LeaseExpiries, res.MattersBehind, res.QuarantinedNow =
 			len(rep.Quarantined), rep.LeaseExpiries, rep.MattersBehind, rep.MattersQuarantined
+		res.OldestUnservedDemandSeconds, res.MattersClosedWithDemand = rep.OldestUnservedDemandSeconds, rep.MattersClosedWithDemand
 		for _, q := range rep.Quarantined {
 			h.Log.ErrorContext(ctx, "matter quarantined: its lease expired on the last allowed attempt",
 				"firm_id", q.FirmID, "matter_id", q.MatterID)
@@ -517,7 +524,7 @@ func (h *SweeperHandler) Handle(ctx context.Context, ev ScheduleEvent) (SweepRes
 	if g, err := postgres.ReadOutboxGauges(ctx, h.Pool); err != nil {
 		errs = append(errs, err)
 	} else {
-		res.OutboxBacklog = g.Backlog
+		res.OutboxBacklog, res.OutboxOldestAgeSeconds, res.OutboxParked = g.Backlog, g.OldestAgeSeconds, g.Parked
 		h.Metrics.Gauge(MetricOutboxBacklog, float64(g.Backlog), emf.Count)
 		h.Metrics.Gauge(MetricOutboxOldestAgeSeconds, g.OldestAgeSeconds, emf.Seconds)
 		h.Metrics.Gauge(MetricOutboxParked, float64(g.Parked), emf.Count)

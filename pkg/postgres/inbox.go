@@ -64,6 +64,17 @@ func (t *ledgerTx) Receive(ctx context.Context, ref rail.MatterRef, eventIDs []u
 	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 }
 
+// FactsHeard counts how many of the facts with these event ids the trigger
+// has received (its inbox; rows are pruned after RAIL_INBOX_RETENTION).
+func FactsHeard(ctx context.Context, q Querier, eventIDs []uuid.UUID) (int, error) {
+	var n int
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM ops.trigger_inbox WHERE event_id = ANY($1::uuid[])`,
+		idStrings(eventIDs)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("facts heard: %w", err)
+	}
+	return n, nil
+}
+
 // PruneInbox deletes up to limit inbox rows received longer than retention
 // ago (by the database clock) and returns how many it deleted.
 func PruneInbox(ctx context.Context, q Querier, retention time.Duration, limit int) (int64, error) {

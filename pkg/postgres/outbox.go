@@ -89,6 +89,23 @@ func (t relayTx) RecordFailures(ctx context.Context, failures []rail.PublishFail
 func (t relayTx) Commit(ctx context.Context) error   { return t.tx.Commit(ctx) }
 func (t relayTx) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
 
+// FactIDs lists the event ids of the facts named name recorded about a
+// matter that are still in the outbox (published ones are pruned after
+// RAIL_OUTBOX_RETENTION).
+func FactIDs(ctx context.Context, q Querier, ref rail.MatterRef, name string) ([]uuid.UUID, error) {
+	rows, err := q.Query(ctx, `SELECT event_id FROM ops.domain_event_outbox
+        WHERE firm_id = $1 AND matter_id = $2 AND event_name = $3 ORDER BY occurred_at, event_id`,
+		ref.FirmID, ref.MatterID, name)
+	if err != nil {
+		return nil, fmt.Errorf("fact ids %s %s: %w", ref, name, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("fact ids %s %s: %w", ref, name, err)
+	}
+	return ids, nil
+}
+
 // RecordFact inserts f into ops.domain_event_outbox on q, which should be
 // the caller's transaction: the fact then commits with the record it
 // describes, or not at all. It returns the fact's event id. The name and

@@ -142,6 +142,21 @@ func AddDocument(ctx context.Context, q Querier, ref rail.MatterRef, d rail.NewD
 	return d.ID, nil
 }
 
+// DocumentNames lists the names of a matter's documents (none for a
+// matter that does not exist).
+func DocumentNames(ctx context.Context, q Querier, ref rail.MatterRef) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT name FROM app.documents WHERE firm_id = $1 AND matter_id = $2 ORDER BY name`,
+		ref.FirmID, ref.MatterID)
+	if err != nil {
+		return nil, fmt.Errorf("document names %s: %w", ref, err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("document names %s: %w", ref, err)
+	}
+	return names, nil
+}
+
 // LoadInputs reads a matter's title and document manifest (no text) in
 // keyset pages of ManifestPage rows by document id.
 func LoadInputs(ctx context.Context, q Querier, ref rail.MatterRef) (rail.Inputs, error) {

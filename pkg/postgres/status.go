@@ -94,8 +94,14 @@ func (l *Ledger) Job(ctx context.Context, ref rail.MatterRef) (JobRow, error) {
 
 // checkMatter turns a missing or misfiled matter into a typed error.
 func (l *Ledger) checkMatter(ctx context.Context, ref rail.MatterRef) error {
+	return CheckMatter(ctx, l.q, ref)
+}
+
+// CheckMatter returns nil when the matter exists under its firm, and
+// otherwise ErrUnknownMatter or ErrFirmMismatch (wrapped, naming it).
+func CheckMatter(ctx context.Context, q Querier, ref rail.MatterRef) error {
 	var firm uuid.UUID
-	err := l.q.QueryRow(ctx, `SELECT firm_id FROM app.matters WHERE matter_id = $1`, ref.MatterID).Scan(&firm)
+	err := q.QueryRow(ctx, `SELECT firm_id FROM app.matters WHERE matter_id = $1`, ref.MatterID).Scan(&firm)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("matter %s: %w", ref, rail.ErrUnknownMatter)
 	}
@@ -163,4 +169,30 @@ func (l *Ledger) LatestFrame(ctx context.Context, ref rail.MatterRef) (f rail.St
 		return rail.StoredFrame{}, false, fmt.Errorf("latest frame %s: %w", ref, err)
 	}
 	return f, true, nil
+}
+
+// Lease is a running claim: its token and when its lease last started or
+// was refreshed (claimed_at, database clock; each heartbeat moves it on).
+type Lease struct {
+	rail.MatterRef
+	Token     int64
+	ClaimedAt time.Time
+}
+
+// Leases lists the running claims (the local rail prints their heartbeats).
+func (l *Ledger) Leases(ctx context.Context) ([]Lease, error) {
+	rows, err := l.q.Query(ctx, `SELECT firm_id, matter_id, claimed_generation, claimed_at
+        FROM ops.matter_frame_jobs WHERE run_status = 'running'`)
+	if err != nil {
+		return nil, fmt.Errorf("leases: %w", err)
+	}
+	leases, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Lease, error) {
+		var ls Lease
+		err := r.Scan(&ls.FirmID, &ls.MatterID, &ls.Token, &ls.ClaimedAt)
+		return ls, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("leases: %w", err)
+	}
+	return leases, nil
 }

@@ -56,3 +56,36 @@ func AddDocument(ctx context.Context, q postgres.Querier, ref rail.MatterRef, d 
 func RequestRegeneration(ctx context.Context, q postgres.Querier, ref rail.MatterRef) (uuid.UUID, error) {
 	return postgres.RecordFact(ctx, q, fact(ctx, ref, rail.FactRegenerationRequested, nil))
 }
+
+// NewMatter is CreateMatter in a transaction of its own on db.
+func NewMatter(ctx context.Context, db Beginner, ref rail.MatterRef, title string) (created bool, err error) {
+	err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		created, err = CreateMatter(ctx, tx, ref, title)
+		return err
+	})
+	return created, err
+}
+
+// StoreDocument is AddDocument in a transaction of its own on db.
+func StoreDocument(ctx context.Context, db Beginner, ref rail.MatterRef, d rail.NewDocument) (id uuid.UUID, err error) {
+	err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		id, err = AddDocument(ctx, tx, ref, d)
+		return err
+	})
+	return id, err
+}
+
+// Regenerate is the Regenerate button on db: in one transaction it checks
+// that the matter exists under its firm (rail.ErrUnknownMatter,
+// rail.ErrFirmMismatch) and records brief.regeneration_requested. It
+// returns the fact's event id.
+func Regenerate(ctx context.Context, db Beginner, ref rail.MatterRef) (id uuid.UUID, err error) {
+	err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if err := postgres.CheckMatter(ctx, tx, ref); err != nil {
+			return err
+		}
+		id, err = RequestRegeneration(ctx, tx, ref)
+		return err
+	})
+	return id, err
+}

@@ -44,6 +44,12 @@ func Prepare(ctx context.Context, path string, lim pdftext.Limits) (Prepared, er
 	if err != nil {
 		return Prepared{}, &FileError{path, err}
 	}
+	return PrepareData(ctx, path, raw, lim)
+}
+
+// PrepareData is Prepare on a file's contents already read: the document
+// is named after path's last element.
+func PrepareData(ctx context.Context, path string, raw []byte, lim pdftext.Limits) (Prepared, error) {
 	if len(raw) == 0 {
 		return Prepared{}, &FileError{path, errors.New("file is empty (0 bytes), not a PDF")}
 	}

@@ -46,6 +46,24 @@ func (s *Server) CreateDatabase(ctx context.Context, name, template string) erro
 	}
 }
 
+// EnsureDatabase creates database name (from template1) unless it exists,
+// and says whether it created it.
+func (s *Server) EnsureDatabase(ctx context.Context, name string) (created bool, err error) {
+	conn, err := pgx.Connect(ctx, s.URL("postgres"))
+	if err != nil {
+		return false, fmt.Errorf("localpg: connect: %w", err)
+	}
+	defer conn.Close(context.Background())
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return false, fmt.Errorf("localpg: database %s: %w", name, err)
+	}
+	if exists {
+		return false, nil
+	}
+	return true, s.CreateDatabase(ctx, name, "")
+}
+
 // DropDatabase runs DROP DATABASE IF EXISTS name WITH (FORCE): sessions still
 // connected to it are terminated first.
 func (s *Server) DropDatabase(ctx context.Context, name string) error {
