@@ -274,11 +274,7 @@ func TestNegativeControls(t *testing.T) {
 		name: "high-water-mark relay", seeds: 8, minCaught: 1,
 		why:    "a relay that polls by a high-water mark loses facts",
 		checks: []string{sim.VFactLost},
-		broken: func(c *sim.Config) {
-			c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
-				return hwmRelay{pool: pool, pub: pub, afterPublish: o.AfterPublish}
-			}
-		},
+		broken: func(c *sim.Config) { c.Relay = newHWMRelay },
 	}, {
 		name: "gauges count closed matters", seeds: 8, minCaught: 1,
 		why:    "gauges that count a closed matter's held demand as unserved (OldestUnservedDemandAlarm firing for ever) raise a false alarm",
@@ -288,20 +284,15 @@ func TestNegativeControls(t *testing.T) {
 		name: "batch relay and odd rows", seeds: 8, minCaught: 1,
 		why:    "the relay before issue 10's fix holds facts back behind odd (legal or undeliverable) outbox rows",
 		checks: []string{sim.VRelayHeldBack},
-		broken: func(c *sim.Config) {
-			c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
-				return batchRelay{pool: pool, pub: pub, afterPublish: o.AfterPublish}
-			}
-		},
+		broken: func(c *sim.Config) { c.Relay = newBatchRelay },
 	}, {
 		name: "relay without an idle timeout", seeds: 8, minCaught: 1,
 		why:    "a relay that does not bound its transaction's idle time holds its rows after it froze",
 		checks: []string{sim.VRelayHeldBack},
 		broken: func(c *sim.Config) {
-			c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
-				return &rail.Relay{Pool: pool, Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
-					Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: o.AfterPublish,
-					IdleTimeout: -1, MaxEntryBytes: sim.SimMaxEntryBytes}
+			c.Relay = func(i int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
+				o.IdleTimeout = -1
+				return sim.DefaultRelay(i, pool, pub, o)
 			}
 		},
 	}}
@@ -449,6 +440,10 @@ type hwmRelay struct {
 	afterPublish func()
 }
 
+func newHWMRelay(_ int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
+	return hwmRelay{pool: pool, pub: pub, afterPublish: o.AfterPublish}
+}
+
 func (h hwmRelay) DrainOnce(ctx context.Context) (rail.RelayStats, error) {
 	st := rail.RelayStats{Passes: 1}
 	rows, err := h.pool.Query(ctx, `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at
@@ -507,6 +502,10 @@ type batchRelay struct {
 	pool         *pgxpool.Pool
 	pub          rail.Publisher
 	afterPublish func()
+}
+
+func newBatchRelay(_ int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
+	return batchRelay{pool: pool, pub: pub, afterPublish: o.AfterPublish}
 }
 
 func (b batchRelay) DrainOnce(ctx context.Context) (rail.RelayStats, error) {
