@@ -105,18 +105,31 @@ func (p *Process) Stop(grace time.Duration) {
 	}
 }
 
-// ErrExited is WaitFor's error when the watched process exited first.
+// ErrExited is the waits' error when the watched process exited first.
 var ErrExited = errors.New("process exited")
 
-// WaitFor calls ready, then again every interval, until it returns true
-// (nil), the process behind exited ends first (ErrExited; exited may be
-// nil) or ctx ends (ctx's error). It polls for a condition; the deadline
-// is ctx's.
-func WaitFor(ctx context.Context, every time.Duration, exited <-chan struct{}, ready func() bool) error {
+// Poll calls try, then again every interval, until it returns nil (Poll
+// returns nil), the process behind exited ends first (ErrExited; exited may
+// be nil) or ctx ends (ctx's error, with try's last error). The context try
+// gets is cancelled when the process exits, so a pending attempt does not
+// outlive it. It polls for a condition; the deadline is ctx's.
+func Poll(ctx context.Context, every time.Duration, exited <-chan struct{}, try func(context.Context) error) error {
+	tryCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if exited != nil {
+		go func() {
+			select {
+			case <-exited:
+				cancel()
+			case <-tryCtx.Done():
+			}
+		}()
+	}
 	t := time.NewTimer(every)
 	defer t.Stop()
 	for {
-		if ready() {
+		lastErr := try(tryCtx)
+		if lastErr == nil {
 			return nil
 		}
 		select {
@@ -125,28 +138,70 @@ func WaitFor(ctx context.Context, every time.Duration, exited <-chan struct{}, r
 		default:
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return fmt.Errorf("%w (last attempt: %v)", err, lastErr)
 		}
 		t.Reset(every)
 		select {
 		case <-exited:
 			return ErrExited
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("%w (last attempt: %v)", ctx.Err(), lastErr)
 		case <-t.C:
 		}
 	}
 }
 
-// WaitPort waits with WaitFor until addr (host:port) accepts a TCP
-// connection, trying every interval (each dial bounded by a second).
-func WaitPort(ctx context.Context, addr string, every time.Duration, exited <-chan struct{}) error {
-	return WaitFor(ctx, every, exited, func() bool {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			return false
+var errNotYet = errors.New("not yet")
+
+// WaitFor polls with Poll until ready returns true.
+func WaitFor(ctx context.Context, every time.Duration, exited <-chan struct{}, ready func() bool) error {
+	return Poll(ctx, every, exited, func(context.Context) error {
+		if ready() {
+			return nil
 		}
-		c.Close()
-		return true
+		return errNotYet
 	})
 }
+
+// WaitPort polls with Poll until addr (host:port) accepts a TCP
+// connection (each attempt bounded by a second).
+func WaitPort(ctx context.Context, addr string, every time.Duration, exited <-chan struct{}) error {
+	d := net.Dialer{Timeout: time.Second}
+	return Poll(ctx, every, exited, func(ctx context.Context) error {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	})
+}
+
+// PortRace stands in for a port picker in a test of a start that loses
+// its port between picking and binding: the first Pick is a port a
+// listener holds (Taken), later picks are free ports.
+type PortRace struct {
+	Taken int
+	Picks int // how many times Pick was called
+	l     net.Listener
+}
+
+// NewPortRace listens on a free port of 127.0.0.1 and holds it until Close.
+func NewPortRace() (*PortRace, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	return &PortRace{Taken: l.Addr().(*net.TCPAddr).Port, l: l}, nil
+}
+
+// Pick returns Taken the first time, then FreePort's ports.
+func (r *PortRace) Pick() (int, error) {
+	r.Picks++
+	if r.Picks == 1 {
+		return r.Taken, nil
+	}
+	return FreePort()
+}
+
+// Close releases the taken port.
+func (r *PortRace) Close() error { return r.l.Close() }

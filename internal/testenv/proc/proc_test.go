@@ -173,3 +173,41 @@ func TestBufferConcurrent(t *testing.T) {
 		t.Fatalf("%d lines, want 800", n)
 	}
 }
+
+// A pending attempt ends when the process exits (its context is
+// cancelled), and Poll reports the exit; at ctx's end it names the last
+// attempt's error.
+func TestPollStopsWithTheProcess(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.Command("sh", "-c", "read line")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := proc.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(time.Second)
+	attempts := 0
+	err = proc.Poll(ctx, 10*time.Millisecond, p.Exited(), func(ctx context.Context) error {
+		attempts++
+		if attempts == 1 {
+			return errors.New("not yet")
+		}
+		stdin.Close() // the child exits while this attempt waits
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	if !errors.Is(err, proc.ErrExited) || attempts != 2 {
+		t.Fatalf("Poll: %v after %d attempts, want ErrExited after 2", err, attempts)
+	}
+
+	short, cancelShort := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancelShort()
+	err = proc.Poll(short, 10*time.Millisecond, nil, func(context.Context) error { return errors.New("refused") })
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "(last attempt: refused)") {
+		t.Fatalf("Poll at the deadline: %v", err)
+	}
+}
