@@ -20,7 +20,7 @@ import (
 )
 
 // lockedBuffer is the progress output, read by the test while the rail
-// writes it.
+// writes it (the package's tests use this name for proc.Buffer).
 type lockedBuffer = proc.Buffer
 
 // One trace id from the upload to the frame.built fact, on the local rail
