@@ -42,6 +42,14 @@ type RelayOpts struct {
 // RelayFunc builds relay i over pool and pub. The default is rail.Relay.
 type RelayFunc func(i int, pool *pgxpool.Pool, pub rail.Publisher, o RelayOpts) Drainer
 
+// DefaultRelay is the RelayFunc a Config without one uses: the real
+// rail.Relay with the simulation's batch size, backoff and entry limit.
+func DefaultRelay(_ int, pool *pgxpool.Pool, pub rail.Publisher, o RelayOpts) Drainer {
+	return &rail.Relay{Pool: pool, Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
+		Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: o.AfterPublish,
+		IdleTimeout: o.IdleTimeout, MaxEntryBytes: SimMaxEntryBytes}
+}
+
 // Config is one simulation run. Seed alone determines every step and fault.
 type Config struct {
 	Seed       uint64
@@ -125,11 +133,7 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	if c.Relay == nil {
-		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, o RelayOpts) Drainer {
-			return &rail.Relay{Pool: pool, Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
-				Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: o.AfterPublish,
-				IdleTimeout: o.IdleTimeout, MaxEntryBytes: SimMaxEntryBytes}
-		}
+		c.Relay = DefaultRelay
 	}
 	if c.Gauges == nil {
 		c.Gauges = func(ctx context.Context, l *rail.Ledger) (rail.Gauges, error) { return l.Gauges(ctx) }
