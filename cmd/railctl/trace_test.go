@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/internal/testenv/proc"
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
 	"github.com/pramaan/brief-rail/pkg/pdftext"
@@ -22,23 +21,8 @@ import (
 )
 
 // lockedBuffer is the progress output, read by the test while the rail
-// writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// writes it (the package's tests use this name for proc.Buffer).
+type lockedBuffer = proc.Buffer
 
 // One trace id from the upload to the frame.built fact, on the local rail
 // (the in-process bus and queues wired from template.yaml, and the Lambdas'
@@ -93,17 +77,15 @@ func TestTraceContinuesFromUploadToFrameBuilt(t *testing.T) {
 			ref.FirmID, ref.MatterID, event).Scan(&th)
 		return th, err == nil
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	// Polling for the rail's progress, not timing it.
+	wait, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
 	var built string
-	for {
-		var ok bool
-		if built, ok = traceOf(rail.FactFrameBuilt); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no frame.built within 60s:\n%s", out)
-		}
-		time.Sleep(50 * time.Millisecond) // polling for the rail's progress, not timing it
+	if err := proc.WaitFor(wait, 50*time.Millisecond, nil, func() (ok bool) {
+		built, ok = traceOf(rail.FactFrameBuilt)
+		return ok
+	}); err != nil {
+		t.Fatalf("no frame.built within 60s:\n%s", out)
 	}
 	uploaded, _ := traceOf(rail.FactDocumentUploaded)
 	progress := out.String()

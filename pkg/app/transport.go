@@ -96,7 +96,7 @@ func LocalWiring(tplPath string, cfg Config, scale, duplicate float64) (*localbu
 // (localbus.FromTemplate): the bus, the build and backfill queues'
 // nudgers (sub-second delays kept, for scaled-down timings) and the three
 // queues to poll. onNudge, if set, hears every nudge sent, with its queue
-// (rail.QueueBuild or rail.QueueBackfill).
+// (postgres.QueueBuild or postgres.QueueBackfill).
 func LocalTransport(w *localbus.Wiring, onNudge func(queue string, n rail.Nudge, delay time.Duration)) Transport {
 	nudger := func(id, queue string) rail.Nudger {
 		n := &localbus.Nudger{Queue: w.Queue(id), Exact: true}

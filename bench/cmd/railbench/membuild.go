@@ -9,7 +9,7 @@ package main
 //
 //	all-in-memory     the old path: every page of every document read in one
 //	                  query into memory, then the digest builder (baseline)
-//	stream-digest     rail.LoadInputs (manifest) and the digest builder
+//	stream-digest     postgres.LoadInputs (manifest) and the digest builder
 //	                  reading one document at a time (what the worker does)
 //	stream-extractive the same with the extractive Brief builder (three
 //	                  passes over the documents); opt-in, it is slow

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pramaan/brief-rail/internal/testenv/ci"
+	"github.com/pramaan/brief-rail/internal/testenv/proc"
 )
 
 func startServer(t *testing.T, opt Options) *Server {
@@ -291,28 +292,20 @@ func TestBadDataDirsRefused(t *testing.T) {
 // A port taken between picking and binding makes Start try another one.
 // Not parallel: it swaps pickPort.
 func TestPortRaceRetries(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	race, err := proc.NewPortRace()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	taken := l.Addr().(*net.TCPAddr).Port
-	calls := 0
-	pickPort = func() (int, error) {
-		calls++
-		if calls == 1 {
-			return taken, nil
-		}
-		return freePort()
-	}
-	defer func() { pickPort = freePort }()
+	defer race.Close()
+	pickPort = race.Pick
+	defer func() { pickPort = proc.FreePort }()
 
 	s := startServer(t, Options{})
-	if calls < 2 || s.Port() == taken {
-		t.Fatalf("Start used port %d after %d picks; the taken port was %d", s.Port(), calls, taken)
+	if race.Picks < 2 || s.Port() == race.Taken {
+		t.Fatalf("Start used port %d after %d picks; the taken port was %d", s.Port(), race.Picks, race.Taken)
 	}
 	// With an explicit port there is no retry, and the error shows the log.
-	_, err = Start(context.Background(), Options{Port: taken})
+	_, err = Start(context.Background(), Options{Port: race.Taken})
 	if err == nil || !strings.Contains(err.Error(), "Address already in use") {
 		t.Fatalf("Start on a taken explicit port: %v", err)
 	}

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pramaan/brief-rail/internal/testenv/proc"
 )
 
 // Superuser is the name of the cluster's superuser; loopback connections
@@ -71,9 +73,8 @@ type Server struct {
 	port    int
 	logf    func(string, ...any)
 
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed when the postmaster has been reaped
-	waitErr error         // valid after exited is closed
+	cmd  *exec.Cmd
+	proc *proc.Process // the postmaster, reaped in the background
 
 	stopOnce sync.Once
 	stopErr  error
@@ -153,7 +154,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		port := opt.Port
 		if port == 0 {
 			if port, err = pickPort(); err != nil {
-				return fail(err)
+				return fail(fmt.Errorf("localpg: %w", err))
 			}
 		}
 		err = s.run(ctx, cred, port, settings)
@@ -309,15 +310,11 @@ func (s *Server) run(ctx context.Context, cred *syscall.Credential, port int, se
 	}
 	cmd.SysProcAttr = procAttr(cred, deathSig)
 	s.logf("localpg: starting postgres on 127.0.0.1:%d", port)
-	if err := cmd.Start(); err != nil {
+	p, err := proc.Start(cmd)
+	if err != nil {
 		return fmt.Errorf("localpg: start postgres: %w", err)
 	}
-	exited := make(chan struct{})
-	s.cmd, s.port, s.exited = cmd, port, exited
-	go func() {
-		s.waitErr = cmd.Wait()
-		close(exited)
-	}()
+	s.cmd, s.proc, s.port = cmd, p, port
 
 	if err := s.waitReady(ctx); err != nil {
 		s.kill()
@@ -329,43 +326,21 @@ func (s *Server) run(ctx context.Context, cred *syscall.Credential, port int, se
 // waitReady polls with real connections until the server answers, it exits
 // or ctx ends.
 func (s *Server) waitReady(ctx context.Context) error {
-	// A connection attempt must not outlive the postmaster: when it exits
-	// (say it lost the port to a listener that never answers), stop waiting.
-	pingCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-s.exited:
-			cancel()
-		case <-pingCtx.Done():
+	// A connection attempt does not outlive the postmaster: when it exits
+	// (say it lost the port to a listener that never answers), Poll stops.
+	err := proc.Poll(ctx, 50*time.Millisecond, s.proc.Exited(), s.ping)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, proc.ErrExited):
+		logTail := s.logTail()
+		err := fmt.Errorf("localpg: postgres exited during startup (%v); log %s:\n%s", s.proc.Err(), s.logPath, logTail)
+		if strings.Contains(logTail, "Address already in use") {
+			err = fmt.Errorf("%w: %w", errPortInUse, err)
 		}
-	}()
-	var lastErr error
-	for {
-		select {
-		case <-s.exited:
-			logTail := s.logTail()
-			err := fmt.Errorf("localpg: postgres exited during startup (%v); log %s:\n%s", s.waitErr, s.logPath, logTail)
-			if strings.Contains(logTail, "Address already in use") {
-				err = fmt.Errorf("%w: %w", errPortInUse, err)
-			}
-			return err
-		case <-pingCtx.Done():
-			if ctx.Err() == nil {
-				continue // the postmaster exited; the case above reports it
-			}
-			return fmt.Errorf("localpg: postgres on port %d not ready: %w (last attempt: %v); log %s:\n%s",
-				s.port, ctx.Err(), lastErr, s.logPath, s.logTail())
-		default:
-		}
-		if lastErr = s.ping(pingCtx); lastErr == nil {
-			return nil
-		}
-		select {
-		case <-time.After(50 * time.Millisecond):
-		case <-s.exited:
-		case <-ctx.Done():
-		}
+		return err
+	default:
+		return fmt.Errorf("localpg: postgres on port %d not ready: %w; log %s:\n%s", s.port, err, s.logPath, s.logTail())
 	}
 }
 
@@ -402,10 +377,10 @@ func sameDir(a, b string) bool {
 func (s *Server) kill() {
 	_ = s.cmd.Process.Signal(syscall.SIGQUIT)
 	select {
-	case <-s.exited:
+	case <-s.proc.Exited():
 	case <-time.After(5 * time.Second):
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		<-s.exited
+		<-s.proc.Exited()
 	}
 }
 
@@ -446,13 +421,13 @@ func (s *Server) Stop() error {
 func (s *Server) stop() error {
 	var errs []error
 	select {
-	case <-s.exited:
-		errs = append(errs, fmt.Errorf("localpg: postgres had already exited (%v); log %s:\n%s", s.waitErr, s.logPath, s.logTail()))
+	case <-s.proc.Exited():
+		errs = append(errs, fmt.Errorf("localpg: postgres had already exited (%v); log %s:\n%s", s.proc.Err(), s.logPath, s.logTail()))
 	default:
 		s.logf("localpg: stopping postgres on port %d", s.port)
 		_ = s.cmd.Process.Signal(syscall.SIGINT)
 		select {
-		case <-s.exited:
+		case <-s.proc.Exited():
 		case <-time.After(fastStopTimeout):
 			errs = append(errs, fmt.Errorf("localpg: fast shutdown took over %s; sent SIGQUIT", fastStopTimeout))
 			s.kill()
@@ -579,16 +554,7 @@ func checkSearchable(dir string, cred *syscall.Credential) error {
 
 // pickPort chooses the port for a start when Options.Port is 0 (a variable
 // so the port-race test can hand out a taken port).
-var pickPort = freePort
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("localpg: pick a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+var pickPort = proc.FreePort
 
 // serverEnv is our environment without PG* variables (PGDATA, PGPORT, ...),
 // which would otherwise leak into initdb and postgres.

@@ -14,12 +14,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/pramaan/brief-rail/internal/testenv/proc"
 )
 
 // Region and the dummy credentials AWSConfig and Env use; moto accepts any.
@@ -42,10 +43,8 @@ const (
 // Server is a running moto_server. Its methods are safe for concurrent use.
 type Server struct {
 	endpoint string
-	cmd      *exec.Cmd
+	proc     *proc.Process
 	out      *tailBuffer
-	exited   chan struct{} // closed once the process has been reaped
-	waitErr  error         // valid after exited is closed
 	client   *http.Client
 
 	stopOnce sync.Once
@@ -54,7 +53,7 @@ type Server struct {
 
 // pickPort chooses the port of each start (a variable so a test can hand out
 // a taken one).
-var pickPort = freePort
+var pickPort = proc.FreePort
 
 // Start launches moto_server on a free port of 127.0.0.1 and returns once it
 // answers HTTP. ctx bounds the startup only (one minute if it has no
@@ -75,7 +74,7 @@ func Start(ctx context.Context, logf func(string, ...any)) (*Server, error) {
 	for attempt := 1; ; attempt++ {
 		port, err := pickPort()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("motoserver: %w", err)
 		}
 		s, err := start(ctx, bin, port)
 		if err == nil {
@@ -96,23 +95,19 @@ func start(ctx context.Context, bin string, port int) (*Server, error) {
 	s := &Server{
 		endpoint: "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		out:      &tailBuffer{max: outputKeep},
-		exited:   make(chan struct{}),
 		client:   &http.Client{Timeout: 5 * time.Second},
 	}
-	s.cmd = exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
-	s.cmd.Stdout = s.out
-	s.cmd.Stderr = s.out
-	s.cmd.SysProcAttr = procAttr()
+	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+	cmd.Stdout = s.out
+	cmd.Stderr = s.out
+	cmd.SysProcAttr = procAttr()
 	// The output is copied through a pipe; don't let a stray grandchild
 	// holding it keep Wait from returning.
-	s.cmd.WaitDelay = time.Second
-	if err := s.cmd.Start(); err != nil {
+	cmd.WaitDelay = time.Second
+	var err error
+	if s.proc, err = proc.Start(cmd); err != nil {
 		return nil, fmt.Errorf("motoserver: start %s: %w", bin, err)
 	}
-	go func() {
-		s.waitErr = s.cmd.Wait()
-		close(s.exited)
-	}()
 	if err := s.waitReady(ctx); err != nil {
 		_ = s.Stop()
 		return nil, err
@@ -121,43 +116,22 @@ func start(ctx context.Context, bin string, port int) (*Server, error) {
 }
 
 func (s *Server) waitReady(ctx context.Context) error {
-	// Stop a pending probe as soon as the process exits (it may have lost
-	// the port to a listener that never answers).
-	probeCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-s.exited:
-			cancel()
-		case <-probeCtx.Done():
+	err := proc.Poll(ctx, 50*time.Millisecond, s.proc.Exited(), s.ping)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, proc.ErrExited):
+		out := s.out.String()
+		err := fmt.Errorf("motoserver: moto_server exited during startup (%v); output:\n%s", s.proc.Err(), out)
+		switch {
+		case strings.Contains(out, "Address already in use") || strings.Contains(out, "is in use by another program"):
+			err = fmt.Errorf("%w: %w", errPortInUse, err)
+		case strings.Contains(out, "command not found") || strings.Contains(out, "No module named"):
+			err = fmt.Errorf("%w: %w", ErrNotInstalled, err)
 		}
-	}()
-	var lastErr error
-	for {
-		select {
-		case <-s.exited:
-			out := s.out.String()
-			err := fmt.Errorf("motoserver: moto_server exited during startup (%v); output:\n%s", s.waitErr, out)
-			switch {
-			case strings.Contains(out, "Address already in use") || strings.Contains(out, "is in use by another program"):
-				err = fmt.Errorf("%w: %w", errPortInUse, err)
-			case strings.Contains(out, "command not found") || strings.Contains(out, "No module named"):
-				err = fmt.Errorf("%w: %w", ErrNotInstalled, err)
-			}
-			return err
-		case <-ctx.Done():
-			return fmt.Errorf("motoserver: moto_server at %s not ready: %w (last attempt: %v); output:\n%s",
-				s.endpoint, ctx.Err(), lastErr, s.out.String())
-		default:
-		}
-		if lastErr = s.ping(probeCtx); lastErr == nil {
-			return nil
-		}
-		select {
-		case <-time.After(50 * time.Millisecond):
-		case <-s.exited:
-		case <-ctx.Done():
-		}
+		return err
+	default:
+		return fmt.Errorf("motoserver: moto_server at %s not ready: %w; output:\n%s", s.endpoint, err, s.out.String())
 	}
 }
 
@@ -238,35 +212,12 @@ func (s *Server) Stop() error {
 }
 
 func (s *Server) stop() error {
-	// Signal the group only while its leader is unreaped: until then the
-	// group id cannot name anyone else's processes.
-	pgid := s.cmd.Process.Pid // Setpgid: the group id is the leader's pid
-	select {
-	case <-s.exited:
-		return nil
-	default:
-	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(stopTimeout):
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-s.exited
-	}
+	s.proc.Stop(stopTimeout)
 	return nil
 }
 
 // Output returns the last few kilobytes moto_server wrote (its request log).
 func (s *Server) Output() string { return s.out.String() }
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("motoserver: pick a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
 
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {

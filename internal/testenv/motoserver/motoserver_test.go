@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/pramaan/brief-rail/internal/testenv/ci"
+	"github.com/pramaan/brief-rail/internal/testenv/proc"
 )
 
 func startServer(t *testing.T) *Server {
@@ -78,7 +79,7 @@ func TestSQSRoundTripAndStop(t *testing.T) {
 		t.Fatalf("queues after Reset: %v", list.QueueUrls)
 	}
 
-	pid := s.cmd.Process.Pid
+	pid := s.proc.Pid()
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -98,25 +99,17 @@ func TestSQSRoundTripAndStop(t *testing.T) {
 
 // A port taken between picking and binding makes Start try another one.
 func TestPortRaceRetries(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	race, err := proc.NewPortRace()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	taken := l.Addr().(*net.TCPAddr).Port
-	calls := 0
-	pickPort = func() (int, error) {
-		calls++
-		if calls == 1 {
-			return taken, nil
-		}
-		return freePort()
-	}
-	defer func() { pickPort = freePort }()
+	defer race.Close()
+	pickPort = race.Pick
+	defer func() { pickPort = proc.FreePort }()
 
 	s := startServer(t)
-	if calls < 2 || s.Endpoint() == "http://127.0.0.1:"+strconv.Itoa(taken) {
-		t.Fatalf("endpoint %s after %d picks; the taken port was %d", s.Endpoint(), calls, taken)
+	if race.Picks < 2 || s.Endpoint() == "http://127.0.0.1:"+strconv.Itoa(race.Taken) {
+		t.Fatalf("endpoint %s after %d picks; the taken port was %d", s.Endpoint(), race.Picks, race.Taken)
 	}
 }
 

@@ -139,14 +139,24 @@ type DB struct {
 // if any statement is ever given a client timestamp.
 func NewDB(t testing.TB) *DB {
 	t.Helper()
+	return createDB(t, "t", "", 80)
+}
+
+// createDB creates a database named prefix_<pid>_<n> from tmpl (""; the
+// migrated template), with a pool of maxConns, dropped at cleanup.
+func createDB(t testing.TB, prefix, tmpl string, maxConns int32) *DB {
+	t.Helper()
 	if err := setup(); err != nil {
 		t.Fatalf("railtest: %v", err)
 	}
+	if tmpl == "" {
+		tmpl = template // set by setup
+	}
 	ctx := context.Background()
-	name := fmt.Sprintf("t_%d_%d", os.Getpid(), seq.Add(1))
+	name := fmt.Sprintf("%s_%d_%d", prefix, os.Getpid(), seq.Add(1))
 	var err error
 	for i := 0; i < 50; i++ { // the template may be briefly busy
-		err = adminExec(ctx, "CREATE DATABASE "+name+" TEMPLATE "+template)
+		err = adminExec(ctx, "CREATE DATABASE "+name+" TEMPLATE "+tmpl)
 		if err == nil || !strings.Contains(err.Error(), "being accessed by other users") {
 			break
 		}
@@ -156,7 +166,7 @@ func NewDB(t testing.TB) *DB {
 		t.Fatalf("railtest: create database: %v", err)
 	}
 	db := &DB{Name: name, URL: withDB(adminURL, name)}
-	db.Pool = Pool(t, db.URL, 80)
+	db.Pool = Pool(t, db.URL, maxConns)
 	t.Cleanup(func() {
 		db.Pool.Close()
 		_ = adminExec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,6 +26,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/pramaan/brief-rail/internal/testenv/proc"
 )
 
 // Version is the emulator version `make tools` installs (a pseudo-version:
@@ -135,10 +136,9 @@ type Options struct {
 
 // Emulator is a running aws-lambda-rie with one function.
 type Emulator struct {
-	cmd    *exec.Cmd
+	proc   *proc.Process
 	addr   string
-	out    *lockedBuffer
-	exited chan struct{}
+	out    *proc.Buffer
 	client *http.Client
 	stop   sync.Once
 }
@@ -146,16 +146,15 @@ type Emulator struct {
 // Start starts the emulator at bin with the function o on free loopback
 // ports. The bootstrap itself starts at the first invocation (cold start).
 func Start(ctx context.Context, bin string, o Options) (*Emulator, error) {
-	invokePort, err := freePort()
+	invokePort, err := proc.FreePort()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("rie: %w", err)
 	}
-	apiPort, err := freePort()
+	apiPort, err := proc.FreePort()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("rie: %w", err)
 	}
-	e := &Emulator{addr: fmt.Sprintf("127.0.0.1:%d", invokePort), out: &lockedBuffer{}, exited: make(chan struct{}),
-		client: &http.Client{}}
+	e := &Emulator{addr: fmt.Sprintf("127.0.0.1:%d", invokePort), out: &proc.Buffer{}, client: &http.Client{}}
 	cmd := exec.Command(bin,
 		"--runtime-interface-emulator-address", e.addr,
 		"--runtime-api-address", fmt.Sprintf("127.0.0.1:%d", apiPort),
@@ -174,32 +173,23 @@ func Start(ctx context.Context, bin string, o Options) (*Emulator, error) {
 	}
 	cmd.Env = append(env, o.Env...)
 	cmd.Stdout, cmd.Stderr = e.out, e.out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	if e.proc, err = proc.Start(cmd); err != nil {
 		return nil, fmt.Errorf("rie: start %s: %w", bin, err)
 	}
-	e.cmd = cmd
-	go func() { _ = cmd.Wait(); close(e.exited) }()
 	// Wait for the invoke port.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", e.addr, time.Second)
-		if err == nil {
-			c.Close()
-			return e, nil
-		}
-		select {
-		case <-e.exited:
-			return nil, fmt.Errorf("rie: emulator exited before listening:\n%s", e.out.String())
-		case <-ctx.Done():
-			e.Stop()
-			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			e.Stop()
-			return nil, fmt.Errorf("rie: emulator not listening on %s after 30s:\n%s", e.addr, e.out.String())
-		}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	switch err := proc.WaitPort(wctx, e.addr, 20*time.Millisecond, e.proc.Exited()); {
+	case err == nil:
+		return e, nil
+	case errors.Is(err, proc.ErrExited):
+		return nil, fmt.Errorf("rie: emulator exited before listening:\n%s", e.out.String())
+	case ctx.Err() != nil:
+		e.Stop()
+		return nil, ctx.Err()
+	default:
+		e.Stop()
+		return nil, fmt.Errorf("rie: emulator not listening on %s after 30s:\n%s", e.addr, e.out.String())
 	}
 }
 
@@ -296,7 +286,7 @@ func (e *Emulator) Reports() []Report {
 // KiB, read from /proc while it runs (Linux only). The emulator's own
 // REPORT line repeats the configured memory size instead of measuring it.
 func (e *Emulator) RuntimeMaxRSSKB() (int64, error) {
-	pids, err := children(e.cmd.Process.Pid)
+	pids, err := children(e.proc.Pid())
 	if err != nil {
 		return 0, err
 	}
@@ -348,47 +338,11 @@ func children(pid int) ([]int, error) {
 // and waits for the emulator.
 func (e *Emulator) Stop() {
 	e.stop.Do(func() {
-		kids, _ := children(e.cmd.Process.Pid)
-		select {
-		case <-e.exited:
-		default:
-			_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGTERM)
-			select {
-			case <-e.exited:
-			case <-time.After(5 * time.Second):
-				_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
-				<-e.exited
-			}
-		}
+		kids, _ := children(e.proc.Pid())
+		e.proc.Stop(5 * time.Second)
 		// The emulator kills its runtime on shutdown; make sure of it.
 		for _, k := range kids {
 			_ = syscall.Kill(k, syscall.SIGKILL)
 		}
 	})
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("rie: pick a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
-// snapshotSQL reads the rows with the ledger's own rules (rail.SQLLeaseExpired,
-// rail.SQLPastBackoff): the simulation checks the rules the ledger runs on.
+// snapshotSQL reads the rows with the ledger's own rules (postgres.SQLLeaseExpired,
+// postgres.SQLPastBackoff): the simulation checks the rules the ledger runs on.
 var snapshotSQL = `
 SELECT j.matter_id, j.requested_generation, j.claimed_generation, j.target_generation, j.built_generation, j.run_status,
        coalesce(` + postgres.SQLLeaseExpired("j", "$1") + `, false),

@@ -20,7 +20,7 @@ type CommitFunc func(ctx context.Context, l *postgres.Ledger, q postgres.Querier
 type ClaimFunc func(ctx context.Context, l *postgres.Ledger, q postgres.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error)
 
 // InputsFunc reads a build's inputs after its claim. The default is
-// rail.LoadInputs.
+// postgres.LoadInputs.
 type InputsFunc func(ctx context.Context, q postgres.Querier, ref rail.MatterRef) (rail.Inputs, error)
 
 // GaugesFunc reads the on-call gauges. The default is the ledger's Gauges.
@@ -42,6 +42,14 @@ type RelayOpts struct {
 
 // RelayFunc builds relay i over pool and pub. The default is rail.Relay.
 type RelayFunc func(i int, pool *pgxpool.Pool, pub rail.Publisher, o RelayOpts) Drainer
+
+// DefaultRelay is the RelayFunc a Config without one uses: the real
+// rail.Relay with the simulation's batch size, backoff and entry limit.
+func DefaultRelay(_ int, pool *pgxpool.Pool, pub rail.Publisher, o RelayOpts) Drainer {
+	return &rail.Relay{Outbox: postgres.NewOutbox(pool), Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
+		Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: o.AfterPublish,
+		IdleTimeout: o.IdleTimeout, MaxEntryBytes: SimMaxEntryBytes}
+}
 
 // Config is one simulation run. Seed alone determines every step and fault.
 type Config struct {
@@ -126,11 +134,7 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	if c.Relay == nil {
-		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, o RelayOpts) Drainer {
-			return &rail.Relay{Outbox: postgres.NewOutbox(pool), Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
-				Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: o.AfterPublish,
-				IdleTimeout: o.IdleTimeout, MaxEntryBytes: SimMaxEntryBytes}
-		}
+		c.Relay = DefaultRelay
 	}
 	if c.Gauges == nil {
 		c.Gauges = func(ctx context.Context, l *postgres.Ledger) (postgres.Gauges, error) { return l.Gauges(ctx) }

@@ -71,12 +71,15 @@
 // other settings quarantines or expires only what the row's own claim
 // allows (the lease and attempt limit stored with it).
 //
-// Negative controls (sim_test.go) run the same simulation with a broken
-// statement each and require the checker to catch it: an unfenced commit
-// (stale frames), a claim without the unserved-demand test (wasted builds),
-// a sweeper whose nudges are lost (lost demand), a build reading a lagging
-// copy of the record (missed inputs), a relay polling by a high-water
-// mark (lost facts) and a deadline build's outcome recorded on the build's
-// own context (stuck rows), and a claim that does not store its lease and
-// attempt limit on the row (operator passes acting on live builds).
+// Negative controls (TestNegativeControls in sim_test.go, one table row
+// each) run the same simulation with one part broken and require the
+// checker to catch it: an unfenced commit (stale frames), a claim without
+// the unserved-demand test (wasted builds), a claim that does not store its
+// lease and attempt limit on the row (operator passes acting on live
+// builds), a sweeper whose nudges are lost (lost demand), a deadline build's
+// outcome recorded on the build's own context (stuck rows), a build reading
+// a lagging copy of the record (missed inputs), a relay polling by a
+// high-water mark (lost facts), gauges counting a closed matter's demand
+// (false alarms), the relay before issue 10 and a relay without an idle
+// timeout (rows held back).
 package sim

@@ -219,6 +219,124 @@ func TestReplayIsExact(t *testing.T) {
 
 // ---- negative controls: checks that cannot fail are not checks -------------
 
+// A negativeControl runs seeds 1..seeds with one part of the rail broken
+// and fails unless at least one of its checks fires in at least minCaught
+// of them.
+type negativeControl struct {
+	name      string // the subtest's and the log line's name
+	why       string // what the checker must catch
+	seeds     int
+	minCaught int
+	checks    []string          // the violations that count as a catch
+	broken    func(*sim.Config) // switches the broken part on
+}
+
+// TestNegativeControls runs every control in turn (one subtest each, its
+// seeds spread over the lanes like TestSimulation's). One control:
+// -run 'TestNegativeControls/unfenced_commit'.
+func TestNegativeControls(t *testing.T) {
+	if *flagSeed >= 0 {
+		t.Skip("replaying one seed")
+	}
+	controls := []negativeControl{{
+		name: "unfenced commit", seeds: 8, minCaught: 1,
+		why:    "a commit that does not compare the token lands stale frames",
+		checks: []string{sim.VStaleFrame},
+		broken: func(c *sim.Config) { c.Commit = unfencedCommit },
+	}, {
+		name: "claim without demand check", seeds: 8, minCaught: 1,
+		why:    "a claim that does not require unserved demand wastes builds",
+		checks: []string{sim.VWastedBuild},
+		broken: func(c *sim.Config) { c.Claim = claimNoDemandCheck },
+	}, {
+		// Migration 007 reverted: operator passes with other settings (a
+		// shorter lease, fewer attempts) quarantine or expire a live build,
+		// or take over a live claim.
+		name: "claim policy not stored on the row", seeds: 24, minCaught: 1,
+		why:    "operator passes with other settings act on live builds when the row does not carry its claim's lease and attempt limit",
+		checks: []string{sim.VOperatorTouchedLive, sim.VLiveLease},
+		broken: func(c *sim.Config) { c.Claim = claimForgettingPolicy },
+	}, {
+		name: "sweep nudges lost", seeds: 8, minCaught: 1,
+		why:    "a sweeper whose nudges are lost loses demand",
+		checks: []string{sim.VDemandLost},
+		broken: func(c *sim.Config) { c.NoSweepNudges = true },
+	}, {
+		name: "outcome on the build context", seeds: 8, minCaught: 1,
+		why:    "builds that end at their deadline, with the outcome recorded on the build's own (cancelled) context as before the fix, leave their rows running until the lease expires",
+		checks: []string{sim.VStuckRow},
+		broken: func(c *sim.Config) { c.OutcomeOnBuildContext = true },
+	}, {
+		name: "lagging inputs", seeds: 8, minCaught: 1,
+		why:    "a build that reads a lagging copy of the record (the newest document missing) misses inputs its target covers",
+		checks: []string{sim.VInputsMissed},
+		broken: func(c *sim.Config) { c.Inputs = laggingInputs },
+	}, {
+		name: "high-water-mark relay", seeds: 8, minCaught: 1,
+		why:    "a relay that polls by a high-water mark loses facts",
+		checks: []string{sim.VFactLost},
+		broken: func(c *sim.Config) { c.Relay = newHWMRelay },
+	}, {
+		name: "gauges count closed matters", seeds: 8, minCaught: 1,
+		why:    "gauges that count a closed matter's held demand as unserved (OldestUnservedDemandAlarm firing for ever) raise a false alarm",
+		checks: []string{sim.VGauges},
+		broken: func(c *sim.Config) { c.Gauges = gaugesCountingClosedMatters },
+	}, {
+		name: "batch relay and odd rows", seeds: 8, minCaught: 1,
+		why:    "the relay before issue 10's fix holds facts back behind odd (legal or undeliverable) outbox rows",
+		checks: []string{sim.VRelayHeldBack},
+		broken: func(c *sim.Config) { c.Relay = newBatchRelay },
+	}, {
+		name: "relay without an idle timeout", seeds: 8, minCaught: 1,
+		why:    "a relay that does not bound its transaction's idle time holds its rows after it froze",
+		checks: []string{sim.VRelayHeldBack},
+		broken: func(c *sim.Config) {
+			c.Relay = func(i int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
+				o.IdleTimeout = -1
+				return sim.DefaultRelay(i, pool, pub, o)
+			}
+		},
+	}}
+	for _, nc := range controls {
+		t.Run(nc.name, nc.run)
+	}
+}
+
+// run runs the control's seeds and counts the seeds in which one of its
+// checks fired.
+func (nc negativeControl) run(t *testing.T) {
+	results := runSeeds(t, 1, nc.seeds, func(seed uint64) sim.Config {
+		c := simConfig(seed)
+		nc.broken(&c)
+		return c
+	}, nil)
+	caught, counts := 0, map[string]int{}
+	first := uint64(0)
+	var tot sim.Totals
+	for _, r := range results {
+		tot.Add(r)
+		hit := false
+		for _, k := range nc.checks {
+			if n := r.Count(k); n > 0 {
+				counts[k] += n
+				hit = true
+			}
+		}
+		if hit {
+			caught++
+			if first == 0 {
+				first = r.Seed
+			}
+		}
+	}
+	t.Logf("negative control %s: caught in %d of %d seeds (first: seed %d); %v; all checks that fired: %v",
+		nc.name, caught, nc.seeds, first, counts, tot.Violations)
+	if caught < nc.minCaught {
+		t.Fatalf("negative control %s: the checker caught it in %d of %d seeds, want at least %d: %s",
+			nc.name, caught, nc.seeds, nc.minCaught, nc.why)
+	}
+}
+
 // unfencedCommitSQL is a deliberately broken commit: it lands the frame and
 // marks the row built without comparing the token.
 const unfencedCommitSQL = `
@@ -270,74 +388,6 @@ func claimNoDemandCheck(ctx context.Context, l *postgres.Ledger, q postgres.Quer
 	return c, err == nil, err
 }
 
-func negativeControl(t *testing.T, name string, seeds int, mk func(uint64) sim.Config, kinds ...string) {
-	t.Helper()
-	results := runSeeds(t, 1, seeds, mk, nil)
-	caught, counts := 0, map[string]int{}
-	first := uint64(0)
-	var tot sim.Totals
-	for _, r := range results {
-		tot.Add(r)
-		hit := false
-		for _, k := range kinds {
-			if n := r.Count(k); n > 0 {
-				counts[k] += n
-				hit = true
-			}
-		}
-		if hit {
-			caught++
-			if first == 0 {
-				first = r.Seed
-			}
-		}
-	}
-	t.Logf("negative control %s: caught in %d of %d seeds (first: seed %d); %v; all checks that fired: %v",
-		name, caught, seeds, first, counts, tot.Violations)
-	if caught == 0 {
-		t.Fatalf("negative control %s: the checker did not catch it in %d seeds", name, seeds)
-	}
-}
-
-// An unfenced commit must be caught landing stale frames within a few seeds.
-func TestNegativeControlUnfencedCommit(t *testing.T) {
-	if *flagSeed >= 0 {
-		t.Skip("replaying one seed")
-	}
-	negativeControl(t, "unfenced commit", 8, func(seed uint64) sim.Config {
-		c := simConfig(seed)
-		c.Commit = unfencedCommit
-		return c
-	}, sim.VStaleFrame)
-}
-
-// A claim that does not require unserved demand must be caught wasting builds.
-func TestNegativeControlClaimWithoutDemandCheck(t *testing.T) {
-	if *flagSeed >= 0 {
-		t.Skip("replaying one seed")
-	}
-	negativeControl(t, "claim without demand check", 8, func(seed uint64) sim.Config {
-		c := simConfig(seed)
-		c.Claim = claimNoDemandCheck
-		return c
-	}, sim.VWastedBuild)
-}
-
-// Operator passes with other settings (a shorter lease, fewer attempts)
-// must be caught acting on live builds when the row does not carry its
-// claim's lease and attempt limit (migration 007 reverted): a quarantine
-// or an expiry of a live build, or a take-over of a live claim.
-func TestNegativeControlOperatorSettings(t *testing.T) {
-	if *flagSeed >= 0 {
-		t.Skip("replaying one seed")
-	}
-	negativeControl(t, "claim policy not stored on the row", 24, func(seed uint64) sim.Config {
-		c := simConfig(seed)
-		c.Claim = claimForgettingPolicy
-		return c
-	}, sim.VOperatorTouchedLive, sim.VLiveLease)
-}
-
 // claimForgettingPolicy is the real claim followed, on the same querier
 // (inside the claim's transaction when it has one; the claim holds the row
 // lock), by clearing the lease and attempt limit it stored: the ledger then
@@ -352,55 +402,33 @@ func claimForgettingPolicy(ctx context.Context, l *postgres.Ledger, q postgres.Q
 	return c, ok, err
 }
 
-// A sweeper whose nudges are lost must be caught losing demand.
-func TestNegativeControlSweepNudgesLost(t *testing.T) {
-	if *flagSeed >= 0 {
-		t.Skip("replaying one seed")
-	}
-	negativeControl(t, "sweep nudges lost", 8, func(seed uint64) sim.Config {
-		c := simConfig(seed)
-		c.NoSweepNudges = true
-		return c
-	}, sim.VDemandLost)
-}
-
-// Builds that end at their deadline, with the outcome recorded on the
-// build's own (cancelled) context as before the fix, must be caught leaving
-// their rows running (stuck until the lease expires).
-func TestNegativeControlOutcomeOnBuildContext(t *testing.T) {
-	if *flagSeed >= 0 {
-		t.Skip("replaying one seed")
-	}
-	negativeControl(t, "outcome on the build context", 8, func(seed uint64) sim.Config {
-		c := simConfig(seed)
-		c.OutcomeOnBuildContext = true
-		return c
-	}, sim.VStuckRow)
-}
-
-// A build that reads a lagging copy of the record (the newest document
-// missing) must be caught missing inputs its target covers.
-func TestNegativeControlLaggingInputs(t *testing.T) {
-	if *flagSeed >= 0 {
-		t.Skip("replaying one seed")
-	}
-	negativeControl(t, "lagging inputs", 8, func(seed uint64) sim.Config {
-		c := simConfig(seed)
-		c.Inputs = func(ctx context.Context, q postgres.Querier, ref rail.MatterRef) (rail.Inputs, error) {
-			in, err := postgres.LoadInputs(ctx, q, ref)
-			if err == nil && len(in.Manifest) > 0 {
-				newest := 0
-				for i, d := range in.Manifest {
-					if d.UploadedAt.After(in.Manifest[newest].UploadedAt) {
-						newest = i
-					}
-				}
-				in.Manifest = slices.Delete(in.Manifest, newest, newest+1)
+// laggingInputs reads a lagging copy of the record: the newest document
+// is missing.
+func laggingInputs(ctx context.Context, q postgres.Querier, ref rail.MatterRef) (rail.Inputs, error) {
+	in, err := postgres.LoadInputs(ctx, q, ref)
+	if err == nil && len(in.Manifest) > 0 {
+		newest := 0
+		for i, d := range in.Manifest {
+			if d.UploadedAt.After(in.Manifest[newest].UploadedAt) {
+				newest = i
 			}
-			return in, err
 		}
-		return c
-	}, sim.VInputsMissed)
+		in.Manifest = slices.Delete(in.Manifest, newest, newest+1)
+	}
+	return in, err
+}
+
+// gaugesCountingClosedMatters is the gauge query before closed matters had
+// a story: a closed matter's held demand counts as unserved.
+func gaugesCountingClosedMatters(ctx context.Context, l *postgres.Ledger) (postgres.Gauges, error) {
+	var g postgres.Gauges
+	err := l.Pool().QueryRow(ctx, `
+SELECT count(*) FILTER (WHERE requested_generation > built_generation AND run_status <> 'quarantined'),
+       count(*) FILTER (WHERE run_status = 'quarantined'),
+       coalesce(extract(epoch FROM clock_timestamp() - min(demand_since)
+           FILTER (WHERE requested_generation > built_generation AND run_status <> 'quarantined')), 0)::float8
+FROM ops.matter_frame_jobs`).Scan(&g.MattersBehind, &g.MattersQuarantined, &g.OldestUnservedDemandSeconds)
+	return g, err
 }
 
 // hwmRelay is a deliberately broken relay: it polls by a high-water mark
@@ -411,6 +439,10 @@ type hwmRelay struct {
 	pool         *pgxpool.Pool
 	pub          rail.Publisher
 	afterPublish func()
+}
+
+func newHWMRelay(_ int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
+	return hwmRelay{pool: pool, pub: pub, afterPublish: o.AfterPublish}
 }
 
 func (h hwmRelay) DrainOnce(ctx context.Context) (rail.RelayStats, error) {
@@ -461,43 +493,6 @@ func (h hwmRelay) DrainOnce(ctx context.Context) (rail.RelayStats, error) {
 	return st, err
 }
 
-// A relay that polls by a high-water mark must be caught losing facts.
-func TestNegativeControlHighWaterMarkRelay(t *testing.T) {
-	if *flagSeed >= 0 {
-		t.Skip("replaying one seed")
-	}
-	negativeControl(t, "high-water-mark relay", 8, func(seed uint64) sim.Config {
-		c := simConfig(seed)
-		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
-			return hwmRelay{pool: pool, pub: pub, afterPublish: o.AfterPublish}
-		}
-		return c
-	}, sim.VFactLost)
-}
-
-// Gauges that count a closed matter's held demand as unserved (the ledger
-// before closed matters had a story: OldestUnservedDemandAlarm fired for
-// ever) must be caught as a false alarm.
-func TestNegativeControlClosedMatterGauges(t *testing.T) {
-	if *flagSeed >= 0 {
-		t.Skip("replaying one seed")
-	}
-	negativeControl(t, "gauges count closed matters", 8, func(seed uint64) sim.Config {
-		c := simConfig(seed)
-		c.Gauges = func(ctx context.Context, l *postgres.Ledger) (postgres.Gauges, error) {
-			var g postgres.Gauges
-			err := l.Pool().QueryRow(ctx, `
-SELECT count(*) FILTER (WHERE requested_generation > built_generation AND run_status <> 'quarantined'),
-       count(*) FILTER (WHERE run_status = 'quarantined'),
-       coalesce(extract(epoch FROM clock_timestamp() - min(demand_since)
-           FILTER (WHERE requested_generation > built_generation AND run_status <> 'quarantined')), 0)::float8
-FROM ops.matter_frame_jobs`).Scan(&g.MattersBehind, &g.MattersQuarantined, &g.OldestUnservedDemandSeconds)
-			return g, err
-		}
-		return c
-	}, sim.VGauges)
-}
-
 // batchRelay is the relay as it was before issue 10's fix, written out: a
 // pass reads its rows into the old shape (payload values must be strings),
 // builds every detail, and sends the batch in calls of 10 with no size
@@ -508,6 +503,10 @@ type batchRelay struct {
 	pool         *pgxpool.Pool
 	pub          rail.Publisher
 	afterPublish func()
+}
+
+func newBatchRelay(_ int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
+	return batchRelay{pool: pool, pub: pub, afterPublish: o.AfterPublish}
 }
 
 func (b batchRelay) DrainOnce(ctx context.Context) (rail.RelayStats, error) {
@@ -564,36 +563,4 @@ func (b batchRelay) DrainOnce(ctx context.Context) (rail.RelayStats, error) {
 	}
 	st.Published = int(tag.RowsAffected())
 	return st, tx.Commit(ctx)
-}
-
-// The relay before the fix must be caught holding facts back behind odd
-// (legal or undeliverable) outbox rows.
-func TestNegativeControlBatchRelayHeldBackByOddRows(t *testing.T) {
-	if *flagSeed >= 0 {
-		t.Skip("replaying one seed")
-	}
-	negativeControl(t, "batch relay and odd rows", 8, func(seed uint64) sim.Config {
-		c := simConfig(seed)
-		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
-			return batchRelay{pool: pool, pub: pub, afterPublish: o.AfterPublish}
-		}
-		return c
-	}, sim.VRelayHeldBack)
-}
-
-// A relay that does not bound its transaction's idle time must be caught
-// holding its rows after it froze.
-func TestNegativeControlRelayWithoutIdleTimeout(t *testing.T) {
-	if *flagSeed >= 0 {
-		t.Skip("replaying one seed")
-	}
-	negativeControl(t, "relay without an idle timeout", 8, func(seed uint64) sim.Config {
-		c := simConfig(seed)
-		c.Relay = func(_ int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
-			return &rail.Relay{Outbox: postgres.NewOutbox(pool), Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
-				Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: o.AfterPublish,
-				IdleTimeout: -1, MaxEntryBytes: sim.SimMaxEntryBytes}
-		}
-		return c
-	}, sim.VRelayHeldBack)
 }
