@@ -241,7 +241,7 @@ func newStackOn(t *testing.T, srv *motoserver.Server) *stack {
 	// publishes nothing. The tests here prove what gets published, not how
 	// fast moto is, so their passes get 40 s (the invocation still ends at the
 	// template's 60 s timeout); publish failures are tested with injected
-	// faults (pkg/rail), not with timing.
+	// faults (pkg/postgres's relay tests), not with timing.
 	s.relay.Relay.PublishTimeout = 40 * time.Second
 	s.trigger = lambdafn.NewTrigger(cfg(lambdafn.Trigger), deps)
 	s.builder = lambdafn.NewBuilder(cfg(lambdafn.Builder), deps, brief.ForRail(brief.NewExtractive()))

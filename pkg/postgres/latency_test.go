@@ -80,7 +80,7 @@ func TestRunDrainsForTheWindowAndStopsOnCancel(t *testing.T) {
 // own latency, without EventBridge's round trip. Facts are committed at
 // random intervals (0-60 ms) so they do not phase-lock with the poll.
 //
-//	go test ./pkg/rail -run '^$' -bench CommitToPublish -benchtime 400x -count 5
+//	go test ./pkg/postgres -run '^$' -bench CommitToPublish -benchtime 400x -count 5
 func BenchmarkCommitToPublish(b *testing.B) {
 	db := railtest.NewDB(b)
 	s := newSink()
