@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pramaan/brief-rail/pkg/brief"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -63,7 +64,7 @@ func cmdBrief(ctx context.Context, g *globals, args []string) error {
 }
 
 // printBrief renders a frame for people.
-func printBrief(w io.Writer, j rail.JobRow, f rail.StoredFrame) {
+func printBrief(w io.Writer, j postgres.JobRow, f rail.StoredFrame) {
 	state := "CURRENT"
 	if !j.Current {
 		state = fmt.Sprintf("NOT CURRENT: %s; a newer Brief is on its way", currentText(j))

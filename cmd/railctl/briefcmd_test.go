@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -17,7 +18,7 @@ func TestPrintBriefV1Frame(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	printBrief(&out, rail.JobRow{Current: true, RequestedGeneration: 3, BuiltGeneration: 3},
+	printBrief(&out, postgres.JobRow{Current: true, RequestedGeneration: 3, BuiltGeneration: 3},
 		rail.StoredFrame{Token: 1, Target: 3, Builder: "extractive/v1", Body: body})
 	for _, want := range []string{
 		"BRIEF  Harlow Logistics Ltd v. Penmark Freight Inc.",

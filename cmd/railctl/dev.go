@@ -24,6 +24,7 @@ import (
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/localbus"
 	"github.com/pramaan/brief-rail/pkg/pgconn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/tracing"
 )
@@ -137,7 +138,7 @@ func migrateURL(ctx context.Context, url string, p *progressHandler) error {
 // assembles for the Lambda functions, driven by pkg/app's local runtime.
 type localRail struct {
 	pool   *pgxpool.Pool
-	ledger *rail.Ledger     // for the commands' own reads (status, runs, the Brief)
+	ledger *postgres.Ledger // for the commands' own reads (status, runs, the Brief)
 	wiring *localbus.Wiring // nil over AWS
 	p      *progressHandler
 	wg     sync.WaitGroup
@@ -198,7 +199,7 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 		fb = slowBuilder{FrameBuilder: fb, delay: o.modelDelay, p: p}
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	r := &localRail{pool: pool, p: p, cancel: cancel, ledger: rail.NewLedger(pool, cfg.RailConfig())}
+	r := &localRail{pool: pool, p: p, cancel: cancel, ledger: postgres.NewLedger(pool, cfg.RailConfig())}
 
 	var t app.Transport
 	transport := o.transport
@@ -229,7 +230,7 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 			p.linef("bus", "%s published -> %s -> trigger queue%s", d.DetailType, strings.Join(d.Rules, ","), traceNote(d.TraceHeader))
 		}
 		t = app.LocalTransport(w, func(queue string, n rail.Nudge, d time.Duration) {
-			if queue == rail.QueueBackfill {
+			if queue == postgres.QueueBackfill {
 				p.linef("nudge", "-> backfill queue: matter %s reason=%s", n.MatterID.String()[:8], n.Reason)
 				return
 			}
@@ -361,7 +362,7 @@ func (r *localRail) Close() {
 // watchLedger prints heartbeats: a running row whose claimed_at moved on
 // under the same token.
 func (r *localRail) watchLedger(ctx context.Context) {
-	last := map[rail.MatterRef]rail.Lease{}
+	last := map[rail.MatterRef]postgres.Lease{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -372,7 +373,7 @@ func (r *localRail) watchLedger(ctx context.Context) {
 		if err != nil {
 			continue
 		}
-		now := map[rail.MatterRef]rail.Lease{}
+		now := map[rail.MatterRef]postgres.Lease{}
 		for _, l := range leases {
 			now[l.MatterRef] = l
 			if prev, ok := last[l.MatterRef]; ok && prev.Token == l.Token && l.ClaimedAt.After(prev.ClaimedAt) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pramaan/brief-rail/pkg/app"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/record"
 )
@@ -57,7 +58,7 @@ func cmdMatter(ctx context.Context, g *globals, args []string) error {
 		return nil
 	}
 	status := map[string]string{"close": "closed", "open": "open"}[sub]
-	if err := rail.SetMatterStatus(ctx, s.pool, s.ref, status); err != nil {
+	if err := postgres.SetMatterStatus(ctx, s.pool, s.ref, status); err != nil {
 		return err
 	}
 	fmt.Fprintf(g.stdout, "matter %s %s\n", s.ref, status)
@@ -127,7 +128,7 @@ func cmdBuild(ctx context.Context, g *globals, args []string) error {
 	}
 	defer s.Close()
 	ledger := s.ledger()
-	if err := rail.CheckMatter(ctx, s.pool, s.ref); err != nil { // unknown or misfiled matter: a clear error
+	if err := postgres.CheckMatter(ctx, s.pool, s.ref); err != nil { // unknown or misfiled matter: a clear error
 		return err
 	}
 	w := &rail.Worker{Ledger: ledger, Builder: fb, ID: *worker}
@@ -204,7 +205,7 @@ func cmdStatus(ctx context.Context, g *globals, args []string) error {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			rail.JobRow
+			postgres.JobRow
 			State    string                `json:"state"`
 			Reason   string                `json:"reason"`
 			Outdated bool                  `json:"outdated"`
@@ -261,7 +262,7 @@ func cmdStatus(ctx context.Context, g *globals, args []string) error {
 	return nil
 }
 
-func currentText(j rail.JobRow) string {
+func currentText(j postgres.JobRow) string {
 	switch {
 	case j.Current:
 		return "current"
@@ -294,7 +295,7 @@ func cmdRuns(ctx context.Context, g *globals, args []string) error {
 	return nil
 }
 
-func printRuns(g *globals, runs []rail.RunRow) {
+func printRuns(g *globals, runs []postgres.RunRow) {
 	w := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "TOKEN\tTARGET\tOUTCOME\tWORKER\tCLAIMED\tTOOK\tERROR")
 	for _, r := range runs {
@@ -354,7 +355,7 @@ func cmdRelease(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer s.Close()
-	if err := rail.CheckMatter(ctx, s.pool, s.ref); err != nil {
+	if err := postgres.CheckMatter(ctx, s.pool, s.ref); err != nil {
 		return err
 	}
 	ok, err := s.ledger().Release(ctx, s.ref)

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -38,7 +39,7 @@ func cmdStale(ctx context.Context, g *globals, args []string) error {
 	}
 	if *asJSON {
 		if list == nil {
-			list = []rail.Diagnosis{}
+			list = []postgres.Diagnosis{}
 		}
 		return json.NewEncoder(g.stdout).Encode(list)
 	}
@@ -79,7 +80,7 @@ func cmdWhy(ctx context.Context, g *globals, args []string) error {
 	}
 	if *asJSON {
 		if rep.Entries == nil {
-			rep.Entries = []rail.WhyEntry{}
+			rep.Entries = []postgres.WhyEntry{}
 		}
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
@@ -140,7 +141,7 @@ func cmdBackfill(ctx context.Context, g *globals, args []string) error {
 		if u := g.env("USER"); u != "" {
 			by = "railctl:" + u
 		}
-		changed, err := rail.SetBackfillPaused(ctx, s.pool, sub == "pause", by)
+		changed, err := postgres.SetBackfillPaused(ctx, s.pool, sub == "pause", by)
 		if err != nil {
 			return err
 		}

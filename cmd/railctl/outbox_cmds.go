@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -59,7 +60,7 @@ func cmdEmit(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer s.Close()
-	id, err := rail.RecordFact(ctx, s.pool, f)
+	id, err := postgres.RecordFact(ctx, s.pool, f)
 	if err != nil {
 		return err
 	}
@@ -133,13 +134,13 @@ func cmdOutbox(ctx context.Context, g *globals, args []string) error {
 			return err
 		}
 		defer s.Close()
-		parked, err := rail.ParkedFacts(ctx, s.pool, *limit)
+		parked, err := postgres.ParkedFacts(ctx, s.pool, *limit)
 		if err != nil {
 			return err
 		}
 		if *asJSON {
 			if parked == nil {
-				parked = []rail.ParkedFact{}
+				parked = []postgres.ParkedFact{}
 			}
 			return json.NewEncoder(g.stdout).Encode(parked)
 		}
@@ -180,7 +181,7 @@ func cmdOutbox(ctx context.Context, g *globals, args []string) error {
 			return err
 		}
 		defer s.Close()
-		n, err := rail.UnparkFacts(ctx, s.pool, events)
+		n, err := postgres.UnparkFacts(ctx, s.pool, events)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/pramaan/brief-rail/pkg/emf"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/pgconn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -75,7 +76,7 @@ type session struct {
 	// cfg is the deployed configuration with the flags over it (withConfig
 	// and up); zero otherwise: the ledger's defaults.
 	cfg    app.Config
-	onCall rail.OnCallConfig // withOnCall
+	onCall postgres.OnCallConfig // withOnCall
 }
 
 // open parses args and starts the command. check, if not nil, runs after
@@ -137,16 +138,16 @@ func (c *cmdFlags) parse(args []string) error {
 func (s *session) Close() { s.pool.Close() }
 
 // ledger is the ledger with the session's configuration.
-func (s *session) ledger() *rail.Ledger { return rail.NewLedger(s.pool, s.cfg.RailConfig()) }
+func (s *session) ledger() *postgres.Ledger { return postgres.NewLedger(s.pool, s.cfg.RailConfig()) }
 
 // onCallConfig is what a diagnosis is judged with: the settle delay and
 // the deployed builder of the session's configuration.
-func (s *session) onCallConfig() (rail.OnCallConfig, error) {
+func (s *session) onCallConfig() (postgres.OnCallConfig, error) {
 	id, err := s.cfg.DeployedIdentity()
 	if err != nil {
-		return rail.OnCallConfig{}, usageError("%v", err)
+		return postgres.OnCallConfig{}, usageError("%v", err)
 	}
-	return rail.OnCallConfig{SettleDelay: s.cfg.SettleDelay, Deployed: id}, nil
+	return postgres.OnCallConfig{SettleDelay: s.cfg.SettleDelay, Deployed: id}, nil
 }
 
 // operatorRail assembles the functions' handlers for an operator's pass

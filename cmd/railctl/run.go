@@ -12,6 +12,7 @@ import (
 
 	"github.com/pramaan/brief-rail/pkg/brief"
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/record"
 )
@@ -113,7 +114,7 @@ func seedQuickstart(ctx context.Context, pool *pgxpool.Pool, ref rail.MatterRef,
 // documents.
 func waitForBrief(ctx context.Context, r *localRail, ref rail.MatterRef, facts []uuid.UUID) (rail.StoredFrame, error) {
 	for {
-		heard, err := rail.FactsHeard(ctx, r.pool, facts)
+		heard, err := postgres.FactsHeard(ctx, r.pool, facts)
 		if err == nil && heard == len(facts) {
 			j, jerr := r.ledger.Job(ctx, ref)
 			f, found, ferr := r.ledger.LatestFrame(ctx, ref)

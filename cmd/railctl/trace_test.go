@@ -14,6 +14,7 @@ import (
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/brief/samples"
 	"github.com/pramaan/brief-rail/pkg/pdftext"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/record"
 	"github.com/pramaan/brief-rail/pkg/tracing"
@@ -52,7 +53,7 @@ func TestTraceContinuesFromUploadToFrameBuilt(t *testing.T) {
 	defer r.Close()
 
 	ref := rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()}
-	if _, err := rail.AddMatter(ctx, r.pool, ref, sampleTitle); err != nil {
+	if _, err := postgres.AddMatter(ctx, r.pool, ref, sampleTitle); err != nil {
 		t.Fatal(err)
 	}
 	const incoming = "Root=1-6968b3d8-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=1"

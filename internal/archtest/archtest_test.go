@@ -19,7 +19,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 )
 
 const module = "github.com/pramaan/brief-rail"
@@ -210,7 +210,9 @@ func TestImportsPointInward(t *testing.T) {
 }
 
 // TestProtocolIsTheCentre: the protocol package depends on no project
-// package and, transitively, on no AWS module.
+// package and, transitively, on no AWS module and no database driver
+// (github.com/jackc/...: its statements live in pkg/postgres, behind the
+// ports of pkg/rail/ports.go).
 func TestProtocolIsTheCentre(t *testing.T) {
 	found := false
 	for _, p := range list(t) {
@@ -224,6 +226,9 @@ func TestProtocolIsTheCentre(t *testing.T) {
 			}
 			if strings.HasPrefix(d, "github.com/aws/") {
 				t.Errorf("pkg/rail depends on %s: the protocol imports no AWS module", d)
+			}
+			if strings.HasPrefix(d, "github.com/jackc/") {
+				t.Errorf("pkg/rail depends on %s: the protocol imports no database driver (its SQL lives in pkg/postgres)", d)
 			}
 		}
 	}
@@ -282,12 +287,12 @@ func TestProductImportsNoVerificationTool(t *testing.T) {
 
 // rulesFile is where the ledger's rules are written (docs/ARCHITECTURE.md,
 // "Each rule once").
-const rulesFile = "pkg/rail/rules.go"
+const rulesFile = "pkg/postgres/rules.go"
 
 // restatedOnPurpose are the files that restate a rule deliberately, each
 // with its reason.
 var restatedOnPurpose = map[string]string{
-	"pkg/rail/seed_test.go":           "it replays the seed design's own statements (on its own table) as a negative control",
+	"pkg/postgres/seed_test.go":       "it replays the seed design's own statements (on its own table) as a negative control",
 	"internal/verify/sim/sim_test.go": "its negative controls swap in broken claims and gauges",
 	"sql/migrations/001_ledger.sql":   "an applied migration (its sweep index was dropped by 004); never rewritten",
 	"bench/cmd/rulecost/main.go":      "the experiment that compared SQL functions with these rules restates both",
@@ -316,9 +321,9 @@ func TestRulesDefinedOnce(t *testing.T) {
 	// drifted from the definition (and would then catch no restatement)
 	// fails here.
 	rendered := strings.Join([]string{
-		rail.SQLClaimable("j", "$1", "$2"), // unserved demand, lease expiry, attempts left, backoff
-		rail.SQLHoldsToken("j", "$3"),
-		rail.SQLBuiltByOther("f", "$1", "$2", "$3", "$4"),
+		postgres.SQLClaimable("j", "$1", "$2"), // unserved demand, lease expiry, attempts left, backoff
+		postgres.SQLHoldsToken("j", "$3"),
+		postgres.SQLBuiltByOther("f", "$1", "$2", "$3", "$4"),
 	}, "\n")
 	for _, r := range rules {
 		if !r.re.MatchString(rendered) {

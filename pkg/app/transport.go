@@ -13,6 +13,7 @@ import (
 	"github.com/pramaan/brief-rail/pkg/aws/sqsq"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/localbus"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/samtemplate"
 )
@@ -95,7 +96,7 @@ func LocalWiring(tplPath string, cfg Config, scale, duplicate float64) (*localbu
 // (localbus.FromTemplate): the bus, the build and backfill queues'
 // nudgers (sub-second delays kept, for scaled-down timings) and the three
 // queues to poll. onNudge, if set, hears every nudge sent, with its queue
-// (rail.QueueBuild or rail.QueueBackfill).
+// (postgres.QueueBuild or postgres.QueueBackfill).
 func LocalTransport(w *localbus.Wiring, onNudge func(queue string, n rail.Nudge, delay time.Duration)) Transport {
 	nudger := func(id, queue string) rail.Nudger {
 		n := &localbus.Nudger{Queue: w.Queue(id), Exact: true}
@@ -104,7 +105,7 @@ func LocalTransport(w *localbus.Wiring, onNudge func(queue string, n rail.Nudge,
 		}
 		return n
 	}
-	return Transport{Publisher: w.Bus, Nudger: nudger(BuildQueueID, rail.QueueBuild),
-		BackfillNudger: nudger(BackfillQueueID, rail.QueueBackfill),
+	return Transport{Publisher: w.Bus, Nudger: nudger(BuildQueueID, postgres.QueueBuild),
+		BackfillNudger: nudger(BackfillQueueID, postgres.QueueBackfill),
 		TriggerQueue:   w.Queue(TriggerQueueID), BuildQueue: w.Queue(BuildQueueID), BackfillQueue: w.Queue(BackfillQueueID)}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pramaan/brief-rail/pkg/aws/bedrock"
 	"github.com/pramaan/brief-rail/pkg/brief"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -93,8 +94,8 @@ type Config struct {
 }
 
 // FramePolicy is the frame retention the sweeper prunes with.
-func (c Config) FramePolicy() rail.FrameRetention {
-	return rail.FrameRetention{Keep: c.FrameKeep, Retention: c.FrameRetention}
+func (c Config) FramePolicy() postgres.FrameRetention {
+	return postgres.FrameRetention{Keep: c.FrameKeep, Retention: c.FrameRetention}
 }
 
 // SourceDefault marks a setting that took its documented default.
@@ -202,9 +203,9 @@ func load(fn string, getenv func(string) string) (Config, []error) {
 		RelayWindow:      dur(EnvRelayWindow, rail.DefaultRelayWindow, time.Second, 15*time.Minute),
 		OutboxRetention:  dur(EnvOutboxRetention, 168*time.Hour, time.Hour, 365*24*time.Hour),
 		InboxRetention:   dur(EnvInboxRetention, rail.DefaultInboxRetention, 24*time.Hour, 365*24*time.Hour),
-		FrameRetention:   dur(EnvFrameRetention, rail.DefaultFrameRetention, time.Hour, 10*365*24*time.Hour),
+		FrameRetention:   dur(EnvFrameRetention, postgres.DefaultFrameRetention, time.Hour, 10*365*24*time.Hour),
 		MaxAttempts:      rail.DefaultMaxAttempts,
-		FrameKeep:        rail.DefaultFrameKeep,
+		FrameKeep:        postgres.DefaultFrameKeep,
 		BriefBuilder:     env(EnvBriefBuilder),
 		BedrockModelID:   env(EnvBedrockModelID),
 		CommitTimeout:    dur(EnvCommitTimeout, rail.DefaultCommitTimeout, time.Second, time.Minute),

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
-	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -28,7 +28,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 	c, err = lambdafn.LoadConfig(lambdafn.Sweeper, envOf(map[string]string{"RAIL_BUILD_QUEUE_URL": "http://q",
 		"RAIL_FRAME_KEEP": "3", "RAIL_FRAME_RETENTION": "48h"}))
-	if err != nil || c.FramePolicy() != (rail.FrameRetention{Keep: 3, Retention: 48 * time.Hour}) {
+	if err != nil || c.FramePolicy() != (postgres.FrameRetention{Keep: 3, Retention: 48 * time.Hour}) {
 		t.Fatalf("frame retention from env: %+v %v", c.FramePolicy(), err)
 	}
 	// The relay needs no build queue.

@@ -17,6 +17,7 @@ import (
 	"github.com/pramaan/brief-rail/internal/testenv/localpg"
 	"github.com/pramaan/brief-rail/pkg/emf"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	railsql "github.com/pramaan/brief-rail/sql"
 )
@@ -130,7 +131,7 @@ func TestRelayAndSweeperFailLoudlyWithoutTheirDatabase(t *testing.T) {
 	}
 	conn.Close(ctx)
 	pool := deadPool(t, srv.URL("postgres"))
-	if _, err := rail.RecordFact(ctx, pool, rail.Fact{FirmID: uuid.New(), Name: rail.FactMatterCreated}); err != nil {
+	if _, err := postgres.RecordFact(ctx, pool, rail.Fact{FirmID: uuid.New(), Name: rail.FactMatterCreated}); err != nil {
 		t.Fatal(err)
 	}
 

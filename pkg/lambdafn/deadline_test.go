@@ -14,6 +14,7 @@ import (
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/emf"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -46,10 +47,10 @@ func newDeadlineRig(t *testing.T, fb rail.FrameBuilder) *deadlineRig {
 	db := railtest.NewDB(t)
 	ctx := context.Background()
 	r := &deadlineRig{t: t, db: db, ref: rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()}, logs: &syncBuffer{}}
-	if _, err := rail.AddMatter(ctx, db.Pool, r.ref, "Harlow Logistics v. Penmark Freight"); err != nil {
+	if _, err := postgres.AddMatter(ctx, db.Pool, r.ref, "Harlow Logistics v. Penmark Freight"); err != nil {
 		t.Fatal(err)
 	}
-	ledger := rail.NewLedger(db.Pool, rail.Config{})
+	ledger := postgres.NewLedger(db.Pool, rail.Config{})
 	if _, err := ledger.Demand(ctx, r.ref, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +80,9 @@ func (r *deadlineRig) invoke(left time.Duration) (events.SQSEventResponse, time.
 	return resp, dl
 }
 
-func (r *deadlineRig) job() rail.JobRow {
+func (r *deadlineRig) job() postgres.JobRow {
 	r.t.Helper()
-	j, err := rail.NewLedger(r.db.Pool, rail.Config{}).Job(context.Background(), r.ref)
+	j, err := postgres.NewLedger(r.db.Pool, rail.Config{}).Job(context.Background(), r.ref)
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/pramaan/brief-rail/pkg/aws/sqsq"
 	"github.com/pramaan/brief-rail/pkg/emf"
 	"github.com/pramaan/brief-rail/pkg/pgconn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/tracing"
 )
@@ -108,7 +109,7 @@ func (d Deps) nudger(cfg Config) rail.Nudger {
 	if next == nil {
 		next = sqsq.NewNudger(sqs.NewFromConfig(d.AWS), cfg.BuildQueueURL)
 	}
-	return &rail.RecordingNudger{Next: next, DB: d.Pool, Queue: rail.QueueBuild, Log: d.log()}
+	return &postgres.RecordingNudger{Next: next, DB: d.Pool, Queue: postgres.QueueBuild, Log: d.log()}
 }
 
 // backfillNudger is the backfill queue's nudger, recorded like the build
@@ -121,7 +122,7 @@ func (d Deps) backfillNudger(cfg Config) rail.Nudger {
 		}
 		next = sqsq.NewNudger(sqs.NewFromConfig(d.AWS), cfg.BackfillQueueURL)
 	}
-	return &rail.RecordingNudger{Next: next, DB: d.Pool, Queue: rail.QueueBackfill, Log: d.log()}
+	return &postgres.RecordingNudger{Next: next, DB: d.Pool, Queue: postgres.QueueBackfill, Log: d.log()}
 }
 
 func (d Deps) publisher(cfg Config) rail.Publisher {

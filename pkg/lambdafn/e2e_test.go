@@ -27,6 +27,7 @@ import (
 	"github.com/pramaan/brief-rail/pkg/brief"
 	"github.com/pramaan/brief-rail/pkg/emf"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/samtemplate"
 )
@@ -240,7 +241,7 @@ func newStackOn(t *testing.T, srv *motoserver.Server) *stack {
 	// publishes nothing. The tests here prove what gets published, not how
 	// fast moto is, so their passes get 40 s (the invocation still ends at the
 	// template's 60 s timeout); publish failures are tested with injected
-	// faults (pkg/rail), not with timing.
+	// faults (pkg/postgres's relay tests), not with timing.
 	s.relay.Relay.PublishTimeout = 40 * time.Second
 	s.trigger = lambdafn.NewTrigger(cfg(lambdafn.Trigger), deps)
 	s.builder = lambdafn.NewBuilder(cfg(lambdafn.Builder), deps, brief.ForRail(brief.NewExtractive()))
@@ -387,7 +388,7 @@ func (s *stack) buildUntil(within time.Duration, cond func() bool) {
 func (s *stack) seedUploads(n int) (rail.MatterRef, []uuid.UUID) {
 	s.t.Helper()
 	ref := rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()}
-	if _, err := rail.AddMatter(s.ctx, s.db.Pool, ref, "Harlow Logistics v. Penmark Freight"); err != nil {
+	if _, err := postgres.AddMatter(s.ctx, s.db.Pool, ref, "Harlow Logistics v. Penmark Freight"); err != nil {
 		s.t.Fatal(err)
 	}
 	return ref, s.upload(ref, n)
@@ -402,12 +403,12 @@ func (s *stack) upload(ref rail.MatterRef, n int) []uuid.UUID {
 			s.t.Fatal(err)
 		}
 		defer func() { _ = tx.Rollback(s.ctx) }() // a no-op after Commit; frees the connection on failure
-		id, err := rail.AddDocument(s.ctx, tx, ref, rail.NewDocument{Name: fmt.Sprintf("exhibit-%d-%s.pdf", i+1, uuid.NewString()[:4]),
+		id, err := postgres.AddDocument(s.ctx, tx, ref, rail.NewDocument{Name: fmt.Sprintf("exhibit-%d-%s.pdf", i+1, uuid.NewString()[:4]),
 			Pages: []string{fmt.Sprintf("On 3 March 2025 Harlow Logistics delivered consignment %d to Penmark Freight.", i+1)}})
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		if _, err := rail.RecordFact(s.ctx, tx, rail.Fact{FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true},
+		if _, err := postgres.RecordFact(s.ctx, tx, rail.Fact{FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true},
 			Name: rail.FactDocumentUploaded, Payload: map[string]string{"document_id": id.String()},
 			TraceHeader: "Root=1-6968b3d8-0123456789abcdef01234567;Parent=0123456789abcdef;Sampled=1"}); err != nil {
 			s.t.Fatal(err)
@@ -420,9 +421,9 @@ func (s *stack) upload(ref rail.MatterRef, n int) []uuid.UUID {
 	return ids
 }
 
-func (s *stack) job(ref rail.MatterRef) rail.JobRow {
+func (s *stack) job(ref rail.MatterRef) postgres.JobRow {
 	s.t.Helper()
-	j, err := rail.NewLedger(s.db.Pool, rail.Config{}).Job(s.ctx, ref)
+	j, err := postgres.NewLedger(s.db.Pool, rail.Config{}).Job(s.ctx, ref)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -568,7 +569,7 @@ func TestEndToEndThreeUploadsOneFrame(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(s.ctx) }()
-	if _, err := rail.RecordFact(s.ctx, tx, rail.Fact{FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true},
+	if _, err := postgres.RecordFact(s.ctx, tx, rail.Fact{FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true},
 		Name: rail.FactFrameBuilt}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -35,10 +36,10 @@ func TestEventSamplesAreAcceptedByTheirHandlers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rail.AddMatter(s.ctx, s.db.Pool, ref, "Sample v. Matter"); err != nil {
+	if _, err := postgres.AddMatter(s.ctx, s.db.Pool, ref, "Sample v. Matter"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rail.AddDocument(s.ctx, s.db.Pool, ref, rail.NewDocument{ID: uuid.MustParse("33333333-3333-4333-8333-333333333333"),
+	if _, err := postgres.AddDocument(s.ctx, s.db.Pool, ref, rail.NewDocument{ID: uuid.MustParse("33333333-3333-4333-8333-333333333333"),
 		Name: "complaint.pdf", Pages: []string{"Harlow Logistics sued Penmark Freight on 3 March 2025."}}); err != nil {
 		t.Fatal(err)
 	}

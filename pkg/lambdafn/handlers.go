@@ -15,6 +15,7 @@ import (
 
 	"github.com/pramaan/brief-rail/pkg/aws/sqsq"
 	"github.com/pramaan/brief-rail/pkg/emf"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/tracing"
 )
@@ -75,7 +76,7 @@ type TriggerHandler struct {
 func NewTrigger(cfg Config, d Deps) *TriggerHandler {
 	m := d.metrics()
 	return &TriggerHandler{
-		Trigger: &rail.Trigger{Ledger: rail.NewLedger(d.Pool, cfg.RailConfig()), Nudger: d.nudger(cfg),
+		Trigger: &rail.Trigger{Ledger: postgres.NewLedger(d.Pool, cfg.RailConfig()), Nudger: d.nudger(cfg),
 			SettleDelay: cfg.SettleDelay, Log: d.log(), Metrics: m},
 		Metrics: m, Log: d.log(),
 	}
@@ -153,7 +154,7 @@ var ErrNoTimeToBuild = errors.New("too little time left in the invocation to bui
 // NewBuilder wires the builder from cfg and d with the Brief builder fb.
 func NewBuilder(cfg Config, d Deps, fb rail.FrameBuilder) *BuilderHandler {
 	return &BuilderHandler{
-		Worker: rail.Worker{Ledger: rail.NewLedger(d.Pool, cfg.RailConfig()), Builder: fb, Log: d.log(),
+		Worker: rail.Worker{Ledger: postgres.NewLedger(d.Pool, cfg.RailConfig()), Builder: fb, Log: d.log(),
 			CommitTimeout: cfg.CommitTimeout},
 		Nudger:        d.nudger(cfg),
 		FollowUpDelay: cfg.SettleDelay,
@@ -339,7 +340,7 @@ type RelayHandler struct {
 // NewRelay wires the relay from cfg and d.
 func NewRelay(cfg Config, d Deps) *RelayHandler {
 	return &RelayHandler{
-		Relay:  &rail.Relay{Pool: d.Pool, Publisher: d.publisher(cfg), IdleTimeout: cfg.RelayIdleTimeout, Log: d.log()},
+		Relay:  &rail.Relay{Outbox: postgres.NewOutbox(d.Pool), Publisher: d.publisher(cfg), IdleTimeout: cfg.RelayIdleTimeout, Log: d.log()},
 		Window: cfg.RelayWindow, Margin: 5 * time.Second, Metrics: d.metrics(), Log: d.log(),
 	}
 }
@@ -399,13 +400,13 @@ func (h *RelayHandler) Handle(ctx context.Context, ev ScheduleEvent) (RelayResul
 // outbox and the trigger inbox, and emits the freshness gauges (every run,
 // zero included, so a silent sweeper is visible as missing data).
 type SweeperHandler struct {
-	Ledger          *rail.Ledger
+	Ledger          *postgres.Ledger
 	Pool            *pgxpool.Pool
 	Nudger          rail.Nudger
 	OutboxRetention time.Duration
 	InboxRetention  time.Duration
-	FrameRetention  rail.FrameRetention // zero fields: rail's defaults
-	Limit           int                 // matters re-nudged per run; zero: 500
+	FrameRetention  postgres.FrameRetention // zero fields: rail's defaults
+	Limit           int                     // matters re-nudged per run; zero: 500
 	// Backfill admits outdated matters at its rate onto the backfill
 	// queue; nil: no backfill (RAIL_BACKFILL_QUEUE_URL unset).
 	Backfill *rail.Backfill
@@ -417,7 +418,7 @@ type SweeperHandler struct {
 
 // NewSweeper wires the sweeper from cfg and d.
 func NewSweeper(cfg Config, d Deps) *SweeperHandler {
-	l := rail.NewLedger(d.Pool, cfg.RailConfig())
+	l := postgres.NewLedger(d.Pool, cfg.RailConfig())
 	h := &SweeperHandler{
 		Ledger: l, Pool: d.Pool, Nudger: d.nudger(cfg),
 		OutboxRetention: cfg.OutboxRetention, InboxRetention: cfg.InboxRetention,
@@ -433,16 +434,16 @@ func NewSweeper(cfg Config, d Deps) *SweeperHandler {
 
 // SweepResult is what an invocation returns.
 type SweepResult struct {
-	Renudged        int               `json:"renudged"`
-	Quarantined     int               `json:"quarantined"`
-	LeaseExpiries   int               `json:"lease_expiries"`
-	OutboxPruned    int64             `json:"outbox_pruned"`
-	OutboxPruneLeft int64             `json:"outbox_prune_left"` // prunable rows left for the next run
-	InboxPruned     int64             `json:"inbox_pruned"`
-	FramesPruned    rail.FramesPruned `json:"frames_pruned"`
-	MattersBehind   int               `json:"matters_behind"`
-	OutboxBacklog   int64             `json:"outbox_backlog"`
-	QuarantinedNow  int               `json:"matters_quarantined"`
+	Renudged        int                   `json:"renudged"`
+	Quarantined     int                   `json:"quarantined"`
+	LeaseExpiries   int                   `json:"lease_expiries"`
+	OutboxPruned    int64                 `json:"outbox_pruned"`
+	OutboxPruneLeft int64                 `json:"outbox_prune_left"` // prunable rows left for the next run
+	InboxPruned     int64                 `json:"inbox_pruned"`
+	FramesPruned    postgres.FramesPruned `json:"frames_pruned"`
+	MattersBehind   int                   `json:"matters_behind"`
+	OutboxBacklog   int64                 `json:"outbox_backlog"`
+	QuarantinedNow  int                   `json:"matters_quarantined"`
 	// The gauges' other values, as written (OldestUnservedDemandSeconds,
 	// MattersClosedWithDemand, OutboxOldestAgeSeconds, OutboxParked).
 	OldestUnservedDemandSeconds float64 `json:"oldest_unserved_demand_seconds"`
@@ -496,15 +497,15 @@ func (h *SweeperHandler) Handle(ctx context.Context, ev ScheduleEvent) (SweepRes
 			}
 		}
 	}
-	if pr, err := rail.PruneOutbox(ctx, h.Pool, h.OutboxRetention, rail.PruneLimits{}); err != nil {
+	if pr, err := postgres.PruneOutbox(ctx, h.Pool, h.OutboxRetention, postgres.PruneLimits{}); err != nil {
 		errs = append(errs, err)
 	} else {
 		res.OutboxPruned, res.OutboxPruneLeft = pr.Deleted, pr.Left
 	}
-	if res.InboxPruned, err = rail.PruneInbox(ctx, h.Pool, h.InboxRetention, 0); err != nil {
+	if res.InboxPruned, err = postgres.PruneInbox(ctx, h.Pool, h.InboxRetention, 0); err != nil {
 		errs = append(errs, err)
 	}
-	if res.RecordsPruned, err = rail.PruneOnCallRecord(ctx, h.Pool, h.InboxRetention, 0); err != nil {
+	if res.RecordsPruned, err = postgres.PruneOnCallRecord(ctx, h.Pool, h.InboxRetention, 0); err != nil {
 		errs = append(errs, err)
 	}
 	// The backfill, after the re-nudges: admitted within its rate, onto its
@@ -515,12 +516,12 @@ func (h *SweeperHandler) Handle(ctx context.Context, ev ScheduleEvent) (SweepRes
 	// Frame history: one bounded pass (newest RAIL_FRAME_KEEP per matter and
 	// everything younger than RAIL_FRAME_RETENTION stay; the current frame
 	// always does).
-	if res.FramesPruned, err = rail.PruneFrames(ctx, h.Pool, h.FrameRetention); err != nil {
+	if res.FramesPruned, err = postgres.PruneFrames(ctx, h.Pool, h.FrameRetention); err != nil {
 		errs = append(errs, err)
 	}
 	// The relay reports the outbox too; the sweeper reporting it as well
 	// keeps the OutboxOldestAge alarm alive when the relay is not running.
-	if g, err := rail.ReadOutboxGauges(ctx, h.Pool); err != nil {
+	if g, err := postgres.ReadOutboxGauges(ctx, h.Pool); err != nil {
 		errs = append(errs, err)
 	} else {
 		res.OutboxBacklog, res.OutboxOldestAgeSeconds, res.OutboxParked = g.Backlog, g.OldestAgeSeconds, g.Parked

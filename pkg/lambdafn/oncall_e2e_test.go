@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -63,8 +64,8 @@ func TestEndToEndStalenessMetricAndBackfill(t *testing.T) {
 		}
 		s.pollOnce(s.backfillQ, "BuilderFunction", s.builderH(), 1)
 	}
-	d, err := rail.NewLedger(s.db.Pool, rail.Config{}).Diagnose(s.ctx, ref, rail.OnCallConfig{Deployed: s.sweeper.Deployed})
-	if err != nil || d.State != rail.StateCurrent || d.Outdated {
+	d, err := postgres.NewLedger(s.db.Pool, rail.Config{}).Diagnose(s.ctx, ref, postgres.OnCallConfig{Deployed: s.sweeper.Deployed})
+	if err != nil || d.State != postgres.StateCurrent || d.Outdated {
 		t.Fatalf("after the backfill: %+v %v", d, err)
 	}
 	if !s.metrics.metricSeen(lambdafn.MetricBackfillToCurrentSeconds) {

@@ -21,6 +21,7 @@ import (
 	"github.com/pramaan/brief-rail/internal/testenv/motoserver"
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/internal/testenv/rie"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -225,19 +226,19 @@ func TestBootstrapsUnderLambdaRuntime(t *testing.T) {
 	s := newEmulatorStack(t)
 	emulatorBin(t)
 	ref := sampleRef(t)
-	if _, err := rail.AddMatter(s.ctx, s.db.Pool, ref, "Sample v. Matter"); err != nil {
+	if _, err := postgres.AddMatter(s.ctx, s.db.Pool, ref, "Sample v. Matter"); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := s.db.Pool.Begin(s.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	docID, err := rail.AddDocument(s.ctx, tx, ref, rail.NewDocument{ID: uuid.MustParse("33333333-3333-4333-8333-333333333333"),
+	docID, err := postgres.AddDocument(s.ctx, tx, ref, rail.NewDocument{ID: uuid.MustParse("33333333-3333-4333-8333-333333333333"),
 		Name: "complaint.pdf", Pages: []string{"Harlow Logistics sued Penmark Freight on 3 March 2025."}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventID, err := rail.RecordFact(s.ctx, tx, rail.Fact{FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true},
+	eventID, err := postgres.RecordFact(s.ctx, tx, rail.Fact{FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true},
 		Name: rail.FactDocumentUploaded, Payload: map[string]string{"document_id": docID.String()}})
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +306,7 @@ func TestBootstrapsUnderLambdaRuntime(t *testing.T) {
 
 	// sweeper: demand whose nudge was lost (recorded, never nudged, older
 	// than the sweep grace) is re-nudged.
-	if _, err := rail.NewLedger(s.db.Pool, rail.Config{}).On(s.db.Pool).Demand(s.ctx, ref, 1); err != nil {
+	if _, err := postgres.NewLedger(s.db.Pool, rail.Config{}).On(s.db.Pool).Demand(s.ctx, ref, 1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.db.Pool.Exec(s.ctx, `UPDATE ops.matter_frame_jobs SET last_demanded_at = clock_timestamp() - interval '1 hour',

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pramaan/brief-rail/pkg/emf"
-	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	railsql "github.com/pramaan/brief-rail/sql"
 )
 
@@ -24,7 +24,7 @@ var ErrSchemaBehind = errors.New("database schema is behind this build")
 
 // SchemaVersion is the database's applied migration number (0 when it has
 // never been migrated).
-func SchemaVersion(ctx context.Context, q rail.Querier) (int32, error) {
+func SchemaVersion(ctx context.Context, q postgres.Querier) (int32, error) {
 	var exists bool
 	if err := q.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, railsql.VersionTable).Scan(&exists); err != nil {
 		return 0, fmt.Errorf("schema version: %w", err)
@@ -49,7 +49,7 @@ func SchemaVersion(ctx context.Context, q rail.Querier) (int32, error) {
 // (migrations are additive, and the stack migrates before it updates the
 // functions). Any other error (the database is unreachable, say) is
 // returned as it is.
-func CheckSchema(ctx context.Context, fn string, q rail.Querier, m *emf.Logger) error {
+func CheckSchema(ctx context.Context, fn string, q postgres.Querier, m *emf.Logger) error {
 	want, err := railsql.Latest()
 	if err != nil {
 		return fmt.Errorf("list embedded migrations: %w", err)

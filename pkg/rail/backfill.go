@@ -39,7 +39,7 @@ var ErrBadBackfillRate = errors.New("backfill rate must be a positive number of 
 
 // Backfill admits outdated matters at Rate builds per minute.
 type Backfill struct {
-	Ledger   *Ledger
+	Ledger   BackfillLedger
 	Deployed BuilderIdentity
 	Rate     float64 // builds per minute, > 0
 	// Nudger is the backfill queue's nudger (its own queue and concurrency).
@@ -53,42 +53,6 @@ type BackfillPass struct {
 	Allowed  int         `json:"allowed"`  // admissions the rate allowed this pass
 	Admitted []MatterRef `json:"admitted"` // matters given backfill demand and nudged
 	Outdated int         `json:"outdated"` // outdated matters after the pass (MattersOutdated)
-}
-
-// outdatedSQL selects outdated matters eligible for admission ($1-$4: the
-// deployed identity), oldest frame first, up to $5.
-var outdatedSQL = `
-SELECT j.firm_id, j.matter_id
-FROM ops.matter_frame_jobs j
-JOIN app.matters m USING (firm_id, matter_id)
-JOIN LATERAL (
-    SELECT f.builder, f.builder_version, f.model_id, f.prompt_hash, f.built_at
-    FROM ops.matter_frames f WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id
-    ORDER BY f.token DESC LIMIT 1
-) f ON true
-WHERE m.status = 'open' AND j.run_status = 'idle'
-  AND NOT ` + SQLDemandUnserved("j") + `
-  AND ` + SQLBuiltByOther("f", "$1", "$2", "$3", "$4") + `
-ORDER BY f.built_at, j.firm_id, j.matter_id
-LIMIT $5`
-
-// outdatedCountSQL counts every matter whose newest frame is not the
-// deployed identity's (open matters; behind or not).
-var outdatedCountSQL = `
-SELECT count(*) FILTER (WHERE m.status = 'open'),
-       count(*) FILTER (WHERE m.status = 'open' AND NOT ` + SQLDemandUnserved("j") + `
-                          AND j.run_status = 'idle')
-FROM ops.matter_frame_jobs j
-JOIN app.matters m USING (firm_id, matter_id)
-JOIN LATERAL (
-    SELECT f.builder, f.builder_version, f.model_id, f.prompt_hash
-    FROM ops.matter_frames f WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id
-    ORDER BY f.token DESC LIMIT 1
-) f ON true
-WHERE ` + SQLBuiltByOther("f", "$1", "$2", "$3", "$4")
-
-func (b *Backfill) idArgs() []any {
-	return []any{b.Deployed.Name, b.Deployed.Version, b.Deployed.ModelID, b.Deployed.PromptHash}
 }
 
 func (b *Backfill) log() *slog.Logger {
@@ -111,16 +75,14 @@ func (b *Backfill) Admit(ctx context.Context) (BackfillPass, error) {
 	if b.Deployed.Name == "" {
 		return pass, errors.New("backfill: no deployed builder identity configured")
 	}
-	tx, err := b.Ledger.Pool().Begin(ctx)
+	tx, err := b.Ledger.BeginBackfill(ctx)
 	if err != nil {
 		return pass, fmt.Errorf("backfill: begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	// The bucket: at most one minute's worth of the rate.
 	var credit float64
-	err = tx.QueryRow(ctx, `SELECT paused,
-            least(60, greatest(0, extract(epoch FROM clock_timestamp() - allowance_at)))::float8
-        FROM ops.backfill_control WHERE singleton FOR UPDATE`).Scan(&pass.Paused, &credit)
+	pass.Paused, credit, err = tx.Control(ctx)
 	if err != nil {
 		return pass, fmt.Errorf("backfill: control row: %w", err)
 	}
@@ -128,28 +90,19 @@ func (b *Backfill) Admit(ctx context.Context) (BackfillPass, error) {
 		pass.Allowed = int(math.Floor(b.Rate * credit / 60))
 	}
 	if pass.Allowed > 0 {
-		rows, err := tx.Query(ctx, outdatedSQL, append(b.idArgs(), pass.Allowed)...)
-		if err != nil {
-			return pass, fmt.Errorf("backfill: outdated matters: %w", err)
-		}
-		refs, err := collectRefs(rows)
+		refs, err := tx.Outdated(ctx, b.Deployed, pass.Allowed)
 		if err != nil {
 			return pass, fmt.Errorf("backfill: outdated matters: %w", err)
 		}
 		for _, ref := range refs {
-			if _, err := b.Ledger.On(tx).DemandFrom(ctx, ref, 1, DemandOrigin{Source: DemandFromBackfill}); err != nil {
+			if _, err := tx.DemandFrom(ctx, ref, 1, DemandOrigin{Source: DemandFromBackfill}); err != nil {
 				return pass, fmt.Errorf("backfill: %w", err)
 			}
 		}
 		pass.Admitted = refs
 		// Spend what was admitted; a bucket with nothing left to admit
 		// stays full (capped at one minute's worth).
-		_, err = tx.Exec(ctx, `UPDATE ops.backfill_control SET
-                allowance_at = greatest(allowance_at, clock_timestamp() - interval '60 seconds')
-                               + make_interval(secs => $1::float8 * 60 / $2::float8),
-                admitted = admitted + $1
-            WHERE singleton`, len(refs), b.Rate)
-		if err != nil {
+		if err := tx.Spend(ctx, len(refs), b.Rate); err != nil {
 			return pass, fmt.Errorf("backfill: spend allowance: %w", err)
 		}
 	}
@@ -178,7 +131,7 @@ func (b *Backfill) Count(ctx context.Context) (outdated, admissible int, err err
 	if b.Deployed.Name == "" {
 		return 0, 0, nil
 	}
-	if err := b.Ledger.Pool().QueryRow(ctx, outdatedCountSQL, b.idArgs()...).Scan(&outdated, &admissible); err != nil {
+	if outdated, admissible, err = b.Ledger.CountOutdated(ctx, b.Deployed); err != nil {
 		return 0, 0, fmt.Errorf("backfill: count outdated: %w", err)
 	}
 	return outdated, admissible, nil
@@ -205,31 +158,14 @@ func (b *Backfill) Status(ctx context.Context) (BackfillStatus, error) {
 	if b.Rate <= 0 || math.IsNaN(b.Rate) || math.IsInf(b.Rate, 0) {
 		return BackfillStatus{}, fmt.Errorf("backfill: %w (got %v)", ErrBadBackfillRate, b.Rate)
 	}
-	st := BackfillStatus{Rate: b.Rate, Deployed: b.Deployed}
-	err := b.Ledger.Pool().QueryRow(ctx, `SELECT paused, changed_at, changed_by, admitted,
-            (SELECT count(DISTINCT (firm_id, matter_id)) FROM ops.matter_demands
-             WHERE served_at IS NULL AND source = 'backfill')
-        FROM ops.backfill_control WHERE singleton`).Scan(&st.Paused, &st.ChangedAt, &st.ChangedBy, &st.Admitted, &st.InFlight)
+	st, err := b.Ledger.BackfillControl(ctx)
 	if err != nil {
-		return st, fmt.Errorf("backfill status: %w", err)
+		return BackfillStatus{Rate: b.Rate, Deployed: b.Deployed}, fmt.Errorf("backfill status: %w", err)
 	}
+	st.Rate, st.Deployed = b.Rate, b.Deployed
 	if st.Outdated, st.Admissible, err = b.Count(ctx); err != nil {
 		return st, err
 	}
 	st.ETASeconds = float64(st.Outdated) * 60 / b.Rate
 	return st, nil
-}
-
-// SetBackfillPaused pauses or resumes the backfill (by names who did it).
-// It reports whether the state changed.
-func SetBackfillPaused(ctx context.Context, q Querier, paused bool, by string) (bool, error) {
-	tag, err := q.Exec(ctx, `UPDATE ops.backfill_control
-        SET paused = $1, changed_at = clock_timestamp(), changed_by = $2,
-            -- resuming starts a fresh bucket: no burst for the time paused
-            allowance_at = CASE WHEN paused AND NOT $1 THEN clock_timestamp() ELSE allowance_at END
-        WHERE singleton AND paused <> $1`, paused, by)
-	if err != nil {
-		return false, fmt.Errorf("backfill pause=%v: %w", paused, err)
-	}
-	return tag.RowsAffected() == 1, nil
 }

@@ -2,7 +2,6 @@ package rail
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,12 +10,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 )
 
 // The transactional outbox's producer side: a fact is recorded in the
 // caller's transaction, so it commits (or rolls back) with the record it
-// describes. The relay (relay.go) puts committed facts on the bus.
+// describes (pkg/postgres's RecordFact). The relay (relay.go) puts
+// committed facts on the bus. Here: the facts' grammar, their checks and
+// their bus detail.
 
 // Fact names used by the rail. Names are `noun.verb` with a past-tense
 // verb: a fact says what happened, never what someone wants to happen.
@@ -132,56 +132,6 @@ func payloadSize(p map[string]string) (int, error) {
 		return len(b), nil
 	}
 	return len(b) + 2*len(p) - 1, nil // ": " per pair, ", " between pairs
-}
-
-// FactIDs lists the event ids of the facts named name recorded about a
-// matter that are still in the outbox (published ones are pruned after
-// RAIL_OUTBOX_RETENTION).
-func FactIDs(ctx context.Context, q Querier, ref MatterRef, name string) ([]uuid.UUID, error) {
-	rows, err := q.Query(ctx, `SELECT event_id FROM ops.domain_event_outbox
-        WHERE firm_id = $1 AND matter_id = $2 AND event_name = $3 ORDER BY occurred_at, event_id`,
-		ref.FirmID, ref.MatterID, name)
-	if err != nil {
-		return nil, fmt.Errorf("fact ids %s %s: %w", ref, name, err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return nil, fmt.Errorf("fact ids %s %s: %w", ref, name, err)
-	}
-	return ids, nil
-}
-
-// RecordFact inserts f into ops.domain_event_outbox on q, which should be
-// the caller's transaction: the fact then commits with the record it
-// describes, or not at all. It returns the fact's event id. The name and
-// payload are checked first; the database's CHECK constraints are the
-// authority and refuse what slips past.
-func RecordFact(ctx context.Context, q Querier, f Fact) (uuid.UUID, error) {
-	if err := f.Validate(); err != nil {
-		return uuid.Nil, err
-	}
-	if f.EventID == uuid.Nil {
-		id, err := uuid.NewV7() // time-ordered: friendlier to the primary key's index
-		if err != nil {
-			return uuid.Nil, fmt.Errorf("fact: new event id: %w", err)
-		}
-		f.EventID = id
-	}
-	payload := []byte("{}")
-	if len(f.Payload) > 0 {
-		var err error
-		if payload, err = json.Marshal(f.Payload); err != nil {
-			return uuid.Nil, fmt.Errorf("fact: payload: %w", err)
-		}
-	}
-	_, err := q.Exec(ctx, `INSERT INTO ops.domain_event_outbox
-        (event_id, firm_id, matter_id, event_name, payload, trace_header)
-        VALUES ($1, $2, $3, $4, $5::jsonb, $6)`,
-		f.EventID, f.FirmID, f.MatterID, f.Name, string(payload), f.TraceHeader)
-	if err != nil {
-		return uuid.Nil, fmt.Errorf("record fact %s %s: %w", f.Name, f.EventID, err)
-	}
-	return f.EventID, nil
 }
 
 // FactDetail is the JSON detail of a fact on the bus; the trigger decodes

@@ -1,24 +1,25 @@
-// Package rail is the Brief rail's protocol: the job ledger (demand, claim,
-// heartbeat, fenced commit, failure, sweep), the transactional outbox and
-// its relay, and the trigger's gates.
+// Package rail is the Brief rail's protocol: its vocabulary (matters,
+// claims, frames, facts, nudges), its ports (ports.go) and its
+// orchestration: the worker (claim, build under heartbeats, fenced commit),
+// the trigger's gates, the outbox relay's loop and the backfill's
+// admission.
 //
-// Postgres is the one ledger. Every statement here is short, touches one
-// ledger row, and reads the database clock, so Postgres serialises racing
-// workers on the row lock and no worker clock ever matters. The fencing
-// token (claimed_generation) orders commits: a frame lands only in the same
-// statement that proves its token is still current. Fencing does not stop a
-// paused worker from running; it stops its stale frame from landing.
+// Postgres is the one ledger; its statements live in pkg/postgres, which
+// implements the ports. Every statement is short, touches one ledger row,
+// and reads the database clock, so Postgres serialises racing workers on
+// the row lock and no worker clock ever matters. The fencing token
+// (claimed_generation) orders commits: a frame lands only in the same
+// statement that proves its token is still current. Fencing does not stop
+// a paused worker from running; it stops its stale frame from landing.
+// This package imports no database driver and no AWS module.
 package rail
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Errors returned by the ledger. Callers branch on them with errors.Is.
@@ -35,15 +36,6 @@ var (
 	// ErrUnknownFirm: no such firm.
 	ErrUnknownFirm = errors.New("unknown firm")
 )
-
-// Querier is what a ledger statement runs on: a pool, a connection or a
-// transaction. Statements that must share a caller's transaction (demand
-// with the trigger's inbox insert, a fact with its record) take one.
-type Querier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
 
 // MatterRef names one matter. The ledger row's key.
 type MatterRef struct {
@@ -91,7 +83,8 @@ const (
 	DefaultSweepGrace  = 2 * time.Minute
 )
 
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with each zero field set to its default.
+func (c Config) WithDefaults() Config {
 	if c.Lease <= 0 {
 		c.Lease = DefaultLease
 	}
@@ -122,5 +115,3 @@ func ParseMatterRef(firm, matter string) (MatterRef, error) {
 	}
 	return MatterRef{FirmID: f, MatterID: m}, nil
 }
-
-func seconds(d time.Duration) float64 { return d.Seconds() }

@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The relay: puts committed outbox rows on the bus, at least once.
@@ -56,10 +53,11 @@ const (
 	markTimeout               = 5 * time.Second
 )
 
-// Relay drains ops.domain_event_outbox to a Publisher. The zero values of
-// its tunables take the defaults above. Several relays may run at once.
+// Relay drains the outbox (ops.domain_event_outbox, through the Outbox
+// port) to a Publisher. The zero values of its tunables take the defaults
+// above. Several relays may run at once.
 type Relay struct {
-	Pool      *pgxpool.Pool
+	Outbox    Outbox
 	Publisher Publisher
 	// BatchSize: rows claimed per pass (sent PutEventsMaxEntries a call).
 	BatchSize int
@@ -243,89 +241,6 @@ func (r *Relay) Run(ctx context.Context, window, poll time.Duration) (RelayStats
 	return total, ctx.Err()
 }
 
-// The relay's two selects. A row that never failed is taken in commit
-// order from domain_event_outbox_unsent_idx; a row that failed is taken
-// only once its backoff has passed, earliest due first, from
-// domain_event_outbox_retry_idx, whose range scan stops at the first row
-// still backing off: during a bus outage a poll reads the due rows, not
-// the whole backlog (sql/migrations/005_outbox_due_index.sql). The
-// clock_timestamp() sits in a scalar subquery so it is evaluated once and
-// can bound the index scan (a volatile function in the predicate itself
-// would be a filter on every row). Each takes its rows FOR UPDATE SKIP
-// LOCKED: no high-water mark, and a row another relay holds is skipped,
-// not waited for.
-const (
-	relayRetrySQL = `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at, trace_header, publish_attempts
-        FROM ops.domain_event_outbox
-        WHERE published_at IS NULL AND parked_at IS NULL
-          AND next_attempt_at <= (SELECT clock_timestamp())
-        ORDER BY next_attempt_at, occurred_at, event_id
-        LIMIT $1
-        FOR UPDATE SKIP LOCKED`
-	relayUnsentSQL = `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at, trace_header, publish_attempts
-        FROM ops.domain_event_outbox
-        WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NULL
-        ORDER BY occurred_at, event_id
-        LIMIT $1
-        FOR UPDATE SKIP LOCKED`
-)
-
-type outboxRow struct {
-	id          uuid.UUID
-	firm        uuid.UUID
-	matter      uuid.NullUUID
-	name        string
-	payload     []byte
-	occurredAt  pgtype.Timestamptz
-	traceHeader string
-	attempts    int32
-	unreadable  string // why a column could not be read ("" if it could)
-}
-
-// failureKind says what a failed row's record does.
-type failureKind int
-
-const (
-	callFailed    failureKind = iota // the call carrying it failed as a whole: back off, never park
-	rejected                         // the bus refused it: back off, park after MaxAttempts
-	undeliverable                    // it can never be sent as it is: park now
-)
-
-type entryFailure struct {
-	id   uuid.UUID
-	msg  string
-	kind failureKind
-}
-
-// take runs one of the relay's selects and reads its rows one by one: a
-// column that cannot be read marks that row unreadable (it is parked
-// alone) instead of failing the pass.
-func take(ctx context.Context, tx pgx.Tx, sql string, limit int) ([]outboxRow, error) {
-	rows, err := tx.Query(ctx, sql, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	tm := tx.Conn().TypeMap()
-	var out []outboxRow
-	for rows.Next() {
-		var o outboxRow
-		fds, vals := rows.FieldDescriptions(), rows.RawValues()
-		dst := []any{&o.id, &o.firm, &o.matter, &o.name, &o.payload, &o.occurredAt, &o.traceHeader, &o.attempts}
-		for i, d := range dst {
-			if err := tm.Scan(fds[i].DataTypeOID, fds[i].Format, vals[i], d); err != nil {
-				if i == 0 {
-					return nil, fmt.Errorf("read event_id: %w", err) // the primary key: never expected
-				}
-				o.unreadable = fmt.Sprintf("column %s cannot be read: %v", fds[i].Name, err)
-				break
-			}
-		}
-		out = append(out, o)
-	}
-	return out, rows.Err()
-}
-
 // prepared is a row ready for PutEvents.
 type prepared struct {
 	entry BusEntry
@@ -336,16 +251,13 @@ type prepared struct {
 // prepare turns a row into a bus entry, or says why it can never be one.
 // The detail is checked with the trigger's own decoder, so the relay
 // publishes only what the consumer accepts.
-func (r *Relay) prepare(o outboxRow) (prepared, string) {
-	if o.unreadable != "" {
-		return prepared{}, "undeliverable: " + o.unreadable
-	}
-	if !o.occurredAt.Valid || o.occurredAt.InfinityModifier != pgtype.Finite {
-		return prepared{}, "undeliverable: occurred_at is not a finite time"
+func (r *Relay) prepare(o OutboxRow) (prepared, string) {
+	if o.Unreadable != "" {
+		return prepared{}, "undeliverable: " + o.Unreadable
 	}
 	detail, err := EncodeFactDetail(FactDetail{
-		EventID: o.id, EventName: o.name, FirmID: o.firm, MatterID: o.matter,
-		OccurredAt: o.occurredAt.Time, Payload: o.payload,
+		EventID: o.EventID, EventName: o.Name, FirmID: o.FirmID, MatterID: o.MatterID,
+		OccurredAt: o.OccurredAt, Payload: o.Payload,
 	})
 	if err != nil {
 		return prepared{}, "undeliverable: " + err.Error()
@@ -353,12 +265,12 @@ func (r *Relay) prepare(o outboxRow) (prepared, string) {
 	if _, err := DecodeFactDetail(detail); err != nil {
 		return prepared{}, "undeliverable: the bus detail would not decode: " + err.Error()
 	}
-	size := EntrySize(o.name, detail)
+	size := EntrySize(o.Name, detail)
 	if max := r.maxEntryBytes(); size > max {
 		return prepared{}, fmt.Sprintf("undeliverable: the PutEvents entry would be %d bytes, at most %d", size, max)
 	}
-	return prepared{entry: BusEntry{EventID: o.id, Name: o.name, Detail: detail, TraceHeader: o.traceHeader},
-		size: size, retry: o.attempts > 0}, ""
+	return prepared{entry: BusEntry{EventID: o.EventID, Name: o.Name, Detail: detail, TraceHeader: o.TraceHeader},
+		size: size, retry: o.Attempts > 0}, ""
 }
 
 // EntrySize is how EventBridge counts a PutEvents entry toward its size
@@ -371,22 +283,22 @@ const maxSourceBytes = 256
 // pass is one claim-publish-mark transaction. claimed is the number of
 // rows it took.
 func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error) {
-	if r.Pool == nil || r.Publisher == nil {
-		return st, 0, errors.New("relay: Pool and Publisher are required")
+	if r.Outbox == nil || r.Publisher == nil {
+		return st, 0, errors.New("relay: Outbox and Publisher are required")
 	}
 	st.Passes = 1
-	tx, err := r.Pool.Begin(ctx)
+	tx, err := r.Outbox.BeginRelay(ctx)
 	if err != nil {
 		return st, 0, fmt.Errorf("relay: begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // no-op after commit
 
-	batch, err := take(ctx, tx, relayRetrySQL, r.batch())
+	batch, err := tx.TakeDue(ctx, r.batch())
 	if err != nil {
 		return st, 0, fmt.Errorf("relay: select due retries: %w", err)
 	}
 	if n := r.batch() - len(batch); n > 0 {
-		unsent, err := take(ctx, tx, relayUnsentSQL, n)
+		unsent, err := tx.TakeUnsent(ctx, n)
 		if err != nil {
 			return st, 0, fmt.Errorf("relay: select: %w", err)
 		}
@@ -399,18 +311,17 @@ func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error
 	// dies without closing its connection, the server ends the session
 	// after this long idle and the rows go to the next relay.
 	if idle := r.idleTimeout(); idle > 0 {
-		if _, err := tx.Exec(ctx, `SELECT set_config('idle_in_transaction_session_timeout', $1, true)`,
-			fmt.Sprint(idle.Milliseconds())); err != nil {
+		if err := tx.SetIdleTimeout(ctx, idle); err != nil {
 			return st, len(batch), fmt.Errorf("relay: set idle timeout: %w", err)
 		}
 	}
 
 	var ready []prepared
-	var failures []entryFailure
+	var failures []PublishFailure
 	for _, o := range batch {
 		p, why := r.prepare(o)
 		if why != "" {
-			failures = append(failures, entryFailure{id: o.id, msg: why, kind: undeliverable})
+			failures = append(failures, PublishFailure{EventID: o.EventID, Msg: why, Kind: FailureUndeliverable})
 			continue
 		}
 		ready = append(ready, p)
@@ -426,13 +337,11 @@ func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
 	defer cancel()
 	if len(ok) > 0 {
-		tag, err := tx.Exec(mctx, `UPDATE ops.domain_event_outbox
-            SET published_at = clock_timestamp(), next_attempt_at = NULL
-            WHERE event_id = ANY($1::uuid[])`, idStrings(ok))
+		n, err := tx.MarkPublished(mctx, ok)
 		if err != nil {
 			return st, len(batch), fmt.Errorf("relay: mark published: %w", err)
 		}
-		st.Published = int(tag.RowsAffected())
+		st.Published = int(n)
 	}
 	if len(failures) > 0 {
 		if err := r.recordFailures(ctx, mctx, tx, failures, &st); err != nil {
@@ -451,56 +360,24 @@ func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error
 // recordFailures counts each failed row's attempt, records its error and
 // backs it off exponentially; it parks (with the reason on the row) an
 // undeliverable row at once and a row the bus refused MaxAttempts times.
-func (r *Relay) recordFailures(ctx, mctx context.Context, tx pgx.Tx, failures []entryFailure, st *RelayStats) error {
-	ids := make([]uuid.UUID, len(failures))
-	msgs := make([]string, len(failures))
-	kinds := make([]int32, len(failures))
-	for i, f := range failures {
-		ids[i], msgs[i], kinds[i] = f.id, truncate(f.msg, 2000), int32(f.kind)
+func (r *Relay) recordFailures(ctx, mctx context.Context, tx OutboxTx, failures []PublishFailure, st *RelayStats) error {
+	for i := range failures {
+		failures[i].Msg = truncate(failures[i].Msg, 2000)
 	}
 	base, limit := r.backoff()
-	rs, err := tx.Query(mctx, recordFailuresSQL,
-		idStrings(ids), msgs, kinds, base.Seconds(), limit.Seconds(), r.maxAttempts())
+	recs, err := tx.RecordFailures(mctx, failures, base, limit, r.maxAttempts())
 	if err != nil {
 		return fmt.Errorf("relay: record failures: %w", err)
 	}
-	defer rs.Close()
-	for rs.Next() {
-		var id uuid.UUID
-		var parked bool
-		var attempts int
-		var reason string
-		if err := rs.Scan(&id, &parked, &attempts, &reason); err != nil {
-			return fmt.Errorf("relay: record failures: %w", err)
-		}
+	for _, rec := range recs {
 		st.Failed++
-		if parked {
+		if rec.Parked {
 			st.Parked++
-			r.log().ErrorContext(ctx, "relay parked a fact", "event_id", id, "attempts", attempts, "reason", reason)
+			r.log().ErrorContext(ctx, "relay parked a fact", "event_id", rec.EventID, "attempts", rec.Attempts, "reason", rec.Reason)
 		}
-	}
-	if err := rs.Err(); err != nil {
-		return fmt.Errorf("relay: record failures: %w", err)
 	}
 	return nil
 }
-
-// recordFailuresSQL: kind 0 = the call failed, 1 = the bus refused the
-// entry, 2 = undeliverable (see failureKind).
-const recordFailuresSQL = `UPDATE ops.domain_event_outbox o SET
-        publish_attempts = o.publish_attempts + 1,
-        last_error = f.err,
-        next_attempt_at = clock_timestamp()
-            + make_interval(secs => least($4::float8 * power(2, least(o.publish_attempts, 40)), $5::float8)),
-        parked_at = CASE WHEN f.kind = 2 OR (f.kind = 1 AND o.publish_attempts + 1 >= $6) THEN clock_timestamp() END,
-        parked_reason = CASE
-            WHEN f.kind = 2 THEN f.err
-            WHEN f.kind = 1 AND o.publish_attempts + 1 >= $6
-                THEN format('the bus refused it %s times; last: %s', o.publish_attempts + 1, f.err)
-            ELSE '' END
-    FROM unnest($1::uuid[], $2::text[], $3::int4[]) AS f(id, err, kind)
-    WHERE o.event_id = f.id
-    RETURNING o.event_id, o.parked_at IS NOT NULL, o.publish_attempts, o.parked_reason`
 
 // publish sends the entries within PublishTimeout: rows that never failed
 // in calls of up to PutEventsMaxEntries entries and MaxEntryBytes bytes,
@@ -510,7 +387,7 @@ const recordFailuresSQL = `UPDATE ops.domain_event_outbox o SET
 // rest is left as it was, due at the next pass). After a call of the pass
 // succeeded, a failed call carrying one entry counts against that entry
 // (it can be parked); a failed call carrying several backs them off.
-func (r *Relay) publish(ctx context.Context, ready []prepared) (ok []uuid.UUID, failures []entryFailure, callErr error) {
+func (r *Relay) publish(ctx context.Context, ready []prepared) (ok []uuid.UUID, failures []PublishFailure, callErr error) {
 	pctx, cancel := context.WithTimeout(ctx, r.publishTimeout())
 	defer cancel()
 	var calls [][]prepared
@@ -544,14 +421,14 @@ func (r *Relay) publish(ctx context.Context, ready []prepared) (ok []uuid.UUID, 
 			err = fmt.Errorf("publisher returned %d results for %d entries", len(res), len(entries))
 		}
 		if err != nil {
-			kind := callFailed
+			kind := FailureCall
 			msg := "PutEvents call failed: " + err.Error()
 			if anyOK && len(entries) == 1 {
-				kind = rejected
+				kind = FailureRejected
 				msg = "PutEvents call carrying this entry alone failed while other calls succeeded: " + err.Error()
 			}
 			for _, e := range entries {
-				failures = append(failures, entryFailure{id: e.EventID, msg: msg, kind: kind})
+				failures = append(failures, PublishFailure{EventID: e.EventID, Msg: msg, Kind: kind})
 			}
 			if !anyOK {
 				return ok, failures, err
@@ -563,10 +440,10 @@ func (r *Relay) publish(ctx context.Context, ready []prepared) (ok []uuid.UUID, 
 		for i, res := range res {
 			switch {
 			case res.EventID != entries[i].EventID:
-				failures = append(failures, entryFailure{id: entries[i].EventID,
-					msg: fmt.Sprintf("publisher result %d names %s, not %s", i, res.EventID, entries[i].EventID)})
+				failures = append(failures, PublishFailure{EventID: entries[i].EventID,
+					Msg: fmt.Sprintf("publisher result %d names %s, not %s", i, res.EventID, entries[i].EventID)})
 			case res.Err != nil:
-				failures = append(failures, entryFailure{id: entries[i].EventID, msg: res.Err.Error(), kind: rejected})
+				failures = append(failures, PublishFailure{EventID: entries[i].EventID, Msg: res.Err.Error(), Kind: FailureRejected})
 			default:
 				ok = append(ok, entries[i].EventID)
 			}
@@ -582,30 +459,8 @@ type OutboxGauges struct {
 	Parked           int64   // parked rows
 }
 
-// ReadOutboxGauges reads the outbox gauges: each arm of the backlog reads
-// one of the relay's partial indexes, the parked count the parked index.
-func ReadOutboxGauges(ctx context.Context, q Querier) (OutboxGauges, error) {
-	var g OutboxGauges
-	// The age skips non-finite occurred_at (the CHECKs accept 'infinity';
-	// the relay parks such a row when it reaches it): one odd row must not
-	// break the gauges.
-	err := q.QueryRow(ctx, `SELECT count(*),
-            coalesce(extract(epoch FROM clock_timestamp() - min(occurred_at) FILTER (WHERE isfinite(occurred_at)))::float8, 0),
-            (SELECT count(*) FROM ops.domain_event_outbox WHERE parked_at IS NOT NULL)
-        FROM (SELECT occurred_at FROM ops.domain_event_outbox
-                WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NULL
-              UNION ALL
-              SELECT occurred_at FROM ops.domain_event_outbox
-                WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NOT NULL) AS pending`).
-		Scan(&g.Backlog, &g.OldestAgeSeconds, &g.Parked)
-	if err != nil {
-		return OutboxGauges{}, fmt.Errorf("outbox gauges: %w", err)
-	}
-	return g, nil
-}
-
 func (r *Relay) fillBacklog(ctx context.Context, st *RelayStats) error {
-	g, err := ReadOutboxGauges(ctx, r.Pool)
+	g, err := r.Outbox.Gauges(ctx)
 	if err != nil {
 		return fmt.Errorf("relay: %w", err)
 	}
@@ -613,145 +468,9 @@ func (r *Relay) fillBacklog(ctx context.Context, st *RelayStats) error {
 	return nil
 }
 
-// UnparkFacts makes parked rows due again with a fresh attempt count (after
-// the cause was fixed). It returns how many rows it released.
-func UnparkFacts(ctx context.Context, q Querier, eventIDs []uuid.UUID) (int64, error) {
-	tag, err := q.Exec(ctx, `UPDATE ops.domain_event_outbox
-        SET parked_at = NULL, parked_reason = '', publish_attempts = 0, next_attempt_at = NULL
-        WHERE event_id = ANY($1::uuid[]) AND parked_at IS NOT NULL`, idStrings(eventIDs))
-	if err != nil {
-		return 0, fmt.Errorf("unpark facts: %w", err)
-	}
-	return tag.RowsAffected(), nil
-}
-
-// ParkedFact is a parked outbox row as on-call sees it.
-type ParkedFact struct {
-	EventID    uuid.UUID
-	FirmID     uuid.UUID
-	MatterID   uuid.NullUUID
-	Name       string
-	Attempts   int
-	Reason     string // why it was parked
-	LastError  string
-	OccurredAt string // as the database prints it: a parked row may hold a time Go cannot represent (infinity)
-	ParkedAt   time.Time
-	Payload    string // the row's payload as stored (jsonb text)
-}
-
-// ParkedFacts lists parked rows, oldest parked first, at most limit
-// (default 100).
-func ParkedFacts(ctx context.Context, q Querier, limit int) ([]ParkedFact, error) {
-	if limit <= 0 {
-		limit = 100
-	}
-	rows, err := q.Query(ctx, `SELECT event_id, firm_id, matter_id, event_name, publish_attempts, parked_reason,
-            last_error, occurred_at::text, parked_at, payload::text
-        FROM ops.domain_event_outbox WHERE parked_at IS NOT NULL
-        ORDER BY parked_at, event_id LIMIT $1`, limit)
-	if err != nil {
-		return nil, fmt.Errorf("parked facts: %w", err)
-	}
-	defer rows.Close()
-	var out []ParkedFact
-	for rows.Next() {
-		var p ParkedFact
-		if err := rows.Scan(&p.EventID, &p.FirmID, &p.MatterID, &p.Name, &p.Attempts, &p.Reason,
-			&p.LastError, &p.OccurredAt, &p.ParkedAt, &p.Payload); err != nil {
-			return nil, fmt.Errorf("parked facts: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
-}
-
-// Outbox pruning defaults (one sweeper run).
-const (
-	DefaultPruneBatch   = 1000
-	DefaultPruneMaxRows = 50_000
-	DefaultPruneBudget  = 10 * time.Second
-	pruneLeftCap        = 1_000_000
-)
-
-// PruneLimits bounds one PruneOutbox call. Zero values take the defaults.
-type PruneLimits struct {
-	Batch   int           // rows per DELETE statement (each commits by itself on a pool); default 1000
-	MaxRows int           // rows per call; default 50,000
-	Budget  time.Duration // no new statement starts after this; default 10 s
-}
-
-// PruneResult is what one PruneOutbox call did and left.
-type PruneResult struct {
-	Deleted int64
-	// Left is how many prunable rows remain (0 when the call finished);
-	// counted up to 1,000,000 (LeftCapped then).
-	Left       int64
-	LeftCapped bool
-}
-
-// PruneOutbox deletes published rows older than olderThan (by published_at),
-// Batch rows per statement, each committing by itself when q is a pool,
-// until none are left or the call's bound (MaxRows, Budget) is reached;
-// the next call continues. Unpublished and parked rows are never pruned.
-func PruneOutbox(ctx context.Context, q Querier, olderThan time.Duration, lim PruneLimits) (PruneResult, error) {
-	var res PruneResult
-	if olderThan < 0 {
-		return res, fmt.Errorf("prune outbox: negative age %s", olderThan)
-	}
-	if lim.Batch <= 0 {
-		lim.Batch = DefaultPruneBatch
-	}
-	if lim.MaxRows <= 0 {
-		lim.MaxRows = DefaultPruneMaxRows
-	}
-	if lim.Budget <= 0 {
-		lim.Budget = DefaultPruneBudget
-	}
-	stop := time.Now().Add(lim.Budget)
-	for {
-		n := min(int64(lim.Batch), int64(lim.MaxRows)-res.Deleted)
-		tag, err := q.Exec(ctx, `WITH doomed AS (
-                SELECT event_id FROM ops.domain_event_outbox
-                WHERE published_at < clock_timestamp() - make_interval(secs => $1)
-                ORDER BY published_at
-                LIMIT $2
-                FOR UPDATE SKIP LOCKED)
-            DELETE FROM ops.domain_event_outbox o USING doomed d WHERE o.event_id = d.event_id`,
-			olderThan.Seconds(), n)
-		if err != nil {
-			return res, fmt.Errorf("prune outbox: %w", err)
-		}
-		res.Deleted += tag.RowsAffected()
-		if tag.RowsAffected() < n {
-			return res, nil // nothing more is prunable (or the rest is locked)
-		}
-		if res.Deleted >= int64(lim.MaxRows) || !time.Now().Before(stop) {
-			break
-		}
-	}
-	err := q.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM ops.domain_event_outbox
-            WHERE published_at < clock_timestamp() - make_interval(secs => $1) LIMIT $2) AS left_over`,
-		olderThan.Seconds(), pruneLeftCap).Scan(&res.Left)
-	if err != nil {
-		return res, fmt.Errorf("prune outbox: count left: %w", err)
-	}
-	res.LeftCapped = res.Left >= pruneLeftCap
-	return res, nil
-}
-
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
-}
-
-// idStrings renders ids for a uuid[] parameter (the exec query mode sends
-// parameters as text without knowing their types).
-func idStrings(ids []uuid.UUID) []string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = id.String()
-	}
-	return out
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 )
 
 // The trigger: it hears facts from the bus (through a queue), records Brief
@@ -56,7 +55,7 @@ const (
 // Trigger turns demand facts into ledger demand and nudges. Safe for
 // concurrent use.
 type Trigger struct {
-	Ledger *Ledger
+	Ledger Inbox
 	Nudger Nudger
 	// SettleDelay is put on every nudge (SQS DelaySeconds) so that a burst
 	// of facts for one matter is served by one build.
@@ -155,21 +154,12 @@ func (t *Trigger) Handle(ctx context.Context, msgs []InboundFact) []error {
 	return errs
 }
 
-const inboxSQL = `
-INSERT INTO ops.trigger_inbox (event_id, firm_id, matter_id, event_name)
-SELECT e.event_id::uuid, $2, $3, e.event_name
-FROM unnest($1::text[], $4::text[]) AS e (event_id, event_name)
-ORDER BY e.event_id::uuid
-ON CONFLICT (event_id) DO NOTHING
-RETURNING event_id`
-
 // record writes one matter's new facts and their demand in one transaction.
 // It returns the nudge to send (zero when nothing new was recorded) or an
 // error that fails the matter's messages.
 func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts) (Nudge, error) {
 	log := t.log().With("firm_id", g.ref.FirmID, "matter_id", g.ref.MatterID)
 	ids := make([]uuid.UUID, 0, len(g.index))
-	idText := make([]string, 0, len(g.index)) // exec mode has no uuid[] encode plan
 	names := make([]string, 0, len(g.index))
 	seen := map[uuid.UUID]bool{}
 	for _, i := range g.index {
@@ -179,19 +169,14 @@ func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts
 		}
 		seen[f.EventID] = true
 		ids, names = append(ids, f.EventID), append(names, f.EventName)
-		idText = append(idText, f.EventID.String())
 	}
 
-	tx, err := t.Ledger.Pool().Begin(ctx)
+	tx, err := t.Ledger.BeginInbox(ctx)
 	if err != nil {
 		return Nudge{}, fmt.Errorf("trigger %s: begin: %w", g.ref, err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	rows, err := tx.Query(ctx, inboxSQL, idText, g.ref.FirmID, g.ref.MatterID, names)
-	if err != nil {
-		return Nudge{}, fmt.Errorf("trigger %s: inbox: %w", g.ref, err)
-	}
-	fresh, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	fresh, err := tx.Receive(ctx, g.ref, ids, names)
 	if err != nil {
 		return Nudge{}, fmt.Errorf("trigger %s: inbox: %w", g.ref, err)
 	}
@@ -206,7 +191,7 @@ func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts
 			break
 		}
 	}
-	res, err := t.Ledger.On(tx).DemandFrom(ctx, g.ref, len(fresh), origin)
+	res, err := tx.DemandFrom(ctx, g.ref, len(fresh), origin)
 	switch {
 	case errors.Is(err, ErrUnknownMatter), errors.Is(err, ErrFirmMismatch), errors.Is(err, ErrMatterClosed):
 		// Rolled back: nothing is written. The fact will never apply, so
@@ -227,34 +212,4 @@ func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts
 
 	return Nudge{V: 1, FirmID: g.ref.FirmID, MatterID: g.ref.MatterID, Reason: ReasonDemand,
 		TraceHeader: origin.TraceHeader}, nil
-}
-
-// FactsHeard counts how many of the facts with these event ids the trigger
-// has received (its inbox; rows are pruned after RAIL_INBOX_RETENTION).
-func FactsHeard(ctx context.Context, q Querier, eventIDs []uuid.UUID) (int, error) {
-	var n int
-	if err := q.QueryRow(ctx, `SELECT count(*) FROM ops.trigger_inbox WHERE event_id = ANY($1::uuid[])`,
-		idStrings(eventIDs)).Scan(&n); err != nil {
-		return 0, fmt.Errorf("facts heard: %w", err)
-	}
-	return n, nil
-}
-
-// PruneInbox deletes up to limit inbox rows received longer than retention
-// ago (by the database clock) and returns how many it deleted.
-func PruneInbox(ctx context.Context, q Querier, retention time.Duration, limit int) (int64, error) {
-	if retention <= 0 {
-		return 0, fmt.Errorf("prune inbox: retention must be positive, got %s", retention)
-	}
-	if limit <= 0 {
-		limit = 10000
-	}
-	tag, err := q.Exec(ctx, `DELETE FROM ops.trigger_inbox WHERE event_id IN (
-        SELECT event_id FROM ops.trigger_inbox
-        WHERE received_at < clock_timestamp() - make_interval(secs => $1)
-        ORDER BY received_at LIMIT $2)`, retention.Seconds(), limit)
-	if err != nil {
-		return 0, fmt.Errorf("prune inbox: %w", err)
-	}
-	return tag.RowsAffected(), nil
 }

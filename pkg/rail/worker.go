@@ -40,7 +40,7 @@ var ErrSuperseded = errors.New("claim superseded")
 // Worker runs builds: claim, read inputs, build while heartbeating, fenced
 // commit. It holds no transaction and no connection during the build.
 type Worker struct {
-	Ledger  *Ledger
+	Ledger  Ledger
 	Builder FrameBuilder
 	ID      string // recorded on the claim and the run
 	// Heartbeat interval; zero: a third of the lease. Negative: none.
@@ -186,7 +186,7 @@ func (w *Worker) markRun(ctx context.Context, c Claim, outcome, msg string) {
 // match the last landed frame's (same fingerprint and builder) the previous
 // body is reused and the builder is not called.
 func (w *Worker) build(ctx context.Context, c Claim, out *Outcome) (Frame, error) {
-	in, err := LoadInputs(ctx, w.Ledger.Pool(), c.MatterRef)
+	in, err := w.Ledger.LoadInputs(ctx, c.MatterRef)
 	if err != nil {
 		return Frame{}, err
 	}

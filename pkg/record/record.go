@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/tracing"
 )
@@ -31,29 +32,29 @@ func fact(ctx context.Context, ref rail.MatterRef, name string, payload map[stri
 // CreateMatter adds an open matter (and its firm) on q, the caller's
 // transaction, with its matter.created fact. An existing matter of the same
 // firm is not an error (created=false, no fact).
-func CreateMatter(ctx context.Context, q rail.Querier, ref rail.MatterRef, title string) (created bool, err error) {
-	if created, err = rail.AddMatter(ctx, q, ref, title); err != nil || !created {
+func CreateMatter(ctx context.Context, q postgres.Querier, ref rail.MatterRef, title string) (created bool, err error) {
+	if created, err = postgres.AddMatter(ctx, q, ref, title); err != nil || !created {
 		return created, err
 	}
-	_, err = rail.RecordFact(ctx, q, fact(ctx, ref, rail.FactMatterCreated, nil))
+	_, err = postgres.RecordFact(ctx, q, fact(ctx, ref, rail.FactMatterCreated, nil))
 	return true, err
 }
 
 // AddDocument stores a document on q, the caller's transaction, with its
 // document.uploaded fact, and returns the document's id.
-func AddDocument(ctx context.Context, q rail.Querier, ref rail.MatterRef, d rail.NewDocument) (uuid.UUID, error) {
-	id, err := rail.AddDocument(ctx, q, ref, d)
+func AddDocument(ctx context.Context, q postgres.Querier, ref rail.MatterRef, d rail.NewDocument) (uuid.UUID, error) {
+	id, err := postgres.AddDocument(ctx, q, ref, d)
 	if err != nil {
 		return uuid.Nil, err
 	}
-	_, err = rail.RecordFact(ctx, q, fact(ctx, ref, rail.FactDocumentUploaded, map[string]string{"document_id": id.String()}))
+	_, err = postgres.RecordFact(ctx, q, fact(ctx, ref, rail.FactDocumentUploaded, map[string]string{"document_id": id.String()}))
 	return id, err
 }
 
 // RequestRegeneration records brief.regeneration_requested on q: what the
 // Regenerate button does. It returns the fact's event id.
-func RequestRegeneration(ctx context.Context, q rail.Querier, ref rail.MatterRef) (uuid.UUID, error) {
-	return rail.RecordFact(ctx, q, fact(ctx, ref, rail.FactRegenerationRequested, nil))
+func RequestRegeneration(ctx context.Context, q postgres.Querier, ref rail.MatterRef) (uuid.UUID, error) {
+	return postgres.RecordFact(ctx, q, fact(ctx, ref, rail.FactRegenerationRequested, nil))
 }
 
 // NewMatter is CreateMatter in a transaction of its own on db.
@@ -80,7 +81,7 @@ func StoreDocument(ctx context.Context, db Beginner, ref rail.MatterRef, d rail.
 // returns the fact's event id.
 func Regenerate(ctx context.Context, db Beginner, ref rail.MatterRef) (id uuid.UUID, err error) {
 	err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if err := rail.CheckMatter(ctx, tx, ref); err != nil {
+		if err := postgres.CheckMatter(ctx, tx, ref); err != nil {
 			return err
 		}
 		id, err = RequestRegeneration(ctx, tx, ref)

@@ -8,13 +8,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pramaan/brief-rail/pkg/pdftext"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // DB runs statements and starts transactions: a pool.
 type DB interface {
 	Beginner
-	rail.Querier
+	postgres.Querier
 }
 
 // File is a PDF's name and contents.
@@ -42,7 +43,7 @@ type Seeded struct {
 // serve.
 func Seed(ctx context.Context, db DB, ref rail.MatterRef, title string, files []File) (Seeded, error) {
 	var out Seeded
-	have, err := rail.DocumentNames(ctx, db, ref)
+	have, err := postgres.DocumentNames(ctx, db, ref)
 	if err != nil {
 		return out, err
 	}
@@ -64,7 +65,7 @@ func Seed(ctx context.Context, db DB, ref rail.MatterRef, title string, files []
 			return err
 		}
 		if !out.Created {
-			if err := rail.SetMatterStatus(ctx, tx, ref, "open"); err != nil {
+			if err := postgres.SetMatterStatus(ctx, tx, ref, "open"); err != nil {
 				return err
 			}
 		}
@@ -85,6 +86,6 @@ func Seed(ctx context.Context, db DB, ref rail.MatterRef, title string, files []
 	if err != nil || out.Regenerated {
 		return out, err
 	}
-	out.Facts, err = rail.FactIDs(ctx, db, ref, rail.FactDocumentUploaded)
+	out.Facts, err = postgres.FactIDs(ctx, db, ref, rail.FactDocumentUploaded)
 	return out, err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -99,7 +100,7 @@ func runBackfill(ctx context.Context, e *env, o options) (*BackfillResults, erro
 	if err := seedOutdated(ctx, pool, o.BackfillMatters, old); err != nil {
 		return nil, fmt.Errorf("seed outdated matters: %w", err)
 	}
-	ledger := rail.NewLedger(pool, rail.Config{})
+	ledger := postgres.NewLedger(pool, rail.Config{})
 	var without50, without99, with50, with99, built []float64
 	for rep := 0; rep < o.Reps; rep++ {
 		for _, withBackfill := range []bool{false, true} {
@@ -148,7 +149,7 @@ func seedOutdated(ctx context.Context, pool *pgxpool.Pool, n int, old rail.Build
 	return err
 }
 
-func backfillRep(ctx context.Context, pool *pgxpool.Pool, ledger *rail.Ledger, deployed rail.BuilderIdentity,
+func backfillRep(ctx context.Context, pool *pgxpool.Pool, ledger *postgres.Ledger, deployed rail.BuilderIdentity,
 	withBackfill bool, liveMatters, liveDemands int, interval time.Duration, liveWorkers, bfWorkers int,
 	buildTime time.Duration, rate float64) (lat []float64, backfilled int, err error) {
 	refs, err := createMatters(ctx, pool, liveMatters, "live ")
@@ -240,7 +241,7 @@ func backfillRep(ctx context.Context, pool *pgxpool.Pool, ledger *rail.Ledger, d
 		ref := refs[i%len(refs)]
 		// An upload: a new document, then its demand (the inputs change, so
 		// the build calls the 'model' and is not skipped by fingerprint).
-		if _, err := rail.AddDocument(rctx, pool, ref, rail.NewDocument{Name: fmt.Sprintf("upload-%d.pdf", i),
+		if _, err := postgres.AddDocument(rctx, pool, ref, rail.NewDocument{Name: fmt.Sprintf("upload-%d.pdf", i),
 			Pages: []string{fmt.Sprintf("Exhibit %d: delivery of consignment %d.", i, i)}}); err != nil {
 			fail(err)
 			break

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -45,7 +46,7 @@ func runBurst(ctx context.Context, e *env, o options) (*BurstResults, error) {
 		return nil, err
 	}
 	defer pool.Close()
-	led := rail.NewLedger(pool, rail.Config{})
+	led := postgres.NewLedger(pool, rail.Config{})
 	var railF, uniF, uniSkip, plainF, plainPar []float64
 	rb, err := newRiverBurst(ctx, pool, o.Workers)
 	if err != nil {
@@ -88,7 +89,7 @@ func runBurst(ctx context.Context, e *env, o options) (*BurstResults, error) {
 // railBurst: one matter; a build is claimed; K demands (each with its
 // nudge's claim attempt) arrive concurrently during it; it commits; the
 // follow-up it reports is nudged; then K late duplicate nudges arrive.
-func railBurst(ctx context.Context, led *rail.Ledger, pool *pgxpool.Pool, k int) (followUps int, stale bool, err error) {
+func railBurst(ctx context.Context, led *postgres.Ledger, pool *pgxpool.Pool, k int) (followUps int, stale bool, err error) {
 	refs, err := createMatters(ctx, pool, 1, "burst ")
 	if err != nil {
 		return 0, false, err

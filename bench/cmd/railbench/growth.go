@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -56,7 +57,7 @@ func runGrowth(ctx context.Context, e *env, o options) (*GrowthResults, error) {
 		return nil, err
 	}
 	defer pool.Close()
-	led := rail.NewLedger(pool, rail.Config{})
+	led := postgres.NewLedger(pool, rail.Config{})
 	refs, err := createMatters(ctx, pool, o.GrowthMatters, "growth ")
 	if err != nil {
 		return nil, err
@@ -109,7 +110,7 @@ func runGrowth(ctx context.Context, e *env, o options) (*GrowthResults, error) {
 	return gr, nil
 }
 
-func measureGrowthStage(ctx context.Context, led *rail.Ledger, pool *pgxpool.Pool, refs []rail.MatterRef, o options, st *GrowthStage) error {
+func measureGrowthStage(ctx context.Context, led *postgres.Ledger, pool *pgxpool.Pool, refs []rail.MatterRef, o options, st *GrowthStage) error {
 	var err error
 	var dP50, cP50, cP99, kP50, kP99, drain []float64
 	for rep := 1; rep <= o.Reps; rep++ {
@@ -257,7 +258,7 @@ func (r errRow) Scan(...any) error { return r.err }
 
 // explainLedger explains the claim and the commit on ref in a transaction
 // that is rolled back.
-func explainLedger(ctx context.Context, led *rail.Ledger, pool *pgxpool.Pool, ref rail.MatterRef) (claim, commit string, err error) {
+func explainLedger(ctx context.Context, led *postgres.Ledger, pool *pgxpool.Pool, ref rail.MatterRef) (claim, commit string, err error) {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return "", "", err

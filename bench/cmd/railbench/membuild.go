@@ -9,7 +9,7 @@ package main
 //
 //	all-in-memory     the old path: every page of every document read in one
 //	                  query into memory, then the digest builder (baseline)
-//	stream-digest     rail.LoadInputs (manifest) and the digest builder
+//	stream-digest     postgres.LoadInputs (manifest) and the digest builder
 //	                  reading one document at a time (what the worker does)
 //	stream-extractive the same with the extractive Brief builder (three
 //	                  passes over the documents); opt-in, it is slow
@@ -28,6 +28,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/pkg/brief"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -98,7 +99,7 @@ func memChild(mode string) {
 		}
 		in = rail.NewInputs(ref, "memory bench", docs)
 	case "stream-digest", "stream-extractive":
-		if in, err = rail.LoadInputs(ctx, pool, ref); err != nil {
+		if in, err = postgres.LoadInputs(ctx, pool, ref); err != nil {
 			fail(err)
 		}
 		if mode == "stream-extractive" {

@@ -13,6 +13,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -84,7 +85,7 @@ func runRelay(ctx context.Context, e *env, o options) (*RelayResults, error) {
 			return nil, err
 		}
 		sink := &memSink{}
-		relay := &rail.Relay{Pool: pool, Publisher: sink}
+		relay := &rail.Relay{Outbox: postgres.NewOutbox(pool), Publisher: sink}
 		rctx, cancel := context.WithCancel(ctx)
 		var elapsed time.Duration
 		start := time.Now()

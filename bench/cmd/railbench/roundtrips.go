@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -47,7 +48,7 @@ func runRoundTrips(ctx context.Context, e *env, o options) (*RoundTripResults, e
 		if err != nil {
 			return nil, err
 		}
-		led := rail.NewLedger(pool, rail.Config{})
+		led := postgres.NewLedger(pool, rail.Config{})
 		const cycles, warm = 100, 5
 		refs, err := createMatters(ctx, pool, cycles+warm, "roundtrips ")
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -83,7 +84,7 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 			return nil, err
 		}
 		defer riverPool.Close()
-		led := rail.NewLedger(railPool, rail.Config{})
+		led := postgres.NewLedger(railPool, rail.Config{})
 		refs, err := createMatters(ctx, railPool, o.Rebuilds, "throughput ")
 		if err != nil {
 			return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -95,7 +96,7 @@ func runStale(ctx context.Context, e *env, o options) (*StaleResults, error) {
 // the lease lapses a second worker claims it (token+1); the two commit in
 // the chosen order.
 func railStaleRep(ctx context.Context, pool *pgxpool.Pool, n int) (attempts, stale, rerunLanded int, err error) {
-	led := rail.NewLedger(pool, rail.Config{Lease: time.Second})
+	led := postgres.NewLedger(pool, rail.Config{Lease: time.Second})
 	refs, err := createMatters(ctx, pool, n, "stale ")
 	if err != nil {
 		return 0, 0, 0, err

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -39,7 +40,7 @@ type railRun struct {
 // clock starts and only the serving is timed.
 // Each nudge is one Claim and one Commit, as the builder function runs them
 // (docs/ARCHITECTURE.md, "One commit path").
-func railServe(ctx context.Context, led *rail.Ledger, w *wireCounter, refs []rail.MatterRef, workers, batch int, e2e bool) (railRun, error) {
+func railServe(ctx context.Context, led *postgres.Ledger, w *wireCounter, refs []rail.MatterRef, workers, batch int, e2e bool) (railRun, error) {
 	nudges := make(chan rail.MatterRef, len(refs)*2)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

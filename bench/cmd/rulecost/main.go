@@ -30,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/internal/testenv/localpg"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	railsql "github.com/pramaan/brief-rail/sql"
 )
@@ -435,7 +436,7 @@ func pairedRatio(xs, base []float64) float64 {
 }
 
 func cyclesFor(ctx context.Context, pool *pgxpool.Pool, w *counter, v *variant, n int) (claims, commits []float64, rtClaim, rtCommit float64, err error) {
-	led := rail.NewLedger(pool, rail.Config{})
+	led := postgres.NewLedger(pool, rail.Config{})
 	firm := uuid.New()
 	if _, err := pool.Exec(ctx, `INSERT INTO app.firms (firm_id) VALUES ($1)`, firm); err != nil {
 		return nil, nil, 0, 0, err

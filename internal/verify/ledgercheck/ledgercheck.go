@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pramaan/brief-rail/pkg/rail"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 )
 
 // ViolationsSQL returns one text row per violated invariant, naming the
@@ -23,7 +23,7 @@ UNION ALL SELECT 'running without claimed_at: ' || matter_id FROM ops.matter_fra
 UNION ALL SELECT 'not running with target <> built: ' || matter_id FROM ops.matter_frame_jobs
  WHERE run_status <> 'running' AND target_generation <> built_generation
 UNION ALL SELECT 'demand_since set iff requested > built broken: ' || j.matter_id FROM ops.matter_frame_jobs j
- WHERE ` + rail.SQLDemandUnserved("j") + ` <> (j.demand_since IS NOT NULL)
+ WHERE ` + postgres.SQLDemandUnserved("j") + ` <> (j.demand_since IS NOT NULL)
 UNION ALL SELECT 'uncovered_since set iff requested > target broken: ' || matter_id FROM ops.matter_frame_jobs
  WHERE (requested_generation > target_generation) <> (uncovered_since IS NOT NULL)
 UNION ALL SELECT 'uncovered demand older than the oldest unbuilt: ' || matter_id FROM ops.matter_frame_jobs

@@ -6,15 +6,16 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
-// snapshotSQL reads the rows with the ledger's own rules (rail.SQLLeaseExpired,
-// rail.SQLPastBackoff): the simulation checks the rules the ledger runs on.
+// snapshotSQL reads the rows with the ledger's own rules (postgres.SQLLeaseExpired,
+// postgres.SQLPastBackoff): the simulation checks the rules the ledger runs on.
 var snapshotSQL = `
 SELECT j.matter_id, j.requested_generation, j.claimed_generation, j.target_generation, j.built_generation, j.run_status,
-       coalesce(` + rail.SQLLeaseExpired("j", "$1") + `, false),
-       j.not_before IS NOT NULL, j.not_before IS NOT NULL AND ` + rail.SQLPastBackoff("j") + `, j.attempts
+       coalesce(` + postgres.SQLLeaseExpired("j", "$1") + `, false),
+       j.not_before IS NOT NULL, j.not_before IS NOT NULL AND ` + postgres.SQLPastBackoff("j") + `, j.attempts
 FROM ops.matter_frame_jobs j`
 
 // observe snapshots the ledger rows after a step and checks the table

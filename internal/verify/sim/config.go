@@ -8,22 +8,23 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/internal/verify/ledgercheck"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // CommitFunc lands a frame for a claim on q. The default is the ledger's
 // fenced Commit (on the transaction, through Ledger.On); a negative control swaps in a broken one.
-type CommitFunc func(ctx context.Context, l *rail.Ledger, q rail.Querier, c rail.Claim, f rail.Frame) (rail.CommitResult, error)
+type CommitFunc func(ctx context.Context, l *postgres.Ledger, q postgres.Querier, c rail.Claim, f rail.Frame) (rail.CommitResult, error)
 
 // ClaimFunc claims a matter on q. The default is the ledger's Claim, through Ledger.On(q).
-type ClaimFunc func(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error)
+type ClaimFunc func(ctx context.Context, l *postgres.Ledger, q postgres.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error)
 
 // InputsFunc reads a build's inputs after its claim. The default is
-// rail.LoadInputs.
-type InputsFunc func(ctx context.Context, q rail.Querier, ref rail.MatterRef) (rail.Inputs, error)
+// postgres.LoadInputs.
+type InputsFunc func(ctx context.Context, q postgres.Querier, ref rail.MatterRef) (rail.Inputs, error)
 
 // GaugesFunc reads the on-call gauges. The default is the ledger's Gauges.
-type GaugesFunc func(ctx context.Context, l *rail.Ledger) (rail.Gauges, error)
+type GaugesFunc func(ctx context.Context, l *postgres.Ledger) (postgres.Gauges, error)
 
 // Drainer is one relay: DrainOnce makes one pass.
 type Drainer interface {
@@ -45,7 +46,7 @@ type RelayFunc func(i int, pool *pgxpool.Pool, pub rail.Publisher, o RelayOpts) 
 // DefaultRelay is the RelayFunc a Config without one uses: the real
 // rail.Relay with the simulation's batch size, backoff and entry limit.
 func DefaultRelay(_ int, pool *pgxpool.Pool, pub rail.Publisher, o RelayOpts) Drainer {
-	return &rail.Relay{Pool: pool, Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
+	return &rail.Relay{Outbox: postgres.NewOutbox(pool), Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
 		Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: o.AfterPublish,
 		IdleTimeout: o.IdleTimeout, MaxEntryBytes: SimMaxEntryBytes}
 }
@@ -128,7 +129,7 @@ func (c Config) withDefaults() Config {
 		c.Ledger.SweepGrace = rail.DefaultSweepGrace
 	}
 	if c.Commit == nil {
-		c.Commit = func(ctx context.Context, l *rail.Ledger, q rail.Querier, cl rail.Claim, f rail.Frame) (rail.CommitResult, error) {
+		c.Commit = func(ctx context.Context, l *postgres.Ledger, q postgres.Querier, cl rail.Claim, f rail.Frame) (rail.CommitResult, error) {
 			return l.On(q).Commit(ctx, cl, f)
 		}
 	}
@@ -136,13 +137,13 @@ func (c Config) withDefaults() Config {
 		c.Relay = DefaultRelay
 	}
 	if c.Gauges == nil {
-		c.Gauges = func(ctx context.Context, l *rail.Ledger) (rail.Gauges, error) { return l.Gauges(ctx) }
+		c.Gauges = func(ctx context.Context, l *postgres.Ledger) (postgres.Gauges, error) { return l.Gauges(ctx) }
 	}
 	if c.Inputs == nil {
-		c.Inputs = rail.LoadInputs
+		c.Inputs = postgres.LoadInputs
 	}
 	if c.Claim == nil {
-		c.Claim = func(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error) {
+		c.Claim = func(ctx context.Context, l *postgres.Ledger, q postgres.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error) {
 			return l.On(q).Claim(ctx, ref, worker)
 		}
 	}

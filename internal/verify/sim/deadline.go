@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -134,7 +135,7 @@ func (r *run) failAtDeadline(w *worker) {
 // running under its own token.
 func (r *run) checkNotStuck(w *worker, how string) {
 	var stuck bool
-	err := r.env.Admin.QueryRow(r.ctx, `SELECT `+rail.SQLHoldsToken("j", "$3")+`
+	err := r.env.Admin.QueryRow(r.ctx, `SELECT `+postgres.SQLHoldsToken("j", "$3")+`
         FROM ops.matter_frame_jobs j WHERE j.firm_id = $1 AND j.matter_id = $2`,
 		w.claim.FirmID, w.claim.MatterID, w.claim.Token).Scan(&stuck)
 	r.must(err, "stuck-row check")

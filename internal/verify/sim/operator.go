@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -61,7 +62,7 @@ func (r *run) doOperator() {
 		w := free[r.rng.IntN(len(free))]
 		m := behind[r.rng.IntN(len(behind))]
 		r.tracef("operator build m%d with lease %v, max attempts %d (as %s)", m, op.Lease, op.MaxAttempts, w.name)
-		r.claimWith(w, rail.NewLedger(w.pool, op), nudge{m: m, reason: "operator"}, false)
+		r.claimWith(w, postgres.NewLedger(w.pool, op), nudge{m: m, reason: "operator"}, false)
 		return
 	}
 	r.operatorSweep(op)
@@ -75,7 +76,7 @@ func (r *run) operatorSweep(op rail.Config) {
 	before := map[uuid.UUID]pre{}
 	expiredRows := 0
 	rows, err := r.env.Admin.Query(r.ctx, `SELECT j.matter_id,
-            `+rail.SQLLeaseExpired("j", "$1")+`, NOT `+rail.SQLAttemptsLeft("j", "$2")+`
+            `+postgres.SQLLeaseExpired("j", "$1")+`, NOT `+postgres.SQLAttemptsLeft("j", "$2")+`
         FROM ops.matter_frame_jobs j`, r.cfg.Ledger.Lease.Seconds(), r.cfg.Ledger.MaxAttempts)
 	r.must(err, "operator sweep: rows before")
 	for rows.Next() {
@@ -91,8 +92,8 @@ func (r *run) operatorSweep(op rail.Config) {
 	}
 	r.must(rows.Err(), "operator sweep: rows before")
 
-	l := rail.NewLedger(r.env.Sweeper, op)
-	var rep rail.SweepReport
+	l := postgres.NewLedger(r.env.Sweeper, op)
+	var rep postgres.SweepReport
 	r.sweepBusy = true
 	r.exec(AppName("sweeper"), func() { rep, err = l.Sweep(r.ctx, 0) }, func() {
 		r.sweepBusy = false

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -227,7 +228,7 @@ func (r *run) doOutOfOrderFacts() {
 	res1, err := r.recordDemand(tx1, m1, d1, e1)
 	r.must(err, "demand tx1")
 	var res2 rail.DemandResult
-	err = pgxBegin(r, func(q rail.Querier) error {
+	err = pgxBegin(r, func(q postgres.Querier) error {
 		var e error
 		res2, e = r.recordDemand(q, m2, d2, e2)
 		return e

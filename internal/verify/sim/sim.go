@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -34,7 +35,7 @@ type worker struct {
 	name   string
 	app    string
 	pool   *pgxpool.Pool
-	ledger *rail.Ledger
+	ledger *postgres.Ledger
 
 	phase   phase
 	m       int // matter of the claim
@@ -103,9 +104,9 @@ type run struct {
 	matters []rail.MatterRef
 	byID    map[uuid.UUID]int
 	workers []*worker
-	sweeper *rail.Ledger
-	demand  *rail.Ledger
-	admin   *rail.Ledger
+	sweeper *postgres.Ledger
+	demand  *postgres.Ledger
+	admin   *postgres.Ledger
 
 	bag        []nudge
 	holder     *worker
@@ -199,7 +200,7 @@ func (r *run) setup() {
 	r.byID = map[uuid.UUID]int{}
 	for i := range n {
 		ref := rail.MatterRef{FirmID: r.firm, MatterID: r.newUUID()}
-		_, err := rail.AddMatter(r.ctx, r.env.Admin, ref, fmt.Sprintf("Sim matter %d (seed %d)", i, r.cfg.Seed))
+		_, err := postgres.AddMatter(r.ctx, r.env.Admin, ref, fmt.Sprintf("Sim matter %d (seed %d)", i, r.cfg.Seed))
 		r.must(err, "add matter")
 		r.matters = append(r.matters, ref)
 		r.byID[ref.MatterID] = i
@@ -213,11 +214,11 @@ func (r *run) setup() {
 	for i := range r.cfg.Workers {
 		name := WorkerActor(i)
 		r.workers = append(r.workers, &worker{i: i, name: name, app: AppName(name), pool: r.env.Workers[i],
-			ledger: rail.NewLedger(r.env.Workers[i], r.cfg.Ledger)})
+			ledger: postgres.NewLedger(r.env.Workers[i], r.cfg.Ledger)})
 	}
-	r.sweeper = rail.NewLedger(r.env.Sweeper, r.cfg.Ledger)
-	r.demand = rail.NewLedger(r.env.Demander, r.cfg.Ledger)
-	r.admin = rail.NewLedger(r.env.Admin, r.cfg.Ledger)
+	r.sweeper = postgres.NewLedger(r.env.Sweeper, r.cfg.Ledger)
+	r.demand = postgres.NewLedger(r.env.Demander, r.cfg.Ledger)
+	r.admin = postgres.NewLedger(r.env.Admin, r.cfg.Ledger)
 	r.bus = &bus{accepted: map[uuid.UUID]int{}, details: map[uuid.UUID]rail.FactDetail{}}
 	r.odd = map[uuid.UUID]oddRow{}
 	r.tracef("seed %d: %d matters, %d workers", r.cfg.Seed, n, r.cfg.Workers)
@@ -494,13 +495,13 @@ func (r *run) doDemand() {
 	)
 	io := func() {
 		if kind == 6 || kind == 7 {
-			if err = pgxBegin(r, func(q rail.Querier) error { return r.recordDocument(q, m, doc, event) }); err != nil {
+			if err = pgxBegin(r, func(q postgres.Querier) error { return r.recordDocument(q, m, doc, event) }); err != nil {
 				return
 			}
 			res, err = r.demand.Demand(r.ctx, r.matters[m], 1)
 			return
 		}
-		err = pgxBegin(r, func(q rail.Querier) error {
+		err = pgxBegin(r, func(q postgres.Querier) error {
 			var e error
 			res, e = r.recordDemand(q, m, doc, event)
 			return e
@@ -515,29 +516,29 @@ func (r *run) doDemand() {
 	})
 }
 
-func pgxBegin(r *run, f func(q rail.Querier) error) error {
+func pgxBegin(r *run, f func(q postgres.Querier) error) error {
 	return pgx.BeginFunc(r.ctx, r.env.Demander, func(tx pgx.Tx) error { return f(tx) })
 }
 
 // recordDocument stores a document and its document.uploaded fact (or,
 // with no document, a brief.regeneration_requested fact) on q.
-func (r *run) recordDocument(q rail.Querier, m int, doc, event uuid.UUID) error {
+func (r *run) recordDocument(q postgres.Querier, m int, doc, event uuid.UUID) error {
 	ref := r.matters[m]
 	fact := rail.Fact{EventID: event, FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true},
 		Name: rail.FactRegenerationRequested}
 	if doc != uuid.Nil {
-		if _, err := rail.AddDocument(r.ctx, q, ref, rail.NewDocument{ID: doc, Name: "doc",
+		if _, err := postgres.AddDocument(r.ctx, q, ref, rail.NewDocument{ID: doc, Name: "doc",
 			Pages: []string{"page of document " + doc.String()}}); err != nil {
 			return err
 		}
 		fact.Name, fact.Payload = rail.FactDocumentUploaded, map[string]string{"document_id": doc.String()}
 	}
-	_, err := rail.RecordFact(r.ctx, q, fact)
+	_, err := postgres.RecordFact(r.ctx, q, fact)
 	return err
 }
 
 // recordDemand is the document, its fact and the demand in one transaction.
-func (r *run) recordDemand(q rail.Querier, m int, doc, event uuid.UUID) (rail.DemandResult, error) {
+func (r *run) recordDemand(q postgres.Querier, m int, doc, event uuid.UUID) (rail.DemandResult, error) {
 	if err := r.recordDocument(q, m, doc, event); err != nil {
 		return rail.DemandResult{}, err
 	}
@@ -646,7 +647,7 @@ func (r *run) claimFor(w *worker, n nudge, replyLost bool) { r.claimWith(w, w.le
 
 // claimWith is claimFor on ledger l (the worker's, or an operator's with
 // other settings).
-func (r *run) claimWith(w *worker, l *rail.Ledger, n nudge, replyLost bool) {
+func (r *run) claimWith(w *worker, l *postgres.Ledger, n nudge, replyLost bool) {
 	ref := r.matters[n.m]
 	var (
 		c   rail.Claim
@@ -1065,7 +1066,7 @@ func (r *run) doSweep() {
 		r.fault(FaultSweepDuringCommit)
 	}
 	var (
-		rep rail.SweepReport
+		rep postgres.SweepReport
 		err error
 	)
 	r.sweepBusy = true
@@ -1167,7 +1168,7 @@ func (r *run) doCloseMatter() {
 			break
 		}
 	}
-	r.must(rail.SetMatterStatus(r.ctx, r.env.Admin, r.matters[m], "closed"), "close matter")
+	r.must(postgres.SetMatterStatus(r.ctx, r.env.Admin, r.matters[m], "closed"), "close matter")
 	r.closed[m] = true
 	r.fault(FaultMatterClosed)
 	r.tracef("m%d closed (%s)", m, r.describeRow(m))
@@ -1186,7 +1187,7 @@ func (r *run) doReopenMatter() {
 // reopen re-opens m: its held demand is served again (the sweeper's next
 // pass re-nudges it), aged from now.
 func (r *run) reopen(m int) {
-	r.must(rail.SetMatterStatus(r.ctx, r.env.Admin, r.matters[m], "open"), "re-open matter")
+	r.must(postgres.SetMatterStatus(r.ctx, r.env.Admin, r.matters[m], "open"), "re-open matter")
 	r.closed[m] = false
 	r.fault(FaultMatterReopened)
 	r.tracef("m%d re-opened (%s)", m, r.describeRow(m))

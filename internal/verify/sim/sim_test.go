@@ -18,6 +18,7 @@ import (
 
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/internal/verify/sim"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -352,7 +353,7 @@ WITH up AS (
 )
 SELECT frame.frame_id, up.requested_generation FROM up, frame`
 
-func unfencedCommit(ctx context.Context, _ *rail.Ledger, q rail.Querier, c rail.Claim, f rail.Frame) (rail.CommitResult, error) {
+func unfencedCommit(ctx context.Context, _ *postgres.Ledger, q postgres.Querier, c rail.Claim, f rail.Frame) (rail.CommitResult, error) {
 	res := rail.CommitResult{Target: c.Target}
 	err := q.QueryRow(ctx, unfencedCommitSQL, c.FirmID, c.MatterID, c.Token, c.Target, f.Fingerprint, f.Builder, string(f.Body)).
 		Scan(&res.FrameID, &res.Requested)
@@ -377,7 +378,7 @@ WITH c AS (
 )
 SELECT claimed_generation, target_generation, built_generation, attempts FROM c`
 
-func claimNoDemandCheck(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error) {
+func claimNoDemandCheck(ctx context.Context, l *postgres.Ledger, q postgres.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error) {
 	c := rail.Claim{MatterRef: ref}
 	err := q.QueryRow(ctx, claimNoDemandCheckSQL, ref.FirmID, ref.MatterID, worker, l.Config().Lease.Seconds()).
 		Scan(&c.Token, &c.Target, &c.Built, &c.Attempt)
@@ -391,7 +392,7 @@ func claimNoDemandCheck(ctx context.Context, l *rail.Ledger, q rail.Querier, ref
 // (inside the claim's transaction when it has one; the claim holds the row
 // lock), by clearing the lease and attempt limit it stored: the ledger then
 // falls back to each caller's settings, as before migration 007.
-func claimForgettingPolicy(ctx context.Context, l *rail.Ledger, q rail.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error) {
+func claimForgettingPolicy(ctx context.Context, l *postgres.Ledger, q postgres.Querier, ref rail.MatterRef, worker string) (rail.Claim, bool, error) {
 	c, ok, err := l.On(q).Claim(ctx, ref, worker)
 	if err != nil || !ok {
 		return c, ok, err
@@ -403,8 +404,8 @@ func claimForgettingPolicy(ctx context.Context, l *rail.Ledger, q rail.Querier, 
 
 // laggingInputs reads a lagging copy of the record: the newest document
 // is missing.
-func laggingInputs(ctx context.Context, q rail.Querier, ref rail.MatterRef) (rail.Inputs, error) {
-	in, err := rail.LoadInputs(ctx, q, ref)
+func laggingInputs(ctx context.Context, q postgres.Querier, ref rail.MatterRef) (rail.Inputs, error) {
+	in, err := postgres.LoadInputs(ctx, q, ref)
 	if err == nil && len(in.Manifest) > 0 {
 		newest := 0
 		for i, d := range in.Manifest {
@@ -419,8 +420,8 @@ func laggingInputs(ctx context.Context, q rail.Querier, ref rail.MatterRef) (rai
 
 // gaugesCountingClosedMatters is the gauge query before closed matters had
 // a story: a closed matter's held demand counts as unserved.
-func gaugesCountingClosedMatters(ctx context.Context, l *rail.Ledger) (rail.Gauges, error) {
-	var g rail.Gauges
+func gaugesCountingClosedMatters(ctx context.Context, l *postgres.Ledger) (postgres.Gauges, error) {
+	var g postgres.Gauges
 	err := l.Pool().QueryRow(ctx, `
 SELECT count(*) FILTER (WHERE requested_generation > built_generation AND run_status <> 'quarantined'),
        count(*) FILTER (WHERE run_status = 'quarantined'),

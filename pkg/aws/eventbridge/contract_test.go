@@ -17,6 +17,7 @@ import (
 
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/aws/eventbridge"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -183,7 +184,7 @@ func TestRelayPartialPutEventsFailure(t *testing.T) {
 	f.reject[poison.String()] = true
 	f.reject[flaky.String()] = true
 
-	slow := &rail.Relay{Pool: db.Pool, Publisher: pub, Backoff: time.Hour}
+	slow := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: pub, Backoff: time.Hour}
 	st, err := slow.DrainOnce(ctx)
 	if err != nil || st.Published != 10 || st.Failed != 2 || st.Parked != 0 {
 		t.Fatalf("first pass: %+v %v; want 10 published, 2 failed", st, err)
@@ -210,7 +211,7 @@ func TestRelayPartialPutEventsFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.set(func() { delete(f.reject, flaky.String()) })
-	fast := &rail.Relay{Pool: db.Pool, Publisher: pub, MaxAttempts: 3, Backoff: time.Millisecond, BackoffMax: time.Millisecond}
+	fast := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: pub, MaxAttempts: 3, Backoff: time.Millisecond, BackoffMax: time.Millisecond}
 	var later []uuid.UUID
 	for i := 0; i < 100 && !row(t, db, poison).parked; i++ {
 		later = append(later, record(t, db.Pool, matterFact(ref, "document.removed", map[string]string{"document_id": uuid.NewString()})))

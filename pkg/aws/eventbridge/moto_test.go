@@ -23,6 +23,7 @@ import (
 	"github.com/pramaan/brief-rail/internal/testenv/motoserver"
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/aws/eventbridge"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 	"github.com/pramaan/brief-rail/pkg/samtemplate"
 )
@@ -179,9 +180,9 @@ func drainAll(t *testing.T, r *rail.Relay) rail.RelayStats {
 	return total
 }
 
-func record(t *testing.T, q rail.Querier, f rail.Fact) uuid.UUID {
+func record(t *testing.T, q postgres.Querier, f rail.Fact) uuid.UUID {
 	t.Helper()
-	id, err := rail.RecordFact(context.Background(), q, f)
+	id, err := postgres.RecordFact(context.Background(), q, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func (m *moto) testEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rail.Relay{Pool: db.Pool, Publisher: eventbridge.New(m.cfg, bus, ""), PublishTimeout: motoTimeout}
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: eventbridge.New(m.cfg, bus, ""), PublishTimeout: motoTimeout}
 	if st := drainAll(t, r); st.Published != 5 {
 		t.Fatalf("published %d, want 5 (frame.built and matter.created go on the bus too)", st.Published)
 	}
@@ -272,7 +273,7 @@ func (m *moto) testOutOfOrderCommits(t *testing.T) {
 	db := railtest.NewDB(t)
 	ctx := context.Background()
 	bus, queue := m.busToQueue(t)
-	r := &rail.Relay{Pool: db.Pool, Publisher: eventbridge.New(m.cfg, bus, ""), PublishTimeout: motoTimeout}
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: eventbridge.New(m.cfg, bus, ""), PublishTimeout: motoTimeout}
 	ref := newRef()
 
 	t1, err := db.Pool.Begin(ctx)
@@ -326,7 +327,7 @@ func (m *moto) testCrashBetweenPutEventsAndMark(t *testing.T) {
 		ids[record(t, db.Pool, matterFact(ref, "brief.regeneration_requested", nil))] = true
 	}
 	pub := eventbridge.New(m.cfg, bus, "")
-	crashing := &rail.Relay{Pool: db.Pool, Publisher: pub, PublishTimeout: motoTimeout, AfterPublish: func() { panic("relay killed after PutEvents") }}
+	crashing := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: pub, PublishTimeout: motoTimeout, AfterPublish: func() { panic("relay killed after PutEvents") }}
 	func() {
 		defer func() {
 			if recover() == nil {
@@ -338,7 +339,7 @@ func (m *moto) testCrashBetweenPutEventsAndMark(t *testing.T) {
 	if n := unpublished(t, db.Pool); n != 3 {
 		t.Fatalf("%d unpublished after the crash, want 3 (nothing marked)", n)
 	}
-	r := &rail.Relay{Pool: db.Pool, Publisher: pub, PublishTimeout: motoTimeout}
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: pub, PublishTimeout: motoTimeout}
 	if st := drainAll(t, r); st.Published != 3 {
 		t.Fatalf("re-published %d, want 3", st.Published)
 	}

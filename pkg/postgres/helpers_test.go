@@ -1,4 +1,4 @@
-package rail_test
+package postgres_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/internal/verify/ledgercheck"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) { railtest.Main(m) }
 type bundle struct {
 	db     *railtest.DB
 	pool   *pgxpool.Pool
-	ledger *rail.Ledger
+	ledger *postgres.Ledger
 	ref    rail.MatterRef
 	ctx    context.Context
 }
@@ -32,7 +33,7 @@ func setup(t *testing.T, cfg rail.Config) *bundle {
 	t.Helper()
 	t.Parallel()
 	db := railtest.NewDB(t)
-	b := &bundle{db: db, pool: db.Pool, ledger: rail.NewLedger(db.Pool, cfg), ctx: context.Background()}
+	b := &bundle{db: db, pool: db.Pool, ledger: postgres.NewLedger(db.Pool, cfg), ctx: context.Background()}
 	b.ref = b.newMatter(t, "Harlow Logistics v. Penmark Freight")
 	t.Cleanup(func() { checkInvariants(t, b.pool) })
 	return b
@@ -41,7 +42,7 @@ func setup(t *testing.T, cfg rail.Config) *bundle {
 func (b *bundle) newMatter(t *testing.T, title string) rail.MatterRef {
 	t.Helper()
 	ref := rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()}
-	if _, err := rail.AddMatter(b.ctx, b.pool, ref, title); err != nil {
+	if _, err := postgres.AddMatter(b.ctx, b.pool, ref, title); err != nil {
 		t.Fatal(err)
 	}
 	return ref
@@ -49,7 +50,7 @@ func (b *bundle) newMatter(t *testing.T, title string) rail.MatterRef {
 
 func (b *bundle) addDoc(t *testing.T, name string, pages ...string) uuid.UUID {
 	t.Helper()
-	id, err := rail.AddDocument(b.ctx, b.pool, b.ref, rail.NewDocument{Name: name, Pages: pages})
+	id, err := postgres.AddDocument(b.ctx, b.pool, b.ref, rail.NewDocument{Name: name, Pages: pages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func (b *bundle) mustClaim(t *testing.T, worker string) rail.Claim {
 	return c
 }
 
-func (b *bundle) job(t *testing.T) rail.JobRow {
+func (b *bundle) job(t *testing.T) postgres.JobRow {
 	t.Helper()
 	j, err := b.ledger.Job(b.ctx, b.ref)
 	if err != nil {

@@ -1,4 +1,4 @@
-package rail
+package postgres
 
 // The ledger's rules, each written once (docs/ARCHITECTURE.md, "Each rule
 // once"). Every statement that needs one is composed from these functions;

@@ -1,4 +1,4 @@
-package rail_test
+package postgres_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -200,7 +201,7 @@ func (p *ledgerProto) commit(ctx context.Context, token int64) (bool, bool, erro
 
 func (p *ledgerProto) unserved(ctx context.Context) (bool, error) {
 	var u bool
-	err := p.b.pool.QueryRow(ctx, `SELECT `+rail.SQLDemandUnserved("j")+` FROM ops.matter_frame_jobs j
+	err := p.b.pool.QueryRow(ctx, `SELECT `+postgres.SQLDemandUnserved("j")+` FROM ops.matter_frame_jobs j
         WHERE j.firm_id = $1 AND j.matter_id = $2`, p.b.ref.FirmID, p.b.ref.MatterID).Scan(&u)
 	return u, err
 }

@@ -1,17 +1,19 @@
-package rail
+package postgres
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // SweepReport is what one sweep pass found and did.
 type SweepReport struct {
-	Quarantined   []MatterRef // expired leases out of attempts: now quarantined
-	LeaseExpiries int         // running rows whose lease expired since the last pass
-	Renudge       []MatterRef // unserved demand with no live claim: nudge these
+	Quarantined   []rail.MatterRef // expired leases out of attempts: now quarantined
+	LeaseExpiries int              // running rows whose lease expired since the last pass
+	Renudge       []rail.MatterRef // unserved demand with no live claim: nudge these
 	Gauges
 }
 
@@ -119,9 +121,9 @@ func (l *Ledger) Gauges(ctx context.Context) (Gauges, error) {
 	return g, nil
 }
 
-func collectRefs(rows pgx.Rows) ([]MatterRef, error) {
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (MatterRef, error) {
-		var m MatterRef
+func collectRefs(rows pgx.Rows) ([]rail.MatterRef, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (rail.MatterRef, error) {
+		var m rail.MatterRef
 		err := r.Scan(&m.FirmID, &m.MatterID)
 		return m, err
 	})

@@ -1,14 +1,43 @@
-package rail
+// Package postgres is the rail's PostgreSQL room: every statement of the
+// ledger, the outbox, the trigger's inbox, the record the Brief is built
+// from and the on-call read models, composed from the ledger's rules
+// (rules.go). It implements the ports of pkg/rail (rail.Ledger,
+// rail.Inbox, rail.BackfillLedger, rail.Outbox); the protocol's
+// orchestration never sees pgx.
+package postgres
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
+
+// Querier is what a ledger statement runs on: a pool, a connection or a
+// transaction. Statements that must share a caller's transaction (demand
+// with the trigger's inbox insert, a fact with its record) take one.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// The ports this package implements.
+var (
+	_ rail.Ledger         = (*Ledger)(nil)
+	_ rail.Inbox          = (*Ledger)(nil)
+	_ rail.BackfillLedger = (*Ledger)(nil)
+	_ rail.Outbox         = (*Outbox)(nil)
+)
+
+func seconds(d time.Duration) float64 { return d.Seconds() }
 
 // Ledger runs the job-ledger statements against Postgres. Each method is one
 // statement (one round trip) on one ledger row unless its comment says
@@ -16,12 +45,12 @@ import (
 type Ledger struct {
 	pool *pgxpool.Pool
 	q    Querier // where the statements run: the pool, or a caller's transaction (On)
-	cfg  Config
+	cfg  rail.Config
 }
 
 // NewLedger returns a ledger over pool with cfg (zero fields take defaults).
-func NewLedger(pool *pgxpool.Pool, cfg Config) *Ledger {
-	return &Ledger{pool: pool, q: pool, cfg: cfg.withDefaults()}
+func NewLedger(pool *pgxpool.Pool, cfg rail.Config) *Ledger {
+	return &Ledger{pool: pool, q: pool, cfg: cfg.WithDefaults()}
 }
 
 // On returns the ledger running its statements on q, a caller's
@@ -38,15 +67,15 @@ func (l *Ledger) On(q Querier) *Ledger {
 }
 
 // Config returns the ledger's effective configuration.
-func (l *Ledger) Config() Config { return l.cfg }
+func (l *Ledger) Config() rail.Config { return l.cfg }
 
 // Pool returns the underlying pool.
 func (l *Ledger) Pool() *pgxpool.Pool { return l.pool }
 
-// DemandResult reports a recorded demand.
-type DemandResult struct {
-	Requested int64  // requested_generation after the demand
-	Status    string // run_status after the demand
+// LoadInputs reads a build's inputs (LoadInputs) on the pool: the manifest
+// and, one statement each as the build reaches them, the documents.
+func (l *Ledger) LoadInputs(ctx context.Context, ref rail.MatterRef) (rail.Inputs, error) {
+	return LoadInputs(ctx, l.pool, ref)
 }
 
 const demandSQL = `
@@ -82,44 +111,28 @@ WITH m AS (
 SELECT (SELECT firm_id FROM m), (SELECT status FROM m), up.requested_generation, up.run_status
 FROM (SELECT 1) AS one LEFT JOIN up ON true`
 
-// Demand sources recorded in ops.matter_demands.
-const (
-	DemandFromFact     = "fact"     // the trigger heard facts
-	DemandFromOperator = "operator" // railctl demand, or any caller of Demand
-	DemandFromBackfill = "backfill" // the backfill admitted an outdated matter
-)
-
-// DemandOrigin says where a demand came from, for on-call's record: its
-// source, the facts it coalesces (their event_ids) and the trace it
-// continues.
-type DemandOrigin struct {
-	Source      string // DemandFrom…; empty: operator
-	EventIDs    []uuid.UUID
-	TraceHeader string
-}
-
 // Demand records n demands for a matter (what the trigger does on hearing a
 // fact). It always takes the row lock, so a claim that reads
 // requested_generation afterwards sees only demands whose facts have
 // committed. A quarantined row is released by new demand. Run it in the
 // caller's transaction when the demand must commit with something else
 // (the trigger's inbox insert).
-func (l *Ledger) Demand(ctx context.Context, ref MatterRef, n int) (DemandResult, error) {
-	return l.DemandFrom(ctx, ref, n, DemandOrigin{})
+func (l *Ledger) Demand(ctx context.Context, ref rail.MatterRef, n int) (rail.DemandResult, error) {
+	return l.DemandFrom(ctx, ref, n, rail.DemandOrigin{})
 }
 
 // DemandFrom is Demand with its origin recorded on ops.matter_demands (in the
 // same statement).
-func (l *Ledger) DemandFrom(ctx context.Context, ref MatterRef, n int, o DemandOrigin) (DemandResult, error) {
+func (l *Ledger) DemandFrom(ctx context.Context, ref rail.MatterRef, n int, o rail.DemandOrigin) (rail.DemandResult, error) {
 	if o.Source == "" {
-		o.Source = DemandFromOperator
+		o.Source = rail.DemandFromOperator
 	}
 	ids := make([]string, len(o.EventIDs)) // exec mode has no uuid[] encode plan
 	for i, id := range o.EventIDs {
 		ids[i] = id.String()
 	}
 	if n < 1 {
-		return DemandResult{}, fmt.Errorf("demand: n must be at least 1, got %d", n)
+		return rail.DemandResult{}, fmt.Errorf("demand: n must be at least 1, got %d", n)
 	}
 	var (
 		firm      *uuid.UUID
@@ -130,19 +143,19 @@ func (l *Ledger) DemandFrom(ctx context.Context, ref MatterRef, n int, o DemandO
 	err := l.q.QueryRow(ctx, demandSQL, ref.FirmID, ref.MatterID, n, o.Source, ids, o.TraceHeader).
 		Scan(&firm, &status, &requested, &runStatus)
 	if err != nil {
-		return DemandResult{}, fmt.Errorf("demand %s: %w", ref, err)
+		return rail.DemandResult{}, fmt.Errorf("demand %s: %w", ref, err)
 	}
 	switch {
 	case firm == nil:
-		return DemandResult{}, fmt.Errorf("demand %s: %w", ref, ErrUnknownMatter)
+		return rail.DemandResult{}, fmt.Errorf("demand %s: %w", ref, rail.ErrUnknownMatter)
 	case *firm != ref.FirmID:
-		return DemandResult{}, fmt.Errorf("demand %s: %w", ref, ErrFirmMismatch)
+		return rail.DemandResult{}, fmt.Errorf("demand %s: %w", ref, rail.ErrFirmMismatch)
 	case status != nil && *status != "open":
-		return DemandResult{}, fmt.Errorf("demand %s: %w", ref, ErrMatterClosed)
+		return rail.DemandResult{}, fmt.Errorf("demand %s: %w", ref, rail.ErrMatterClosed)
 	case requested == nil:
-		return DemandResult{}, fmt.Errorf("demand %s: no row written", ref)
+		return rail.DemandResult{}, fmt.Errorf("demand %s: no row written", ref)
 	}
-	return DemandResult{Requested: *requested, Status: *runStatus}, nil
+	return rail.DemandResult{Requested: *requested, Status: *runStatus}, nil
 }
 
 // claimSet is what a claim writes: the next token, the target, a fresh
@@ -197,16 +210,16 @@ FROM c`
 // caller must not claim again blindly. The lease recovers an ambiguous claim.
 // The lease is stamped with clock_timestamp(), not the transaction's start,
 // so a claim made late in a long transaction (On) still gets a full lease.
-func (l *Ledger) Claim(ctx context.Context, ref MatterRef, workerID string) (c Claim, ok bool, err error) {
+func (l *Ledger) Claim(ctx context.Context, ref rail.MatterRef, workerID string) (c rail.Claim, ok bool, err error) {
 	c.MatterRef = ref
 	err = l.q.QueryRow(ctx, claimSQL, ref.FirmID, ref.MatterID, workerID,
 		seconds(l.cfg.Lease), l.cfg.MaxAttempts).
 		Scan(&c.Token, &c.Target, &c.Built, &c.Attempt, &c.ClaimedAt, &c.TookOverExpiry)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Claim{}, false, nil
+		return rail.Claim{}, false, nil
 	}
 	if err != nil {
-		return Claim{}, false, fmt.Errorf("claim %s: %w", ref, err)
+		return rail.Claim{}, false, fmt.Errorf("claim %s: %w", ref, err)
 	}
 	return c, true, nil
 }
@@ -217,46 +230,15 @@ WHERE j.firm_id = $1 AND j.matter_id = $2 AND ` + SQLHoldsToken("j", "$3")
 
 // Heartbeat refreshes the lease while the token is current. ErrFenced means
 // the claim was superseded: stop building and do not commit.
-func (l *Ledger) Heartbeat(ctx context.Context, c Claim) error {
+func (l *Ledger) Heartbeat(ctx context.Context, c rail.Claim) error {
 	tag, err := l.q.Exec(ctx, heartbeatSQL, c.FirmID, c.MatterID, c.Token)
 	if err != nil {
 		return fmt.Errorf("heartbeat %s token %d: %w", c.MatterRef, c.Token, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("heartbeat %s token %d: %w", c.MatterRef, c.Token, ErrFenced)
+		return fmt.Errorf("heartbeat %s token %d: %w", c.MatterRef, c.Token, rail.ErrFenced)
 	}
 	return nil
-}
-
-// Frame is a finished build ready to land.
-type Frame struct {
-	Body         []byte // JSON
-	Fingerprint  string
-	Builder      string
-	Identity     BuilderIdentity // recorded on the frame (Identity.Name is Builder when set)
-	ModelInvoked bool
-	TraceHeader  string // carried onto the frame.built fact
-}
-
-// ServedDemand is one demand a landed frame served: its generation, how many
-// facts it coalesced, its source, and its upload -> current latency (from
-// its oldest fact's occurred_at to the commit, both database clock).
-type ServedDemand struct {
-	Generation int64   `json:"generation"`
-	N          int     `json:"n"`
-	Source     string  `json:"source"`
-	AgeSeconds float64 `json:"age_seconds"`
-}
-
-// CommitResult reports a landed frame.
-type CommitResult struct {
-	FrameID     uuid.UUID
-	Target      int64 // now built_generation
-	Requested   int64 // requested_generation at commit
-	FollowUpDue bool  // demand arrived during the build: exactly one follow-up is due
-	// Served: the demands this frame served (ops.matter_demands rows
-	// stamped by the commit), oldest first.
-	Served []ServedDemand
 }
 
 // commitDemandSince is demand_since after a commit: the arrival of the
@@ -325,9 +307,9 @@ FROM fence, frame`
 // frame insert, the token compare-and-swap, the run's outcome and the
 // frame.built fact are one statement, so a stale build cannot half-land.
 // ErrFenced means nothing was written.
-func (l *Ledger) Commit(ctx context.Context, c Claim, f Frame) (CommitResult, error) {
+func (l *Ledger) Commit(ctx context.Context, c rail.Claim, f rail.Frame) (rail.CommitResult, error) {
 	var (
-		r       CommitResult
+		r       rail.CommitResult
 		gens    []int64
 		ns      []int32
 		sources []string
@@ -342,15 +324,15 @@ func (l *Ledger) Commit(ctx context.Context, c Claim, f Frame) (CommitResult, er
 		id.Version, id.ModelID, id.PromptHash).
 		Scan(&r.FrameID, &r.Target, &r.Requested, &gens, &ns, &sources, &ages)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, ErrFenced)
+		return rail.CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, rail.ErrFenced)
 	}
 	if err != nil {
-		return CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, err)
+		return rail.CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, err)
 	}
 	r.FollowUpDue = r.Requested > r.Target
 	for i := range gens {
 		if i < len(ns) && i < len(sources) && i < len(ages) {
-			r.Served = append(r.Served, ServedDemand{Generation: gens[i], N: int(ns[i]), Source: sources[i], AgeSeconds: ages[i]})
+			r.Served = append(r.Served, rail.ServedDemand{Generation: gens[i], N: int(ns[i]), Source: sources[i], AgeSeconds: ages[i]})
 		}
 	}
 	return r, nil
@@ -359,7 +341,7 @@ func (l *Ledger) Commit(ctx context.Context, c Claim, f Frame) (CommitResult, er
 // FrameLanded reports whether a frame with c's token exists. A worker whose
 // commit failed ambiguously (connection lost after COMMIT was sent) asks
 // this instead of guessing.
-func (l *Ledger) FrameLanded(ctx context.Context, c Claim) (bool, error) {
+func (l *Ledger) FrameLanded(ctx context.Context, c rail.Claim) (bool, error) {
 	var ok bool
 	err := l.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ops.matter_frames
         WHERE firm_id = $1 AND matter_id = $2 AND token = $3)`, c.FirmID, c.MatterID, c.Token).Scan(&ok)
@@ -372,7 +354,7 @@ func (l *Ledger) FrameLanded(ctx context.Context, c Claim) (bool, error) {
 // MarkRun records how an attempt ended when the ledger row was not changed
 // by it (fenced at commit, superseded at heartbeat). Best effort: the run
 // table is for people, the job row is the truth.
-func (l *Ledger) MarkRun(ctx context.Context, c Claim, outcome, msg string) error {
+func (l *Ledger) MarkRun(ctx context.Context, c rail.Claim, outcome, msg string) error {
 	_, err := l.q.Exec(ctx, `UPDATE ops.matter_frame_runs SET outcome = $4,
         finished_at = coalesce(finished_at, clock_timestamp()), error = $5
         WHERE firm_id = $1 AND matter_id = $2 AND token = $3 AND outcome IN ('claimed', 'lease_expired')`,
@@ -381,12 +363,6 @@ func (l *Ledger) MarkRun(ctx context.Context, c Claim, outcome, msg string) erro
 		return fmt.Errorf("mark run %s token %d: %w", c.MatterRef, c.Token, err)
 	}
 	return nil
-}
-
-// FailResult reports a recorded failure.
-type FailResult struct {
-	Status   string // idle (will retry after backoff) or quarantined
-	Attempts int
 }
 
 var failSQL = `
@@ -412,26 +388,26 @@ SELECT run_status, attempts FROM f`
 // back to idle with exponential backoff (its target handed back, so the
 // demand stays visibly unserved), or to quarantined after MaxAttempts.
 // ErrFenced means a newer claim owns the row and nothing was written.
-func (l *Ledger) Fail(ctx context.Context, c Claim, cause error) (FailResult, error) {
+func (l *Ledger) Fail(ctx context.Context, c rail.Claim, cause error) (rail.FailResult, error) {
 	msg := "unknown error"
 	if cause != nil {
 		msg = cause.Error()
 	}
-	var r FailResult
+	var r rail.FailResult
 	err := l.q.QueryRow(ctx, failSQL, c.FirmID, c.MatterID, c.Token, l.cfg.MaxAttempts,
 		seconds(l.cfg.BackoffBase), seconds(l.cfg.BackoffMax), msg).Scan(&r.Status, &r.Attempts)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return FailResult{}, fmt.Errorf("fail %s token %d: %w", c.MatterRef, c.Token, ErrFenced)
+		return rail.FailResult{}, fmt.Errorf("fail %s token %d: %w", c.MatterRef, c.Token, rail.ErrFenced)
 	}
 	if err != nil {
-		return FailResult{}, fmt.Errorf("fail %s token %d: %w", c.MatterRef, c.Token, err)
+		return rail.FailResult{}, fmt.Errorf("fail %s token %d: %w", c.MatterRef, c.Token, err)
 	}
 	return r, nil
 }
 
 // Release returns a quarantined row to idle with its attempts reset, for an
 // operator who has fixed the cause. It reports whether a row was released.
-func (l *Ledger) Release(ctx context.Context, ref MatterRef) (bool, error) {
+func (l *Ledger) Release(ctx context.Context, ref rail.MatterRef) (bool, error) {
 	tag, err := l.q.Exec(ctx, `UPDATE ops.matter_frame_jobs
         SET run_status = 'idle', attempts = 0, not_before = NULL
         WHERE firm_id = $1 AND matter_id = $2 AND run_status = 'quarantined'`, ref.FirmID, ref.MatterID)

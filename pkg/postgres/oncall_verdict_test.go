@@ -1,4 +1,4 @@
-package rail_test
+package postgres_test
 
 import (
 	"errors"
@@ -8,16 +8,17 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 var deployedID = rail.BuilderIdentity{Name: "test", Version: "2", ModelID: "model-b", PromptHash: strings.Repeat("c", 64)}
 
-func oc() rail.OnCallConfig {
-	return rail.OnCallConfig{SettleDelay: 10 * time.Second, Deployed: deployedID}
+func oc() postgres.OnCallConfig {
+	return postgres.OnCallConfig{SettleDelay: 10 * time.Second, Deployed: deployedID}
 }
 
-func (b *bundle) diagnose(t *testing.T, ref rail.MatterRef) rail.Diagnosis {
+func (b *bundle) diagnose(t *testing.T, ref rail.MatterRef) postgres.Diagnosis {
 	t.Helper()
 	d, err := b.ledger.Diagnose(b.ctx, ref, oc())
 	if err != nil {
@@ -43,33 +44,33 @@ func TestDiagnosisNamesEveryState(t *testing.T) {
 		reason  string // substring of the reason
 		verdict string // substring of the verdict
 	}{
-		{rail.StateNoDemand, func(*testing.T, rail.MatterRef) {}, "no demand", "no demand recorded"},
-		{rail.StateCurrent, func(t *testing.T, ref rail.MatterRef) {
+		{postgres.StateNoDemand, func(*testing.T, rail.MatterRef) {}, "no demand", "no demand recorded"},
+		{postgres.StateCurrent, func(t *testing.T, ref rail.MatterRef) {
 			b.landWith(t, ref, deployedFrame("x"))
 		}, "current at generation 1", "current at generation 1"},
-		{rail.StateOutdated, func(t *testing.T, ref rail.MatterRef) {
+		{postgres.StateOutdated, func(t *testing.T, ref rail.MatterRef) {
 			b.landWith(t, ref, frameOf("old builder")) // identity {test, "", "", ""}
 		}, "deployed is test@2", "current at generation 1 but outdated: built by test, deployed test@2 model=model-b"},
-		{rail.StateSettling, func(t *testing.T, ref rail.MatterRef) {
+		{postgres.StateSettling, func(t *testing.T, ref rail.MatterRef) {
 			b.oneDemand(t, ref)
 		}, "waiting for its settle delay: the nudge is due at", "behind by 1 since"},
-		{rail.StateBuilding, func(t *testing.T, ref rail.MatterRef) {
+		{postgres.StateBuilding, func(t *testing.T, ref rail.MatterRef) {
 			b.oneDemand(t, ref)
 			b.claimOn(t, ref, "builder:req-7")
 		}, "building: token 1 by builder:req-7, lease", "because building"},
-		{rail.StateLeaseExpired, func(t *testing.T, ref rail.MatterRef) {
+		{postgres.StateLeaseExpired, func(t *testing.T, ref rail.MatterRef) {
 			b.oneDemand(t, ref)
 			b.claimOn(t, ref, "builder:req-8")
 			b.timeTravel(t, ref, b.ledger.Config().Lease+time.Second)
 		}, "the lease of token 1 (builder:req-8) expired", "behind by 1"},
-		{rail.StateBackingOff, func(t *testing.T, ref rail.MatterRef) {
+		{postgres.StateBackingOff, func(t *testing.T, ref rail.MatterRef) {
 			b.oneDemand(t, ref)
 			c := b.claimOn(t, ref, "w")
 			if _, err := b.ledger.Fail(b.ctx, c, errors.New("bedrock throttled")); err != nil {
 				t.Fatal(err)
 			}
 		}, "backing off until", "after attempt 1 failed: bedrock throttled"},
-		{rail.StateQuarantined, func(t *testing.T, ref rail.MatterRef) {
+		{postgres.StateQuarantined, func(t *testing.T, ref rail.MatterRef) {
 			b.oneDemand(t, ref)
 			for i := 0; i < 2; i++ {
 				c := b.claimOn(t, ref, "w")
@@ -79,13 +80,13 @@ func TestDiagnosisNamesEveryState(t *testing.T) {
 				b.timeTravel(t, ref, 2*time.Hour) // past the backoff
 			}
 		}, "quarantined after 2 attempt(s): poison pdf", "railctl release"},
-		{rail.StateClosed, func(t *testing.T, ref rail.MatterRef) {
+		{postgres.StateClosed, func(t *testing.T, ref rail.MatterRef) {
 			b.oneDemand(t, ref)
-			if err := rail.SetMatterStatus(b.ctx, b.pool, ref, "closed"); err != nil {
+			if err := postgres.SetMatterStatus(b.ctx, b.pool, ref, "closed"); err != nil {
 				t.Fatal(err)
 			}
 		}, "closed: 1 demand(s) held until it is re-opened", "behind by 1"},
-		{rail.StateNudgeLost, func(t *testing.T, ref rail.MatterRef) {
+		{postgres.StateNudgeLost, func(t *testing.T, ref rail.MatterRef) {
 			b.oneDemand(t, ref)
 			b.timeTravel(t, ref, time.Minute) // past the settle delay, nobody claimed
 		}, "no build claimed it (nudge lost or still queued): the sweeper re-nudges at", "behind by 1 since"},
@@ -117,7 +118,7 @@ func TestDiagnosisNamesEveryState(t *testing.T) {
 		states = append(states, d.State)
 	}
 	got := strings.Join(states, ",")
-	if len(list) != 8 || list[len(list)-1].State != rail.StateOutdated || strings.Contains(got, rail.StateCurrent) {
+	if len(list) != 8 || list[len(list)-1].State != postgres.StateOutdated || strings.Contains(got, postgres.StateCurrent) {
 		t.Fatalf("stale listed %s", got)
 	}
 	for i := 1; i < len(list)-1; i++ {

@@ -1,4 +1,4 @@
-package rail_test
+package postgres_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -18,7 +19,7 @@ import (
 func recordedFact(t *testing.T, b *bundle, ref rail.MatterRef, name string) rail.InboundFact {
 	t.Helper()
 	in := fact(ref, name)
-	id, err := rail.RecordFact(b.ctx, b.pool, rail.Fact{EventID: in.Fact.EventID, FirmID: ref.FirmID,
+	id, err := postgres.RecordFact(b.ctx, b.pool, rail.Fact{EventID: in.Fact.EventID, FirmID: ref.FirmID,
 		MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true}, Name: name, TraceHeader: in.TraceHeader})
 	if err != nil {
 		t.Fatal(err)

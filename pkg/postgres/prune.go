@@ -1,4 +1,4 @@
-package rail
+package postgres
 
 import (
 	"context"

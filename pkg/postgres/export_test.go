@@ -1,4 +1,4 @@
-package rail
+package postgres
 
 // The relay's own statements, for the plan tests in package rail_test.
 const (

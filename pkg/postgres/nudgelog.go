@@ -1,10 +1,12 @@
-package rail
+package postgres
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // Nudge queues recorded in ops.matter_nudges.
@@ -19,14 +21,14 @@ const (
 // failure to record is logged and never fails the nudge (the ledger row
 // is the truth; the record is for people).
 type RecordingNudger struct {
-	Next  Nudger
+	Next  rail.Nudger
 	DB    Querier
 	Queue string // QueueBuild (default) or QueueBackfill
 	Log   *slog.Logger
 }
 
 // Nudge implements Nudger.
-func (r *RecordingNudger) Nudge(ctx context.Context, nudges []Nudge, delay time.Duration) error {
+func (r *RecordingNudger) Nudge(ctx context.Context, nudges []rail.Nudge, delay time.Duration) error {
 	err := r.Next.Nudge(ctx, nudges, delay)
 	if rerr := RecordNudges(ctx, r.DB, r.Queue, nudges, delay, err); rerr != nil && r.Log != nil {
 		r.Log.WarnContext(ctx, "nudges not recorded", "err", rerr, "nudges", len(nudges))
@@ -36,7 +38,7 @@ func (r *RecordingNudger) Nudge(ctx context.Context, nudges []Nudge, delay time.
 
 // RecordNudges writes one ops.matter_nudges row per nudge in one statement.
 // sendErr, when not nil, is recorded on each row (the nudge was refused).
-func RecordNudges(ctx context.Context, q Querier, queue string, nudges []Nudge, delay time.Duration, sendErr error) error {
+func RecordNudges(ctx context.Context, q Querier, queue string, nudges []rail.Nudge, delay time.Duration, sendErr error) error {
 	if len(nudges) == 0 {
 		return nil
 	}
@@ -51,7 +53,7 @@ func RecordNudges(ctx context.Context, q Querier, queue string, nudges []Nudge, 
 	reasons, traces := make([]string, len(nudges)), make([]string, len(nudges))
 	for i, n := range nudges {
 		firms[i], matters[i], reasons[i], traces[i] = n.FirmID.String(), n.MatterID.String(), n.Reason, n.TraceHeader
-		if len(traces[i]) > MaxTraceHeaderLen {
+		if len(traces[i]) > rail.MaxTraceHeaderLen {
 			traces[i] = ""
 		}
 	}

@@ -1,4 +1,4 @@
-package rail_test
+package postgres_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -23,7 +24,7 @@ func TestRunDrainsForTheWindowAndStopsOnCancel(t *testing.T) {
 	t.Parallel()
 	db := railtest.NewDB(t)
 	s := newSink()
-	r := &rail.Relay{Pool: db.Pool, Publisher: s}
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s}
 	ctx := context.Background()
 	var ids []uuid.UUID
 	var wg sync.WaitGroup
@@ -79,11 +80,11 @@ func TestRunDrainsForTheWindowAndStopsOnCancel(t *testing.T) {
 // own latency, without EventBridge's round trip. Facts are committed at
 // random intervals (0-60 ms) so they do not phase-lock with the poll.
 //
-//	go test ./pkg/rail -run '^$' -bench CommitToPublish -benchtime 400x -count 5
+//	go test ./pkg/postgres -run '^$' -bench CommitToPublish -benchtime 400x -count 5
 func BenchmarkCommitToPublish(b *testing.B) {
 	db := railtest.NewDB(b)
 	s := newSink()
-	r := &rail.Relay{Pool: db.Pool, Publisher: s}
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -99,7 +100,7 @@ func BenchmarkCommitToPublish(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		id, err := rail.RecordFact(ctx, tx, rail.Fact{FirmID: firm, Name: rail.FactDocumentUploaded,
+		id, err := postgres.RecordFact(ctx, tx, rail.Fact{FirmID: firm, Name: rail.FactDocumentUploaded,
 			Payload: map[string]string{"document_id": uuid.NewString()}})
 		if err != nil {
 			b.Fatal(err)

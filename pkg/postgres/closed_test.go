@@ -1,21 +1,22 @@
-package rail_test
+package postgres_test
 
 import (
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 func (b *bundle) setStatus(t *testing.T, status string) {
 	t.Helper()
-	if err := rail.SetMatterStatus(b.ctx, b.pool, b.ref, status); err != nil {
+	if err := postgres.SetMatterStatus(b.ctx, b.pool, b.ref, status); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (b *bundle) gauges(t *testing.T) rail.Gauges {
+func (b *bundle) gauges(t *testing.T) postgres.Gauges {
 	t.Helper()
 	g, err := b.ledger.Gauges(b.ctx)
 	if err != nil {

@@ -1,4 +1,4 @@
-package rail_test
+package postgres_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -194,7 +195,7 @@ func TestTriggerUnknownClosedAndMisfiledMattersAreNoOps(t *testing.T) {
 	b := setup(t, rail.Config{})
 	tr, rec, logs, _ := newTrigger(b)
 	closed := b.newMatter(t, "Closed v. Matter")
-	if err := rail.SetMatterStatus(b.ctx, b.pool, closed, "closed"); err != nil {
+	if err := postgres.SetMatterStatus(b.ctx, b.pool, closed, "closed"); err != nil {
 		t.Fatal(err)
 	}
 	unknown := rail.MatterRef{FirmID: b.ref.FirmID, MatterID: uuid.New()}
@@ -285,11 +286,11 @@ func TestPruneInbox(t *testing.T) {
         WHERE event_id = $1`, old.Fact.EventID); err != nil {
 		t.Fatal(err)
 	}
-	n, err := rail.PruneInbox(b.ctx, b.pool, rail.DefaultInboxRetention, 0)
+	n, err := postgres.PruneInbox(b.ctx, b.pool, rail.DefaultInboxRetention, 0)
 	if err != nil || n != 1 || inboxCount(t, b) != 1 {
 		t.Fatalf("pruned %d (%v), left %d: want 1 and 1", n, err, inboxCount(t, b))
 	}
-	if _, err := rail.PruneInbox(b.ctx, b.pool, 0, 0); err == nil {
+	if _, err := postgres.PruneInbox(b.ctx, b.pool, 0, 0); err == nil {
 		t.Fatal("zero retention accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package rail_test
+package postgres_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -183,7 +184,7 @@ func TestStallInsideCommitTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := newPool(t, b.db.URL) // new sessions pick up the setting
-	ledger := rail.NewLedger(pool, rail.Config{})
+	ledger := postgres.NewLedger(pool, rail.Config{})
 	b.demand(t)
 	a, ok, err := ledger.Claim(b.ctx, b.ref, "A")
 	if err != nil || !ok {

@@ -1,4 +1,4 @@
-package rail_test
+package postgres_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -69,16 +70,16 @@ func TestPruneFramesKeepsNewestAndYoung(t *testing.T) {
 	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM ops.matter_frames WHERE body IS NOT NULL`).Scan(&inline); err != nil || inline != 0 {
 		t.Fatalf("frames carrying an inline body copy: %d %v", inline, err)
 	}
-	policy := rail.FrameRetention{Keep: 4, Retention: 30 * 24 * time.Hour, PerPass: 5}
+	policy := postgres.FrameRetention{Keep: 4, Retention: 30 * 24 * time.Hour, PerPass: 5}
 
 	// Young: nothing goes, however many frames.
-	if r, err := rail.PruneFrames(b.ctx, b.pool, policy); err != nil || r != (rail.FramesPruned{}) {
+	if r, err := postgres.PruneFrames(b.ctx, b.pool, policy); err != nil || r != (postgres.FramesPruned{}) {
 		t.Fatalf("young frames pruned: %+v %v", r, err)
 	}
 	b.ageHistory(t, 40*24*time.Hour)
-	var total rail.FramesPruned
+	var total postgres.FramesPruned
 	for pass := 1; ; pass++ {
-		r, err := rail.PruneFrames(b.ctx, b.pool, policy)
+		r, err := postgres.PruneFrames(b.ctx, b.pool, policy)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +110,7 @@ func TestPruneFramesKeepsNewestAndYoung(t *testing.T) {
 	}
 
 	// Keep 1 (0 means the default; the newest is never pruned in any case).
-	if _, err := rail.PruneFrames(b.ctx, b.pool, rail.FrameRetention{Keep: 1, Retention: time.Hour}); err != nil {
+	if _, err := postgres.PruneFrames(b.ctx, b.pool, postgres.FrameRetention{Keep: 1, Retention: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	if n := b.rows(t, "ops.matter_frames"); n != 1 {

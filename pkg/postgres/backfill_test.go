@@ -1,4 +1,4 @@
-package rail_test
+package postgres_test
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -34,13 +35,13 @@ func TestBackfillAdmitsOutdatedMattersAtTheRateOnTheirOwnQueue(t *testing.T) {
 	b.oneDemand(t, live) // being rebuilt anyway: never admitted
 	closed := b.newMatter(t, "outdated, closed")
 	b.landWith(t, closed, frameOf("old"))
-	if err := rail.SetMatterStatus(b.ctx, b.pool, closed, "closed"); err != nil {
+	if err := postgres.SetMatterStatus(b.ctx, b.pool, closed, "closed"); err != nil {
 		t.Fatal(err)
 	}
 
 	rec := &nudgeRecorder{}
 	bf := &rail.Backfill{Ledger: b.ledger, Deployed: deployedID, Rate: 2,
-		Nudger: &rail.RecordingNudger{Next: rec, DB: b.pool, Queue: rail.QueueBackfill}}
+		Nudger: &postgres.RecordingNudger{Next: rec, DB: b.pool, Queue: postgres.QueueBackfill}}
 	st, err := bf.Status(b.ctx)
 	if err != nil || st.Outdated != 5 || st.Admissible != 4 || st.ETASeconds != 150 {
 		t.Fatalf("status (dry run) %+v err %v: want 5 outdated open matters, 4 admissible, 2.5 min at 2/min", st, err)
@@ -82,14 +83,14 @@ func TestBackfillAdmitsOutdatedMattersAtTheRateOnTheirOwnQueue(t *testing.T) {
 	}
 
 	// Paused: nothing is admitted however full the bucket.
-	if changed, err := rail.SetBackfillPaused(b.ctx, b.pool, true, "test"); err != nil || !changed {
+	if changed, err := postgres.SetBackfillPaused(b.ctx, b.pool, true, "test"); err != nil || !changed {
 		t.Fatalf("pause: %v %v", changed, err)
 	}
 	b.refillBucket(t, time.Minute)
 	if pass, err := bf.Admit(b.ctx); err != nil || !pass.Paused || len(pass.Admitted) != 0 {
 		t.Fatalf("paused pass %+v %v", pass, err)
 	}
-	if changed, err := rail.SetBackfillPaused(b.ctx, b.pool, false, "test"); err != nil || !changed {
+	if changed, err := postgres.SetBackfillPaused(b.ctx, b.pool, false, "test"); err != nil || !changed {
 		t.Fatalf("resume: %v %v", changed, err)
 	}
 	if pass, err := bf.Admit(b.ctx); err != nil || len(pass.Admitted) != 0 {
@@ -108,7 +109,7 @@ func TestBackfillAdmitsOutdatedMattersAtTheRateOnTheirOwnQueue(t *testing.T) {
 	if err != nil || !out.Landed || !out.ModelInvoked || len(out.Served) != 1 || out.Served[0].Source != rail.DemandFromBackfill {
 		t.Fatalf("backfilled build %+v %v", out, err)
 	}
-	if d := b.diagnose(t, admitted[0]); d.State != rail.StateCurrent || d.Outdated {
+	if d := b.diagnose(t, admitted[0]); d.State != postgres.StateCurrent || d.Outdated {
 		t.Fatalf("after the backfilled build: %s (%s)", d.State, d.Reason)
 	}
 	b.oneDemand(t, admitted[0])

@@ -1,4 +1,4 @@
-package rail_test
+package postgres_test
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -17,11 +18,11 @@ func TestLeasesDocumentsAndFacts(t *testing.T) {
 	ctx := b.ctx
 	b.addDoc(t, "b.txt", "two")
 	b.addDoc(t, "a.txt", "one")
-	if names, err := rail.DocumentNames(ctx, b.pool, b.ref); err != nil || !slices.Equal(names, []string{"a.txt", "b.txt"}) {
+	if names, err := postgres.DocumentNames(ctx, b.pool, b.ref); err != nil || !slices.Equal(names, []string{"a.txt", "b.txt"}) {
 		t.Fatalf("DocumentNames = %v, %v", names, err)
 	}
 	other := rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()}
-	if names, err := rail.DocumentNames(ctx, b.pool, other); err != nil || len(names) != 0 {
+	if names, err := postgres.DocumentNames(ctx, b.pool, other); err != nil || len(names) != 0 {
 		t.Fatalf("DocumentNames of an unknown matter = %v, %v", names, err)
 	}
 
@@ -40,7 +41,7 @@ func TestLeasesDocumentsAndFacts(t *testing.T) {
 
 	var ids []uuid.UUID
 	for _, name := range []string{rail.FactDocumentUploaded, rail.FactMatterCreated, rail.FactDocumentUploaded} {
-		id, err := rail.RecordFact(ctx, b.pool, rail.Fact{FirmID: b.ref.FirmID,
+		id, err := postgres.RecordFact(ctx, b.pool, rail.Fact{FirmID: b.ref.FirmID,
 			MatterID: uuid.NullUUID{UUID: b.ref.MatterID, Valid: true}, Name: name})
 		if err != nil {
 			t.Fatal(err)
@@ -49,17 +50,17 @@ func TestLeasesDocumentsAndFacts(t *testing.T) {
 			ids = append(ids, id)
 		}
 	}
-	if got, err := rail.FactIDs(ctx, b.pool, b.ref, rail.FactDocumentUploaded); err != nil || !slices.Equal(got, ids) {
+	if got, err := postgres.FactIDs(ctx, b.pool, b.ref, rail.FactDocumentUploaded); err != nil || !slices.Equal(got, ids) {
 		t.Fatalf("FactIDs = %v, %v; want %v", got, err, ids)
 	}
-	if n, err := rail.FactsHeard(ctx, b.pool, ids); err != nil || n != 0 {
+	if n, err := postgres.FactsHeard(ctx, b.pool, ids); err != nil || n != 0 {
 		t.Fatalf("FactsHeard before the trigger = %d, %v", n, err)
 	}
 	if _, err := b.pool.Exec(ctx, `INSERT INTO ops.trigger_inbox (event_id, firm_id, matter_id, event_name)
         VALUES ($1, $2, $3, 'document.uploaded')`, ids[1], b.ref.FirmID, b.ref.MatterID); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := rail.FactsHeard(ctx, b.pool, ids); err != nil || n != 1 {
+	if n, err := postgres.FactsHeard(ctx, b.pool, ids); err != nil || n != 1 {
 		t.Fatalf("FactsHeard after the trigger heard one = %d, %v", n, err)
 	}
 }

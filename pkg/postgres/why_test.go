@@ -1,4 +1,4 @@
-package rail_test
+package postgres_test
 
 import (
 	"errors"
@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
-func whyText(rep rail.WhyReport) string {
+func whyText(rep postgres.WhyReport) string {
 	var sb strings.Builder
 	for _, e := range rep.Entries {
 		sb.WriteString(e.Kind + " " + e.Text + " trace=" + e.TraceID + "\n")
@@ -25,7 +26,7 @@ func whyText(rep rail.WhyReport) string {
 func TestWhyTellsTheCausalChainOldestFirst(t *testing.T) {
 	b := setup(t, rail.Config{})
 	trig, rec, _, _ := newTrigger(b)
-	trig.Nudger = &rail.RecordingNudger{Next: rec, DB: b.pool}
+	trig.Nudger = &postgres.RecordingNudger{Next: rec, DB: b.pool}
 	f1, f2 := recordedFact(t, b, b.ref, rail.FactDocumentUploaded), recordedFact(t, b, b.ref, rail.FactRegenerationRequested)
 	noErrors(t, trig.Handle(b.ctx, []rail.InboundFact{f1, f2}))
 	c1 := b.mustClaim(t, "builder:req-1")

@@ -1,4 +1,4 @@
-package rail_test
+package postgres_test
 
 import (
 	"crypto/sha256"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -23,7 +24,7 @@ func TestLoadInputsManifestPagesAndStream(t *testing.T) {
         FROM generate_series(1, $3::int) g`, b.ref.FirmID, b.ref.MatterID, n); err != nil {
 		t.Fatal(err)
 	}
-	in, err := rail.LoadInputs(b.ctx, b.pool, b.ref)
+	in, err := postgres.LoadInputs(b.ctx, b.pool, b.ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestDocumentsStreamReadsOneAtATime(t *testing.T) {
 	for i := range 3 {
 		b.addDoc(t, fmt.Sprint("d", i), "text")
 	}
-	in, err := rail.LoadInputs(b.ctx, b.pool, b.ref)
+	in, err := postgres.LoadInputs(b.ctx, b.pool, b.ref)
 	if err != nil {
 		t.Fatal(err)
 	}

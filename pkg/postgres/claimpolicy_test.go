@@ -1,10 +1,11 @@
-package rail_test
+package postgres_test
 
 import (
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -25,7 +26,7 @@ func TestOperatorSettingsCannotTouchALiveBuild(t *testing.T) {
 	// Two minutes into a 15-minute lease (time travel on the row).
 	b.ageDemand(t, 2*time.Minute+30*time.Second)
 
-	operator := rail.NewLedger(b.pool, rail.Config{Lease: time.Minute, MaxAttempts: 1})
+	operator := postgres.NewLedger(b.pool, rail.Config{Lease: time.Minute, MaxAttempts: 1})
 	rep, err := operator.Sweep(b.ctx, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +59,7 @@ func TestRowAttemptLimitDecidesQuarantine(t *testing.T) {
 	// A sweeper allowing 10 attempts still quarantines a row whose claim
 	// was its last (1 of 1): with its own limit it would leave the row
 	// running for ever (no worker may reclaim it, no sweep quarantines it).
-	lenient := rail.NewLedger(b.pool, rail.Config{Lease: 15 * time.Minute, MaxAttempts: 10})
+	lenient := postgres.NewLedger(b.pool, rail.Config{Lease: 15 * time.Minute, MaxAttempts: 10})
 	rep, err := lenient.Sweep(b.ctx, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +78,7 @@ func TestRowAttemptLimitDecidesQuarantine(t *testing.T) {
 func TestShortOperatorLeaseExpiresForEveryone(t *testing.T) {
 	b := setup(t, rail.Config{})
 	b.demand(t)
-	operator := rail.NewLedger(b.pool, rail.Config{Lease: time.Minute})
+	operator := postgres.NewLedger(b.pool, rail.Config{Lease: time.Minute})
 	oc, ok, err := operator.Claim(b.ctx, b.ref, "operator")
 	if err != nil || !ok {
 		t.Fatalf("operator claim: %v %v", ok, err)
@@ -105,7 +106,7 @@ func TestRowWithoutStoredPolicyFallsBackToCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.ageDemand(t, 2*time.Minute+30*time.Second)
-	operator := rail.NewLedger(b.pool, rail.Config{Lease: time.Minute, MaxAttempts: 1})
+	operator := postgres.NewLedger(b.pool, rail.Config{Lease: time.Minute, MaxAttempts: 1})
 	rep, err := operator.Sweep(b.ctx, 0)
 	if err != nil {
 		t.Fatal(err)

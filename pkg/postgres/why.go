@@ -1,4 +1,4 @@
-package rail
+package postgres
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // On-call's second question: why is this matter where it is? Why reads one
@@ -56,7 +58,7 @@ type WhyReport struct {
 // the trace ids recorded along the way. It keeps the newest limit entries
 // (default 200). The records are pruned by their retentions, so an old
 // matter's chain starts where its records do.
-func (l *Ledger) Why(ctx context.Context, ref MatterRef, oc OnCallConfig, limit int) (WhyReport, error) {
+func (l *Ledger) Why(ctx context.Context, ref rail.MatterRef, oc OnCallConfig, limit int) (WhyReport, error) {
 	if limit <= 0 {
 		limit = 200
 	}
@@ -143,19 +145,19 @@ func (l *Ledger) Why(ctx context.Context, ref MatterRef, oc OnCallConfig, limit 
 	for _, d := range demands {
 		what := d.source
 		switch {
-		case d.source == DemandFromFact && len(d.ids) > 1:
+		case d.source == rail.DemandFromFact && len(d.ids) > 1:
 			what = fmt.Sprintf("%d facts coalesced (%s)", len(d.ids), shortList(d.ids))
-		case d.source == DemandFromFact && len(d.ids) == 1:
+		case d.source == rail.DemandFromFact && len(d.ids) == 1:
 			what = "fact " + shortText(d.ids[0])
-		case d.source == DemandFromOperator:
+		case d.source == rail.DemandFromOperator:
 			what = "an operator (railctl demand)"
-		case d.source == DemandFromBackfill:
+		case d.source == rail.DemandFromBackfill:
 			what = "the backfill (outdated builder)"
 		}
 		served := "unserved"
 		if d.token != nil && d.servedAt != nil {
 			from := "the demand"
-			if d.source == DemandFromFact {
+			if d.source == rail.DemandFromFact {
 				from = "its fact occurred"
 			}
 			served = fmt.Sprintf("served by token %d at %s, %s after %s", *d.token, fmtMillis(*d.servedAt),
@@ -247,7 +249,7 @@ func (l *Ledger) Why(ctx context.Context, ref MatterRef, oc OnCallConfig, limit 
 	err = forEach(rows, func(r pgx.CollectableRow) error {
 		var (
 			token, target int64
-			id            BuilderIdentity
+			id            rail.BuilderIdentity
 			invoked       bool
 			at            time.Time
 			trace         string

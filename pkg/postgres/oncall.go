@@ -1,4 +1,4 @@
-package rail
+package postgres
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // On-call's first question: how stale is each matter, and why. A
@@ -35,12 +37,12 @@ type OnCallConfig struct {
 	SettleDelay time.Duration
 	// Deployed is the deployed builder's identity; zero: outdated frames
 	// are not looked for.
-	Deployed BuilderIdentity
+	Deployed rail.BuilderIdentity
 }
 
 // Diagnosis is one matter's freshness, with the reason it is behind.
 type Diagnosis struct {
-	MatterRef
+	rail.MatterRef
 	State        string  `json:"state"`
 	Reason       string  `json:"reason"` // one line for people
 	Behind       int64   `json:"behind"` // requested - built
@@ -64,11 +66,11 @@ type Diagnosis struct {
 	// BackfillOnly: every unserved demand is the backfill's (no live demand).
 	BackfillOnly bool `json:"backfill_only"`
 	// Outdated: the newest frame's builder identity is not the deployed one.
-	Outdated bool             `json:"outdated"`
-	BuiltBy  *BuilderIdentity `json:"built_by,omitempty"`
-	BuiltAt  *time.Time       `json:"built_at,omitempty"`
-	Deployed *BuilderIdentity `json:"deployed,omitempty"`
-	Now      time.Time        `json:"now"` // the database clock when read
+	Outdated bool                  `json:"outdated"`
+	BuiltBy  *rail.BuilderIdentity `json:"built_by,omitempty"`
+	BuiltAt  *time.Time            `json:"built_at,omitempty"`
+	Deployed *rail.BuilderIdentity `json:"deployed,omitempty"`
+	Now      time.Time             `json:"now"` // the database clock when read
 }
 
 // Live reports whether the matter is behind on demand other than the
@@ -124,7 +126,7 @@ func scanDiagnosis(row pgx.Row, lease time.Duration, oc OnCallConfig, sweepGrace
 	}
 	d.Behind = d.Requested - d.Built
 	if fb != nil {
-		d.BuiltBy = &BuilderIdentity{Name: *fb, Version: deref(fv), ModelID: deref(fm), PromptHash: deref(fp)}
+		d.BuiltBy = &rail.BuilderIdentity{Name: *fb, Version: deref(fv), ModelID: deref(fm), PromptHash: deref(fp)}
 		d.BuiltAt = builtAt
 	}
 	if oc.Deployed.Name != "" {
@@ -168,14 +170,14 @@ func classify(d *Diagnosis, claimedAt, lastDemanded *time.Time, leaseExpired boo
 	case d.Behind > 0 && d.MatterStatus != "open":
 		d.State = StateClosed
 		d.Reason = fmt.Sprintf("the matter is closed: %d demand(s) held until it is re-opened", d.Behind)
-	case d.Behind > 0 && d.RunStatus == StatusQuarantined:
+	case d.Behind > 0 && d.RunStatus == rail.StatusQuarantined:
 		d.State = StateQuarantined
 		d.Reason = fmt.Sprintf("quarantined after %d attempt(s): %s; new demand or `railctl release` frees it", d.Attempts, orNone(d.LastError))
-	case d.Behind > 0 && d.RunStatus == StatusRunning && !leaseExpired:
+	case d.Behind > 0 && d.RunStatus == rail.StatusRunning && !leaseExpired:
 		d.State = StateBuilding
 		d.Reason = fmt.Sprintf("building%s: token %d by %s, lease %s old (attempt %d)", by, d.Token, orNone(d.Worker),
 			secs(d.LeaseAgeSeconds), d.Attempts)
-	case d.Behind > 0 && d.RunStatus == StatusRunning:
+	case d.Behind > 0 && d.RunStatus == rail.StatusRunning:
 		d.State = StateLeaseExpired
 		if claimedAt != nil {
 			at := claimedAt.Add(lease + grace)
@@ -266,7 +268,7 @@ func (d Diagnosis) Verdict() string {
 // Diagnose reads one matter's freshness. An unknown matter, or one of
 // another firm, is ErrUnknownMatter or ErrFirmMismatch; a matter that never
 // had demand is StateNoDemand.
-func (l *Ledger) Diagnose(ctx context.Context, ref MatterRef, oc OnCallConfig) (Diagnosis, error) {
+func (l *Ledger) Diagnose(ctx context.Context, ref rail.MatterRef, oc OnCallConfig) (Diagnosis, error) {
 	if err := l.checkMatter(ctx, ref); err != nil {
 		return Diagnosis{}, err
 	}
@@ -280,7 +282,7 @@ func (l *Ledger) Diagnose(ctx context.Context, ref MatterRef, oc OnCallConfig) (
 			ref.FirmID, ref.MatterID).Scan(&status, &now); err != nil {
 			return Diagnosis{}, fmt.Errorf("diagnose %s: %w", ref, err)
 		}
-		d = Diagnosis{MatterRef: ref, State: StateNoDemand, RunStatus: StatusIdle, MatterStatus: status, Now: now,
+		d = Diagnosis{MatterRef: ref, State: StateNoDemand, RunStatus: rail.StatusIdle, MatterStatus: status, Now: now,
 			Reason: "no demand recorded yet: nothing to build"}
 		return d, nil
 	}

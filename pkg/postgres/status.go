@@ -1,4 +1,4 @@
-package rail
+package postgres
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // JobRow is a ledger row as stored, plus what can be read off it. The JSON
@@ -69,7 +71,7 @@ func scanJob(row pgx.Row) (JobRow, error) {
 // Job reads a matter's ledger row. A matter that exists but has never had
 // demand reads as a zero row (found true); an unknown matter, or one of
 // another firm, is an error.
-func (l *Ledger) Job(ctx context.Context, ref MatterRef) (JobRow, error) {
+func (l *Ledger) Job(ctx context.Context, ref rail.MatterRef) (JobRow, error) {
 	if err := l.checkMatter(ctx, ref); err != nil {
 		return JobRow{}, err
 	}
@@ -82,7 +84,7 @@ func (l *Ledger) Job(ctx context.Context, ref MatterRef) (JobRow, error) {
 			ref.FirmID, ref.MatterID).Scan(&status); err != nil {
 			return JobRow{}, fmt.Errorf("job %s: %w", ref, err)
 		}
-		return JobRow{FirmID: ref.FirmID, MatterID: ref.MatterID, RunStatus: StatusIdle, Current: true, MatterStatus: status}, nil
+		return JobRow{FirmID: ref.FirmID, MatterID: ref.MatterID, RunStatus: rail.StatusIdle, Current: true, MatterStatus: status}, nil
 	}
 	if err != nil {
 		return JobRow{}, fmt.Errorf("job %s: %w", ref, err)
@@ -91,23 +93,23 @@ func (l *Ledger) Job(ctx context.Context, ref MatterRef) (JobRow, error) {
 }
 
 // checkMatter turns a missing or misfiled matter into a typed error.
-func (l *Ledger) checkMatter(ctx context.Context, ref MatterRef) error {
+func (l *Ledger) checkMatter(ctx context.Context, ref rail.MatterRef) error {
 	return CheckMatter(ctx, l.q, ref)
 }
 
 // CheckMatter returns nil when the matter exists under its firm, and
 // otherwise ErrUnknownMatter or ErrFirmMismatch (wrapped, naming it).
-func CheckMatter(ctx context.Context, q Querier, ref MatterRef) error {
+func CheckMatter(ctx context.Context, q Querier, ref rail.MatterRef) error {
 	var firm uuid.UUID
 	err := q.QueryRow(ctx, `SELECT firm_id FROM app.matters WHERE matter_id = $1`, ref.MatterID).Scan(&firm)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("matter %s: %w", ref, ErrUnknownMatter)
+		return fmt.Errorf("matter %s: %w", ref, rail.ErrUnknownMatter)
 	}
 	if err != nil {
 		return fmt.Errorf("matter %s: %w", ref, err)
 	}
 	if firm != ref.FirmID {
-		return fmt.Errorf("matter %s: %w", ref, ErrFirmMismatch)
+		return fmt.Errorf("matter %s: %w", ref, rail.ErrFirmMismatch)
 	}
 	return nil
 }
@@ -124,7 +126,7 @@ type RunRow struct {
 }
 
 // Runs lists a matter's most recent attempts, newest first.
-func (l *Ledger) Runs(ctx context.Context, ref MatterRef, limit int) ([]RunRow, error) {
+func (l *Ledger) Runs(ctx context.Context, ref rail.MatterRef, limit int) ([]RunRow, error) {
 	if err := l.checkMatter(ctx, ref); err != nil {
 		return nil, err
 	}
@@ -148,23 +150,9 @@ func (l *Ledger) Runs(ctx context.Context, ref MatterRef, limit int) ([]RunRow, 
 	return out, nil
 }
 
-// StoredFrame is a landed frame.
-type StoredFrame struct {
-	FrameID      uuid.UUID `json:"frame_id"`
-	Token        int64     `json:"token"`
-	Target       int64     `json:"target_generation"`
-	Fingerprint  string    `json:"fingerprint"`
-	Builder      string    `json:"builder"`
-	ModelInvoked bool      `json:"model_invoked"`
-	BuiltAt      time.Time `json:"built_at"`
-	Body         []byte    `json:"-"`
-	// Identity is the builder's full identity (Identity.Name = Builder).
-	Identity BuilderIdentity `json:"builder_identity"`
-}
-
 // LatestFrame returns the matter's current Brief frame (the newest), or
 // found=false when none has landed.
-func (l *Ledger) LatestFrame(ctx context.Context, ref MatterRef) (f StoredFrame, found bool, err error) {
+func (l *Ledger) LatestFrame(ctx context.Context, ref rail.MatterRef) (f rail.StoredFrame, found bool, err error) {
 	q := l.q
 	err = q.QueryRow(ctx, `SELECT f.frame_id, f.token, f.target_generation, f.fingerprint, f.builder, f.model_invoked,
             f.built_at, coalesce(f.body, b.body)::text, f.builder_version, f.model_id, f.prompt_hash
@@ -175,10 +163,10 @@ func (l *Ledger) LatestFrame(ctx context.Context, ref MatterRef) (f StoredFrame,
 		&f.ModelInvoked, &f.BuiltAt, &f.Body, &f.Identity.Version, &f.Identity.ModelID, &f.Identity.PromptHash)
 	f.Identity.Name = f.Builder
 	if errors.Is(err, pgx.ErrNoRows) {
-		return StoredFrame{}, false, nil
+		return rail.StoredFrame{}, false, nil
 	}
 	if err != nil {
-		return StoredFrame{}, false, fmt.Errorf("latest frame %s: %w", ref, err)
+		return rail.StoredFrame{}, false, fmt.Errorf("latest frame %s: %w", ref, err)
 	}
 	return f, true, nil
 }
@@ -186,7 +174,7 @@ func (l *Ledger) LatestFrame(ctx context.Context, ref MatterRef) (f StoredFrame,
 // Lease is a running claim: its token and when its lease last started or
 // was refreshed (claimed_at, database clock; each heartbeat moves it on).
 type Lease struct {
-	MatterRef
+	rail.MatterRef
 	Token     int64
 	ClaimedAt time.Time
 }

@@ -1,4 +1,4 @@
-package rail_test
+package postgres_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -49,8 +50,8 @@ func TestOnCallStatementsRunUnderTheFunctionRoles(t *testing.T) {
 	in := recordedFact(t, b, b.ref, rail.FactDocumentUploaded)
 
 	tp := rolePool(t, b, "brief_trigger")
-	trig := &rail.Trigger{Ledger: rail.NewLedger(tp, rail.Config{}), SettleDelay: time.Second,
-		Nudger: &rail.RecordingNudger{Next: &nudgeRecorder{}, DB: tp}}
+	trig := &rail.Trigger{Ledger: postgres.NewLedger(tp, rail.Config{}), SettleDelay: time.Second,
+		Nudger: &postgres.RecordingNudger{Next: &nudgeRecorder{}, DB: tp}}
 	noErrors(t, trig.Handle(b.ctx, []rail.InboundFact{in}))
 	var nudges int
 	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM ops.matter_nudges`).Scan(&nudges); err != nil || nudges != 1 {
@@ -58,12 +59,12 @@ func TestOnCallStatementsRunUnderTheFunctionRoles(t *testing.T) {
 	}
 
 	bp := rolePool(t, b, "brief_builder")
-	w := &rail.Worker{Ledger: rail.NewLedger(bp, rail.Config{}), Builder: &identBuilder{id: deployedID}, ID: "w", Heartbeat: -1}
+	w := &rail.Worker{Ledger: postgres.NewLedger(bp, rail.Config{}), Builder: &identBuilder{id: deployedID}, ID: "w", Heartbeat: -1}
 	out, err := w.BuildOnce(b.ctx, b.ref)
 	if err != nil || !out.Landed || len(out.Served) != 1 {
 		t.Fatalf("build under brief_builder: %+v %v", out, err)
 	}
-	if err := rail.RecordNudges(b.ctx, bp, rail.QueueBuild, []rail.Nudge{{V: 1, FirmID: b.ref.FirmID, MatterID: b.ref.MatterID, Reason: rail.ReasonFollowUp}}, time.Second, nil); err != nil {
+	if err := postgres.RecordNudges(b.ctx, bp, postgres.QueueBuild, []rail.Nudge{{V: 1, FirmID: b.ref.FirmID, MatterID: b.ref.MatterID, Reason: rail.ReasonFollowUp}}, time.Second, nil); err != nil {
 		t.Fatalf("follow-up record under brief_builder: %v", err)
 	}
 
@@ -72,16 +73,16 @@ func TestOnCallStatementsRunUnderTheFunctionRoles(t *testing.T) {
 	if _, err := b.pool.Exec(b.ctx, `UPDATE ops.backfill_control SET allowance_at = clock_timestamp() - interval '1 minute'`); err != nil {
 		t.Fatal(err)
 	}
-	bf := &rail.Backfill{Ledger: rail.NewLedger(sp, rail.Config{}), Deployed: other, Rate: 10,
-		Nudger: &rail.RecordingNudger{Next: &nudgeRecorder{}, DB: sp, Queue: rail.QueueBackfill}}
+	bf := &rail.Backfill{Ledger: postgres.NewLedger(sp, rail.Config{}), Deployed: other, Rate: 10,
+		Nudger: &postgres.RecordingNudger{Next: &nudgeRecorder{}, DB: sp, Queue: postgres.QueueBackfill}}
 	pass, err := bf.Admit(b.ctx)
 	if err != nil || len(pass.Admitted) != 1 {
 		t.Fatalf("backfill under brief_sweeper: %+v %v", pass, err)
 	}
-	if _, err := rail.PruneOnCallRecord(b.ctx, sp, time.Hour, 0); err != nil {
+	if _, err := postgres.PruneOnCallRecord(b.ctx, sp, time.Hour, 0); err != nil {
 		t.Fatalf("prune under brief_sweeper: %v", err)
 	}
-	if _, err := rail.NewLedger(sp, rail.Config{}).Sweep(b.ctx, 0); err != nil {
+	if _, err := postgres.NewLedger(sp, rail.Config{}).Sweep(b.ctx, 0); err != nil {
 		t.Fatalf("sweep under brief_sweeper: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package rail_test
+package postgres_test
 
 import (
 	"errors"

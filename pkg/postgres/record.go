@@ -1,0 +1,213 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
+)
+
+// The record the Brief is built from: firms, matters and documents. These
+// writers take the caller's transaction so that a fact about the record
+// (the outbox) commits with it.
+
+// EnsureFirm creates the firm if it does not exist.
+func EnsureFirm(ctx context.Context, q Querier, firmID uuid.UUID, name string) error {
+	_, err := q.Exec(ctx, `INSERT INTO app.firms (firm_id, name) VALUES ($1, $2)
+        ON CONFLICT (firm_id) DO NOTHING`, firmID, name)
+	if err != nil {
+		return fmt.Errorf("ensure firm %s: %w", firmID, err)
+	}
+	return nil
+}
+
+// AddMatter creates an open matter (and its firm, if new). Adding a matter
+// that already exists under the same firm is not an error (created=false);
+// a matter id already used by another firm is ErrFirmMismatch.
+func AddMatter(ctx context.Context, q Querier, ref rail.MatterRef, title string) (created bool, err error) {
+	if err := EnsureFirm(ctx, q, ref.FirmID, ""); err != nil {
+		return false, err
+	}
+	tag, err := q.Exec(ctx, `INSERT INTO app.matters (firm_id, matter_id, title) VALUES ($1, $2, $3)
+        ON CONFLICT DO NOTHING`, ref.FirmID, ref.MatterID, title)
+	if err != nil {
+		return false, fmt.Errorf("add matter %s: %w", ref, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return true, nil
+	}
+	var firm uuid.UUID
+	if err := q.QueryRow(ctx, `SELECT firm_id FROM app.matters WHERE matter_id = $1`, ref.MatterID).Scan(&firm); err != nil {
+		return false, fmt.Errorf("add matter %s: %w", ref, err)
+	}
+	if firm != ref.FirmID {
+		return false, fmt.Errorf("add matter %s: %w", ref, rail.ErrFirmMismatch)
+	}
+	return false, nil
+}
+
+// SetMatterStatus opens or closes a matter.
+//
+// A closed matter gets no builds and no new demand (Demand refuses it), but
+// its ledger row keeps what was recorded: demand already requested stays
+// requested (held, counted by Gauges.MattersClosedWithDemand rather than as
+// late), and a build already claimed may still land (its commit does not
+// look at the matter's status: the frame reflects inputs read while the
+// matter was open). Re-opening restarts the demand clock of held demand
+// (demand_since and uncovered_since become the re-opening's time), so the
+// oldest-unserved gauge counts it from the moment the rail is responsible
+// for it again; the sweeper's next pass re-nudges it (it lists open matters
+// with unserved demand and no live claim). Both happen in one statement.
+func SetMatterStatus(ctx context.Context, q Querier, ref rail.MatterRef, status string) error {
+	if status != "open" && status != "closed" {
+		return fmt.Errorf("matter status %q: want open or closed", status)
+	}
+	var changed int
+	err := q.QueryRow(ctx, `
+WITH m AS (
+    UPDATE app.matters SET status = $3 WHERE firm_id = $1 AND matter_id = $2
+    RETURNING firm_id, matter_id
+), old AS (
+    SELECT status FROM app.matters WHERE firm_id = $1 AND matter_id = $2
+), reopened AS (
+    UPDATE ops.matter_frame_jobs j SET
+        demand_since    = CASE WHEN j.demand_since IS NOT NULL THEN clock_timestamp() END,
+        uncovered_since = CASE WHEN j.uncovered_since IS NOT NULL THEN clock_timestamp() END
+    FROM m, old
+    WHERE j.firm_id = m.firm_id AND j.matter_id = m.matter_id AND $3 = 'open' AND old.status = 'closed'
+)
+SELECT count(*) FROM m`, ref.FirmID, ref.MatterID, status).Scan(&changed)
+	if err != nil {
+		return fmt.Errorf("set matter status %s: %w", ref, err)
+	}
+	if changed == 0 {
+		return matterError(ctx, q, ref)
+	}
+	return nil
+}
+
+// matterError explains why a matter could not be found under a firm.
+func matterError(ctx context.Context, q Querier, ref rail.MatterRef) error {
+	var firm uuid.UUID
+	err := q.QueryRow(ctx, `SELECT firm_id FROM app.matters WHERE matter_id = $1`, ref.MatterID).Scan(&firm)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("matter %s: %w", ref, rail.ErrUnknownMatter)
+	case err != nil:
+		return fmt.Errorf("matter %s: %w", ref, err)
+	case firm != ref.FirmID:
+		return fmt.Errorf("matter %s: %w", ref, rail.ErrFirmMismatch)
+	}
+	return fmt.Errorf("matter %s: not changed", ref)
+}
+
+// AddDocument stores a document on an open matter of the given firm, in the
+// caller's transaction. It returns the stored document's id.
+func AddDocument(ctx context.Context, q Querier, ref rail.MatterRef, d rail.NewDocument) (uuid.UUID, error) {
+	if err := d.Validate(); err != nil {
+		return uuid.Nil, fmt.Errorf("add document: %w", err)
+	}
+	if d.ID == uuid.Nil {
+		d.ID = uuid.New()
+	}
+	if d.SHA256 == "" {
+		d.SHA256 = rail.PagesSHA256(d.Pages)
+	}
+	if d.Pages == nil {
+		d.Pages = []string{}
+	}
+	var status string
+	err := q.QueryRow(ctx, `SELECT status FROM app.matters WHERE firm_id = $1 AND matter_id = $2 FOR SHARE`,
+		ref.FirmID, ref.MatterID).Scan(&status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, fmt.Errorf("add document: %w", matterError(ctx, q, ref))
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("add document: %w", err)
+	}
+	if status != "open" {
+		return uuid.Nil, fmt.Errorf("add document to %s: %w", ref, rail.ErrMatterClosed)
+	}
+	_, err = q.Exec(ctx, `INSERT INTO app.documents (document_id, firm_id, matter_id, name, pages, content_sha256, note)
+        VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, ref.FirmID, ref.MatterID, strings.TrimSpace(d.Name),
+		d.Pages, strings.ToLower(d.SHA256), d.Note)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("add document to %s: %w", ref, err)
+	}
+	return d.ID, nil
+}
+
+// DocumentNames lists the names of a matter's documents (none for a
+// matter that does not exist).
+func DocumentNames(ctx context.Context, q Querier, ref rail.MatterRef) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT name FROM app.documents WHERE firm_id = $1 AND matter_id = $2 ORDER BY name`,
+		ref.FirmID, ref.MatterID)
+	if err != nil {
+		return nil, fmt.Errorf("document names %s: %w", ref, err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("document names %s: %w", ref, err)
+	}
+	return names, nil
+}
+
+// LoadInputs reads a matter's title and document manifest (no text) in
+// keyset pages of ManifestPage rows by document id.
+func LoadInputs(ctx context.Context, q Querier, ref rail.MatterRef) (rail.Inputs, error) {
+	var in rail.Inputs
+	var title string
+	var manifest []rail.DocumentMeta
+	err := q.QueryRow(ctx, `SELECT title FROM app.matters WHERE firm_id = $1 AND matter_id = $2`,
+		ref.FirmID, ref.MatterID).Scan(&title)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return in, fmt.Errorf("load inputs: %w", matterError(ctx, q, ref))
+	}
+	if err != nil {
+		return in, fmt.Errorf("load inputs %s: %w", ref, err)
+	}
+	after := uuid.Nil
+	for {
+		rows, err := q.Query(ctx, `SELECT document_id, name, content_sha256, page_count, uploaded_at
+            FROM app.documents WHERE firm_id = $1 AND matter_id = $2 AND document_id > $3
+            ORDER BY document_id LIMIT $4`, ref.FirmID, ref.MatterID, after, rail.ManifestPage)
+		if err != nil {
+			return in, fmt.Errorf("load inputs %s: %w", ref, err)
+		}
+		page, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rail.DocumentMeta, error) {
+			var d rail.DocumentMeta
+			err := r.Scan(&d.ID, &d.Name, &d.SHA256, &d.PageCount, &d.UploadedAt)
+			return d, err
+		})
+		if err != nil {
+			return in, fmt.Errorf("load inputs %s: %w", ref, err)
+		}
+		manifest = append(manifest, page...)
+		if len(page) < rail.ManifestPage {
+			return rail.InputsFrom(ref, title, manifest, documentSource{q}), nil
+		}
+		after = page[len(page)-1].ID
+	}
+}
+
+// documentSource reads a manifest's documents one statement each.
+type documentSource struct{ q Querier }
+
+func (s documentSource) ReadDocument(ctx context.Context, ref rail.MatterRef, id uuid.UUID) (rail.Document, bool, error) {
+	d := rail.Document{ID: id}
+	err := s.q.QueryRow(ctx, `SELECT name, pages, content_sha256, note, uploaded_at FROM app.documents
+                WHERE document_id = $1 AND firm_id = $2 AND matter_id = $3`, id, ref.FirmID, ref.MatterID).
+		Scan(&d.Name, &d.Pages, &d.SHA256, &d.Note, &d.UploadedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return rail.Document{}, false, nil
+	}
+	if err != nil {
+		return rail.Document{}, false, err
+	}
+	return d, true, nil
+}
