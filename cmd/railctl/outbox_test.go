@@ -24,15 +24,7 @@ import (
 // facts to its queue.
 func TestEmitAndRelayToMoto(t *testing.T) {
 	ctx := context.Background()
-	moto, err := motoserver.Start(ctx, t.Logf)
-	if err != nil {
-		t.Fatalf("moto_server: %v", err)
-	}
-	t.Cleanup(func() { _ = moto.Stop() })
-	for _, kv := range moto.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	moto := startMoto(t)
 	t.Setenv("RAIL_EVENT_BUS", "brief-rail-test")
 	acfg, err := moto.AWSConfig(ctx)
 	if err != nil {
@@ -158,4 +150,20 @@ func TestOutboxParkedAndUnpark(t *testing.T) {
 	if out := c.must("outbox", "parked"); !strings.Contains(out, "no parked facts") {
 		t.Fatalf("after unpark: %q", out)
 	}
+}
+
+// startMoto starts a moto_server for the test, stopped at its end, and
+// points the AWS SDK's environment (endpoint, region, credentials) at it.
+func startMoto(t *testing.T) *motoserver.Server {
+	t.Helper()
+	moto, err := motoserver.Start(context.Background(), t.Logf)
+	if err != nil {
+		t.Fatalf("moto_server: %v", err)
+	}
+	t.Cleanup(func() { _ = moto.Stop() })
+	for _, kv := range moto.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	return moto
 }

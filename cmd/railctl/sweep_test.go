@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pramaan/brief-rail/internal/testenv/motoserver"
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
 )
@@ -94,15 +93,7 @@ func TestSweepInvokesTheSweeperFunction(t *testing.T) {
 	}
 
 	// With the build queue (SQS on moto_server), the lost demand is re-nudged.
-	moto, err := motoserver.Start(ctx, t.Logf)
-	if err != nil {
-		t.Fatalf("moto_server: %v", err)
-	}
-	t.Cleanup(func() { _ = moto.Stop() })
-	for _, kv := range moto.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	moto := startMoto(t)
 	acfg, err := moto.AWSConfig(ctx)
 	if err != nil {
 		t.Fatal(err)
