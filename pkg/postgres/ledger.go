@@ -85,7 +85,7 @@ WITH m AS (
     INSERT INTO ops.matter_frame_jobs AS j
         (firm_id, matter_id, requested_generation, demand_since, uncovered_since, last_demanded_at)
     SELECT m.firm_id, m.matter_id, $3, clock_timestamp(), clock_timestamp(), clock_timestamp()
-    FROM m WHERE m.firm_id = $1 AND m.status = 'open'
+    FROM m WHERE m.firm_id = $1 -- open or closed: a closed matter's demand is recorded and held
     ON CONFLICT (firm_id, matter_id) DO UPDATE SET
         requested_generation = j.requested_generation + EXCLUDED.requested_generation,
         demand_since         = coalesce(j.demand_since, EXCLUDED.demand_since),
@@ -117,6 +117,14 @@ FROM (SELECT 1) AS one LEFT JOIN up ON true`
 // committed. A quarantined row is released by new demand. Run it in the
 // caller's transaction when the demand must commit with something else
 // (the trigger's inbox insert).
+//
+// A closed matter's demand is recorded too, and reported Held: a fact
+// committed while the matter was open (an upload in flight when it
+// closed) must be built once it is re-opened, never dropped. Held demand
+// is not claimed or re-nudged while the matter stays closed and is counted
+// by MattersClosedWithDemand, not as unserved. An unknown matter is
+// rail.ErrUnknownMatter and one filed under another firm
+// rail.ErrFirmMismatch; nothing is written then.
 func (l *Ledger) Demand(ctx context.Context, ref rail.MatterRef, n int) (rail.DemandResult, error) {
 	return l.DemandFrom(ctx, ref, n, rail.DemandOrigin{})
 }
@@ -150,12 +158,10 @@ func (l *Ledger) DemandFrom(ctx context.Context, ref rail.MatterRef, n int, o ra
 		return rail.DemandResult{}, fmt.Errorf("demand %s: %w", ref, rail.ErrUnknownMatter)
 	case *firm != ref.FirmID:
 		return rail.DemandResult{}, fmt.Errorf("demand %s: %w", ref, rail.ErrFirmMismatch)
-	case status != nil && *status != "open":
-		return rail.DemandResult{}, fmt.Errorf("demand %s: %w", ref, rail.ErrMatterClosed)
 	case requested == nil:
 		return rail.DemandResult{}, fmt.Errorf("demand %s: no row written", ref)
 	}
-	return rail.DemandResult{Requested: *requested, Status: *runStatus}, nil
+	return rail.DemandResult{Requested: *requested, Status: *runStatus, Held: status != nil && *status != "open"}, nil
 }
 
 // claimSet is what a claim writes: the next token, the target, a fresh
