@@ -7,6 +7,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -312,7 +313,9 @@ FROM fence, frame`
 // Commit lands the frame if and only if c's token is still current: the
 // frame insert, the token compare-and-swap, the run's outcome and the
 // frame.built fact are one statement, so a stale build cannot half-land.
-// ErrFenced means nothing was written.
+// ErrFenced means nothing was written; so does rail.ErrCommitRefused (the
+// database answered with an error, wrapped with it). Any other error is
+// ambiguous: the commit may have landed (FrameLanded says).
 func (l *Ledger) Commit(ctx context.Context, c rail.Claim, f rail.Frame) (rail.CommitResult, error) {
 	var (
 		r       rail.CommitResult
@@ -332,6 +335,9 @@ func (l *Ledger) Commit(ctx context.Context, c rail.Claim, f rail.Frame) (rail.C
 	if errors.Is(err, pgx.ErrNoRows) {
 		return rail.CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, rail.ErrFenced)
 	}
+	if refused(err) {
+		return rail.CommitResult{}, fmt.Errorf("commit %s token %d: %w: %w", c.MatterRef, c.Token, rail.ErrCommitRefused, err)
+	}
 	if err != nil {
 		return rail.CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, err)
 	}
@@ -342,6 +348,21 @@ func (l *Ledger) Commit(ctx context.Context, c rail.Claim, f rail.Frame) (rail.C
 		}
 	}
 	return r, nil
+}
+
+// refused reports whether err is the server's answer that the statement
+// failed: an ErrorResponse of severity ERROR (a constraint, a value jsonb
+// refuses, a statement timeout or cancel), after which the statement's
+// transaction is rolled back: provably nothing committed. A FATAL or PANIC
+// response ends the session (the server terminating it, a shutdown) and,
+// like a lost connection or a client-side timeout, says nothing certain
+// about whether the commit landed.
+func refused(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	return cmp.Or(pe.SeverityUnlocalized, pe.Severity) == "ERROR"
 }
 
 // FrameLanded reports whether a frame with c's token exists. A worker whose
