@@ -47,6 +47,8 @@ type Ledger struct {
 	pool *pgxpool.Pool
 	q    Querier // where the statements run: the pool, or a caller's transaction (On)
 	cfg  rail.Config
+	// swallowUncovered: SwallowingUncovered's negative control.
+	swallowUncovered bool
 }
 
 // NewLedger returns a ledger over pool with cfg (zero fields take defaults).
@@ -64,6 +66,17 @@ func NewLedger(pool *pgxpool.Pool, cfg rail.Config) *Ledger {
 func (l *Ledger) On(q Querier) *Ledger {
 	c := *l
 	c.q = q
+	return &c
+}
+
+// SwallowingUncovered returns the ledger with the quarantine decision it
+// had before demand arriving during a last attempt released it: Fail and
+// Sweep then quarantine a row on its last failed or expired attempt even
+// when demand arrived during it, and that demand waits for an operator. A
+// seam for the simulation's negative controls; the rail never uses it.
+func (l *Ledger) SwallowingUncovered() *Ledger {
+	c := *l
+	c.swallowUncovered = true
 	return &c
 }
 
@@ -392,10 +405,17 @@ func (l *Ledger) MarkRun(ctx context.Context, c rail.Claim, outcome, msg string)
 	return nil
 }
 
-var failSQL = `
+// failSQLWith is the Fail statement with quarantine as its quarantine
+// decision (SQLQuarantines; the negative control's is the old one).
+func failSQLWith(quarantine string) string {
+	return `
 WITH f AS (
     UPDATE ops.matter_frame_jobs AS j SET
-        run_status        = CASE WHEN NOT ` + SQLAttemptsLeft("j", "$4::int") + ` THEN 'quarantined' ELSE 'idle' END,
+        run_status        = CASE WHEN ` + quarantine + ` THEN 'quarantined' ELSE 'idle' END,
+        -- The last attempt failed, but demand arrived during it: that demand
+        -- releases the row (attempts reset), as it would a quarantine.
+        attempts          = CASE WHEN NOT ` + SQLAttemptsLeft("j", "$4::int") + ` AND NOT ` + quarantine + `
+                                 THEN 0 ELSE j.attempts END,
         target_generation = built_generation,
         uncovered_since   = demand_since, -- the target is handed back: all unbuilt demand is uncovered
         not_before        = clock_timestamp()
@@ -410,10 +430,21 @@ WITH f AS (
     FROM f WHERE r.firm_id = f.firm_id AND r.matter_id = f.matter_id AND r.token = $3
 )
 SELECT run_status, attempts FROM f`
+}
+
+var (
+	failSQL = failSQLWith(SQLQuarantines("j", "$4::int"))
+	// failSwallowingSQL quarantines on the last attempt whatever arrived
+	// during it (SwallowingUncovered).
+	failSwallowingSQL = failSQLWith("NOT " + SQLAttemptsLeft("j", "$4::int"))
+)
 
 // Fail records a failed attempt while c's token is current: the row goes
 // back to idle with exponential backoff (its target handed back, so the
-// demand stays visibly unserved), or to quarantined after MaxAttempts.
+// demand stays visibly unserved), or to quarantined after MaxAttempts,
+// unless demand arrived during that last attempt: then the row goes back
+// to idle with its attempts reset (new demand releases a quarantine, also
+// when it arrives during the attempt that would have caused it).
 // ErrFenced means a newer claim owns the row and nothing was written.
 func (l *Ledger) Fail(ctx context.Context, c rail.Claim, cause error) (rail.FailResult, error) {
 	msg := "unknown error"
@@ -421,7 +452,11 @@ func (l *Ledger) Fail(ctx context.Context, c rail.Claim, cause error) (rail.Fail
 		msg = cause.Error()
 	}
 	var r rail.FailResult
-	err := l.q.QueryRow(ctx, failSQL, c.FirmID, c.MatterID, c.Token, l.cfg.MaxAttempts,
+	stmt := failSQL
+	if l.swallowUncovered {
+		stmt = failSwallowingSQL
+	}
+	err := l.q.QueryRow(ctx, stmt, c.FirmID, c.MatterID, c.Token, l.cfg.MaxAttempts,
 		seconds(l.cfg.BackoffBase), seconds(l.cfg.BackoffMax), msg).Scan(&r.Status, &r.Attempts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return rail.FailResult{}, fmt.Errorf("fail %s token %d: %w", c.MatterRef, c.Token, rail.ErrFenced)
