@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -31,9 +30,18 @@ type localRail struct {
 	r      *app.Rail
 	tr     app.Transport
 	ref    rail.MatterRef
+	// metrics: the handlers' EMF lines.
+	metrics *strings.Builder
 }
 
 func newLocalRail(t *testing.T) *localRail {
+	t.Helper()
+	return newLocalRailWith(t, nil)
+}
+
+// newLocalRailWith is newLocalRail with the Brief builder fb (nil: the
+// extractive builder, as deployed by default).
+func newLocalRailWith(t *testing.T, fb rail.FrameBuilder) *localRail {
 	t.Helper()
 	ctx := context.Background()
 	db := railtest.NewDB(t)
@@ -45,20 +53,22 @@ func newLocalRail(t *testing.T) *localRail {
 	// The local rail's timings, with a sweep grace short enough to wait out.
 	cfg := app.LocalConfig(base, app.LocalTimings{Lease: 10 * time.Second, SettleDelay: 10 * time.Millisecond,
 		SweepGrace: 300 * time.Millisecond}, app.BuilderExtractive)
+	metrics := &strings.Builder{}
 	w, err := app.LocalWiring("../../template.yaml", cfg, 0.01, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := app.LocalTransport(w, nil)
-	fb, err := app.NewFrameBuilder(ctx, app.BuilderExtractive, app.BuilderOptions{})
+	if fb == nil {
+		if fb, err = app.NewFrameBuilder(ctx, app.BuilderExtractive, app.BuilderOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := app.Assemble(cfg, app.Deps{Pool: pool, Transport: tr, Builder: fb, Metrics: emf.New(metrics)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := app.Assemble(cfg, app.Deps{Pool: pool, Transport: tr, Builder: fb, Metrics: emf.New(io.Discard)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lr := &localRail{t: t, ctx: ctx, pool: pool, ledger: postgres.NewLedger(pool, cfg.RailConfig()), r: r, tr: tr,
+	lr := &localRail{t: t, ctx: ctx, pool: pool, ledger: postgres.NewLedger(pool, cfg.RailConfig()), r: r, tr: tr, metrics: metrics,
 		ref: rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()}}
 	if _, err := record.NewMatter(ctx, pool, lr.ref, "Harlow Logistics Ltd v. Penmark Freight Inc."); err != nil {
 		t.Fatal(err)
