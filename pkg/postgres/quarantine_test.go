@@ -123,8 +123,9 @@ func TestDemandDuringLastExpiredLeaseIsNotSwallowed(t *testing.T) {
 				}
 				return
 			}
-			if len(rep.Quarantined) != 1 || rep.Quarantined[0] != poison {
-				t.Fatalf("quarantined %v; want only the matter with no demand during its attempt", rep.Quarantined)
+			if len(rep.Quarantined) != 1 || rep.Quarantined[0] != poison || len(rep.Released) != 1 || rep.Released[0] != b.ref {
+				t.Fatalf("quarantined %v, released %v; want only the matter with no demand during its attempt quarantined, the other released",
+					rep.Quarantined, rep.Released)
 			}
 			if j.RunStatus != rail.StatusIdle || j.Attempts != 0 || j.TargetGeneration != j.BuiltGeneration {
 				t.Fatalf("row %+v; want idle, attempts reset, target handed back", j)

@@ -11,7 +11,10 @@ import (
 
 // SweepReport is what one sweep pass found and did.
 type SweepReport struct {
-	Quarantined   []rail.MatterRef // expired leases out of attempts: now quarantined
+	Quarantined []rail.MatterRef // expired leases out of attempts: now quarantined
+	// Released: expired leases out of attempts that demand arriving during
+	// their last attempt released instead (idle, attempts reset).
+	Released      []rail.MatterRef
 	LeaseExpiries int              // running rows whose lease expired since the last pass
 	Renudge       []rail.MatterRef // unserved demand with no live claim: nudge these
 	Gauges
@@ -55,7 +58,7 @@ WITH q AS (
         finished_at = coalesce(r.finished_at, clock_timestamp()), error = 'lease expired'
     FROM q WHERE r.firm_id = q.firm_id AND r.matter_id = q.matter_id AND r.token = q.claimed_generation
 )
-SELECT firm_id, matter_id FROM q WHERE run_status = 'quarantined'`
+SELECT firm_id, matter_id, run_status = 'quarantined' FROM q`
 }
 
 var (
@@ -110,8 +113,24 @@ func (l *Ledger) Sweep(ctx context.Context, limit int) (SweepReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("sweep quarantine: %w", err)
 	}
-	if rep.Quarantined, err = collectRefs(rows); err != nil {
+	type touched struct {
+		ref         rail.MatterRef
+		quarantined bool
+	}
+	ts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (touched, error) {
+		var t touched
+		err := r.Scan(&t.ref.FirmID, &t.ref.MatterID, &t.quarantined)
+		return t, err
+	})
+	if err != nil {
 		return rep, fmt.Errorf("sweep quarantine: %w", err)
+	}
+	for _, t := range ts {
+		if t.quarantined {
+			rep.Quarantined = append(rep.Quarantined, t.ref)
+		} else {
+			rep.Released = append(rep.Released, t.ref)
+		}
 	}
 	tag, err := l.q.Exec(ctx, sweepExpiredRunsSQL, seconds(l.cfg.Lease))
 	if err != nil {
