@@ -2,8 +2,11 @@ package postgres_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/pramaan/brief-rail/internal/verify/ledgercheck"
 
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
@@ -43,6 +46,7 @@ func TestDemandDuringLastFailedAttemptIsNotSwallowed(t *testing.T) {
 				if fr.Status != rail.StatusQuarantined || j.RunStatus != rail.StatusQuarantined {
 					t.Fatalf("SwallowingUncovered: %+v, row %+v; want the old quarantine", fr, j)
 				}
+				b.swallowedCaught(t)
 				return
 			}
 			if fr.Status != rail.StatusIdle || fr.Attempts != 0 || j.RunStatus != rail.StatusIdle || j.Attempts != 0 {
@@ -121,6 +125,7 @@ func TestDemandDuringLastExpiredLeaseIsNotSwallowed(t *testing.T) {
 				if len(rep.Quarantined) != 2 || j.RunStatus != rail.StatusQuarantined {
 					t.Fatalf("SwallowingUncovered: %+v, row %+v; want both quarantined", rep.Quarantined, j)
 				}
+				b.swallowedCaught(t)
 				return
 			}
 			if len(rep.Quarantined) != 1 || rep.Quarantined[0] != poison || len(rep.Released) != 1 || rep.Released[0] != b.ref {
@@ -150,5 +155,22 @@ func TestDemandDuringLastExpiredLeaseIsNotSwallowed(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// swallowedCaught: the ledger's invariants (internal/verify/ledgercheck,
+// which the simulation checks after every step) see the swallowed demand;
+// the row is then released so the test's own final check passes.
+func (b *bundle) swallowedCaught(t *testing.T) {
+	t.Helper()
+	bad, err := ledgercheck.Violations(b.ctx, b.pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) != 1 || !strings.Contains(bad[0], "quarantined with demand its last attempt never covered: "+b.ref.MatterID.String()) {
+		t.Fatalf("invariants %v; want the swallowed demand reported", bad)
+	}
+	if ok, err := b.ledger.Release(b.ctx, b.ref); err != nil || !ok {
+		t.Fatal(ok, err)
 	}
 }
