@@ -37,6 +37,7 @@ type Gauges struct {
 // workers' claims were granted with can neither quarantine nor expire a
 // live build. $1 and $2 (the sweeper's own settings) apply only to rows
 // claimed before 007.
+
 // sweepQuarantineSQLWith quarantines expired leases on their last allowed
 // attempt, deciding with quarantine (SQLQuarantines): a row whose demand
 // arrived during that attempt is released instead (idle, attempts reset,

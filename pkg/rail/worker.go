@@ -188,7 +188,7 @@ func (w *Worker) fail(ctx context.Context, c Claim, out Outcome, cause error, wh
 	}
 	out.Failed, out.Quarantined = true, fr.Status == StatusQuarantined
 	w.log().ErrorContext(ctx, what, "firm_id", c.FirmID, "matter_id", c.MatterID, "token", c.Token,
-		"err", cause, "attempts", fr.Attempts, "status", fr.Status)
+		"target", c.Target, "err", cause, "attempts", fr.Attempts, "status", fr.Status)
 	return out, nil
 }
 
