@@ -122,6 +122,7 @@ var (
 	// Where a complaint's allegations end and an answer's responses end.
 	complaintEndRE = regexp.MustCompile(`(?i)^(?:wherefore\b|prayer\s+for\s+relief|request\s+for\s+relief|relief\s+requested|demand\s+for\s+(?:a\s+)?jury|jury\s+(?:trial\s+)?demand)`)
 	answerEndRE    = regexp.MustCompile(`(?i)^(?:(?:first|second|third|[a-z]+)?\s*(?:affirmative|additional|separate|other)?\s*defen[cs]es?\b|affirmative\s+defen|counterclaims?\b|wherefore\b|prayer\s+for\s+relief)`)
+	inlineLabelRE  = regexp.MustCompile(`\s(?:ANSWER|RESPONSE)(?:\s+TO\s+(?:PARAGRAPH|¶)\s*\d{1,3})?\s*:\s`)
 	answerLabelRE  = regexp.MustCompile(`(?i)^(?:answer|response)(?:\s+to\s+(?:paragraph|¶)\s*\d{1,3})?\s*[:.-]\s*`)
 	amendedRE      = regexp.MustCompile(`(?i)\b(first|second|third|fourth|fifth)?\s*amended\s+(?:complaint|answer)`)
 	// A reference to paragraphs of the complaint: "paragraph 6",
@@ -157,9 +158,10 @@ func readPleading(d Document, kind Kind, filed string, pages []string) *pleading
 	}
 	var cur *pleadingPara
 	started := false
+	last := 0 // the last paragraph number read
 Pages:
 	for pi, page := range pages {
-		for _, para := range strings.Split(page, "\n") {
+		for _, para := range splitInlineNumbers(strings.Split(page, "\n"), &last) {
 			para = strings.TrimSpace(para)
 			if para == "" {
 				continue
@@ -175,9 +177,16 @@ Pages:
 					break Pages
 				}
 				n, _ := strconv.Atoi(m[1])
+				last = n
 				pl.paras = append(pl.paras, pleadingPara{num: n, text: para, page: pi})
 				cur = &pl.paras[len(pl.paras)-1]
 				started = true
+				if kind == KindAnswer {
+					// "1. <the allegation restated> ANSWER: Admitted." on one line.
+					if loc := inlineLabelRE.FindStringIndex(para); loc != nil {
+						cur.text, cur.restated = para[loc[0]+1:], true
+					}
+				}
 				continue
 			}
 			if isHeading(para) {
@@ -191,12 +200,14 @@ Pages:
 					cur.text, cur.page, cur.restated = para, pi, true
 					continue
 				}
+				// "Paragraphs 10 through 12 are denied." on its own.
+				if paraRefRE.MatchString(para) && responseStatus(para) != StatusNotAnswered && len(pl.paras) < MaxResponses {
+					pl.paras = append(pl.paras, pleadingPara{text: para, page: pi})
+					cur = nil
+					started = true
+					continue
+				}
 				if cur == nil || cur.restated {
-					if paraRefRE.MatchString(para) && responseStatus(para) != StatusNotAnswered && len(pl.paras) < MaxResponses {
-						pl.paras = append(pl.paras, pleadingPara{text: para, page: pi})
-						cur = nil
-						started = true
-					}
 					continue
 				}
 			}
@@ -221,6 +232,45 @@ var (
 	denyRE         = regexp.MustCompile(`\bden(?:y|ies|ied|ying)\b`)
 	extentDeniedRE = regexp.MustCompile(`(?i)\bto\s+the\s+extent\b.*\b(?:den|deemed)`)
 )
+
+var inlineNumRE = regexp.MustCompile(`\s\(?(\d{1,3})[.)]\s+["“(]?[A-Z]`)
+
+// splitInlineNumbers splits a paragraph where extraction joined the next
+// numbered paragraph onto it ("… company. 2. Defendant …"): at " N. X"
+// where N follows the paragraph number before it and the text before ends
+// a sentence. last is the last paragraph number seen, kept across pages.
+func splitInlineNumbers(paras []string, last *int) []string {
+	var out []string
+	for _, p := range paras {
+		n := *last
+		if m := numParaRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil {
+			n, _ = strconv.Atoi(m[1])
+		}
+		for {
+			cut := -1
+			for _, m := range inlineNumRE.FindAllStringSubmatchIndex(p, -1) {
+				k, _ := strconv.Atoi(p[m[2]:m[3]])
+				before := strings.TrimRight(p[:m[0]], " ")
+				if k >= n && k <= n+3 && before != "" && strings.ContainsRune(".:;\")”", rune(before[len(before)-1])) {
+					cut, n = m[0]+1, k
+					break
+				}
+			}
+			if cut < 0 {
+				break
+			}
+			out = append(out, p[:cut])
+			p = p[cut:]
+		}
+		out = append(out, p)
+		if m := numParaRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil {
+			k, _ := strconv.Atoi(m[1])
+			n = k
+		}
+		*last = n
+	}
+	return out
+}
 
 // responseStatus reads what a response does.
 func responseStatus(text string) ResponseStatus {
@@ -432,12 +482,14 @@ func pairResponses(pls []*pleading) []Response {
 			if p.restated {
 				text = answerLabelRE.ReplaceAllString(p.text, "")
 			}
-			st := responseStatus(text)
+			st, note := responseStatus(text), ""
 			if incorporateRE.MatchString(text) && st == StatusNotAnswered {
-				st = StatusNoResponseRequired
+				st, note = StatusNoResponseRequired, "incorporates the answer's earlier responses"
+			} else {
+				note = statusNote(st, text)
 			}
 			if _, dup := got[target]; !dup {
-				got[target] = answered{resp, st, statusNote(st, text)}
+				got[target] = answered{resp, st, note}
 			}
 			cursor = max(cursor, target)
 		}
