@@ -41,20 +41,29 @@ var (
 	// "X v." at the end of a line.
 	nameVersusRE = regexp.MustCompile(`(?i)^(.*?[^\s,])[\s,]+(?:v\.?|vs\.?|versus|against)$`)
 	// "X v. Y" on one line.
-	oneLineRE  = regexp.MustCompile(`^(?:Title:?\s+)?(.{2,120}?)\s+(?:v\.|vs\.|V\.|VS\.)\s+(.{2,160})$`)
-	inReRE     = regexp.MustCompile(`(?i)^in\s+re\s*:?\s*(.*)$`)
-	dividerRE  = regexp.MustCompile(`^[\s_*=~-]{3,}$`)
-	stopWordRE = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
+	oneLineRE = regexp.MustCompile(`^(?:(?:Short\s+|Case\s+)?(?:Title|Name|Caption)\s*:?\s+)?(.{2,120}?)\s+(?:v\.|vs\.|V\.|VS\.)\s+(.{2,160})$`)
+	// "JOHN DOE, Defendant-Appellant, v. UNITED STATES, Plaintiff-Appellee."
+	oneLineRolesRE = regexp.MustCompile(`(?i)^(.+?)[\s,]+(` + roleRun + `)[\s,]*(?:v\.?|vs\.?|versus)\s+(.+?)[\s,]+(` + roleRun + `)[\s.,;:]*$`)
+	reTailRE       = regexp.MustCompile(`(?i)(?:,?\s*\bet\.?\s*al\.?)?(?:,|\s+(?:nos?\.|case\b|civil\b|docket\b|\()).*$`)
+	reLabelRE      = regexp.MustCompile(`(?i)^re\b\s*:?`)
+	inReRE         = regexp.MustCompile(`(?i)^in\s+re\s*:?\s*(.*)$`)
+	dividerRE      = regexp.MustCompile(`^[\s_*=~-]{3,}$`)
+	stopWordRE     = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
 	// A case number with its label: "No. 12-2207", "Case No. 2:18-cv-10166-JAK
 	// (AFM)", "Docket Nos. 19031-13, 27735-13", "Civil Action No. 1:21-cv-…".
-	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|appeal|adversary|bankruptcy|file)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:[A-Z]{0,3}\d[\w:–—-]*\d[A-Za-z]*(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
-	caseTokRE   = regexp.MustCompile(`[A-Za-z]{0,3}\d[\w:–—-]*\d[A-Za-z]*`)
+	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:MDL\s+)?[A-Z]{0,3}\d[\w:–—-]*\d[A-Za-z]*(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
+	caseTokRE   = regexp.MustCompile(`(?:MDL\s+)?[A-Za-z]{0,3}\d[\w:–—-]*\d[A-Za-z]*`)
 	// A bare case number alone on a line ("2009-1361", "08-6301-cv") or
 	// after a lone "v." ("v. 17-2543").
 	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?)$`)
 	courtRE     = regexp.MustCompile(`(?i)\b(?:court|appeals\s+board|tribunal)\b`)
-	courtContRE = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board)$`)
-	footnoteRE  = regexp.MustCompile(`,?\s*\d{1,2}$`)
+	courtContRE = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+)?(?:district|department|circuit))$`)
+	// More lines that continue a court's name, read only right after it
+	// ("IN THE SUPERIOR COURT OF THE" / "STATE OF CALIFORNIA", "AT
+	// NASHVILLE"): as caption lines they are names ("STATE OF NORTH
+	// CAROLINA").
+	courtCont2RE = regexp.MustCompile(`(?i)^(?:(?:of\s+)?the\s+state\s+of\s+[a-z .]+|county\s+of\s+[a-z .]+|at\s+[a-z]+)$`)
+	footnoteRE   = regexp.MustCompile(`,?\s*\d{1,2}$`)
 )
 
 // readCaption reads the caption of a document from its cleaned pages.
@@ -93,7 +102,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				court = paras[k] + " " + court
 			}
 			j := i + 1
-			for ; j < len(paras) && j < i+3 && courtContRE.MatchString(strings.TrimSpace(paras[j])); j++ {
+			for ; j < len(paras) && j < i+3 && (courtContRE.MatchString(strings.TrimSpace(paras[j])) || courtCont2RE.MatchString(strings.TrimSpace(paras[j])) && strings.HasSuffix(strings.ToLower(strings.TrimSpace(court)), " the")); j++ {
 				court += " " + paras[j]
 			}
 			if dc.court == "" {
@@ -116,7 +125,11 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") {
 					continue // a lower court's number
 				}
+				mdl := strings.HasPrefix(strings.ToLower(strings.TrimSpace(m[0])), "mdl")
 				for _, t := range caseTokRE.FindAllString(m[2], -1) {
+					if mdl {
+						t = "MDL No. " + t // "MDL No. 2641"
+					}
 					addCase(t)
 				}
 			}
@@ -131,12 +144,23 @@ func readCaption(pages []string, stampCases []string) docCaption {
 	}
 	// A letter names its case on a "Re:" line, after the addresses.
 	for pi := 0; pi < len(pages) && pi < reLinePages && dc.title == ""; pi++ {
-		for _, p := range strings.Split(pages[pi], "\n") {
+		paras := strings.Split(pages[pi], "\n")
+		for i, p := range paras {
 			m := reLineRE.FindStringSubmatch(strings.TrimSpace(p))
+			if m == nil && reLabelRE.MatchString(strings.TrimSpace(p)) && i+1 < len(paras) {
+				// "Re: Case No. 21-2728" / "John Q. Public v. City of …"
+				m = oneLineRE.FindStringSubmatch(strings.TrimSpace(paras[i+1]))
+				if m != nil {
+					m = []string{m[0], m[1] + " v. " + m[2]}
+				}
+			}
 			if m == nil || len(p) > 200 {
 				continue
 			}
 			parts := strings.SplitN(m[1], " v. ", 2)
+			// What follows the name on a Re: line is its number or the
+			// letter's text: "Mark Nordlicht, et al., No. 16 Cr. 640".
+			parts[1] = reTailRE.ReplaceAllString(parts[1], "")
 			a, b := splitNames(parts[0]), splitNames(parts[1])
 			if len(a) == 0 || len(b) == 0 {
 				continue
@@ -261,6 +285,7 @@ const (
 	lkVersus
 	lkNameVersus
 	lkOneLine
+	lkOneLineRoles
 	lkInRe
 	lkDivider
 	lkCaseNo
@@ -270,11 +295,25 @@ const (
 
 var (
 	colJunkRE      = regexp.MustCompile(`[)(§üýþ*>|]+|\s[:X]\s|\s[:X]$|^[:X]\s`)
-	caseRefRE      = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|state\s+file|file)?\s*(?:nos?\.|no:|number)\s*:?\s*[A-Z]{0,3}\d[\w:–—-]*(?:\s*\([A-Za-z]+\))?`)
+	caseRefRE      = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:MDL\s+)?[A-Z]{0,3}\d[\w:–—-]*(?:\s*\([A-Za-z]+\))?`)
 	bareTokRE      = regexp.MustCompile(`(?:^|\s)(?:[A-Z]{2,3}-?)?\d{2,4}[-–]\d{3,6}(?:[-–][A-Za-z]{2,4})*(?:\s|$)`)
 	dcNoRE         = regexp.MustCompile(`(?i)\bd\.\s?c\.\s+no\.?`)
 	footnoteOnlyRE = regexp.MustCompile(`^\d{1,2}$`)
-	rightColRE     = regexp.MustCompile(`(?i)\s(?:jury\s+trial\s+demanded|judgment|opinion|order|class\s+action)\s*$`)
+	// Two-column pleading paper puts the document's title, the hearing's
+	// date and judge, and the causes of action beside the names:
+	// "Plaintiff, PLAINTIFF'S MOTION FOR", "v. PRELIMINARY INJUNCTION",
+	// "ACME, INC., a Delaware Date: March 1, 2021", "DOES 1-50, 1.
+	// NEGLIGENCE". The left column ends where a name, a role word, a "v."
+	// or a "DOES n" ends.
+	titleColRE   = regexp.MustCompile(`^(.*?(?:,|\bv\.|\bvs\.|\bDOES\s+\d+|\b(?:[Pp]laintiffs?|[Dd]efendants?|[Pp]etitioners?|[Rr]espondents?)[.,]?))\s+(?:[A-Z][A-Z.'’]*\s+){0,4}(?:MOTION|INJUNCTION|ORDER|COMPLAINT|JUDGMENT|NOTICE|DECLARATION|MEMORANDUM|STIPULATION|REPLY|OPPOSITION|APPLICATION|PETITION|ANSWER|DEMAND|HEARING|BRIEF|REQUEST)\b.*$`)
+	hearingColRE = regexp.MustCompile(`\s+(?:Date|Time|Judge|Dept|Ctrm|Courtroom|Place|Hearing(?:\s+Date)?|Action\s+Filed|Complaint\s+Filed|Trial\s+Date)\s*:.*$`)
+	causeColRE   = regexp.MustCompile(`,\s+\d{1,2}\.\s+[A-Z]{3,}.*$`)
+	// The fictitious defendants ("and DOES 1 through 10, inclusive,") and
+	// what is left of them on the next line ("through 10,", "10,
+	// inclusive,").
+	doesRE     = regexp.MustCompile(`(?i)\s*;?\s*(?:and\s+)?\bdoes\s+\d+(?:\s*(?:through|thru|to|-|–)\s*\d*)?(?:\s*,?\s*inclusive)?[,.]?`)
+	doesTailRE = regexp.MustCompile(`(?i)^(?:(?:through|thru|to|-)\s*)?\d{1,4}\s*,?\s*(?:inclusive)?[,.]?$|^(?:through|thru)\b.*$`)
+	rightColRE = regexp.MustCompile(`(?i)\s(?:jury\s+trial\s+demanded|judgment|opinion|order|class\s+action)\s*$`)
 )
 
 func prepCaptionLine(p string) (string, bool) {
@@ -287,6 +326,15 @@ func prepCaptionLine(p string) (string, bool) {
 	p = dcNoRE.ReplaceAllString(p, " ")
 	p = colJunkRE.ReplaceAllString(p, " ")
 	p = rightColRE.ReplaceAllString(p, "")
+	p = hearingColRE.ReplaceAllString(p, "")
+	if m := titleColRE.FindStringSubmatch(p); m != nil {
+		p = m[1]
+	}
+	p = causeColRE.ReplaceAllString(p, ",")
+	p = doesRE.ReplaceAllString(p, "")
+	if doesTailRE.MatchString(strings.TrimSpace(p)) {
+		return "", hadCase
+	}
 	p = strings.Join(strings.Fields(p), " ")
 	p = strings.Trim(p, " -–—")
 	return p, hadCase
@@ -307,6 +355,12 @@ func classify(p string) lineKind {
 	}
 	if m := inReRE.FindStringSubmatch(p); m != nil {
 		return lkInRe
+	}
+	if reLabelRE.MatchString(p) {
+		return lkStop // a letter's "Re:" line: read on its own (readCaption)
+	}
+	if m := oneLineRolesRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) && looksLikeName(firstPart(m[3])) {
+		return lkOneLineRoles
 	}
 	if counselRE.MatchString(p) {
 		return lkStop
@@ -473,6 +527,14 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			emit([]string{m[1]}, "")
 			side = 1
 			emit([]string{m[2]}, "")
+			finishTitle()
+			side, sawVersus = 0, false
+		case lkOneLineRoles:
+			m := oneLineRolesRE.FindStringSubmatch(p)
+			side = 0
+			emit([]string{m[1]}, m[2])
+			side = 1
+			emit([]string{m[3]}, m[4])
 			finishTitle()
 			side, sawVersus = 0, false
 		case lkInRe:
@@ -652,10 +714,20 @@ func splitAnd(name string) []string {
 // leading zeros. It is "" for text that is not a case number.
 func CaseKey(s string) string {
 	s = strings.ToLower(strings.NewReplacer("–", "-", "—", "-", " ", "").Replace(s))
+	if m := mdlKeyRE.FindStringSubmatch(s); m != nil {
+		return "mdl-" + strings.TrimLeft(m[1], "0")
+	}
 	m := caseKeyRE.FindStringSubmatch(s)
 	if m == nil {
 		if m := plainCaseRE.FindString(s); m != "" {
 			return m
+		}
+		// Other courts' shapes ("363A14-4", "22A-CR-1234", "RG21093456",
+		// "21STCV12345"): the number itself, when it mixes letters and
+		// digits or has a hyphen (a bare "12" is a docket entry or a
+		// footnote, not a case).
+		if otherCaseRE.MatchString(s) && len(s) >= 5 && strings.ContainsFunc(s, func(r rune) bool { return r == '-' || unicode.IsLetter(r) }) {
+			return s
 		}
 		return ""
 	}
@@ -672,6 +744,8 @@ func CaseKey(s string) string {
 var (
 	caseKeyRE   = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3})-?|-)(\d{2,7})`)
 	plainCaseRE = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
+	mdlKeyRE    = regexp.MustCompile(`^mdl(?:no\.?)?(\d{3,5})$`)
+	otherCaseRE = regexp.MustCompile(`^[a-z]{0,4}\d[a-z0-9]*(?:[-.][a-z0-9]+)*$`)
 )
 
 var inTheRE = regexp.MustCompile(`(?i)^\s*in\s+the\s+`)
