@@ -32,7 +32,7 @@ const (
 )
 
 var (
-	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|relators?|garnishees?)`
+	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|relators?|garnishees?|employees?|employers?|carriers?|insurers?)`
 	roleRun    = roleWord + `(?:\s*(?:[,/–—-]|\band\b)\s*` + roleWord + `)*`
 	roleOnlyRE = regexp.MustCompile(`(?i)^` + roleRun + `[\s.,;:]*$`)
 	// A name with its role at the end, and perhaps the "v." that follows:
@@ -51,8 +51,8 @@ var (
 	stopWordRE     = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
 	// A case number with its label: "No. 12-2207", "Case No. 2:18-cv-10166-JAK
 	// (AFM)", "Docket Nos. 19031-13, 27735-13", "Civil Action No. 1:21-cv-…".
-	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:MDL\s+)?[A-Z]{0,3}\d[\w:–—-]*\d[A-Za-z]*(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
-	caseTokRE   = regexp.MustCompile(`(?:MDL\s+)?[A-Za-z]{0,3}\d[\w:–—-]*\d[A-Za-z]*`)
+	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:MDL\s+)?[A-Z]{0,3}\d[\w:–—-]*\d[A-Za-z]*(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
+	caseTokRE   = regexp.MustCompile(`\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?[A-Za-z]{0,3}\d[\w:–—-]*\d[A-Za-z]*`)
 	// A bare case number alone on a line ("2009-1361", "08-6301-cv") or
 	// after a lone "v." ("v. 17-2543").
 	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?)$`)
@@ -62,6 +62,9 @@ var (
 	// ("IN THE SUPERIOR COURT OF THE" / "STATE OF CALIFORNIA", "AT
 	// NASHVILLE"): as caption lines they are names ("STATE OF NORTH
 	// CAROLINA").
+	danglingRE    = regexp.MustCompile(`(?i)\s(?:of|of\s+the|for|for\s+the|and|in|in\s+and\s+for)\s*$`)
+	atPlaceRE     = regexp.MustCompile(`(?i)^at\s+[a-z]+$`)
+	oneWordCapsRE = regexp.MustCompile(`^[A-Z][A-Z'’]{2,}$`)
 	courtCont2RE = regexp.MustCompile(`(?i)^(?:(?:of\s+)?the\s+state\s+of\s+[a-z .]+|county\s+of\s+[a-z .]+|at\s+[a-z]+)$`)
 	footnoteRE   = regexp.MustCompile(`,?\s*\d{1,2}$`)
 )
@@ -102,8 +105,18 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				court = paras[k] + " " + court
 			}
 			j := i + 1
-			for ; j < len(paras) && j < i+3 && (courtContRE.MatchString(strings.TrimSpace(paras[j])) || courtCont2RE.MatchString(strings.TrimSpace(paras[j])) && strings.HasSuffix(strings.ToLower(strings.TrimSpace(court)), " the")); j++ {
+			for ; j < len(paras) && j < i+3; j++ {
+				next := strings.TrimSpace(paras[j])
+				dangling := danglingRE.MatchString(court) && isHeading(next) && len(next) <= 60 && !strings.ContainsAny(next, ",0123456789")
+				if !dangling && !courtContRE.MatchString(next) && !(courtCont2RE.MatchString(next) && (strings.HasSuffix(strings.ToLower(strings.TrimSpace(court)), " the") || atPlaceRE.MatchString(next))) {
+					break
+				}
 				court += " " + paras[j]
+				// "TENNESSEE COURT OF" / "WORKERS' COMPENSATION" / "CLAIMS"
+				if dangling && j+1 < len(paras) && oneWordCapsRE.MatchString(strings.TrimSpace(paras[j+1])) && !stopWordRE.MatchString(paras[j+1]) {
+					j++
+					court += " " + paras[j]
+				}
 			}
 			if dc.court == "" {
 				dc.court, dc.courtPage = normCourt(court), pi
@@ -243,7 +256,9 @@ func isCourtLine(p string) bool {
 			return false
 		}
 	}
-	return strings.Contains(low, "united states") || strings.Contains(low, "supreme") || strings.Contains(low, "district") ||
+	return strings.Contains(low, "united states") || strings.Contains(low, "supreme") || strings.Contains(low, "court of") ||
+		strings.Contains(low, "superior") || strings.Contains(low, "chancery") || strings.Contains(low, "claims") || strings.Contains(low, "commission") ||
+		strings.Contains(low, "family") || strings.Contains(low, "probate") || strings.Contains(low, "municipal") || strings.Contains(low, "common pleas") || strings.Contains(low, "district") ||
 		strings.Contains(low, "circuit") || strings.Contains(low, "county") || strings.Contains(low, "state") ||
 		strings.Contains(low, "appeals") || strings.Contains(low, "bankruptcy") || strings.Contains(low, "tax") || strings.Contains(low, "board")
 }
@@ -295,7 +310,7 @@ const (
 
 var (
 	colJunkRE      = regexp.MustCompile(`[)(§üýþ*>|]+|\s[:X]\s|\s[:X]$|^[:X]\s`)
-	caseRefRE      = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:MDL\s+)?[A-Z]{0,3}\d[\w:–—-]*(?:\s*\([A-Za-z]+\))?`)
+	caseRefRE      = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?[A-Z]{0,3}\d[\w:–—-]*(?:\s*\([A-Za-z]+\))?)`)
 	bareTokRE      = regexp.MustCompile(`(?:^|\s)(?:[A-Z]{2,3}-?)?\d{2,4}[-–]\d{3,6}(?:[-–][A-Za-z]{2,4})*(?:\s|$)`)
 	dcNoRE         = regexp.MustCompile(`(?i)\bd\.\s?c\.\s+no\.?`)
 	footnoteOnlyRE = regexp.MustCompile(`^\d{1,2}$`)
@@ -305,6 +320,8 @@ var (
 	// "ACME, INC., a Delaware Date: March 1, 2021", "DOES 1-50, 1.
 	// NEGLIGENCE". The left column ends where a name, a role word, a "v."
 	// or a "DOES n" ends.
+	pluralRE     = regexp.MustCompile(`\(s\)`)
+	chapterRE    = regexp.MustCompile(`(?i)^chapter\s+(?:7|9|11|12|13|15)$`)
 	titleColRE   = regexp.MustCompile(`^(.*?(?:,|\bv\.|\bvs\.|\bDOES\s+\d+|\b(?:[Pp]laintiffs?|[Dd]efendants?|[Pp]etitioners?|[Rr]espondents?)[.,]?))\s+(?:[A-Z][A-Z.'’]*\s+){0,4}(?:MOTION|INJUNCTION|ORDER|COMPLAINT|JUDGMENT|NOTICE|DECLARATION|MEMORANDUM|STIPULATION|REPLY|OPPOSITION|APPLICATION|PETITION|ANSWER|DEMAND|HEARING|BRIEF|REQUEST)\b.*$`)
 	hearingColRE = regexp.MustCompile(`\s+(?:Date|Time|Judge|Dept|Ctrm|Courtroom|Place|Hearing(?:\s+Date)?|Action\s+Filed|Complaint\s+Filed|Trial\s+Date)\s*:.*$`)
 	causeColRE   = regexp.MustCompile(`,\s+\d{1,2}\.\s+[A-Z]{3,}.*$`)
@@ -319,6 +336,10 @@ var (
 func prepCaptionLine(p string) (string, bool) {
 	if t := strings.TrimSpace(p); strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") || strings.HasPrefix(t, "[") || footnoteOnlyRE.MatchString(t) {
 		return "", false
+	}
+	p = pluralRE.ReplaceAllString(p, "s") // "Debtor(s)"
+	if chapterRE.MatchString(strings.TrimSpace(colJunkRE.ReplaceAllString(p, " "))) {
+		return "", false // a bankruptcy caption's "Chapter 11" beside the debtor
 	}
 	hadCase := caseRefRE.MatchString(p) || bareTokRE.MatchString(p)
 	p = caseRefRE.ReplaceAllString(p, " ")
@@ -350,8 +371,10 @@ func classify(p string) lineKind {
 		return lkVersus
 	case roleOnlyRE.MatchString(p):
 		return lkRole
-	case isCourtLine(p) || courtContRE.MatchString(p):
+	case isCourtLine(p) || courtContRE.MatchString(p) || atPlaceRE.MatchString(p):
 		return lkStop
+	case strings.EqualFold(p, "and") || p == "&":
+		return lkSkip // between two parties on one side
 	}
 	if m := inReRE.FindStringSubmatch(p); m != nil {
 		return lkInRe
@@ -617,9 +640,9 @@ func roleOf(words string, side int) (Role, string) {
 		return RolePlaintiff, capacity
 	case di >= 0:
 		return RoleDefendant, capacity
-	case has("petitioner") || has("claimant") || has("movant") || has("relator"):
+	case has("petitioner") || has("claimant") || has("movant") || has("relator") || has("employee"):
 		return RolePlaintiff, capacity
-	case has("respondent"):
+	case has("respondent") || has("employer") || has("carrier") || has("insurer"):
 		return RoleDefendant, capacity
 	}
 	if side == 0 {
@@ -732,6 +755,9 @@ func CaseKey(s string) string {
 		return ""
 	}
 	year, typ, num := m[3], m[2]+m[4], strings.TrimLeft(m[5], "0")
+	if typ == "b" || typ == "bk" {
+		typ = "" // a bankruptcy case: "18 B 09232" is the stamp's "18-09232"
+	}
 	if len(year) == 4 {
 		year = year[2:]
 	}
@@ -742,7 +768,7 @@ func CaseKey(s string) string {
 }
 
 var (
-	caseKeyRE   = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3})-?|-)(\d{2,7})`)
+	caseKeyRE   = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
 	plainCaseRE = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
 	mdlKeyRE    = regexp.MustCompile(`^mdl(?:no\.?)?(\d{3,5})$`)
 	otherCaseRE = regexp.MustCompile(`^[a-z]{0,4}\d[a-z0-9]*(?:[-.][a-z0-9]+)*$`)
