@@ -65,8 +65,8 @@ var (
 	danglingRE    = regexp.MustCompile(`(?i)\s(?:of|of\s+the|for|for\s+the|and|in|in\s+and\s+for)\s*$`)
 	atPlaceRE     = regexp.MustCompile(`(?i)^at\s+[a-z]+$`)
 	oneWordCapsRE = regexp.MustCompile(`^[A-Z][A-Z'’]{2,}$`)
-	courtCont2RE = regexp.MustCompile(`(?i)^(?:(?:of\s+)?the\s+state\s+of\s+[a-z .]+|county\s+of\s+[a-z .]+|at\s+[a-z]+)$`)
-	footnoteRE   = regexp.MustCompile(`,?\s*\d{1,2}$`)
+	courtCont2RE  = regexp.MustCompile(`(?i)^(?:(?:of\s+)?the\s+state\s+of\s+[a-z .]+|county\s+of\s+[a-z .]+|at\s+[a-z]+)$`)
+	footnoteRE    = regexp.MustCompile(`,?\s*\d{1,2}$`)
 )
 
 // readCaption reads the caption of a document from its cleaned pages.
