@@ -44,6 +44,10 @@ var (
 	oneLineRE = regexp.MustCompile(`^(?:(?:Short\s+|Case\s+)?(?:Title|Name|Caption)\s*:?\s+)?(.{2,120}?)\s+(?:v\.|vs\.|V\.|VS\.)\s+(.{2,160})$`)
 	// "JOHN DOE, Defendant-Appellant, v. UNITED STATES, Plaintiff-Appellee."
 	oneLineRolesRE = regexp.MustCompile(`(?i)^(.+?)[\s,]+(` + roleRun + `)[\s,]*(?:v\.?|vs\.?|versus)\s+(.+?)[\s,]+(` + roleRun + `)[\s.,;:]*$`)
+	formCaseRE     = regexp.MustCompile(`(?i)\s+case\s+number\b.*$`)
+	formDebtorRE   = regexp.MustCompile(`^Debtor\s+[12]\s+(\S.*)$`)
+	formTailRE     = regexp.MustCompile(`(?i)\s+(?:case\s+number|\(spouse|first\s+name|check\s+if).*$`)
+	formWordRE     = regexp.MustCompile(`(?i)\b(?:debtor|spouse|name|filing|employed|information)\b`)
 	reTailRE       = regexp.MustCompile(`(?i)(?:,?\s*\bet\.?\s*al\.?)?(?:,|\s+(?:nos?\.|case\b|civil\b|docket\b|\()).*$`)
 	reLabelRE      = regexp.MustCompile(`(?i)^re\b\s*:?`)
 	inReRE         = regexp.MustCompile(`(?i)^in\s+re\s*:?\s*(.*)$`)
@@ -106,7 +110,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 			j := i + 1
 			for ; j < len(paras) && j < i+3; j++ {
-				next := strings.TrimSpace(paras[j])
+				next := strings.TrimSpace(strings.ReplaceAll(paras[j], ":", ""))
 				dangling := danglingRE.MatchString(court) && isHeading(next) && len(next) <= 60 && !strings.ContainsAny(next, ",0123456789")
 				if !dangling && !courtContRE.MatchString(next) && !(courtCont2RE.MatchString(next) && (strings.HasSuffix(strings.ToLower(strings.TrimSpace(court)), " the") || atPlaceRE.MatchString(next))) {
 					break
@@ -154,6 +158,28 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			continue
 		}
 		parseCaption(&dc, paras[start:], pi)
+	}
+	// A bankruptcy court's official forms name the debtors on "Debtor 1"
+	// and "Debtor 2" lines.
+	if len(dc.parties) == 0 {
+		for pi := 0; pi < len(pages) && pi < captionPages; pi++ {
+			for _, p := range firstN(strings.Split(pages[pi], "\n"), 12) {
+				m := formDebtorRE.FindStringSubmatch(strings.TrimSpace(p))
+				if m == nil {
+					continue
+				}
+				name := strings.TrimSpace(formTailRE.ReplaceAllString(m[1], ""))
+				if !looksLikeName(name) || formWordRE.MatchString(name) {
+					continue
+				}
+				for _, n := range splitCleanNames(name) {
+					dc.parties = append(dc.parties, captionParty{name: n, role: RoleOther, capacity: "debtor", page: pi})
+				}
+			}
+			if len(dc.parties) > 0 {
+				break
+			}
+		}
 	}
 	// A letter names its case on a "Re:" line, after the addresses.
 	for pi := 0; pi < len(pages) && pi < reLinePages && dc.title == ""; pi++ {
@@ -264,6 +290,8 @@ func isCourtLine(p string) bool {
 }
 
 func normCourt(s string) string {
+	s = formCaseRE.ReplaceAllString(s, "")
+	s = strings.ReplaceAll(s, ":", " ") // a form's "Court for the: District of: Oregon"
 	s = letterheadRE.ReplaceAllString(s, " ")
 	if loc := courtStartRE.FindStringIndex(s); loc != nil && loc[0] > 0 && len(strings.Fields(inTheRE.ReplaceAllString(s[:loc[0]], ""))) >= 2 {
 		s = s[loc[0]:]

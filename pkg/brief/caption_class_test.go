@@ -246,3 +246,22 @@ func TestCaptionReLine(t *testing.T) {
 	}
 	wantCases(t, dc, "21-2728")
 }
+
+// A bankruptcy court's official forms: the court on the "Court for the:"
+// line and the debtors on the "Debtor 1" and "Debtor 2" lines.
+func TestCaptionBankruptcyForms(t *testing.T) {
+	dc := captionOf(t, lines(
+		"Fill in this information to identify your case:",
+		"Debtor 1 Larry Lewis",
+		"Debtor 2 Beverly A Lewis",
+		"(Spouse, if filing)",
+		"United States Bankruptcy Court for the: NORTHERN DISTRICT OF ILLINOIS",
+		"Case number Check if this is:",
+		"Official Form 106I",
+		"Schedule I: Your Income",
+	))
+	wantCourt(t, dc, "United States Bankruptcy Court for the Northern District of Illinois")
+	checkParties(t, dc, []wantParty{{"Larry Lewis", RoleOther}, {"Beverly A Lewis", RoleOther}})
+	dc = captionOf(t, lines("Fill in this information to identify your case:", "United States Bankruptcy Court for the:", "District of: Oregon", "(State)", "Case number (if known)"))
+	wantCourt(t, dc, "United States Bankruptcy Court for the District of Oregon")
+}
