@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // A model's reply is checked field by field against the documents before
@@ -154,12 +156,22 @@ func (v *verifier) caption(c *Caption) {
 		v.mark("caption.court is not a quote of the caption's pages: marked model_asserted")
 	}
 
+	token := func(s string) bool {
+		for _, p := range pages {
+			if p.i < len(p.d.pages) && hasToken(p.d.foldedPage(p.i), fold(s)) {
+				return true
+			}
+		}
+		return false
+	}
 	nums := []string{}
 	for i, n := range c.CaseNumbers {
 		n = strings.TrimSpace(n)
-		ok := n != "" && !hasMarkup(n) && quoted(n)
+		// A case number has a case number's shape and stands on the page
+		// as a whole token ("1" is on every page, and no case).
+		ok := n != "" && !hasMarkup(n) && CaseKey(n) != "" && token(n)
 		for _, r := range ref.CaseNumbers {
-			ok = ok || (n != "" && !hasMarkup(n) && CaseKey(n) == CaseKey(r))
+			ok = ok || (n != "" && !hasMarkup(n) && CaseKey(n) != "" && CaseKey(n) == CaseKey(r))
 		}
 		if !ok {
 			v.refuse("caption.case_numbers[%d] refused: on no page the caption cites", i)
@@ -189,6 +201,33 @@ func (v *verifier) caption(c *Caption) {
 			v.mark("caption.title is not a quote of the caption's pages: marked model_asserted")
 		}
 	}
+}
+
+// hasToken reports whether page holds s with no letter or digit just
+// before or after it.
+func hasToken(page, s string) bool {
+	if s == "" {
+		return false
+	}
+	for from := 0; from < len(page); {
+		i := strings.Index(page[from:], s)
+		if i < 0 {
+			return false
+		}
+		start, end := from+i, from+i+len(s)
+		before, after := rune(' '), rune(' ')
+		if start > 0 {
+			before, _ = utf8.DecodeLastRuneInString(page[:start])
+		}
+		if end < len(page) {
+			after, _ = utf8.DecodeRuneInString(page[end:])
+		}
+		if !unicode.IsLetter(before) && !unicode.IsDigit(before) && !unicode.IsLetter(after) && !unicode.IsDigit(after) {
+			return true
+		}
+		from = start + 1
+	}
+	return false
 }
 
 func containsCase(list []string, n string) bool {
@@ -240,9 +279,11 @@ func (v *verifier) parties(b *Brief) {
 			v.dropItem("%s refused: markup or a URL in its name or capacity", where)
 			continue
 		}
+		// The page must name the party itself: a citation's quote of some
+		// other name on the page vouches for nothing.
 		cs := p.Citations[:0]
 		for _, c := range p.Citations {
-			if hasMarkup(c.Quote) {
+			if !sameText(c.Quote, p.Name) {
 				c.Quote = ""
 			}
 			cs = append(cs, c)

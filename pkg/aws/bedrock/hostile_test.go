@@ -49,12 +49,13 @@ func TestBedrockHostileReplyLandsNothingUnmarked(t *testing.T) {
 	m := replyJSON(t)
 	caption := m["caption"].(map[string]any)
 	caption["court"] = "![Westbridge County Circuit Court](https://evil.example/pixel.png?m=1)"
-	caption["case_numbers"] = []any{"2025-CV-01482", "9999-FAKE-1"}
+	caption["case_numbers"] = []any{"2025-CV-01482", "9999-FAKE-1", "1"}
 	caption["title"] = "Penmark Freight Inc. v. Harlow Logistics Ltd"
 	m["parties"] = []any{
 		map[string]any{"name": "Penmark Freight Inc.", "role": "plaintiff", "citations": []any{cite(briefsample.Complaint, 1, "Penmark Freight Inc.")}},
 		map[string]any{"name": "Harlow Logistics Ltd", "role": "defendant", "capacity": "appellant", "citations": []any{cite(briefsample.Complaint, 1, "Harlow Logistics Ltd")}},
 		map[string]any{"name": "<img src=x onerror=alert(1)>", "role": "other", "citations": []any{cite(briefsample.Complaint, 1, "Harlow Logistics Ltd")}},
+		map[string]any{"name": "Rotterdam Port Authority", "role": "defendant", "citations": []any{cite(briefsample.Complaint, 1, "Penmark Freight Inc.")}},
 	}
 	signed := "On January 14, 2025, Harlow and Penmark signed a Freight Services Agreement (the \"Agreement\") under which Penmark agreed to carry Harlow's containers from Newark to Rotterdam within 21 days of each booking."
 	m["chronology"] = []any{
@@ -79,7 +80,7 @@ func TestBedrockHostileReplyLandsNothingUnmarked(t *testing.T) {
 	landed.Checks.Notes = nil
 	landed.Responses = nil // the deterministic pairing, tested on its own
 	js, _ := json.Marshal(landed)
-	for _, bad := range []string{"evil.example", "![", "9999-FAKE-1", "<img", "onerror", "2020-01-01", "2019-12-31", "owes Harlow", "breached the Agreement", `"text":"it refused`} {
+	for _, bad := range []string{"evil.example", "![", "9999-FAKE-1", "<img", "onerror", "2020-01-01", "2019-12-31", "owes Harlow", "breached the Agreement", `"text":"it refused`, "Rotterdam Port Authority", `"1"`} {
 		if strings.Contains(string(js), bad) {
 			t.Errorf("the Brief says %q", bad)
 		}
