@@ -87,7 +87,7 @@ func buildWritten(t *testing.T, docs ...string) brief.Brief {
 // conclusion, "speaks for itself" with and without a denial, an
 // incorporation, and a paragraph the answer never reaches.
 func TestResponsesConstructions(t *testing.T) {
-	answer := pleadingCaption + `ANSWER
+	answer := pleadingCaption + `DEFENDANT BETA SUPPLY CO.'S ANSWER TO PLAINTIFF'S COMPLAINT
 Defendant Beta Supply Co. answers the Complaint as follows.
 1. Admitted.
 2. Beta admits the allegations of paragraph 2.
