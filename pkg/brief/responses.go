@@ -14,8 +14,9 @@ import (
 // (no model), and every builder's Brief carries the same list.
 //
 // Reading a complaint: its numbered paragraphs ("12. …", "(12) …", with
-// the unnumbered paragraphs that continue them), up to the prayer for relief
-// (WHEREFORE, PRAYER FOR RELIEF, JURY DEMAND). A number used twice keeps
+// the unnumbered paragraphs that continue them), except a prayer for relief
+// (WHEREFORE, PRAYER FOR RELIEF, JURY DEMAND) and its numbered items; a
+// later count whose paragraphs continue the numbering is read on. A number used twice keeps
 // both paragraphs (each is paired with the responses to that number, and
 // noted); a number skipped is simply absent.
 //
@@ -159,6 +160,8 @@ func readPleading(d Document, kind Kind, filed string, pages []string) *pleading
 	var cur *pleadingPara
 	started := false
 	last := 0 // the last paragraph number read
+	maxNum := 0
+	prayer := false // in a complaint's prayer for relief
 Pages:
 	for pi, page := range pages {
 		for _, para := range splitInlineNumbers(strings.Split(page, "\n"), &last) {
@@ -167,7 +170,13 @@ Pages:
 				continue
 			}
 			if started && endRE.MatchString(para) {
-				break Pages
+				if kind == KindAnswer {
+					break Pages // the defences and any counterclaim follow
+				}
+				// A count's prayer: its numbered items are not allegations,
+				// but the next count's paragraphs continue the numbering.
+				prayer, cur = true, nil
+				continue
 			}
 			if kind == KindAnswer && generalDenyRE.MatchString(para) && pl.general == nil {
 				pl.general = &pleadingPara{text: clip(para, maxItemText), page: pi}
@@ -177,7 +186,12 @@ Pages:
 					break Pages
 				}
 				n, _ := strconv.Atoi(m[1])
-				last = n
+				if prayer && n <= maxNum {
+					cur = nil
+					continue
+				}
+				prayer = false
+				last, maxNum = n, max(maxNum, n)
 				pl.paras = append(pl.paras, pleadingPara{num: n, text: para, page: pi})
 				cur = &pl.paras[len(pl.paras)-1]
 				started = true

@@ -50,6 +50,9 @@ const writtenComplaint = pleadingCaption + `COMPLAINT
 10. Acme has suffered damages of $250,000.
 11. Beta acted in bad faith.
 12. Beta's conduct was willful.
+WHEREFORE, on Count I, Acme demands judgment against Beta.
+1. Damages of $250,000.
+COUNT II
 13. Acme repeats and realleges paragraphs 1 through 12.
 14. Acme is entitled to attorneys' fees under the Supply Agreement.
 WHEREFORE, Acme demands judgment against Beta.
