@@ -116,16 +116,20 @@ type pleading struct {
 	amended int // 0, 1 for "amended", 2 for "second amended", …
 	paras   []pleadingPara
 	general *pleadingPara // an answer's general denial
+	// counter: an answer to a counterclaim, whose numbers are the
+	// counterclaim's paragraphs, not the complaint's.
+	counter bool
 }
 
 var (
 	numParaRE = regexp.MustCompile(`^(?:¶\s*)?\(?(\d{1,3})[.)]\s+(\S.*)$`)
 	// Where a complaint's allegations end and an answer's responses end.
-	complaintEndRE = regexp.MustCompile(`(?i)^(?:wherefore\b|prayer\s+for\s+relief|request\s+for\s+relief|relief\s+requested|demand\s+for\s+(?:a\s+)?jury|jury\s+(?:trial\s+)?demand)`)
-	answerEndRE    = regexp.MustCompile(`(?i)^(?:(?:first|second|third|[a-z]+)?\s*(?:affirmative|additional|separate|other)?\s*defen[cs]es?\b|affirmative\s+defen|counterclaims?\b|wherefore\b|prayer\s+for\s+relief)`)
-	inlineLabelRE  = regexp.MustCompile(`\s(?:ANSWER|RESPONSE)(?:\s+TO\s+(?:PARAGRAPH|¶)\s*\d{1,3})?\s*:\s`)
-	answerLabelRE  = regexp.MustCompile(`(?i)^(?:answer|response)(?:\s+to\s+(?:paragraph|¶)\s*\d{1,3})?\s*[:.-]\s*`)
-	amendedRE      = regexp.MustCompile(`(?i)\b(first|second|third|fourth|fifth)?\s*amended\s+(?:complaint|answer)`)
+	complaintEndRE  = regexp.MustCompile(`(?i)^(?:wherefore\b|prayer\s+for\s+relief|request\s+for\s+relief|relief\s+requested|demand\s+for\s+(?:a\s+)?jury|jury\s+(?:trial\s+)?demand)`)
+	answerEndRE     = regexp.MustCompile(`(?i)^(?:(?:first|second|third|[a-z]+)?\s*(?:affirmative|additional|separate|other)?\s*defen[cs]es?\b|affirmative\s+defen|counterclaims?\b|wherefore\b|prayer\s+for\s+relief)`)
+	inlineLabelRE   = regexp.MustCompile(`\s(?:ANSWER|RESPONSE)(?:\s+TO\s+(?:PARAGRAPH|¶)\s*\d{1,3})?\s*:\s`)
+	answerLabelRE   = regexp.MustCompile(`(?i)^(?:answer|response)(?:\s+to\s+(?:paragraph|¶)\s*\d{1,3})?\s*[:.-]\s*`)
+	counterAnswerRE = regexp.MustCompile(`(?i)\banswer\s+to\s+(?:the\s+|defendants?['’]?s?\s+)*counterclaims?\b`)
+	amendedRE       = regexp.MustCompile(`(?i)\b(first|second|third|fourth|fifth)?\s*amended\s+(?:complaint|answer)`)
 	// A reference to paragraphs of the complaint: "paragraph 6",
 	// "paragraphs 9 through 11", "¶¶ 3-5", "Paragraphs 2, 4 and 7".
 	paraRefRE = regexp.MustCompile(`(?i)(?:\bparagraphs?|¶¶?)\s*((?:\d{1,3}(?:\s*\([a-z]\))?(?:\s*(?:-|–|—|through|thru|to)\s*\d{1,3})?(?:\s*(?:,\s*(?:and\s+)?|and\s+|&\s*|or\s+))?)+)`)
@@ -147,6 +151,9 @@ func readPleading(d Document, kind Kind, filed string, pages []string) *pleading
 	pl.doc.Pages = nil
 	for _, p := range firstN(pages, 1) {
 		for _, line := range firstN(strings.Split(p, "\n"), 40) {
+			if kind == KindAnswer && counterAnswerRE.MatchString(line) && !strings.Contains(strings.ToLower(line), "complaint") {
+				pl.counter = true
+			}
 			if m := amendedRE.FindStringSubmatch(line); m != nil {
 				pl.amended = amendedRank[strings.ToLower(m[1])]
 				break
@@ -406,7 +413,7 @@ func pairResponses(pls []*pleading) []Response {
 	for _, p := range pls {
 		if p.kind == KindComplaint && len(p.paras) > 0 {
 			complaints = append(complaints, p)
-		} else if p.kind == KindAnswer {
+		} else if p.kind == KindAnswer && !p.counter {
 			answers = append(answers, p)
 		}
 	}

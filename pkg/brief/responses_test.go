@@ -312,3 +312,22 @@ func TestResponsesSurviveJoinedParagraphs(t *testing.T) {
 		t.Errorf("paragraph 1: %+v", r.Response)
 	}
 }
+
+// The plaintiff's answer to a counterclaim answers the counterclaim's
+// paragraphs, not the complaint's: it never supersedes the answer.
+func TestResponsesIgnoreAnAnswerToACounterclaim(t *testing.T) {
+	answer := pleadingCaption + `ANSWER AND COUNTERCLAIM
+1. Admitted.
+2. Denied.
+Dated: October 1, 2024
+`
+	reply := pleadingCaption + `PLAINTIFF'S ANSWER TO DEFENDANT'S COUNTERCLAIM
+1. Denied.
+2. Admitted.
+Dated: November 1, 2024
+`
+	b := buildWritten(t, writtenComplaint, answer, reply)
+	if r := responseOf(t, b, "1"); r.Status != brief.StatusAdmitted || len(r.History) != 0 || r.Response.DocumentName != "doc2.pdf" {
+		t.Errorf("paragraph 1: %+v", r)
+	}
+}
