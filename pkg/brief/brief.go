@@ -9,6 +9,11 @@
 // Every item in a Brief cites a document and a 1-based page of the
 // document's cleaned text (package doctext); a citation's quote occurs on the
 // page it cites, and builders drop or repair items whose quotes do not.
+// What a model wrote is checked field by field against the documents
+// (verify.go) and refused, dropped or marked model_asserted where they do
+// not bear it out. Responses pairs a complaint's numbered allegations with
+// an answer's responses, by rules (responses.go). Every field is untrusted
+// text (untrusted.go).
 // Validate checks that each citation points at a document in the Brief and a
 // page it has. Decode reads both brief/v2 and older brief/v1 frames.
 package brief
