@@ -345,7 +345,11 @@ func paraRefs(text string) (nums []int, clauses []string) {
 		return nil, nil
 	}
 	for _, clause := range splitClauses(text) {
-		for _, m := range paraRefRE.FindAllStringSubmatch(clause, -1) {
+		for _, loc := range paraRefRE.FindAllStringSubmatchIndex(clause, -1) {
+			if otherDocRef(clause[loc[1]:]) {
+				continue // "paragraph 3 of the Agreement"
+			}
+			m := []string{clause[loc[0]:loc[1]], clause[loc[2]:loc[3]]}
 			for _, r := range rangeRE.FindAllStringSubmatch(m[1], -1) {
 				a, _ := strconv.Atoi(r[1])
 				b := a
@@ -363,6 +367,24 @@ func paraRefs(text string) (nums []int, clauses []string) {
 		}
 	}
 	return nums, clauses
+}
+
+// ofDocRE is what follows a paragraph reference that names its document.
+var ofDocRE = regexp.MustCompile(`(?i)^\s*of\s+(?:the\s+|this\s+|said\s+|[a-z]+['’]s?\s+){0,3}([a-z]+)`)
+
+// otherDocRef reports whether the text after a paragraph reference says
+// the paragraph is another document's ("of the Agreement", "of Exhibit
+// A"), not the pleading's.
+func otherDocRef(after string) bool {
+	m := ofDocRE.FindStringSubmatch(after)
+	if m == nil {
+		return false
+	}
+	switch strings.ToLower(m[1]) {
+	case "complaint", "petition", "counterclaim", "amended", "first", "second", "third", "original", "verified", "plaintiff", "plaintiffs":
+		return false
+	}
+	return true
 }
 
 // splitClauses splits a response at sentence ends and semicolons.

@@ -93,7 +93,7 @@ func TestResponsesConstructions(t *testing.T) {
 	answer := pleadingCaption + `DEFENDANT BETA SUPPLY CO.'S ANSWER TO PLAINTIFF'S COMPLAINT
 Defendant Beta Supply Co. answers the Complaint as follows.
 1. Admitted.
-2. Beta admits the allegations of paragraph 2.
+2. Beta admits the allegations of paragraph 2 of the Complaint, and states that paragraph 9 of the Supply Agreement governs notice.
 3. Admitted in part and denied in part. Beta admits that the parties signed an agreement and denies the remaining allegations.
 4. The Supply Agreement is a written document that speaks for itself.
 5. Beta lacks knowledge or information sufficient to form a belief about the truth of the allegations of paragraph 5 and therefore denies them.
