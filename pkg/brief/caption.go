@@ -102,20 +102,28 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			if !isCourtLine(p) {
 				continue
 			}
-			court := p
+			court := courtPart(p)
 			// Short all-capital lines just above belong to the name
 			// ("TENNESSEE / WORKERS' COMPENSATION / APPEALS BOARD").
 			for k := i - 1; k >= 0 && k >= i-2 && !courtStartRE.MatchString(court) && courtPrefixLine(paras[k]); k-- {
 				court = paras[k] + " " + court
 			}
 			j := i + 1
-			for ; j < len(paras) && j < i+3; j++ {
-				next := strings.TrimSpace(strings.ReplaceAll(paras[j], ":", ""))
+			for ; j < len(paras) && j < i+4 && court == courtPart(court); j++ {
+				if dividerRE.MatchString(strings.TrimSpace(paras[j])) {
+					continue // a rule between the name's lines
+				}
+				part := courtPart(paras[j])
+				next := strings.TrimSpace(strings.ReplaceAll(part, ":", ""))
 				dangling := danglingRE.MatchString(court) && isHeading(next) && len(next) <= 60 && !strings.ContainsAny(next, ",0123456789")
 				if !dangling && !courtContRE.MatchString(next) && !(courtCont2RE.MatchString(next) && (strings.HasSuffix(strings.ToLower(strings.TrimSpace(court)), " the") || atPlaceRE.MatchString(next))) {
 					break
 				}
-				court += " " + paras[j]
+				court += " " + part
+				if part != paras[j] {
+					j++
+					break // the rest of the line is the caption's right column
+				}
 				// "TENNESSEE COURT OF" / "WORKERS' COMPENSATION" / "CLAIMS"
 				if dangling && j+1 < len(paras) && oneWordCapsRE.MatchString(strings.TrimSpace(paras[j+1])) && !stopWordRE.MatchString(paras[j+1]) {
 					j++
@@ -278,7 +286,7 @@ func isCourtLine(p string) bool {
 	}
 	low := strings.ToLower(p)
 	for _, w := range []string{"appeal from", "appeals from", "appealed from", "certiorari", "the court", "this court", "before", "judge"} {
-		if strings.Contains(low, w) {
+		if strings.Contains(low, w) && !(w == "the court" && courtOfRE.MatchString(low)) {
 			return false
 		}
 	}
@@ -288,6 +296,17 @@ func isCourtLine(p string) bool {
 		strings.Contains(low, "circuit") || strings.Contains(low, "county") || strings.Contains(low, "state") ||
 		strings.Contains(low, "appeals") || strings.Contains(low, "bankruptcy") || strings.Contains(low, "tax") || strings.Contains(low, "board")
 }
+
+// courtPart is a court line without what follows the name on it: a rule,
+// a case number, a filing stamp ("FOR THE FIFTH CIRCUIT No. 07-30815").
+func courtPart(s string) string {
+	return strings.TrimRight(courtTailRE.ReplaceAllString(s, ""), " ")
+}
+
+var (
+	courtTailRE = regexp.MustCompile(`(?i)\s*(?:[_=~*]{3,}|-{4,}|\bnos?\.\s*:?\s*\S*\d|\b(?:case|docket|civil\s+action)\s+(?:nos?\.|number)|\bfiled\b).*$`)
+	courtOfRE   = regexp.MustCompile(`^(?:in\s+)?the\s+court\s+of\b`)
+)
 
 func normCourt(s string) string {
 	s = formCaseRE.ReplaceAllString(s, "")

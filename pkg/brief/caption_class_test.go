@@ -72,6 +72,16 @@ func TestCaptionCourtSplitAcrossLines(t *testing.T) {
 	))
 	wantCourt(t, dc, "Superior Court of the State of California in and for the County of Alameda")
 	wantCases(t, dc, "RG21093456")
+	// A rule between the lines; the case number in the right column of
+	// the second; a state court whose name ends "OF THE" / "STATE OF …".
+	for _, c := range []struct{ text, want string }{
+		{lines("UNITED STATES COURT OF APPEALS", "_______________", "FOR THE FIFTH CIRCUIT", "No. 07-30815"), "United States Court of Appeals for the Fifth Circuit"},
+		{lines("IN THE UNITED STATES COURT OF APPEALS", "FOR THE FIFTH CIRCUIT No. 07-30815", "JOHN DOE,", "Plaintiff-Appellee,"), "United States Court of Appeals for the Fifth Circuit"},
+		{lines("United States Court of Appeals", "For the Eighth Circuit", "___________________________", "No. 17-2543"), "United States Court of Appeals for the Eighth Circuit"},
+		{lines("IN THE COURT OF APPEALS OF THE", "STATE OF WASHINGTON", "No. 81234-5-I"), "Court of Appeals of the State of Washington"},
+	} {
+		wantCourt(t, captionOf(t, c.text), c.want)
+	}
 }
 
 // Docket numbers outside the federal shape: state supreme and appellate
