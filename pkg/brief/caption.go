@@ -49,23 +49,25 @@ var (
 	formTailRE     = regexp.MustCompile(`(?i)\s+(?:case\s+number|\(spouse|first\s+name|check\s+if).*$`)
 	formWordRE     = regexp.MustCompile(`(?i)\b(?:debtor|spouse|name|filing|employed|information)\b`)
 	reTailRE       = regexp.MustCompile(`(?i)(?:,?\s*\bet\.?\s*al\.?)?(?:,|\s+(?:nos?\.|case\b|civil\b|docket\b|\()).*$`)
+	exParteRE      = regexp.MustCompile(`(?i)^ex\s+parte\s+(\S.{1,150})$`)
 	reLabelRE      = regexp.MustCompile(`(?i)^re\b\s*:?`)
 	inReRE         = regexp.MustCompile(`(?i)^in\s+re\s*:?\s*(.*)$`)
 	dividerRE      = regexp.MustCompile(`^[\s_*=~-]{3,}$`)
 	stopWordRE     = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
 	// A case number with its label: "No. 12-2207", "Case No. 2:18-cv-10166-JAK
 	// (AFM)", "Docket Nos. 19031-13, 27735-13", "Civil Action No. 1:21-cv-…".
-	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:MDL\s+)?[A-Z]{0,3}\d[\w:–—-]*\d[A-Za-z]*(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
-	caseTokRE   = regexp.MustCompile(`\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?[A-Za-z]{0,3}\d[\w:–—-]*\d[A-Za-z]*`)
+	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:MDL\s+)?[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
+	caseTokRE   = regexp.MustCompile(`\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*`)
 	// A bare case number alone on a line ("2009-1361", "08-6301-cv") or
 	// after a lone "v." ("v. 17-2543").
-	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?)$`)
+	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?|\d{2}\s+(?:Cr|Civ|Cv|CV|Mag|MC|MJ|M)\.?\s+\d{1,5})(?:\s*\([A-Z]{2,4}\))?$`)
 	courtRE     = regexp.MustCompile(`(?i)\b(?:court|appeals\s+board|tribunal)\b`)
 	courtContRE = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+)?(?:district|department|circuit))$`)
 	// More lines that continue a court's name, read only right after it
 	// ("IN THE SUPERIOR COURT OF THE" / "STATE OF CALIFORNIA", "AT
 	// NASHVILLE"): as caption lines they are names ("STATE OF NORTH
 	// CAROLINA").
+	countyRE      = regexp.MustCompile(`(?i)^county\s+of\s+[a-z .]+$`)
 	danglingRE    = regexp.MustCompile(`(?i)\s(?:of|of\s+the|for|for\s+the|and|in|in\s+and\s+for)\s*$`)
 	atPlaceRE     = regexp.MustCompile(`(?i)^at\s+[a-z]+$`)
 	oneWordCapsRE = regexp.MustCompile(`^[A-Z][A-Z'’]{2,}$`)
@@ -116,7 +118,8 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				part := courtPart(paras[j])
 				next := strings.TrimSpace(strings.ReplaceAll(part, ":", ""))
 				dangling := danglingRE.MatchString(court) && isHeading(next) && len(next) <= 60 && !strings.ContainsAny(next, ",0123456789")
-				if !dangling && !courtContRE.MatchString(next) && !(courtCont2RE.MatchString(next) && (strings.HasSuffix(strings.ToLower(strings.TrimSpace(court)), " the") || atPlaceRE.MatchString(next))) {
+				county := j == i+1 && countyRE.MatchString(next) && strings.Contains(strings.ToLower(court), "state of")
+				if !dangling && !county && !courtContRE.MatchString(next) && !(courtCont2RE.MatchString(next) && (strings.HasSuffix(strings.ToLower(strings.TrimSpace(court)), " the") || atPlaceRE.MatchString(next))) {
 					break
 				}
 				court += " " + part
@@ -349,6 +352,7 @@ const (
 	lkOneLine
 	lkOneLineRoles
 	lkInRe
+	lkExParte // "Ex parte Joy Vick Graham": the petitioner
 	lkDivider
 	lkCaseNo
 	lkSkip
@@ -357,7 +361,7 @@ const (
 
 var (
 	colJunkRE      = regexp.MustCompile(`[)(§üýþ*>|]+|\s[:X]\s|\s[:X]$|^[:X]\s`)
-	caseRefRE      = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?[A-Z]{0,3}\d[\w:–—-]*(?:\s*\([A-Za-z]+\))?)`)
+	caseRefRE      = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?[A-Z]{0,3}\d[\w:/–—-]*(?:\s*\([A-Za-z]+\))?)`)
 	bareTokRE      = regexp.MustCompile(`(?:^|\s)(?:[A-Z]{2,3}-?)?\d{2,4}[-–]\d{3,6}(?:[-–][A-Za-z]{2,4})*(?:\s|$)`)
 	dcNoRE         = regexp.MustCompile(`(?i)\bd\.\s?c\.\s+no\.?`)
 	footnoteOnlyRE = regexp.MustCompile(`^\d{1,2}$`)
@@ -377,7 +381,7 @@ var (
 	// inclusive,").
 	doesRE     = regexp.MustCompile(`(?i)\s*;?\s*(?:and\s+)?\bdoes\s+\d+(?:\s*(?:through|thru|to|-|–)\s*\d*)?(?:\s*,?\s*inclusive)?[,.]?`)
 	doesTailRE = regexp.MustCompile(`(?i)^(?:(?:through|thru|to|-)\s*)?\d{1,4}\s*,?\s*(?:inclusive)?[,.]?$|^(?:through|thru)\b.*$`)
-	rightColRE = regexp.MustCompile(`(?i)\s(?:jury\s+trial\s+demanded|judgment|opinion|order|class\s+action)\s*$`)
+	rightColRE = regexp.MustCompile(`(?i)\s(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|judgment|opinion|order|class\s+action)\s*$`)
 )
 
 func prepCaptionLine(p string) (string, bool) {
@@ -405,6 +409,9 @@ func prepCaptionLine(p string) (string, bool) {
 	}
 	p = strings.Join(strings.Fields(p), " ")
 	p = strings.Trim(p, " -–—")
+	if p == ":" || p == "X" {
+		p = "" // a colon-ruled column's empty line
+	}
 	return p, hadCase
 }
 
@@ -425,6 +432,9 @@ func classify(p string) lineKind {
 	}
 	if m := inReRE.FindStringSubmatch(p); m != nil {
 		return lkInRe
+	}
+	if m := exParteRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
+		return lkExParte
 	}
 	if reLabelRE.MatchString(p) {
 		return lkStop // a letter's "Re:" line: read on its own (readCaption)
@@ -607,6 +617,13 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			emit([]string{m[3]}, m[4])
 			finishTitle()
 			side, sawVersus = 0, false
+		case lkExParte:
+			for _, n := range splitNames(exParteRE.FindStringSubmatch(p)[1]) {
+				dc.parties = append(dc.parties, captionParty{name: n, role: RolePlaintiff, capacity: "petitioner", page: page})
+				if dc.title == "" {
+					dc.title, dc.titlePage = "Ex parte "+n, page
+				}
+			}
 		case lkInRe:
 			m := inReRE.FindStringSubmatch(p)
 			subject := strings.TrimSpace(m[1])
@@ -783,7 +800,7 @@ func splitAnd(name string) []string {
 // "09-1361": year (two digits), type letters if any, and number without
 // leading zeros. It is "" for text that is not a case number.
 func CaseKey(s string) string {
-	s = strings.ToLower(strings.NewReplacer("–", "-", "—", "-", " ", "").Replace(s))
+	s = strings.ToLower(strings.NewReplacer("–", "-", "—", "-", " ", "", ".", "").Replace(s))
 	if m := mdlKeyRE.FindStringSubmatch(s); m != nil {
 		return "mdl-" + strings.TrimLeft(m[1], "0")
 	}
@@ -796,7 +813,7 @@ func CaseKey(s string) string {
 		// "21STCV12345"): the number itself, when it mixes letters and
 		// digits or has a hyphen (a bare "12" is a docket entry or a
 		// footnote, not a case).
-		if otherCaseRE.MatchString(s) && len(s) >= 5 && strings.ContainsFunc(s, func(r rune) bool { return r == '-' || unicode.IsLetter(r) }) {
+		if otherCaseRE.MatchString(s) && len(s) >= 5 && strings.ContainsFunc(s, func(r rune) bool { return r == '-' || r == '/' || unicode.IsLetter(r) }) {
 			return s
 		}
 		return ""
@@ -818,7 +835,7 @@ var (
 	caseKeyRE   = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
 	plainCaseRE = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
 	mdlKeyRE    = regexp.MustCompile(`^mdl(?:no\.?)?(\d{3,5})$`)
-	otherCaseRE = regexp.MustCompile(`^[a-z]{0,4}\d[a-z0-9]*(?:[-.][a-z0-9]+)*$`)
+	otherCaseRE = regexp.MustCompile(`^[a-z]{0,4}\d[a-z0-9]*(?:[-./][a-z0-9]+)*$`)
 )
 
 var inTheRE = regexp.MustCompile(`(?i)^\s*in\s+the\s+`)

@@ -275,3 +275,26 @@ func TestCaptionBankruptcyForms(t *testing.T) {
 	dc = captionOf(t, lines("Fill in this information to identify your case:", "United States Bankruptcy Court for the:", "District of: Oregon", "(State)", "Case number (if known)"))
 	wantCourt(t, dc, "United States Bankruptcy Court for the District of Oregon")
 }
+
+// More shapes of other courts: a criminal docket number without a label
+// ("19 Cr. 725 (JPO)"), colon-ruled columns with "CRIMINAL NO.", a New
+// York index number and county, "Ex parte".
+func TestCaptionOtherCourtShapes(t *testing.T) {
+	dc := captionOf(t, lines("UNITED STATES DISTRICT COURT", "SOUTHERN DISTRICT OF NEW YORK", "UNITED STATES OF AMERICA,", "v.", "JOHN DOE,", "Defendant.", "19 Cr. 725 (JPO)"))
+	wantCases(t, dc, "19 Cr. 725")
+	if CaseKey("19 Cr. 725") != CaseKey("1:19-cr-00725-JPO") {
+		t.Errorf("CaseKey(19 Cr. 725) = %q, the stamp's %q", CaseKey("19 Cr. 725"), CaseKey("1:19-cr-00725-JPO"))
+	}
+	dc = captionOf(t, lines("IN THE UNITED STATES DISTRICT COURT", "FOR THE EASTERN DISTRICT OF PENNSYLVANIA", "UNITED STATES OF AMERICA : CRIMINAL NO. 19-123", ":", "v. :", ":", "JOHN DOE :"))
+	checkParties(t, dc, []wantParty{{"United States of America", RolePlaintiff}, {"John Doe", RoleDefendant}})
+	wantCases(t, dc, "19-123")
+	dc = captionOf(t, lines("SUPREME COURT OF THE STATE OF NEW YORK", "COUNTY OF KINGS", "JOHN DOE, et al.,", "Plaintiffs,", "-against-", "ACME CORP., et al.,", "Defendants.", "Index No. 512345/2020"))
+	wantCourt(t, dc, "Supreme Court of the State of New York County of Kings")
+	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme Corp.", RoleDefendant}})
+	wantCases(t, dc, "512345/2020")
+	dc = captionOf(t, lines("SUPREME COURT OF ALABAMA", "Ex parte Joy Vick Graham", "PETITION FOR WRIT OF MANDAMUS"))
+	if dc.title != "Ex parte Joy Vick Graham" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Joy Vick Graham", RolePlaintiff}})
+}
