@@ -106,6 +106,9 @@ type pleadingPara struct {
 	// restated: an answer's paragraph followed by its "ANSWER:" paragraph
 	// (text is then the response only).
 	restated bool
+	// labelled: "ANSWER TO PARAGRAPH NO. 5:" — the response to that
+	// paragraph, with the paragraphs that follow it.
+	labelled bool
 }
 
 // pleading is a complaint or an answer as the pairing needs it.
@@ -122,7 +125,9 @@ type pleading struct {
 }
 
 var (
-	numParaRE = regexp.MustCompile(`^(?:¶\s*)?\(?(\d{1,3})[.)]\s+(\S.*)$`)
+	numParaRE = regexp.MustCompile(`^(?:¶\s*)?\(?(\d{1,3})[.):]\s+(\S.*)$`)
+	// "ANSWER TO PARAGRAPH NO. 5:", "RESPONSE TO ¶ 5."
+	answerToParaRE = regexp.MustCompile(`(?i)^(?:answer|response)\s+to\s+(?:paragraph|¶)\s*(?:no\.?\s*)?(\d{1,3})\b\s*[:.]?`)
 	// Where a complaint's allegations end and an answer's responses end.
 	complaintEndRE  = regexp.MustCompile(`(?i)^(?:wherefore\b|prayer\s+for\s+relief|request\s+for\s+relief|relief\s+requested|demand\s+for\s+(?:a\s+)?jury|jury\s+(?:trial\s+)?demand)`)
 	answerEndRE     = regexp.MustCompile(`(?i)^(?:(?:first|second|third|[a-z]+)?\s*(?:affirmative|additional|separate|other)?\s*defen[cs]es?\b|affirmative\s+defen|counterclaims?\b|wherefore\b|prayer\s+for\s+relief)`)
@@ -208,6 +213,13 @@ Pages:
 						cur.text, cur.restated = para[loc[0]+1:], true
 					}
 				}
+				continue
+			}
+			if m := answerToParaRE.FindStringSubmatch(para); m != nil && kind == KindAnswer && len(pl.paras) < MaxResponses {
+				n, _ := strconv.Atoi(m[1])
+				pl.paras = append(pl.paras, pleadingPara{num: n, text: para, page: pi, labelled: true})
+				cur = &pl.paras[len(pl.paras)-1]
+				started = true
 				continue
 			}
 			if isHeading(para) {
@@ -465,7 +477,7 @@ func pairResponses(pls []*pleading) []Response {
 		explicit := map[int]bool{}
 		refs := make([][]int, len(an.paras))
 		for i, p := range an.paras {
-			if !p.restated {
+			if !p.restated && !p.labelled {
 				refs[i], _ = paraRefs(p.text)
 				for _, n := range refs[i] {
 					explicit[n] = true
@@ -508,7 +520,7 @@ func pairResponses(pls []*pleading) []Response {
 			}
 			target := 0
 			switch {
-			case p.restated || incorporateRE.MatchString(p.text):
+			case p.restated || p.labelled || incorporateRE.MatchString(p.text):
 				target = p.num
 			case p.num > cursor && exists[p.num] && !explicit[p.num]:
 				target = p.num

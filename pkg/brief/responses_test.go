@@ -331,3 +331,24 @@ Dated: November 1, 2024
 		t.Errorf("paragraph 1: %+v", r)
 	}
 }
+
+// Answers that label each response ("ANSWER TO PARAGRAPH NO. 1:", the
+// response on the lines below) or number them "¶ 3:".
+func TestResponsesLabelledAnswers(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+ANSWER TO PARAGRAPH NO. 1:
+Admitted.
+ANSWER TO PARAGRAPH NO. 2:
+Beta denies that it is a North Dakota corporation.
+¶ 3: Beta lacks knowledge or information sufficient to form a belief as to paragraph 3.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	for n, st := range map[string]brief.ResponseStatus{"1": brief.StatusAdmitted, "2": brief.StatusDenied, "3": brief.StatusNoKnowledge, "4": brief.StatusNotAnswered} {
+		if r := responseOf(t, b, n); r.Status != st {
+			t.Errorf("paragraph %s: %s, want %s (%+v)", n, r.Status, st, r.Response)
+		}
+	}
+	if r := responseOf(t, b, "1"); r.Response == nil || !strings.Contains(r.Response.Text, "Admitted.") {
+		t.Errorf("paragraph 1: %+v", r.Response)
+	}
+}
