@@ -262,6 +262,7 @@ var (
 	// Phrases that name admission without admitting.
 	notAdmissionRE = regexp.MustCompile(`\b(?:not|neither|never|nor)\s+(?:expressly\s+|specifically\s+|otherwise\s+)?admit(?:s|ted)?\b|\bexcept\s+as\s+(?:expressly\s+|specifically\s+|otherwise\s+)?(?:herein\s+)?admitted\b|\bunless\s+(?:expressly\s+)?admitted\b`)
 	admitRE        = regexp.MustCompile(`\badmit(?:s|ted)?\b`)
+	deniedInPartRE = regexp.MustCompile(`\bdenied\s+in\s+part\b`)
 	denyRE         = regexp.MustCompile(`\bden(?:y|ies|ied|ying)\b`)
 	extentDeniedRE = regexp.MustCompile(`(?i)\bto\s+the\s+extent\b.*\b(?:den|deemed)`)
 )
@@ -311,7 +312,7 @@ func responseStatus(text string) ResponseStatus {
 	noResp := noResponseRE.MatchString(t)
 	noKnow := noKnowledgeRE.MatchString(t)
 	admit := admitRE.MatchString(notAdmissionRE.ReplaceAllString(t, " "))
-	partly := admit && partlyRE.MatchString(t) || regexp.MustCompile(`\bdenied\s+in\s+part\b`).MatchString(t)
+	partly := admit && partlyRE.MatchString(t) || deniedInPartRE.MatchString(t)
 	deny := denyRE.MatchString(t)
 	switch {
 	case partly || admit && (deny || noKnow):
