@@ -182,6 +182,9 @@ func (in *interp) run(strm, res pdf.Value, ctm matrix, depth int) {
 		panic(abort{err})
 	}
 	fonts := map[string]*font{}
+	// Forms by name, each looked up once per stream: a Do repeated a
+	// million times costs a map lookup, not a walk of the resources.
+	forms := map[string]pdf.Value{}
 	g := gstate{ctm: ctm, tm: ident, tlm: ident, th: 1}
 	var stack []gstate
 	pdf.Interpret(strm, func(stk *pdf.Stack, op string) {
@@ -233,7 +236,7 @@ func (in *interp) run(strm, res pdf.Value, ctm matrix, depth int) {
 				name := args[0].Name()
 				f, ok := fonts[name]
 				if !ok {
-					f = loadFont(res.Key("Font").Key(name), in.b)
+					f = in.b.font(res.Key("Font").Key(name))
 					fonts[name] = f
 				}
 				g.font, g.fs = f, num(1)
@@ -290,7 +293,12 @@ func (in *interp) run(strm, res pdf.Value, ctm matrix, depth int) {
 			if len(args) < 1 || depth >= maxFormDepth {
 				return
 			}
-			xo := res.Key("XObject").Key(args[0].Name())
+			nm := args[0].Name()
+			xo, ok := forms[nm]
+			if !ok {
+				xo = res.Key("XObject").Key(nm)
+				forms[nm] = xo
+			}
 			if xo.Kind() != pdf.Stream || xo.Key("Subtype").Name() != "Form" {
 				return
 			}
@@ -338,9 +346,30 @@ func (in *interp) show(g *gstate, s string) {
 // streams, so that a decompression bomb stops at the limit instead of
 // spending time and memory.
 type budget struct {
-	ctx  context.Context
-	left int64
-	max  int64
+	ctx   context.Context
+	left  int64
+	max   int64
+	fonts map[uintptr]*font // fonts loaded, by the font dictionary's identity
+}
+
+// maxFonts bounds the fonts a document keeps loaded.
+const maxFonts = 4096
+
+// font loads the font dictionary v once per document: pages that share a
+// font share its widths and its ToUnicode map.
+func (b *budget) font(v pdf.Value) *font {
+	id := v.Identity()
+	if f, ok := b.fonts[id]; ok && id != 0 {
+		return f
+	}
+	f := loadFont(v, b)
+	if id != 0 && len(b.fonts) < maxFonts {
+		if b.fonts == nil {
+			b.fonts = map[uintptr]*font{}
+		}
+		b.fonts[id] = f
+	}
+	return f
 }
 
 // content reads a content stream (or array of them) once, counting its
@@ -374,12 +403,19 @@ func (b *budget) consume(v pdf.Value) (ok bool) {
 			if a, isAbort := x.(abort); isAbort {
 				panic(a)
 			}
+			if se, stop := x.(*pdf.StopError); stop {
+				panic(se)
+			}
 			ok = false
 		}
 	}()
 	n, err := b.count(v, maxCMap)
 	if err != nil {
 		panic(abort{err})
+	}
+	// A CMap's bytes count against the document's decompressed bytes too.
+	if b.left -= n; b.left < 0 {
+		panic(abort{&LimitError{Limit: LimitDecoded, Max: b.max}})
 	}
 	return err == nil && n <= maxCMap
 }

@@ -12,6 +12,21 @@ import (
 	"strconv"
 )
 
+// Bounds on what one token or object may hold, so that no allocation is
+// sized by the file beyond them.
+const (
+	// maxTokenBytes bounds a string, name or keyword: longer ones are
+	// read to their end but keep only this many bytes.
+	maxTokenBytes = 1 << 20
+	// maxArrayLen bounds the elements kept in one array and the entries
+	// kept in one dictionary; the rest are read and dropped.
+	maxArrayLen = 1 << 17
+	// maxElems bounds the elements (array elements, dictionary entries,
+	// and strings in units of 16 bytes) one buffer builds between resets:
+	// one indirect object, or the operands of one content-stream operator.
+	maxElems = 1 << 21
+)
+
 // A token is a PDF token in the input stream, one of the following Go types:
 //
 //	bool, a PDF boolean
@@ -51,7 +66,9 @@ type buffer struct {
 	key         []byte
 	useAES      bool
 	objptr      objptr
-	depth       int // current object nesting depth
+	depth       int    // current object nesting depth
+	g           *guard // work and deadline accounting; nil: none
+	elems       int    // elements built since the last reset (maxElems)
 }
 
 // newBuffer returns a new buffer reading from r at the given offset.
@@ -81,7 +98,24 @@ func (b *buffer) errorf(format string, args ...interface{}) {
 	panic(fmt.Errorf(format, args...))
 }
 
+// grow accounts for n more elements built by this buffer.
+func (b *buffer) grow(n int) {
+	b.elems += n
+	if b.elems > maxElems {
+		b.errorf("malformed PDF: object or operands over %d elements", maxElems)
+	}
+}
+
+// add appends c to a token being read, up to maxTokenBytes.
+func add(tmp []byte, c byte) []byte {
+	if len(tmp) < maxTokenBytes {
+		tmp = append(tmp, c)
+	}
+	return tmp
+}
+
 func (b *buffer) reload() bool {
+	b.g.spend(1)
 	n := cap(b.buf) - int(b.offset%int64(cap(b.buf)))
 	n, err := b.r.Read(b.buf[:n])
 	if n == 0 && err != nil {
@@ -124,6 +158,7 @@ func (b *buffer) unreadToken(t token) {
 }
 
 func (b *buffer) readToken() token {
+	b.g.spend(1)
 	if n := len(b.unread); n > 0 {
 		t := b.unread[n-1]
 		b.unread = b.unread[:n-1]
@@ -199,12 +234,13 @@ func (b *buffer) readHexString() token {
 		}
 		x := unhex(c)<<4 | unhex(c2)
 		if x < 0 {
-			b.errorf("malformed hex string %c %c %s", c, c2, b.buf[b.pos:])
+			b.errorf("malformed hex string %c %c", c, c2)
 			break
 		}
-		tmp = append(tmp, byte(x))
+		tmp = add(tmp, byte(x))
 	}
 	b.tmp = tmp
+	b.grow(len(tmp) / 16)
 	return string(tmp)
 }
 
@@ -228,32 +264,32 @@ Loop:
 		c := b.readByte()
 		switch c {
 		default:
-			tmp = append(tmp, c)
+			tmp = add(tmp, c)
 		case '(':
 			depth++
-			tmp = append(tmp, c)
+			tmp = add(tmp, c)
 		case ')':
 			if depth--; depth == 0 {
 				break Loop
 			}
-			tmp = append(tmp, c)
+			tmp = add(tmp, c)
 		case '\\':
 			switch c = b.readByte(); c {
 			default:
 				b.errorf("invalid escape sequence \\%c", c)
-				tmp = append(tmp, '\\', c)
+				tmp = add(add(tmp, '\\'), c)
 			case 'n':
-				tmp = append(tmp, '\n')
+				tmp = add(tmp, '\n')
 			case 'r':
-				tmp = append(tmp, '\r')
+				tmp = add(tmp, '\r')
 			case 'b':
-				tmp = append(tmp, '\b')
+				tmp = add(tmp, '\b')
 			case 't':
-				tmp = append(tmp, '\t')
+				tmp = add(tmp, '\t')
 			case 'f':
-				tmp = append(tmp, '\f')
+				tmp = add(tmp, '\f')
 			case '(', ')', '\\':
-				tmp = append(tmp, c)
+				tmp = add(tmp, c)
 			case '\r':
 				if b.readByte() != '\n' {
 					b.unreadByte()
@@ -274,11 +310,12 @@ Loop:
 				if x > 255 {
 					b.errorf("invalid octal escape \\%03o", x)
 				}
-				tmp = append(tmp, byte(x))
+				tmp = add(tmp, byte(x))
 			}
 		}
 	}
 	b.tmp = tmp
+	b.grow(len(tmp) / 16)
 	return string(tmp)
 }
 
@@ -295,10 +332,10 @@ func (b *buffer) readName() token {
 			if x < 0 {
 				b.errorf("malformed name")
 			}
-			tmp = append(tmp, byte(x))
+			tmp = add(tmp, byte(x))
 			continue
 		}
-		tmp = append(tmp, c)
+		tmp = add(tmp, c)
 	}
 	b.tmp = tmp
 	return name(string(tmp))
@@ -312,7 +349,7 @@ func (b *buffer) readKeyword() token {
 			b.unreadByte()
 			break
 		}
-		tmp = append(tmp, c)
+		tmp = add(tmp, c)
 	}
 	b.tmp = tmp
 	s := string(tmp)
@@ -482,7 +519,11 @@ func (b *buffer) readArray() object {
 			break
 		}
 		b.unreadToken(tok)
-		x = append(x, b.readObject())
+		obj := b.readObject()
+		b.grow(1)
+		if len(x) < maxArrayLen {
+			x = append(x, obj)
+		}
 	}
 	return x
 }
@@ -505,7 +546,11 @@ func (b *buffer) readDict() object {
 			b.errorf("unexpected non-name key %T(%v) parsing dictionary", tok, tok)
 			continue
 		}
-		x[n] = b.readObject()
+		obj := b.readObject()
+		b.grow(1)
+		if _, dup := x[n]; dup || len(x) < maxArrayLen {
+			x[n] = obj
+		}
 	}
 
 	if !b.allowStream {

@@ -406,10 +406,32 @@ Parse:
 	return string(r)
 }
 
-func readCmap(toUnicode Value) *cmap {
+// maxCmapDestination bounds the bytes of one CMap destination kept.
+const maxCmapDestination = 32
+
+func cutDestination(s string) string {
+	if len(s) > maxCmapDestination {
+		return s[:maxCmapDestination]
+	}
+	return s
+}
+
+func readCmap(toUnicode Value) (cm *cmap) {
+	defer func() {
+		// A CMap the interpreter cannot read maps nothing; the end of the
+		// document's budget still ends the document.
+		if x := recover(); x != nil {
+			if _, stop := x.(*StopError); stop {
+				panic(x)
+			}
+			cm = nil
+		}
+	}()
 	n := -1
 	var m cmap
 	ok := true
+	// A count is the file's number: never more than the operands there are.
+	count := func(stk *Stack, per int) int { return max(0, min(n, stk.Len()/per)) }
 	Interpret(toUnicode, func(stk *Stack, op string) {
 		if !ok {
 			return
@@ -433,7 +455,7 @@ func readCmap(toUnicode Value) *cmap {
 				ok = false
 				return
 			}
-			for i := 0; i < n; i++ {
+			for i, c := 0, count(stk, 2); i < c; i++ {
 				hi, lo := stk.Pop().RawString(), stk.Pop().RawString()
 				if len(lo) == 0 || len(lo) != len(hi) {
 					if DebugOn {
@@ -451,8 +473,8 @@ func readCmap(toUnicode Value) *cmap {
 			if n < 0 {
 				panic("missing beginbfchar")
 			}
-			for i := 0; i < n; i++ {
-				repl, orig := stk.Pop().RawString(), stk.Pop().RawString()
+			for i, c := 0, count(stk, 2); i < c; i++ {
+				repl, orig := cutDestination(stk.Pop().RawString()), stk.Pop().RawString()
 				m.bfchar = append(m.bfchar, bfchar{orig, repl})
 			}
 		case "beginbfrange":
@@ -461,8 +483,11 @@ func readCmap(toUnicode Value) *cmap {
 			if n < 0 {
 				panic("missing beginbfrange")
 			}
-			for i := 0; i < n; i++ {
+			for i, c := 0, count(stk, 3); i < c; i++ {
 				dst, srcHi, srcLo := stk.Pop(), stk.Pop().RawString(), stk.Pop().RawString()
+				if dst.Kind() == String {
+					dst = Value{dst.r, dst.ptr, cutDestination(dst.RawString())}
+				}
 				m.bfrange = append(m.bfrange, bfrange{srcLo, srcHi, dst})
 			}
 		case "defineresource":

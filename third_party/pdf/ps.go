@@ -5,8 +5,20 @@
 package pdf
 
 import (
+	"fmt"
 	"io"
 	"runtime"
+)
+
+// Bounds on Interpret's stacks.
+const (
+	// MaxStack bounds the operand stack: operands pushed past it are
+	// dropped (no PDF operator takes more than a few dozen; a CMap
+	// section at most a few hundred).
+	MaxStack = 1 << 14
+	// MaxDictStack bounds the dictionary stack: a "begin" past it ends
+	// the stream with an error (CMaps use two or three).
+	MaxDictStack = 64
 )
 
 // A Stack represents a stack of values.
@@ -19,6 +31,9 @@ func (stk *Stack) Len() int {
 }
 
 func (stk *Stack) Push(v Value) {
+	if len(stk.stack) >= MaxStack {
+		return
+	}
 	stk.stack = append(stk.stack, v)
 }
 
@@ -68,6 +83,9 @@ func Interpret(strm Value, do func(stk *Stack, op string)) {
 	}
 
 	b := newBuffer(rd, 0)
+	if strm.r != nil {
+		b.g = strm.r.g
+	}
 	b.allowEOF = true
 	b.allowObjptr = false
 	b.allowStream = false
@@ -83,12 +101,14 @@ Reading:
 			case "null", "[", "]", "<<", ">>":
 				break
 			default:
+				b.g.spend(int64(len(dicts)))
 				for i := len(dicts) - 1; i >= 0; i-- {
 					if v, ok := dicts[i][name(kw)]; ok {
 						stk.Push(Value{nil, objptr{}, v})
 						continue Reading
 					}
 				}
+				b.elems = 0 // the operator consumed its operands
 				do(&stk, string(kw))
 				continue
 			case "dict":
@@ -105,6 +125,9 @@ Reading:
 				d := stk.Pop()
 				if d.Kind() != Dict {
 					panic("cannot begin non-dict")
+				}
+				if len(dicts) >= MaxDictStack {
+					panic(fmt.Errorf("dictionary stack deeper than %d", MaxDictStack))
 				}
 				dicts = append(dicts, d.data.(dict))
 				continue
@@ -172,6 +195,11 @@ func readObjectRecover(b *buffer) (obj object, ok bool) {
 			// deref, index out of range, ...) is a genuine bug and must not
 			// be silently swallowed as malformed input.
 			if _, isRuntime := r.(runtime.Error); isRuntime {
+				panic(r)
+			}
+			// The end of the document's budget or context is not a
+			// malformed operand.
+			if _, stop := r.(*StopError); stop {
 				panic(r)
 			}
 			obj, ok = nil, false

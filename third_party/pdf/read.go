@@ -62,6 +62,7 @@ package pdf
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/md5"
@@ -70,6 +71,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"sort"
 	"strconv"
 )
@@ -86,7 +88,35 @@ type Reader struct {
 	trailerptr objptr
 	key        []byte
 	useAES     bool
+
+	g         *guard            // work budget and context
+	prevSeen  map[int64]bool    // cross-reference sections read
+	cache     map[objptr]object // resolved indirect objects
+	cached    int               // elements held by cache (maxCached)
+	resolving int               // depth of nested resolve calls
 }
+
+// Bounds on the cross-reference table and the object cache.
+const (
+	// maxObjects bounds object numbers: a larger number in a
+	// cross-reference section is ignored (the object reads as null), so
+	// the table never grows past maxObjects entries (64 MiB).
+	maxObjects = 1 << 21
+	// maxPrevChain bounds the cross-reference sections a /Prev chain
+	// visits (each offset once).
+	maxPrevChain = 1024
+	// maxExtends bounds the object streams an /Extends chain visits
+	// (each stream once).
+	maxExtends = 64
+	// maxResolveDepth bounds nested resolution (an object stream whose
+	// own entry points into an object stream...).
+	maxResolveDepth = 32
+	// maxCached bounds the elements the object cache holds; objects
+	// resolved past it are parsed again when asked for again.
+	maxCached = 1 << 22
+	// maxPredictorColumns bounds a PNG predictor's row.
+	maxPredictorColumns = 1 << 20
+)
 
 type xref struct {
 	ptr      objptr
@@ -120,11 +150,24 @@ func NewReader(f io.ReaderAt, size int64) (*Reader, error) {
 	return NewReaderEncrypted(f, size, nil)
 }
 
+// NewReaderContext is NewReader whose work, from reading the
+// cross-reference sections on, is bounded: once ctx ends or work units
+// (tokens read, objects resolved, lookups; work <= 0 means DefaultWork)
+// are spent, NewReaderContext returns a *StopError, and the Reader's
+// accessors and Interpret panic with one.
+func NewReaderContext(ctx context.Context, f io.ReaderAt, size int64, work int64) (*Reader, error) {
+	return newReader(f, size, nil, newGuard(ctx, work))
+}
+
 // NewReaderEncrypted opens a file for reading, using the data in f with the given total size.
 // If the PDF is encrypted, NewReaderEncrypted calls pw repeatedly to obtain passwords
 // to try. If pw returns the empty string, NewReaderEncrypted stops trying to decrypt
 // the file and returns an error.
 func NewReaderEncrypted(f io.ReaderAt, size int64, pw func() string) (r *Reader, err error) {
+	return newReader(f, size, pw, newGuard(context.Background(), 0))
+}
+
+func newReader(f io.ReaderAt, size int64, pw func() string, g *guard) (r *Reader, err error) {
 	defer func() {
 		if x := recover(); x != nil {
 			r = nil
@@ -158,11 +201,14 @@ func NewReaderEncrypted(f io.ReaderAt, size int64, pw func() string) (r *Reader,
 	}
 
 	r = &Reader{
-		f:   f,
-		end: end,
+		f:     f,
+		end:   end,
+		g:     g,
+		cache: map[objptr]object{},
 	}
 	pos := end - endChunk + int64(i)
 	b := newBuffer(io.NewSectionReader(f, pos, end-pos), pos)
+	b.g = r.g
 	if b.readToken() != keyword("startxref") {
 		return nil, fmt.Errorf("malformed PDF file: missing startxref")
 	}
@@ -170,7 +216,12 @@ func NewReaderEncrypted(f io.ReaderAt, size int64, pw func() string) (r *Reader,
 	if !ok {
 		return nil, fmt.Errorf("malformed PDF file: startxref not followed by integer")
 	}
+	if startxref < 0 || startxref >= r.end {
+		return nil, fmt.Errorf("malformed PDF file: startxref %d outside the file", startxref)
+	}
 	b = newBuffer(io.NewSectionReader(r.f, startxref, r.end-startxref), startxref)
+	b.g = r.g
+	r.prevSeen = map[int64]bool{startxref: true}
 	xref, trailerptr, trailer, err := readXref(r, b)
 	if err != nil {
 		return nil, err
@@ -227,7 +278,21 @@ func readPrevXrefs(r *Reader, first object, parse func(b *buffer) (object, error
 		if !ok {
 			return fmt.Errorf("malformed PDF: xref Prev is not integer: %v", prev)
 		}
+		if off < 0 || off >= r.end {
+			return fmt.Errorf("malformed PDF: xref Prev %d outside the file", off)
+		}
+		if r.prevSeen[off] {
+			// A /Prev chain that comes back to a section already read
+			// (its own offset, or a loop): the sections read are all
+			// there is.
+			return nil
+		}
+		if len(r.prevSeen) >= maxPrevChain {
+			return fmt.Errorf("malformed PDF: more than %d cross-reference sections", maxPrevChain)
+		}
+		r.prevSeen[off] = true
 		b := newBuffer(io.NewSectionReader(r.f, off, r.end-off), off)
+		b.g = r.g
 		next, err := parse(b)
 		if err != nil {
 			return err
@@ -255,7 +320,10 @@ func readXrefStream(r *Reader, b *buffer) ([]xref, objptr, dict, error) {
 	if !ok {
 		return nil, objptr{}, nil, fmt.Errorf("malformed PDF: xref stream missing Size")
 	}
-	table := make([]xref, size)
+	// /Size is a number from the file: it bounds nothing until checked,
+	// so the table grows with the entries actually read instead.
+	size = min(max(size, 0), maxObjects)
+	table := make([]xref, 0, min(size, 1<<16))
 
 	table, err := readXrefStreamData(r, strm, table, size)
 	if err != nil {
@@ -313,7 +381,7 @@ func readXrefStreamData(r *Reader, strm stream, table []xref, size int64) ([]xre
 	var w []int
 	for _, x := range ww {
 		i, ok := x.(int64)
-		if !ok || int64(int(i)) != i {
+		if !ok || i < 0 || i > 8 {
 			return nil, fmt.Errorf("invalid W array %v", objfmt(ww))
 		}
 		w = append(w, int(i))
@@ -336,7 +404,8 @@ func readXrefStreamData(r *Reader, strm stream, table []xref, size int64) ([]xre
 			return nil, fmt.Errorf("malformed Index pair %v %v %T %T", objfmt(index[0]), objfmt(index[1]), index[0], index[1])
 		}
 		index = index[2:]
-		for i := 0; i < int(n); i++ {
+		for i := int64(0); i < n; i++ {
+			r.g.spend(1)
 			_, err := io.ReadFull(data, buf)
 			if err != nil {
 				return nil, fmt.Errorf("error reading xref stream: %v", err)
@@ -347,7 +416,10 @@ func readXrefStreamData(r *Reader, strm stream, table []xref, size int64) ([]xre
 			}
 			v2 := decodeInt(buf[w[0] : w[0]+w[1]])
 			v3 := decodeInt(buf[w[0]+w[1] : w[0]+w[1]+w[2]])
-			x := int(start) + i
+			if start < 0 || start+i >= maxObjects {
+				continue
+			}
+			x := int(start + i)
 			table = ensureXrefLen(table, x)
 			if table[x].ptr != (objptr{}) {
 				continue
@@ -424,7 +496,7 @@ func readXrefTable(r *Reader, b *buffer) ([]xref, objptr, dict, error) {
 		return nil, objptr{}, nil, fmt.Errorf("malformed PDF: trailer missing /Size entry")
 	}
 
-	if size < int64(len(table)) {
+	if size >= 0 && size < int64(len(table)) {
 		table = table[:size]
 	}
 
@@ -442,14 +514,19 @@ func readXrefTableData(b *buffer, table []xref) ([]xref, error) {
 		if !ok1 || !ok2 {
 			return nil, fmt.Errorf("malformed xref table")
 		}
-		for i := 0; i < int(n); i++ {
+		for i := int64(0); i < n; i++ {
 			off, ok1 := b.readToken().(int64)
 			gen, ok2 := b.readToken().(int64)
 			alloc, ok3 := b.readToken().(keyword)
 			if !ok1 || !ok2 || !ok3 || alloc != keyword("f") && alloc != keyword("n") {
 				return nil, fmt.Errorf("malformed xref table")
 			}
-			x := int(start) + i
+			// The subsection's first number is the file's: entries past
+			// maxObjects are read but not kept.
+			if start < 0 || start+i >= maxObjects {
+				continue
+			}
+			x := int(start + i)
 			table = ensureXrefLen(table, x)
 			if alloc == "n" && table[x].offset == 0 {
 				table[x] = xref{ptr: objptr{uint32(x), uint16(gen)}, offset: int64(off)}
@@ -731,6 +808,19 @@ func (v Value) Index(i int) Value {
 	return v.r.resolve(v.ptr, x[i])
 }
 
+// Identity is equal for two Values holding the same dictionary or stream
+// (an indirect object resolved twice is the same one, through the
+// Reader's cache), and 0 for other kinds.
+func (v Value) Identity() uintptr {
+	switch x := v.data.(type) {
+	case dict:
+		return reflect.ValueOf(x).Pointer()
+	case stream:
+		return reflect.ValueOf(x.hdr).Pointer()
+	}
+	return 0
+}
+
 // Len returns the length of the array v.
 // If v.Kind() != Array, Len returns 0.
 func (v Value) Len() int {
@@ -743,6 +833,7 @@ func (v Value) Len() int {
 
 func (r *Reader) resolve(parent objptr, x interface{}) Value {
 	if ptr, ok := x.(objptr); ok {
+		r.g.spend(1)
 		if ptr.id >= uint32(len(r.xref)) {
 			return Value{}
 		}
@@ -750,53 +841,24 @@ func (r *Reader) resolve(parent objptr, x interface{}) Value {
 		if xref.ptr != ptr || !xref.inStream && xref.offset == 0 {
 			return Value{}
 		}
-		var obj object
-		if xref.inStream {
-			strm := r.resolve(parent, xref.stream)
-		Search:
-			for {
-				if strm.Kind() != Stream {
-					panic("not a stream")
-				}
-				if strm.Key("Type").Name() != "ObjStm" {
-					panic("not an object stream")
-				}
-				n := int(strm.Key("N").Int64())
-				first := strm.Key("First").Int64()
-				if first == 0 {
-					panic("missing First")
-				}
-				b := newBuffer(strm.Reader(), 0)
-				b.allowEOF = true
-				for i := 0; i < n; i++ {
-					id, _ := b.readToken().(int64)
-					off, _ := b.readToken().(int64)
-					if uint32(id) == ptr.id {
-						b.seekForward(first + off)
-						x = b.readObject()
-						break Search
-					}
-				}
-				ext := strm.Key("Extends")
-				if ext.Kind() != Stream {
-					panic("cannot find object in stream")
-				}
-				strm = ext
-			}
+		if obj, ok := r.cache[ptr]; ok {
+			x = obj
 		} else {
-			b := newBuffer(io.NewSectionReader(r.f, xref.offset, r.end-xref.offset), xref.offset)
-			b.key = r.key
-			b.useAES = r.useAES
-			obj = b.readObject()
-			def, ok := obj.(objdef)
-			if !ok {
-				panic(fmt.Errorf("loading %v: found %T instead of objdef", ptr, obj))
-				//return Value{}
+			r.resolving++
+			defer func() { r.resolving-- }()
+			if r.resolving > maxResolveDepth {
+				panic(fmt.Errorf("malformed PDF: resolving %v nests more than %d deep", ptr, maxResolveDepth))
 			}
-			if def.ptr != ptr {
-				panic(fmt.Errorf("loading %v: found %v", ptr, def.ptr))
+			var elems int
+			if xref.inStream {
+				x, elems = r.fromObjectStream(parent, ptr, xref)
+			} else {
+				x, elems = r.fromFile(ptr, xref)
 			}
-			x = def.obj
+			if r.cached+elems <= maxCached {
+				r.cache[ptr] = x
+				r.cached += elems + 1
+			}
 		}
 		parent = ptr
 	}
@@ -809,6 +871,72 @@ func (r *Reader) resolve(parent objptr, x interface{}) Value {
 	default:
 		panic(fmt.Errorf("unexpected value type %T in resolve", x))
 	}
+}
+
+// fromFile reads the indirect object at xref's offset, returning it and
+// the elements it holds.
+func (r *Reader) fromFile(ptr objptr, xref xref) (object, int) {
+	if xref.offset < 0 || xref.offset >= r.end {
+		panic(fmt.Errorf("loading %v: offset %d outside the file", ptr, xref.offset))
+	}
+	b := newBuffer(io.NewSectionReader(r.f, xref.offset, r.end-xref.offset), xref.offset)
+	b.g = r.g
+	b.key = r.key
+	b.useAES = r.useAES
+	obj := b.readObject()
+	def, ok := obj.(objdef)
+	if !ok {
+		panic(fmt.Errorf("loading %v: found %T instead of objdef", ptr, obj))
+	}
+	if def.ptr != ptr {
+		panic(fmt.Errorf("loading %v: found %v", ptr, def.ptr))
+	}
+	return def.obj, b.elems
+}
+
+// fromObjectStream finds object ptr in the object stream xref names, or
+// in the streams its /Extends chain names, each visited once.
+func (r *Reader) fromObjectStream(parent, ptr objptr, xref xref) (object, int) {
+	strm := r.resolve(parent, xref.stream)
+	seen := map[objptr]bool{}
+	for len(seen) < maxExtends {
+		if strm.Kind() != Stream {
+			panic("not a stream")
+		}
+		if strm.Key("Type").Name() != "ObjStm" {
+			panic("not an object stream")
+		}
+		if seen[strm.ptr] {
+			panic(fmt.Errorf("malformed PDF: object stream %v extends itself", strm.ptr))
+		}
+		seen[strm.ptr] = true
+		n := strm.Key("N").Int64()
+		first := strm.Key("First").Int64()
+		if first <= 0 {
+			panic("missing First")
+		}
+		b := newBuffer(strm.Reader(), 0)
+		b.g = r.g
+		b.allowEOF = true
+		for i := int64(0); i < n; i++ {
+			tok := b.readToken()
+			if tok == io.EOF {
+				break
+			}
+			id, _ := tok.(int64)
+			off, _ := b.readToken().(int64)
+			if uint32(id) == ptr.id && off >= 0 {
+				b.seekForward(first + off)
+				return b.readObject(), b.elems
+			}
+		}
+		ext := strm.Key("Extends")
+		if ext.Kind() != Stream {
+			panic("cannot find object in stream")
+		}
+		strm = ext
+	}
+	panic(fmt.Errorf("malformed PDF: /Extends chain longer than %d", maxExtends))
 }
 
 type errorReadCloser struct {
@@ -874,6 +1002,9 @@ func applyFilter(rd io.Reader, name string, param Value) io.Reader {
 			return zr
 		}
 		columns := param.Key("Columns").Int64()
+		if pred.Int64() >= 10 && (columns < 1 || columns > maxPredictorColumns) {
+			panic(fmt.Errorf("malformed PDF: predictor /Columns %d outside 1..%d", columns, maxPredictorColumns))
+		}
 		switch pred.Int64() {
 		default:
 			if DebugOn {
