@@ -38,3 +38,8 @@ func PeakRSS() int64 {
 	}
 	return ru.Maxrss << 10 // kilobytes on Linux
 }
+
+// procAttr makes the kernel kill a worker whose parent dies.
+func procAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
