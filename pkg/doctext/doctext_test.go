@@ -1,10 +1,13 @@
 package doctext
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStampsRemovedAndKeptAsMeta(t *testing.T) {
@@ -145,5 +148,84 @@ func TestNormDate(t *testing.T) {
 		if got := NormDate(in); got != want {
 			t.Errorf("NormDate(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// numberedLine is one line of n bytes of small numbers in runs 1 2 3 … 99,
+// as ToUnicode tricks put thousands of glyphs on one extracted line: every
+// run looks like pleading line numbers, so tens of thousands are removed
+// from the same line.
+func numberedLine(n int) string {
+	var b strings.Builder
+	for v := 1; b.Len() < n; v = v%99 + 1 {
+		b.WriteString(strconv.Itoa(v))
+		b.WriteByte(' ')
+	}
+	return strings.TrimSpace(b.String()[:n])
+}
+
+// Removing line numbers rebuilds each line once: a page whose one 1 MiB
+// line holds 350,000 removable numbers cleans in well under a second (as
+// it was, each removal copied the whole line: hours).
+func TestCleanLongNumberedLineLinear(t *testing.T) {
+	pages := []string{numberedLine(1 << 20), numberedLine(1 << 20)}
+	done := make(chan Result, 1)
+	go func() { done <- Clean(pages) }()
+	select {
+	case res := <-done:
+		if res.Removed < 100_000 {
+			t.Fatalf("removed %d numbers", res.Removed)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("cleaning a 1 MiB line of numbers did not end in 10 s")
+	}
+}
+
+// Undoing hyphens appends in place: a paragraph of 100,000 hyphenated
+// lines joins in linear time.
+func TestJoinManyHyphensLinear(t *testing.T) {
+	lines := make([]string, 0, 100_000)
+	for i := 0; i < 100_000; i++ {
+		lines = append(lines, "concern-")
+	}
+	lines = append(lines, "ing")
+	done := make(chan string, 1)
+	go func() { done <- joinLines(lines) }()
+	select {
+	case s := <-done:
+		if !strings.HasSuffix(s, "concernconcerning") {
+			t.Fatalf("joined: %q", s[len(s)-40:])
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("joining 100,000 hyphenated lines did not end in 10 s")
+	}
+}
+
+// A document over the work budget is a typed error; Clean returns it
+// uncleaned.
+func TestCleanBudget(t *testing.T) {
+	pages := []string{numberedLine(64 << 10)}
+	_, err := CleanWithin(pages, 100_000)
+	var be *BudgetError
+	if !errors.As(err, &be) || !errors.Is(err, ErrBudget) || be.Max != 100_000 {
+		t.Fatalf("err = %v, want a BudgetError", err)
+	}
+	if res, err := CleanWithin(pages, DefaultBudget); err != nil || res.Removed == 0 {
+		t.Fatalf("within the default budget: %v, removed %d", err, res.Removed)
+	}
+}
+
+// CPU per byte of line is flat from 1 KB to 1 MB lines (the ratio is what
+// to read: ns/op divided by the line's bytes, reported as ns/byte).
+func BenchmarkCleanLine(b *testing.B) {
+	for _, n := range []int{1 << 10, 16 << 10, 256 << 10, 1 << 20} {
+		pages := []string{numberedLine(n)}
+		b.Run(strconv.Itoa(n>>10)+"KiB", func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for i := 0; i < b.N; i++ {
+				Clean(pages)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/byte")
+		})
 	}
 }
