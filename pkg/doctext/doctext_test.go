@@ -229,3 +229,28 @@ func BenchmarkCleanLine(b *testing.B) {
 		})
 	}
 }
+
+// FuzzClean asserts what cleaning must do with any pages: end within its
+// budget (a typed error past it), keep one page per page, never panic.
+func FuzzClean(f *testing.F) {
+	f.Add("Case 1:25-cv-01482 Document 12 Filed 06/02/25 Page 1 of 3\n1 The parties\n2 agreed to the\n3 terms of the\n4 agree-\n5 ment", "2\nPage 2")
+	f.Add(numberedLine(4096), "concern-\ning")
+	f.Add("", "\n\n\n")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		pages := []string{a, b, a}
+		start := time.Now()
+		res, err := CleanWithin(pages, 1<<20)
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("cleaning took %v", time.Since(start))
+		}
+		if err != nil {
+			if !errors.Is(err, ErrBudget) {
+				t.Fatalf("untyped error: %v", err)
+			}
+			return
+		}
+		if len(res.Pages) != len(pages) {
+			t.Fatalf("%d pages out of %d", len(res.Pages), len(pages))
+		}
+	})
+}
