@@ -114,4 +114,3 @@ func FuzzCMap(f *testing.F) {
 		checkExtraction(t, data)
 	})
 }
-
