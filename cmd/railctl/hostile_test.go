@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,5 +51,57 @@ func TestUploadHostileShapes(t *testing.T) {
 	out := c.must("upload", "--firm", firm, "--matter", matter, writeFile(t, dir, "order.pdf", real))
 	if !strings.Contains(out, "uploaded order.pdf") || !strings.Contains(out, "2 page(s)") {
 		t.Fatalf("real filing after the hostile ones: %s", out)
+	}
+}
+
+const mainArgsEnv = "RAILCTL_TEST_MAIN_ARGS"
+
+// TestMainChild is railctl's main, for TestUploadStopsOnSIGTERM: the same
+// signal handling, in a process of its own.
+func TestMainChild(t *testing.T) {
+	args := os.Getenv(mainArgsEnv)
+	if args == "" {
+		t.Skip("run by TestUploadStopsOnSIGTERM")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, strings.Split(args, "\x1f"), os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// SIGTERM stops an upload whose extraction would run for seconds: the
+// worker is killed and railctl exits at once, having written nothing. (As
+// it was, the signal cancelled a context the parser never read.)
+func TestUploadStopsOnSIGTERM(t *testing.T) {
+	c, firm, matter := newCLI(t)
+	p := writeFile(t, t.TempDir(), "tj-array.pdf", pdftexttest.TJArray(120_000_000))
+	args := []string{"--database-url", c.url, "upload", "--firm", firm, "--matter", matter, p}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMainChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), mainArgsEnv+"="+strings.Join(args, "\x1f"))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		t.Logf("exit after SIGTERM in %v: %v\n%s", time.Since(sent).Round(time.Millisecond), err, out.String())
+		if !strings.Contains(out.String(), "nothing uploaded") || !strings.Contains(out.String(), "stopped") {
+			t.Errorf("output does not say the upload stopped:\n%s", out.String())
+		}
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("railctl upload still running 5 s after SIGTERM\n%s", out.String())
+	}
+	if docs, _ := written(t, c.url); docs != 0 {
+		t.Errorf("wrote %d documents", docs)
 	}
 }
