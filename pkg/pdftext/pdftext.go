@@ -49,8 +49,11 @@ const (
 	// MaxWork bounds the parser's work per document, counted where it is
 	// done: tokens read, buffers refilled, objects resolved, dictionary
 	// lookups, cross-reference entries (see third_party/pdf/HARDENING.md).
-	// The largest real filing costs under a twentieth of it.
-	MaxWork = pdf.DefaultWork
+	// Within it, a document may spend workBase plus workPerPage a page:
+	// real filings cost 3,000 to 11,000 units a page.
+	MaxWork     = pdf.DefaultWork
+	workBase    = 4 << 20
+	workPerPage = 32 << 10
 	// MaxText is the text a document may have: extraction stops once the
 	// text passes it, because the record layer refuses more.
 	MaxText      = rail.MaxDocumentBytes
@@ -225,6 +228,10 @@ func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document,
 		return Document{}, fmt.Errorf("pdftext: page tree is empty: %w", ErrEmpty)
 	}
 
+	// The work a document may cost grows with its pages: a small file
+	// cannot buy the budget of a 2,000-page one.
+	lim.Work = min(lim.Work, workBase+workPerPage*int64(len(w.pages)))
+	r.SetWorkLimit(lim.Work)
 	b := &budget{ctx: ctx, left: lim.Decoded, max: lim.Decoded}
 	var sc scratch
 	doc.Pages = make([]string, len(w.pages))

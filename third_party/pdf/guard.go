@@ -83,3 +83,14 @@ func (r *Reader) Spent() int64 {
 	}
 	return r.g.max - r.g.left
 }
+
+// SetWorkLimit changes the Reader's work budget to total units (counted
+// from the start: work already done stays spent), e.g. once the caller
+// knows how many pages the document has.
+func (r *Reader) SetWorkLimit(total int64) {
+	if r.g == nil || total <= 0 {
+		return
+	}
+	r.g.left = total - (r.g.max - r.g.left)
+	r.g.max = total
+}

@@ -7,6 +7,7 @@
 package pdf
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -261,6 +262,20 @@ func (b *buffer) readLiteralString() token {
 	depth := 1
 Loop:
 	for !b.eof {
+		// Plain bytes up to the next parenthesis or backslash are taken
+		// from the buffer in one step (a string of hundreds of megabytes
+		// is scanned, not read byte by byte), and kept up to the cap.
+		if rest := b.buf[b.pos:]; len(rest) > 0 {
+			k := bytes.IndexAny(rest, `()\`)
+			if k < 0 {
+				k = len(rest)
+			}
+			if k > 0 {
+				tmp = append(tmp, rest[:min(k, max(0, maxTokenBytes-len(tmp)))]...)
+				b.pos += k
+				continue
+			}
+		}
 		c := b.readByte()
 		switch c {
 		default:
