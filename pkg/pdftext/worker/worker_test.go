@@ -45,7 +45,9 @@ func TestWorkerMatchesInProcess(t *testing.T) {
 func TestWorkerDiesAlone(t *testing.T) {
 	p := &worker.Pool{Memory: 24 << 20}
 	defer p.Close()
-	heavy := pdftexttest.XObjectDict(200_000, 100) // about 30 MiB to parse
+	// A string of a million glyphs: the page's glyph buffer alone grows
+	// past 24 MiB before the glyph cap refuses the page.
+	heavy := pdftexttest.Bomb(8 << 20)
 	_, err := p.Extract(context.Background(), heavy, pdftext.Limits{})
 	var ke *worker.KilledError
 	if !errors.As(err, &ke) || ke.Reason != "died" || !errors.Is(err, worker.ErrKilled) {
