@@ -79,8 +79,16 @@ func TestMainChild(t *testing.T) {
 // it was, the signal cancelled a context the parser never read.)
 func TestUploadStopsOnSIGTERM(t *testing.T) {
 	c, firm, matter := newCLI(t)
-	// 2,000 pages of a filing: seconds of extraction, within every limit.
-	p := writeFile(t, t.TempDir(), "long.pdf", pdftexttest.Pages(2000, pdftexttest.FilingPage))
+	// 2,000 pages of 160 lines: many seconds of extraction, within every
+	// limit (24 MB of text).
+	long := func(i int) []string {
+		var ls []string
+		for k := 0; k < 4; k++ {
+			ls = append(ls, pdftexttest.FilingPage(4*i+k)...)
+		}
+		return ls
+	}
+	p := writeFile(t, t.TempDir(), "long.pdf", pdftexttest.Pages(2000, long))
 	args := []string{"--database-url", c.url, "upload", "--firm", firm, "--matter", matter, p}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMainChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), mainArgsEnv+"="+strings.Join(args, "\x1f"))
