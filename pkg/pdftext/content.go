@@ -2,6 +2,7 @@ package pdftext
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 
@@ -58,12 +59,17 @@ type interp struct {
 	b      *budget
 	glyphs []glyph
 	ops    int
+	forms  int // form XObjects run on this page
 }
 
 const (
 	maxFormDepth   = 8       // nesting of form XObjects
 	maxPageGlyphs  = 1 << 18 // glyphs kept per page
 	maxGStateDepth = 256     // q nesting
+	// maxFormRuns bounds the form XObjects run per page: nesting is at
+	// most maxFormDepth deep, but a form that draws itself n times would
+	// otherwise run n^8 times.
+	maxFormRuns = 4096
 )
 
 // page runs a page's content stream and returns its glyphs.
@@ -302,6 +308,9 @@ func (in *interp) run(strm, res pdf.Value, ctm matrix, depth int) {
 			if xo.Kind() != pdf.Stream || xo.Key("Subtype").Name() != "Form" {
 				return
 			}
+			if in.forms++; in.forms > maxFormRuns {
+				panic(fmt.Errorf("more than %d form XObjects drawn on the page", maxFormRuns))
+			}
 			m := formMatrix(xo)
 			xres := xo.Key("Resources")
 			if xres.Kind() != pdf.Dict {
@@ -346,6 +355,7 @@ func (in *interp) show(g *gstate, s string) {
 // streams, so that a decompression bomb stops at the limit instead of
 // spending time and memory.
 type budget struct {
+	buf   []byte // count's read buffer, reused
 	ctx   context.Context
 	left  int64
 	max   int64
@@ -426,7 +436,10 @@ func (b *budget) count(v pdf.Value, limit int64) (int64, error) {
 	rc := v.Reader()
 	defer rc.Close()
 	var n int64
-	buf := make([]byte, 32<<10)
+	if b.buf == nil {
+		b.buf = make([]byte, 32<<10)
+	}
+	buf := b.buf
 	for n <= limit {
 		if err := b.ctx.Err(); err != nil {
 			return n, timeoutError(err)

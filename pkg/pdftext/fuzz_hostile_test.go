@@ -52,6 +52,7 @@ func smallShapes() [][]byte {
 		pdftexttest.ContentColumns(), pdftexttest.PrevLoop(), pdftexttest.ExtendsLoop(),
 		pdftexttest.DictStack(2000, 20000), pdftexttest.XObjectDict(2000, 100), pdftexttest.CMapDictFlood(),
 		pdftexttest.TJArray(200_000), pdftexttest.Bomb(1 << 20), pdftexttest.ToUnicodeLong(6000, 20),
+		pdftexttest.FormFanout(4),
 	}
 	return out
 }

@@ -31,6 +31,7 @@ func Hostile() []Shape {
 		{"tj-array", "[0 0 0 ...] TJ of 240 MB decoded", func() []byte { return TJArray(120_000_000) }},
 		{"literal-string", "one 250 MB literal string", func() []byte { return Bomb(250 << 20) }},
 		{"tounicode-long", "one glyph mapped by ToUnicode to 60,000 characters, on 2,000 pages", func() []byte { return ToUnicodeLong(60_000, 2000) }},
+		{"form-fanout", "a form XObject that draws itself 16 times, 8 deep (16^8 runs)", func() []byte { return FormFanout(16) }},
 	}
 }
 
@@ -295,4 +296,20 @@ func adlerRepeat(a, b uint32, p []byte, n int64) (uint32, uint32) {
 		a, b = adler(a, b, p)
 	}
 	return a, b
+}
+
+// FormFanout is a page drawing a form XObject whose content draws the
+// same form fan times (its resources are its own): nesting stops at the
+// form depth limit, but fan^depth runs remain.
+func FormFanout(fan int) []byte {
+	body := "BT /F1 9 Tf (x) Tj ET\n" + strings.Repeat("/Fx Do\n", fan)
+	return RawPDF("",
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources 6 0 R /Contents 4 0 R >>",
+		Stream([]byte("/Fx Do"), ""),
+		helvetica,
+		"<< /Font << /F1 5 0 R >> /XObject << /Fx 7 0 R >> >>",
+		Stream([]byte(body), "/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources 6 0 R"),
+	)
 }
