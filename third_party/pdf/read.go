@@ -113,7 +113,7 @@ const (
 	maxResolveDepth = 32
 	// maxCached bounds the elements the object cache holds; objects
 	// resolved past it are parsed again when asked for again.
-	maxCached = 1 << 22
+	maxCached = 1 << 20
 	// maxPredictorColumns bounds a PNG predictor's row.
 	maxPredictorColumns = 1 << 20
 )
