@@ -48,7 +48,11 @@ func init() {
 		if err != nil || mem <= 0 {
 			mem = DefaultMemory
 		}
-		os.Exit(serve(os.Stdin, os.Stdout, mem))
+		// The answers go to the real standard output; anything else that
+		// prints there goes to standard error instead of into the stream.
+		out := os.Stdout
+		os.Stdout = os.Stderr
+		os.Exit(serve(os.Stdin, out, mem))
 	}
 }
 
