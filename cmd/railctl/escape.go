@@ -1,8 +1,8 @@
 package main
 
 import (
+	"fmt"
 	"io"
-	"strconv"
 	"unicode"
 	"unicode/utf8"
 )
@@ -12,8 +12,9 @@ import (
 // that a file name or a model's answer cannot clear the screen, set the
 // window title, recolour the terminal or reorder a line. Line feeds and
 // tabs pass (railctl's own layout); every other control character, and
-// the Unicode bidirectional overrides, print as a Go escape (\x1b,
-// \u202e).
+// the Unicode bidirectional overrides, print as \u escapes (\u001b,
+// \u202e; valid in JSON strings too); a byte that is not UTF-8 prints as
+// \xff.
 
 // escapeText returns s with the characters an escapingWriter escapes
 // written as escapes.
@@ -37,8 +38,10 @@ func escapeText(s string) string {
 			b = append(b, `\x`...)
 			b = append(b, "0123456789abcdef"[s[i]>>4], "0123456789abcdef"[s[i]&15])
 		case mustEscape(r):
-			q := strconv.QuoteRuneToASCII(r)
-			b = append(b, q[1:len(q)-1]...)
+			// \uXXXX: readable, and also a valid escape inside a JSON
+			// string, so --json output stays valid JSON.
+			b = append(b, `\u`...)
+			b = append(b, fmt.Sprintf("%04x", r)...)
 		default:
 			b = append(b, s[i:i+n]...)
 		}
