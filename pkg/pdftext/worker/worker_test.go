@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"reflect"
@@ -45,9 +46,10 @@ func TestWorkerMatchesInProcess(t *testing.T) {
 func TestWorkerDiesAlone(t *testing.T) {
 	p := &worker.Pool{Memory: 24 << 20}
 	defer p.Close()
-	// A string of a million glyphs: the page's glyph buffer alone grows
-	// past 24 MiB before the glyph cap refuses the page.
-	heavy := pdftexttest.Bomb(8 << 20)
+	// An xref subsection at the highest object number the parser keeps:
+	// its table is one 64 MiB allocation (within the parser's bounds, past
+	// this worker's 24 MiB).
+	heavy := bytes.Replace(pdftexttest.XrefSubsection(), []byte("9000000000 3"), []byte("2097148 3"), 1)
 	_, err := p.Extract(context.Background(), heavy, pdftext.Limits{})
 	var ke *worker.KilledError
 	if !errors.As(err, &ke) || ke.Reason != "died" || !errors.Is(err, worker.ErrKilled) {
@@ -90,3 +92,4 @@ func TestWorkerKilled(t *testing.T) {
 		t.Errorf("cancel took %v", d)
 	}
 }
+
