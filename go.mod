@@ -59,3 +59,7 @@ require (
 	google.golang.org/grpc v1.64.1 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
 )
+
+// The PDF parser is kept in the repository with its hardening against
+// hostile files (third_party/pdf/HARDENING.md); its BSD licence is kept there.
+replace github.com/ledongthuc/pdf => ./third_party/pdf
