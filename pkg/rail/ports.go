@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,9 +41,51 @@ type Nudge struct {
 // Ref returns the nudge's matter.
 func (n Nudge) Ref() MatterRef { return MatterRef{FirmID: n.FirmID, MatterID: n.MatterID} }
 
-// Nudger delivers nudges to builders after delay (the settle window).
+// Nudger delivers nudges to builders after delay (the settle window). A
+// nil error: every nudge was handed to the queue. An error that is (or
+// wraps) a *NudgeError: exactly the nudges it lists were not (a partial
+// failure; the others were sent). Any other error: none is known to have
+// been sent. NudgeFailed reads a nudge's fate from the error.
 type Nudger interface {
 	Nudge(ctx context.Context, nudges []Nudge, delay time.Duration) error
+}
+
+// NudgeError is a Nudger's error naming the nudges of one call that were
+// not sent, by their index in the call's slice; the others were sent.
+type NudgeError struct {
+	Failed map[int]error
+}
+
+func (e *NudgeError) Error() string {
+	errs := make([]error, 0, len(e.Failed))
+	for _, i := range slices.Sorted(maps.Keys(e.Failed)) {
+		errs = append(errs, e.Failed[i])
+	}
+	return fmt.Sprintf("%d nudges not sent: %v", len(e.Failed), errors.Join(errs...))
+}
+
+// Unwrap returns the failed nudges' errors.
+func (e *NudgeError) Unwrap() []error {
+	out := make([]error, 0, len(e.Failed))
+	for _, err := range e.Failed {
+		out = append(out, err)
+	}
+	return out
+}
+
+// NudgeFailed returns why nudge i of a Nudge call that returned err was
+// not sent, or nil when it was: nil for every nudge when err is nil, the
+// listed ones' errors when err is a *NudgeError, err itself for every
+// nudge otherwise.
+func NudgeFailed(err error, i int) error {
+	if err == nil {
+		return nil
+	}
+	var ne *NudgeError
+	if errors.As(err, &ne) {
+		return ne.Failed[i]
+	}
+	return err
 }
 
 // BusEntry is one fact to put on the event bus.
