@@ -23,6 +23,9 @@ const (
 	DefaultFramesPerPass  = 1000
 )
 
+// WithDefaults returns p with its zero fields set to the defaults.
+func (p FrameRetention) WithDefaults() FrameRetention { return p.withDefaults() }
+
 func (p FrameRetention) withDefaults() FrameRetention {
 	if p.Keep <= 0 {
 		p.Keep = DefaultFrameKeep
@@ -43,23 +46,106 @@ type FramesPruned struct {
 	Bodies int64 `json:"bodies"`
 }
 
+// Frame retention keeps its cost to what it prunes. A matter's prunable
+// frames are a prefix of its frames in token order (a frame with Keep
+// newer frames: older ones have more), so the sweeper keeps one row per
+// matter that has frames outside its keep window,
+// ops.frame_prune_candidates (oldest_out_at: the built_at of the oldest
+// such frame). A pass is two statements: markFramesSQL re-marks the
+// matters that landed a frame since the last pass, and pruneFramesSQL
+// prunes candidates past the retention and re-marks the ones it touched.
+// Neither reads a frame the keep window holds except a matter's newest
+// Keep (the floor): 300,000 old frames within their keep windows cost
+// nothing a pass. Each frame is re-checked against its matter's current
+// newest frames when it is deleted, so a stale mark can only delay a
+// prune, never prune a frame the keep window holds.
+
+// markOverlap: a pass re-reads the frames built this long before the last
+// pass's mark, so a commit that became visible after that mark (a
+// builder's commit is one statement under a 30 s statement_timeout) is
+// still seen.
+const markOverlap = 10 * time.Minute
+
+// markFramesSQL marks the matters that landed a frame since the last pass
+// ($2: the overlap, seconds) with their oldest frame outside the newest $1:
+// through matter_frames_built_at_idx, so its cost follows the frames landed
+// since. When the keep setting changed (or on the first pass) it rebuilds
+// every mark from all frames, once, and drops the marks of matters that no
+// longer qualify. It records the pass in ops.frame_prune_state.
+const markFramesSQL = `
+WITH st AS (
+    SELECT CASE WHEN s.keep = $1 THEN s.marked_through - make_interval(secs => $2)
+                ELSE '-infinity'::timestamptz END AS since,
+           s.keep IS DISTINCT FROM $1 AS full_mark
+    FROM (SELECT 1) one LEFT JOIN ops.frame_prune_state s ON true
+), started AS (
+    SELECT clock_timestamp() AS at
+), changed AS (
+    SELECT DISTINCT f.firm_id, f.matter_id
+    FROM ops.matter_frames f, st
+    WHERE f.built_at >= st.since
+), fresh AS (
+    SELECT c.firm_id, c.matter_id,
+           (SELECT o.built_at FROM ops.matter_frames o
+            WHERE o.firm_id = c.firm_id AND o.matter_id = c.matter_id
+              AND o.token < (SELECT n.token FROM ops.matter_frames n
+                             WHERE n.firm_id = c.firm_id AND n.matter_id = c.matter_id
+                             ORDER BY n.token DESC OFFSET $1 - 1 LIMIT 1)
+            ORDER BY o.token LIMIT 1) AS oldest_out_at
+    FROM changed c
+), cleared AS (
+    DELETE FROM ops.frame_prune_candidates p USING st
+    WHERE st.full_mark AND NOT EXISTS (SELECT 1 FROM fresh x
+        WHERE x.firm_id = p.firm_id AND x.matter_id = p.matter_id AND x.oldest_out_at IS NOT NULL)
+    RETURNING 1
+), marked AS (
+    INSERT INTO ops.frame_prune_candidates (firm_id, matter_id, oldest_out_at)
+    SELECT firm_id, matter_id, oldest_out_at FROM fresh WHERE oldest_out_at IS NOT NULL
+    ON CONFLICT (firm_id, matter_id) DO UPDATE SET oldest_out_at = EXCLUDED.oldest_out_at
+    RETURNING 1
+), state AS (
+    INSERT INTO ops.frame_prune_state (singleton, keep, marked_through)
+    SELECT true, $1, at FROM started
+    ON CONFLICT (singleton) DO UPDATE SET keep = EXCLUDED.keep, marked_through = EXCLUDED.marked_through
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM changed), (SELECT count(*) FROM marked), (SELECT full_mark FROM st),
+       (SELECT count(*) FROM state), (SELECT count(*) FROM cleared)`
+
 // pruneFramesSQL is one pass, one statement (so it commits whole or not at
-// all; no transaction spans passes): up to $3 frames, oldest first, that
-// are older than $2 seconds and have at least $1 newer frames in their
-// matter; with them, the runs of those matters below the oldest frame the
+// all; no transaction spans passes): up to $3 frames of the candidates
+// whose oldest frame outside the keep window is older than $2 seconds,
+// each re-checked (older than $2 and below the matter's $1-th newest
+// frame); with them, the runs of those matters below the oldest frame the
 // matter keeps (finished and older than $2: the run table stays a gapless
 // run of tokens up to claimed_generation), and the bodies no remaining
 // frame references and no commit has re-used within $2 (a commit re-using
 // a body updates used_at under the row lock, so this DELETE, re-checking
-// the row, leaves it).
+// the row, leaves it). The candidates it looked at are re-marked with
+// their next frame outside the keep window, or dropped when none is left.
 const pruneFramesSQL = `
-WITH doomed AS (
+WITH cand AS (
+    SELECT c.firm_id, c.matter_id FROM ops.frame_prune_candidates c
+    WHERE c.oldest_out_at < clock_timestamp() - make_interval(secs => $2)
+    ORDER BY c.oldest_out_at -- frame_prune_candidates_due_idx
+    LIMIT $3
+), keep_floor AS (
+    SELECT c.firm_id, c.matter_id,
+           (SELECT n.token FROM ops.matter_frames n
+            WHERE n.firm_id = c.firm_id AND n.matter_id = c.matter_id
+            ORDER BY n.token DESC OFFSET $1 - 1 LIMIT 1) AS token
+    FROM cand c
+), doomed AS (
     SELECT f.frame_id, f.firm_id, f.matter_id, f.token, f.body_sha256
-    FROM ops.matter_frames f
-    WHERE f.built_at < clock_timestamp() - make_interval(secs => $2)
-      AND (SELECT count(*) FROM ops.matter_frames n
-           WHERE n.firm_id = f.firm_id AND n.matter_id = f.matter_id AND n.token > f.token) >= $1
-    ORDER BY f.built_at -- matter_frames_built_at_idx
+    FROM keep_floor k
+    CROSS JOIN LATERAL (
+        SELECT f.frame_id, f.firm_id, f.matter_id, f.token, f.body_sha256, f.built_at
+        FROM ops.matter_frames f
+        WHERE f.firm_id = k.firm_id AND f.matter_id = k.matter_id AND f.token < k.token
+          AND f.built_at < clock_timestamp() - make_interval(secs => $2)
+        ORDER BY f.token
+        LIMIT $3) f
+    ORDER BY f.built_at
     LIMIT $3
 ), gone AS (
     DELETE FROM ops.matter_frames f USING doomed d WHERE f.frame_id = d.frame_id
@@ -84,17 +170,44 @@ WITH doomed AS (
                       WHERE f.firm_id = b.firm_id AND f.matter_id = b.matter_id AND f.body_sha256 = b.body_sha256
                         AND NOT EXISTS (SELECT 1 FROM doomed x WHERE x.frame_id = f.frame_id))
     RETURNING b.body_sha256
+), remarked AS (
+    SELECT k.firm_id, k.matter_id,
+           (SELECT f.built_at FROM ops.matter_frames f
+            WHERE f.firm_id = k.firm_id AND f.matter_id = k.matter_id AND f.token < k.token
+              AND NOT EXISTS (SELECT 1 FROM doomed d WHERE d.frame_id = f.frame_id)
+            ORDER BY f.token LIMIT 1) AS next_out
+    FROM keep_floor k
+), kept AS (
+    UPDATE ops.frame_prune_candidates c SET oldest_out_at = r.next_out
+    FROM remarked r
+    WHERE c.firm_id = r.firm_id AND c.matter_id = r.matter_id AND r.next_out IS NOT NULL
+    RETURNING 1
+), dropped AS (
+    DELETE FROM ops.frame_prune_candidates c USING remarked r
+    WHERE c.firm_id = r.firm_id AND c.matter_id = r.matter_id AND r.next_out IS NULL
+    RETURNING 1
 )
-SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM runs), (SELECT count(*) FROM bodies)`
+SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM runs), (SELECT count(*) FROM bodies),
+       (SELECT count(*) FROM kept) + (SELECT count(*) FROM dropped)`
 
 // PruneFrames runs one bounded pass of frame retention (the sweeper calls
-// it once per invocation): at most p.PerPass frames, with their matters'
-// older runs and their unreferenced bodies, in one statement.
+// it once per invocation): it marks the matters that landed frames since
+// the last pass (markFramesSQL), then deletes at most p.PerPass frames,
+// with their matters' older runs and their unreferenced bodies, in one
+// statement (pruneFramesSQL). Each statement commits by itself on a pool;
+// a pass that fails between them only re-marks at the next.
 func PruneFrames(ctx context.Context, q Querier, p FrameRetention) (FramesPruned, error) {
 	p = p.withDefaults()
 	var r FramesPruned
+	var changed, marked, state, cleared int64
+	var full bool
+	if err := q.QueryRow(ctx, markFramesSQL, p.Keep, markOverlap.Seconds()).
+		Scan(&changed, &marked, &full, &state, &cleared); err != nil {
+		return r, fmt.Errorf("prune frames: mark: %w", err)
+	}
+	var remarked int64
 	if err := q.QueryRow(ctx, pruneFramesSQL, p.Keep, p.Retention.Seconds(), p.PerPass).
-		Scan(&r.Frames, &r.Runs, &r.Bodies); err != nil {
+		Scan(&r.Frames, &r.Runs, &r.Bodies, &remarked); err != nil {
 		return r, fmt.Errorf("prune frames: %w", err)
 	}
 	return r, nil
