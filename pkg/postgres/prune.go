@@ -2,8 +2,12 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // FrameRetention says which landed frames (and their runs and bodies) the
@@ -51,9 +55,11 @@ type FramesPruned struct {
 // newer frames: older ones have more), so the sweeper keeps one row per
 // matter that has frames outside its keep window,
 // ops.frame_prune_candidates (oldest_out_at: the built_at of the oldest
-// such frame). A pass is two statements: markFramesSQL re-marks the
-// matters that landed a frame since the last pass, and pruneFramesSQL
-// prunes candidates past the retention and re-marks the ones it touched.
+// such frame). A pass is two statements: a mark (markFramesSQL: the
+// matters that landed a frame since the last pass; or, while the marks are
+// not complete for the keep setting, rebuildMarksSQL: the next chunk of
+// matters), and pruneFramesSQL, which prunes candidates past the retention
+// and re-marks the ones it touched.
 // Neither reads a frame the keep window holds except a matter's newest
 // Keep (the floor): 300,000 old frames within their keep windows cost
 // nothing a pass. Each frame is re-checked against its matter's current
@@ -66,25 +72,11 @@ type FramesPruned struct {
 // still seen.
 const markOverlap = 10 * time.Minute
 
-// markFramesSQL marks the matters that landed a frame since the last pass
-// ($2: the overlap, seconds) with their oldest frame outside the newest $1:
-// through matter_frames_built_at_idx, so its cost follows the frames landed
-// since. When the keep setting changed (or on the first pass) it rebuilds
-// every mark from all frames, once, and drops the marks of matters that no
-// longer qualify. It records the pass in ops.frame_prune_state.
-const markFramesSQL = `
-WITH st AS (
-    SELECT CASE WHEN s.keep = $1 THEN s.marked_through - make_interval(secs => $2)
-                ELSE '-infinity'::timestamptz END AS since,
-           s.keep IS DISTINCT FROM $1 AS full_mark
-    FROM (SELECT 1) one LEFT JOIN ops.frame_prune_state s ON true
-), started AS (
-    SELECT clock_timestamp() AS at
-), changed AS (
-    SELECT DISTINCT f.firm_id, f.matter_id
-    FROM ops.matter_frames f, st
-    WHERE f.built_at >= st.since
-), fresh AS (
+// markFreshSQL is how a mark computes, for the matters in the CTE marks
+// (firm_id, matter_id), the built_at of each one's oldest frame outside
+// its newest $1 (NULL: none), through matter_frames_one_per_token (a probe
+// for the $1-th newest token, one for the oldest below it).
+const markFreshSQL = `fresh AS (
     SELECT c.firm_id, c.matter_id,
            (SELECT o.built_at FROM ops.matter_frames o
             WHERE o.firm_id = c.firm_id AND o.matter_id = c.matter_id
@@ -92,25 +84,128 @@ WITH st AS (
                              WHERE n.firm_id = c.firm_id AND n.matter_id = c.matter_id
                              ORDER BY n.token DESC OFFSET $1 - 1 LIMIT 1)
             ORDER BY o.token LIMIT 1) AS oldest_out_at
-    FROM changed c
-), cleared AS (
-    DELETE FROM ops.frame_prune_candidates p USING st
-    WHERE st.full_mark AND NOT EXISTS (SELECT 1 FROM fresh x
-        WHERE x.firm_id = p.firm_id AND x.matter_id = p.matter_id AND x.oldest_out_at IS NOT NULL)
-    RETURNING 1
+    FROM marks c
 ), marked AS (
     INSERT INTO ops.frame_prune_candidates (firm_id, matter_id, oldest_out_at)
     SELECT firm_id, matter_id, oldest_out_at FROM fresh WHERE oldest_out_at IS NOT NULL
     ON CONFLICT (firm_id, matter_id) DO UPDATE SET oldest_out_at = EXCLUDED.oldest_out_at
     RETURNING 1
-), state AS (
-    INSERT INTO ops.frame_prune_state (singleton, keep, marked_through)
-    SELECT true, $1, at FROM started
-    ON CONFLICT (singleton) DO UPDATE SET keep = EXCLUDED.keep, marked_through = EXCLUDED.marked_through
+)`
+
+// markFramesSQL is the incremental mark: the matters that landed a frame
+// since $3 (the last mark, epoch seconds, less the overlap $2), through
+// matter_frames_built_at_idx, so its cost follows the frames landed since.
+// The mark's time comes in as a number the same pass read from
+// ops.frame_prune_state (never a client clock), so the planner sees it: a
+// pass with nothing landed is planned as the handful of rows it reads.
+const markFramesSQL = `
+WITH started AS (
+    SELECT clock_timestamp() AS at
+), marks AS (
+    SELECT DISTINCT f.firm_id, f.matter_id
+    FROM ops.matter_frames f
+    WHERE f.built_at >= to_timestamp($3::float8) - make_interval(secs => $2)
+), ` + markFreshSQL + `, state AS (
+    UPDATE ops.frame_prune_state SET marked_through = (SELECT at FROM started)
+    WHERE keep = $1
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM changed), (SELECT count(*) FROM marked), (SELECT full_mark FROM st),
+SELECT (SELECT count(*) FROM marks), (SELECT count(*) FROM marked), (SELECT count(*) FROM state)`
+
+// rebuildMarksSQL is one chunk of a rebuild (the first pass, or a new keep
+// setting $1): the next $4 matters after ($2, $3) (NULL: from the first)
+// in key order, through the job rows' primary key; their marks replace
+// whatever was there. The chunk that comes back short ends the rebuild:
+// the marks are complete for $1, and the incremental marks resume from
+// when the rebuild started (frames landed meanwhile are read then).
+const rebuildMarksSQL = `
+WITH started AS (
+    SELECT clock_timestamp() AS at
+), marks AS (
+    SELECT j.firm_id, j.matter_id FROM ops.matter_frame_jobs j
+    WHERE $2::uuid IS NULL OR (j.firm_id, j.matter_id) > ($2::uuid, $3::uuid)
+    ORDER BY j.firm_id, j.matter_id
+    LIMIT $4
+), last AS (
+    SELECT firm_id, matter_id FROM marks ORDER BY firm_id DESC, matter_id DESC LIMIT 1
+), ends AS (
+    SELECT (SELECT count(*) FROM marks) < $4 AS done
+), ` + markFreshSQL + `, cleared AS (
+    DELETE FROM ops.frame_prune_candidates p
+    WHERE ($2::uuid IS NULL OR (p.firm_id, p.matter_id) > ($2::uuid, $3::uuid))
+      AND ((SELECT done FROM ends) OR (p.firm_id, p.matter_id) <= (SELECT firm_id, matter_id FROM last))
+      AND NOT EXISTS (SELECT 1 FROM fresh x
+                      WHERE x.firm_id = p.firm_id AND x.matter_id = p.matter_id AND x.oldest_out_at IS NOT NULL)
+    RETURNING 1
+), state AS (
+    INSERT INTO ops.frame_prune_state AS s (singleton, rebuild_keep, rebuild_firm_id, rebuild_matter_id, rebuild_started_at)
+    SELECT true, $1, l.firm_id, l.matter_id, st.at
+    FROM started st LEFT JOIN last l ON true
+    ON CONFLICT (singleton) DO UPDATE SET
+        keep               = CASE WHEN (SELECT done FROM ends) THEN $1 ELSE s.keep END,
+        marked_through     = CASE WHEN (SELECT done FROM ends)
+                                  THEN coalesce(CASE WHEN $2::uuid IS NULL THEN NULL ELSE s.rebuild_started_at END, EXCLUDED.rebuild_started_at)
+                                  ELSE s.marked_through END,
+        rebuild_keep       = CASE WHEN (SELECT done FROM ends) THEN NULL ELSE $1 END,
+        rebuild_firm_id    = CASE WHEN (SELECT done FROM ends) THEN NULL ELSE EXCLUDED.rebuild_firm_id END,
+        rebuild_matter_id  = CASE WHEN (SELECT done FROM ends) THEN NULL ELSE EXCLUDED.rebuild_matter_id END,
+        rebuild_started_at = CASE WHEN (SELECT done FROM ends) THEN NULL
+                                  WHEN $2::uuid IS NULL THEN EXCLUDED.rebuild_started_at
+                                  ELSE s.rebuild_started_at END
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM marks), (SELECT count(*) FROM marked), (SELECT done FROM ends),
        (SELECT count(*) FROM state), (SELECT count(*) FROM cleared)`
+
+// markStateSQL reads the last pass's mark: the keep its marks are complete
+// for, its time as epoch seconds, and a rebuild in progress (its keep and
+// the last matter it marked).
+const markStateSQL = `SELECT keep, coalesce(extract(epoch FROM marked_through)::float8, '-Infinity'::float8),
+        rebuild_keep, rebuild_firm_id, rebuild_matter_id
+    FROM ops.frame_prune_state`
+
+// DefaultMarkChunk is how many matters one pass of a rebuild marks.
+const DefaultMarkChunk = 5000
+
+// MarkFrames is PruneFrames' first statement: it marks the matters that
+// landed frames since the last pass or, while the marks are not complete
+// for keep (the first pass, a new keep setting), the next chunk of
+// matters (at most chunk; zero: DefaultMarkChunk). It reports how many
+// matters it read and marked, and whether it was a rebuild chunk.
+func MarkFrames(ctx context.Context, q Querier, keep, chunk int) (read, marked int64, rebuild bool, err error) {
+	if chunk <= 0 {
+		chunk = DefaultMarkChunk
+	}
+	var (
+		was, rebuildKeep   *int
+		since              float64
+		afterFirm, afterMt uuid.NullUUID
+	)
+	switch err := q.QueryRow(ctx, markStateSQL).Scan(&was, &since, &rebuildKeep, &afterFirm, &afterMt); {
+	case errors.Is(err, pgx.ErrNoRows):
+		rebuild = true
+	case err != nil:
+		return 0, 0, false, fmt.Errorf("prune frames: mark state: %w", err)
+	case rebuildKeep != nil && *rebuildKeep == keep:
+		rebuild = true // continue it
+	case rebuildKeep != nil || was == nil || *was != keep:
+		rebuild, afterFirm, afterMt = true, uuid.NullUUID{}, uuid.NullUUID{} // (re)start it
+	}
+	if rebuild {
+		var done bool
+		var state, cleared int64
+		if err := q.QueryRow(ctx, rebuildMarksSQL, keep, afterFirm, afterMt, chunk).
+			Scan(&read, &marked, &done, &state, &cleared); err != nil {
+			return 0, 0, true, fmt.Errorf("prune frames: rebuild marks: %w", err)
+		}
+		return read, marked, true, nil
+	}
+	var state int64
+	if err := q.QueryRow(ctx, markFramesSQL, keep, markOverlap.Seconds(), since).Scan(&read, &marked, &state); err != nil {
+		return 0, 0, false, fmt.Errorf("prune frames: mark: %w", err)
+	}
+	return read, marked, false, nil
+}
 
 // pruneFramesSQL is one pass, one statement (so it commits whole or not at
 // all; no transaction spans passes): up to $3 frames of the candidates
@@ -192,18 +287,15 @@ SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM runs), (SELECT count(*
 
 // PruneFrames runs one bounded pass of frame retention (the sweeper calls
 // it once per invocation): it marks the matters that landed frames since
-// the last pass (markFramesSQL), then deletes at most p.PerPass frames,
+// the last pass (MarkFrames), then deletes at most p.PerPass frames,
 // with their matters' older runs and their unreferenced bodies, in one
 // statement (pruneFramesSQL). Each statement commits by itself on a pool;
 // a pass that fails between them only re-marks at the next.
 func PruneFrames(ctx context.Context, q Querier, p FrameRetention) (FramesPruned, error) {
 	p = p.withDefaults()
 	var r FramesPruned
-	var changed, marked, state, cleared int64
-	var full bool
-	if err := q.QueryRow(ctx, markFramesSQL, p.Keep, markOverlap.Seconds()).
-		Scan(&changed, &marked, &full, &state, &cleared); err != nil {
-		return r, fmt.Errorf("prune frames: mark: %w", err)
+	if _, _, _, err := MarkFrames(ctx, q, p.Keep, 0); err != nil {
+		return r, err
 	}
 	var remarked int64
 	if err := q.QueryRow(ctx, pruneFramesSQL, p.Keep, p.Retention.Seconds(), p.PerPass).

@@ -228,14 +228,20 @@ func TestPruneFramesCostFollowsWhatItPrunes(t *testing.T) {
 		t.Fatal(err)
 	}
 	policy := postgres.FrameRetention{}.WithDefaults()
-	// The first pass's mark reads every frame once (no marks yet).
-	var changed, marked, state, cleared int64
-	var full bool
-	if err := db.Pool.QueryRow(ctx, postgres.MarkFramesSQL, policy.Keep, 600.0).Scan(&changed, &marked, &full, &state, &cleared); err != nil {
-		t.Fatal(err)
+	// The first passes rebuild the marks, a chunk of matters each (no marks
+	// yet): 3,003 matters in chunks of 1,000 take four passes.
+	for pass, want := range []int64{1000, 1000, 1000, 3} {
+		read, marked, rebuild, err := postgres.MarkFrames(ctx, db.Pool, policy.Keep, 1000)
+		if err != nil || !rebuild || read != want {
+			t.Fatalf("rebuild pass %d: rebuild %v, %d matters read, %d marked (%v); want a chunk of %d", pass, rebuild, read, marked, err, want)
+		}
 	}
-	if !full || changed != 3003 || marked != 3 {
-		t.Fatalf("first mark: full %v, %d matters read, %d marked; want a full mark of 3003 matters, 3 marked", full, changed, marked)
+	var marks int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ops.frame_prune_candidates`).Scan(&marks); err != nil || marks != 3 {
+		t.Fatalf("after the rebuild: %d matters marked (%v), want the 3 with prunable frames", marks, err)
+	}
+	if read, _, rebuild, err := postgres.MarkFrames(ctx, db.Pool, policy.Keep, 1000); err != nil || rebuild || read != 0 {
+		t.Fatalf("after the rebuild: rebuild %v, %d read (%v); want an incremental mark reading nothing", rebuild, read, err)
 	}
 	if _, err := db.Pool.Exec(ctx, `ANALYZE ops.frame_prune_candidates`); err != nil {
 		t.Fatal(err)
@@ -266,12 +272,55 @@ func TestPruneFramesCostFollowsWhatItPrunes(t *testing.T) {
 	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ops.matter_frames`).Scan(&left); err != nil || left != 30030 {
 		t.Fatalf("%d frames left (%v), want 30,030", left, err)
 	}
-	mark, markPlan := explainAnalyze(t, db.Pool, postgres.MarkFramesSQL, policy.Keep, 600.0)
+	var since float64
+	if err := db.Pool.QueryRow(ctx, `SELECT extract(epoch FROM marked_through)::float8 FROM ops.frame_prune_state`).Scan(&since); err != nil {
+		t.Fatal(err)
+	}
+	mark, markPlan := explainAnalyze(t, db.Pool, postgres.MarkFramesSQL, policy.Keep, 600.0, since)
 	t.Logf("the next pass's mark: %v buffers\n%s", blocks(mark), markPlan)
 	if b := blocks(mark); b > 100 {
 		t.Errorf("an incremental mark with nothing landed touched %v buffers", b)
 	}
 	if r, err := postgres.PruneFrames(ctx, db.Pool, policy); err != nil || r != (postgres.FramesPruned{}) {
 		t.Fatalf("second pass: %+v %v; want nothing", r, err)
+	}
+}
+
+// A rebuild of the marks (the first pass, a new keep setting) walks the
+// matters a chunk a pass; a matter it already passed that lands frames
+// meanwhile is marked by the incremental mark that follows, and pruned.
+func TestPruneMarksFramesLandedDuringARebuild(t *testing.T) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	seedFrames(t, db.Pool, 30, 10, 40*24*time.Hour) // none prunable at Keep 10
+	policy := postgres.FrameRetention{}.WithDefaults()
+	if _, _, rebuild, err := postgres.MarkFrames(ctx, db.Pool, policy.Keep, 10); err != nil || !rebuild {
+		t.Fatalf("first chunk: rebuild %v %v", rebuild, err)
+	}
+	// A matter of the first chunk (key order) lands 5 frames now: its 5
+	// oldest are outside its keep window.
+	if _, err := db.Pool.Exec(ctx, `WITH m AS (SELECT firm_id, matter_id FROM ops.matter_frame_jobs ORDER BY firm_id, matter_id LIMIT 1)
+        INSERT INTO ops.matter_frames (firm_id, matter_id, token, target_generation, fingerprint, builder, model_invoked, body)
+        SELECT m.firm_id, m.matter_id, g, g, 'f' || g, 'seed', false, '{}'::jsonb FROM m, generate_series(11, 15) g`); err != nil {
+		t.Fatal(err)
+	}
+	for pass := 0; ; pass++ {
+		read, _, rebuild, err := postgres.MarkFrames(ctx, db.Pool, policy.Keep, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rebuild {
+			if read != 1 {
+				t.Fatalf("the incremental mark after the rebuild read %d matters, want the one that landed frames during it", read)
+			}
+			break
+		}
+		if pass > 5 {
+			t.Fatal("the rebuild does not end")
+		}
+	}
+	if r, err := postgres.PruneFrames(ctx, db.Pool, policy); err != nil || r.Frames != 5 {
+		t.Fatalf("pass: %+v %v; want the 5 old frames now outside the keep window", r, err)
 	}
 }

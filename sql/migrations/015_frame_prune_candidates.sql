@@ -14,7 +14,8 @@
 -- prunes only candidates whose oldest_out_at is past the retention,
 -- re-checking each frame against the matter's current newest frames, and
 -- re-marks the candidates it touched. When the keep setting changes (or on
--- the first pass) the marks are rebuilt from all frames once.
+-- the first pass) the marks are rebuilt from all matters once, a bounded
+-- chunk of matters a pass.
 --
 -- New, empty tables: their indexes lock nobody. Only the sweeper writes
 -- them.
@@ -27,10 +28,20 @@ CREATE TABLE ops.frame_prune_candidates (
 );
 CREATE INDEX frame_prune_candidates_due_idx ON ops.frame_prune_candidates (oldest_out_at);
 
+-- keep: the keep setting the marks are complete for (NULL until the first
+-- rebuild ends); marked_through: frames built from then on (less an
+-- overlap) are read by the next incremental mark. A rebuild (first pass,
+-- or a new keep setting) walks the matters in key order, a bounded chunk a
+-- pass: rebuild_keep, the last matter done, and when it started (the
+-- incremental marks resume from there when it ends).
 CREATE TABLE ops.frame_prune_state (
-    singleton      boolean PRIMARY KEY DEFAULT true CONSTRAINT frame_prune_state_one_row CHECK (singleton),
-    keep           integer NOT NULL,
-    marked_through timestamptz NOT NULL
+    singleton          boolean PRIMARY KEY DEFAULT true CONSTRAINT frame_prune_state_one_row CHECK (singleton),
+    keep               integer,
+    marked_through     timestamptz,
+    rebuild_keep       integer,
+    rebuild_firm_id    uuid,
+    rebuild_matter_id  uuid,
+    rebuild_started_at timestamptz
 );
 
 DO $$
