@@ -93,6 +93,13 @@ type Relay struct {
 	MaxEntryBytes int
 	Log           *slog.Logger
 
+	// Permanent, when set, says which publish errors are permanent
+	// refusals (the only ones that count toward parking a row); nil:
+	// errors.Is(err, ErrPermanentRefusal). A hook for the simulation's
+	// negative controls (func(error) bool { return true } is the relay
+	// before issue 18, which counted every refusal). Leave it nil.
+	Permanent func(error) bool
+
 	// AfterPublish, when set, runs after the PutEvents calls of a pass and
 	// before Settle: fault injection for tests (a panic here is a relay
 	// dying between PutEvents and marking; its rows wait for the lease to
@@ -160,6 +167,13 @@ func (r *Relay) maxEntryBytes() int {
 		return r.MaxEntryBytes
 	}
 	return DefaultRelayMaxEntryBytes
+}
+
+func (r *Relay) permanent(err error) bool {
+	if r.Permanent != nil {
+		return r.Permanent(err)
+	}
+	return errors.Is(err, ErrPermanentRefusal)
 }
 
 func (r *Relay) lease() time.Duration {
@@ -439,7 +453,7 @@ func (r *Relay) publish(ctx context.Context, ready []prepared) (ok []uuid.UUID, 
 			switch {
 			case pctx.Err() != nil:
 				msg = "PutEvents call cut by the pass's publish budget or cancelled: " + err.Error()
-			case anyOK && len(entries) == 1 && errors.Is(err, ErrPermanentRefusal):
+			case anyOK && len(entries) == 1 && r.permanent(err):
 				kind = FailureRejected
 				msg = "PutEvents call carrying this entry alone failed while other calls succeeded: " + err.Error()
 			}
@@ -460,7 +474,7 @@ func (r *Relay) publish(ctx context.Context, ready []prepared) (ok []uuid.UUID, 
 					Msg: fmt.Sprintf("publisher result %d names %s, not %s", i, res.EventID, entries[i].EventID)})
 			case res.Err != nil:
 				kind := FailureCall // retryable: back off, never park
-				if errors.Is(res.Err, ErrPermanentRefusal) {
+				if r.permanent(res.Err) {
 					kind = FailureRejected
 				}
 				failures = append(failures, PublishFailure{EventID: entries[i].EventID, Msg: res.Err.Error(), Kind: kind})

@@ -39,6 +39,12 @@ type RelayOpts struct {
 	// from the other relay (rail.Relay.Lease); zero: the relay's default.
 	// The hook for negative controls of the relay's lease.
 	Lease time.Duration
+	// Permanent, when non-nil, is rail.Relay.Permanent: which publish
+	// errors count toward parking. The hook for negative controls of the
+	// relay's refusal classification (func(error) bool { return true }
+	// counts every refusal, as before issue 18; the default relay's
+	// MaxAttempts of 1000 then needs lowering for parking to be reached).
+	Permanent func(error) bool
 }
 
 // RelayFunc builds relay i over pool and pub. The default is rail.Relay.
@@ -49,7 +55,7 @@ type RelayFunc func(i int, pool *pgxpool.Pool, pub rail.Publisher, o RelayOpts) 
 func DefaultRelay(_ int, pool *pgxpool.Pool, pub rail.Publisher, o RelayOpts) Drainer {
 	return &rail.Relay{Outbox: postgres.NewOutbox(pool), Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
 		Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: o.AfterPublish,
-		Lease: o.Lease, MaxEntryBytes: SimMaxEntryBytes}
+		Lease: o.Lease, Permanent: o.Permanent, MaxEntryBytes: SimMaxEntryBytes}
 }
 
 // Config is one simulation run. Seed alone determines every step and fault.
