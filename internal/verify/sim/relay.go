@@ -463,10 +463,11 @@ func (r *run) doRelayKilled() {
 	}
 	r.fault(FaultRelayTxKilled)
 	var inTx int
-	r.must(r.env.Admin.QueryRow(r.ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1
-        AND state LIKE 'idle in transaction%'`, AppName("relay0")).Scan(&inTx), "poll relay0")
+	var lastQuery string
+	r.must(r.env.Admin.QueryRow(r.ctx, `SELECT count(*), coalesce(max(query), '') FROM pg_stat_activity WHERE application_name = $1
+        AND datname = current_database() AND state LIKE 'idle in transaction%'`, AppName("relay0")).Scan(&inTx, &lastQuery), "poll relay0")
 	if inTx > 0 {
-		r.res.violate(VRelayHeldBack, "relay0 holds a transaction open across PutEvents")
+		r.res.violate(VRelayHeldBack, "relay0 holds a transaction open across PutEvents (last statement: %.200s)", lastQuery)
 	}
 	// The rows relay 0 leased, and time passing beyond its lease.
 	rows, err := r.env.Admin.Query(r.ctx, `SELECT event_id FROM ops.domain_event_outbox
