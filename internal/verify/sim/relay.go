@@ -156,8 +156,8 @@ func (r *run) doRelay() {
 }
 
 // doTwoRelays runs relay 0's pass up to PutEvents and holds it there (its
-// rows locked FOR UPDATE), runs relay 1's whole pass meanwhile, then lets
-// relay 0 finish.
+// rows leased, no transaction open), runs relay 1's whole pass meanwhile,
+// then lets relay 0 finish.
 func (r *run) doTwoRelays() {
 	r.fault(FaultTwoRelays)
 	r.setPlan(pubPlan{})
