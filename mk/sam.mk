@@ -9,7 +9,9 @@
 SAM        ?= sam
 CFN_LINT   ?= cfn-lint
 SAM_GO     ?= go
-SAM_GOENV  := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
+# SAM_GOARCH=amd64 only for an x86_64 copy of the template run by sam local (README, "Locally").
+SAM_GOARCH ?= arm64
+SAM_GOENV  := CGO_ENABLED=0 GOOS=linux GOARCH=$(SAM_GOARCH)
 SAM_GOBUILD = $(SAM_GOENV) $(SAM_GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 
 .PHONY: build-RelayFunction build-TriggerFunction build-BuilderFunction build-SweeperFunction build-MigrateFunction \
