@@ -63,6 +63,7 @@ func awsCLI(t *testing.T, srv *motoserver.Server, args ...string) string {
 // settings or Bedrock) a VPC without DNS hostnames, two subnets in one AZ and an existing
 // private-DNS endpoint each fail with their fix, and pass once fixed.
 func TestDeployCheck(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("aws"); err != nil {
 		ci.MissingTool(t, "the AWS CLI is not installed")
 	}

@@ -187,6 +187,7 @@ func cli(t *testing.T, srv *motoserver.Server, out any, args ...string) {
 // dashboard body that parses once substituted, the Outputs — and every function's resulting
 // environment starts (LoadConfig).
 func TestCloudFormationRehearsalInMoto(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("aws"); err != nil {
 		ci.MissingTool(t, "the AWS CLI is not installed")
 	}
@@ -358,19 +359,25 @@ func TestCloudFormationRehearsalInMoto(t *testing.T) {
 	}
 
 	// The three mappings.
+	type mapping struct {
+		UUID, EventSourceArn, FunctionArn, State string
+		BatchSize                                int
+		FunctionResponseTypes                    []string
+		ScalingConfig                            struct{ MaximumConcurrency int }
+	}
+	var mappings struct{ EventSourceMappings []mapping }
+	cli(t, srv, &mappings, "lambda", "list-event-source-mappings")
+	byUUID := map[string]mapping{}
+	for _, m := range mappings.EventSourceMappings {
+		byUUID[m.UUID] = m
+	}
 	for _, m := range tpl.EventSourceMappings() {
 		qs, err := tpl.QueueSource(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got struct {
-			BatchSize, MaximumBatchingWindowInSeconds int
-			EventSourceArn, FunctionArn, State        string
-			FunctionResponseTypes                     []string
-			ScalingConfig                             struct{ MaximumConcurrency int }
-		}
-		cli(t, srv, &got, "lambda", "get-event-source-mapping", "--uuid", phys[m])
-		if got.BatchSize != qs.BatchSize || got.EventSourceArn != arnOf(phys[qs.Queue]) ||
+		got, ok := byUUID[phys[m]]
+		if !ok || got.BatchSize != qs.BatchSize || got.EventSourceArn != arnOf(phys[qs.Queue]) ||
 			!strings.HasSuffix(got.FunctionArn, ":function:"+phys[qs.Function]) ||
 			!reflect.DeepEqual(got.FunctionResponseTypes, qs.FunctionResponseTypes) ||
 			got.ScalingConfig.MaximumConcurrency != qs.MaximumConcurrency || got.State != "Enabled" {
@@ -435,13 +442,23 @@ func TestCloudFormationRehearsalInMoto(t *testing.T) {
 	}
 
 	// Every function's environment, as deployed, starts.
-	for _, fn := range tpl.Functions() {
-		var cfg struct {
-			Environment struct{ Variables map[string]string }
-			Timeout     int
+	var fns struct {
+		Functions []struct {
+			FunctionName string
+			Environment  struct{ Variables map[string]string }
 		}
-		cli(t, srv, &cfg, "lambda", "get-function-configuration", "--function-name", phys[fn])
-		env := cfg.Environment.Variables
+	}
+	cli(t, srv, &fns, "lambda", "list-functions")
+	envOf := map[string]map[string]string{}
+	for _, f := range fns.Functions {
+		envOf[f.FunctionName] = f.Environment.Variables
+	}
+	for _, fn := range tpl.Functions() {
+		env, ok := envOf[phys[fn]]
+		if !ok {
+			t.Errorf("%s (%s) was not created", fn, phys[fn])
+			continue
+		}
 		if _, err := lambdafn.LoadConfig(fnNames[fn], func(k string) string { return env[k] }); err != nil {
 			t.Errorf("%s as deployed: %v", fn, err)
 		}
