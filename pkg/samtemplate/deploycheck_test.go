@@ -94,7 +94,8 @@ func TestDeployCheck(t *testing.T) {
 	ep := awsCLI(t, srv, "ec2", "create-vpc-endpoint", "--vpc-id", vpc, "--vpc-endpoint-type", "Interface",
 		"--service-name", "com.amazonaws."+motoserver.Region+".sqs", "--subnet-ids", s1, "--private-dns-enabled", "--query", "VpcEndpoint.VpcEndpointId")
 
-	params := []string{"CreateVpcEndpoints=true", "VpcId=" + vpc, "SubnetIds=" + s1 + "," + s2}
+	params := []string{"CreateVpcEndpoints=true", "VpcId=" + vpc, "SubnetIds=" + s1 + "," + s2,
+		"BriefBuilder=bedrock", "BedrockModelId=eu.anthropic.claude-3-7-sonnet-20250219-v1:0"}
 	out, code = runDeployCheck(t, srv.Env(), params...)
 	t.Logf("against moto, before the fixes:\n%s", out)
 	for _, want := range []string{
@@ -102,6 +103,9 @@ func TestDeployCheck(t *testing.T) {
 		"enableDnsHostnames off", "--enable-dns-hostnames",
 		"more than one subnet in " + az, "private-DNS interface endpoint for sqs (" + ep + ")",
 		"without RouteTableIds",
+		// An inference profile without its foundation model would grant a model that does not exist.
+		"BedrockFoundationModelId is empty", "fix: set BedrockFoundationModelId=anthropic.claude-3-7-sonnet-20250219-v1:0",
+		"no existing private-DNS endpoint for bedrock-runtime",
 		"ok    VPC " + vpc + " enableDnsSupport", "ok    no existing private-DNS endpoint for events",
 	} {
 		if !strings.Contains(out, want) {

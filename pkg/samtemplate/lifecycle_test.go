@@ -466,3 +466,24 @@ func TestSAMLocalEnvironmentFromEventsEnvJSON(t *testing.T) {
 		}
 	}
 }
+
+// AWS CLI v2 reads a `file://` payload as base64: the docs' invocations use fileb:// (or say
+// --cli-binary-format raw-in-base64-out).
+func TestDocsInvokeWithBinaryPayloads(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, filepath.Join(root, "README.md"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "--payload file://") && !strings.Contains(line, "raw-in-base64-out") {
+				t.Errorf("%s:%d: --payload file:// fails on AWS CLI v2 (use fileb://): %s", filepath.Base(f), i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+}
