@@ -64,7 +64,7 @@ func TestEndToEndStalenessMetricAndBackfill(t *testing.T) {
 		}
 		s.pollOnce(s.backfillQ, "BuilderFunction", s.builderH(), 1)
 	}
-	d, err := postgres.NewLedger(s.db.Pool, rail.Config{}).Diagnose(s.ctx, ref, postgres.OnCallConfig{Deployed: s.sweeper.Deployed})
+	d, err := postgres.NewLedger(s.db.Pool, rail.Config{}).Diagnose(s.ctx, ref, postgres.OnCallConfig{Deployed: s.sweeper.Sweeper.Backfill.Deployed})
 	if err != nil || d.State != postgres.StateCurrent || d.Outdated {
 		t.Fatalf("after the backfill: %+v %v", d, err)
 	}

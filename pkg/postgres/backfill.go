@@ -15,13 +15,30 @@ func idArgs(id rail.BuilderIdentity) []any {
 }
 
 // Control locks the control row for the pass and returns its state and the
-// bucket's credit (at most one minute's worth).
-func (t *ledgerTx) Control(ctx context.Context) (paused bool, credit float64, err error) {
+// bucket's credit in seconds (at most capSeconds).
+func (t *ledgerTx) Control(ctx context.Context, capSeconds float64) (paused bool, credit float64, err error) {
 	err = t.tx.QueryRow(ctx, `SELECT paused,
-            least(60, greatest(0, extract(epoch FROM clock_timestamp() - allowance_at)))::float8
-        FROM ops.backfill_control WHERE singleton FOR UPDATE`).Scan(&paused, &credit)
+            least($1::float8, greatest(0, extract(epoch FROM clock_timestamp() - allowance_at)))::float8
+        FROM ops.backfill_control WHERE singleton FOR UPDATE`, capSeconds).Scan(&paused, &credit)
 	return paused, credit, err
 }
+
+// InFlight counts the open, unquarantined matters holding unserved
+// backfill demand. It starts from the unserved demand records (their
+// partial index), not from the ledger.
+func (t *ledgerTx) InFlight(ctx context.Context) (int, error) {
+	var n int
+	err := t.tx.QueryRow(ctx, backfillInFlightSQL).Scan(&n)
+	return n, err
+}
+
+var backfillInFlightSQL = `
+SELECT count(*)
+FROM (SELECT DISTINCT firm_id, matter_id FROM ops.matter_demands
+      WHERE served_at IS NULL AND source = 'backfill') d
+JOIN ops.matter_frame_jobs j USING (firm_id, matter_id)
+JOIN app.matters m USING (firm_id, matter_id)
+WHERE m.status = 'open' AND j.run_status <> 'quarantined' AND ` + SQLDemandUnserved("j")
 
 // Outdated lists up to limit outdated matters eligible for admission.
 func (t *ledgerTx) Outdated(ctx context.Context, deployed rail.BuilderIdentity, limit int) ([]rail.MatterRef, error) {
@@ -33,13 +50,13 @@ func (t *ledgerTx) Outdated(ctx context.Context, deployed rail.BuilderIdentity, 
 }
 
 // Spend takes n admissions at rate per minute from the bucket; a bucket
-// with nothing left to admit stays full (capped at one minute's worth).
-func (t *ledgerTx) Spend(ctx context.Context, n int, rate float64) error {
+// with nothing left to admit stays full (capped at capSeconds' worth).
+func (t *ledgerTx) Spend(ctx context.Context, n int, rate, capSeconds float64) error {
 	_, err := t.tx.Exec(ctx, `UPDATE ops.backfill_control SET
-                allowance_at = greatest(allowance_at, clock_timestamp() - interval '60 seconds')
+                allowance_at = greatest(allowance_at, clock_timestamp() - make_interval(secs => $3::float8))
                                + make_interval(secs => $1::float8 * 60 / $2::float8),
                 admitted = admitted + $1
-            WHERE singleton`, n, rate)
+            WHERE singleton`, n, rate, capSeconds)
 	return err
 }
 

@@ -18,6 +18,7 @@ const (
 	ReasonFollowUp = "follow_up" // demand arrived during a build
 	ReasonSweep    = "sweep"     // the sweeper found demand whose nudge was lost
 	ReasonBackfill = "backfill"  // the backfill admitted an outdated matter (its own queue)
+	ReasonRetry    = "retry"     // a build failed: due again at the end of its backoff (sent with that delay)
 )
 
 // Nudge is a build-queue message: ids and trace context only. It is a tap
@@ -144,13 +145,17 @@ type BackfillLedger interface {
 type BackfillTx interface {
 	DemandTx
 	// Control locks the control row and returns whether the backfill is
-	// paused and the bucket's credit in seconds (at most 60).
-	Control(ctx context.Context) (paused bool, creditSeconds float64, err error)
+	// paused and the bucket's credit in seconds (at most capSeconds).
+	Control(ctx context.Context, capSeconds float64) (paused bool, creditSeconds float64, err error)
+	// InFlight counts the open, unquarantined matters holding unserved
+	// backfill demand (the admissions not yet built).
+	InFlight(ctx context.Context) (int, error)
 	// Outdated lists up to limit outdated matters eligible for admission
 	// (current, idle, open), oldest frame first.
 	Outdated(ctx context.Context, deployed BuilderIdentity, limit int) ([]MatterRef, error)
-	// Spend takes n admissions at rate per minute from the bucket.
-	Spend(ctx context.Context, n int, rate float64) error
+	// Spend takes n admissions at rate per minute from a bucket holding at
+	// most capSeconds.
+	Spend(ctx context.Context, n int, rate, capSeconds float64) error
 }
 
 // Outbox is the relay's port: a pass's transaction over the outbox, and the
