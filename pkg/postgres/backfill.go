@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -40,13 +42,28 @@ JOIN ops.matter_frame_jobs j USING (firm_id, matter_id)
 JOIN app.matters m USING (firm_id, matter_id)
 WHERE m.status = 'open' AND j.run_status <> 'quarantined' AND ` + SQLDemandUnserved("j")
 
-// Outdated lists up to limit outdated matters eligible for admission.
-func (t *ledgerTx) Outdated(ctx context.Context, deployed rail.BuilderIdentity, limit int) ([]rail.MatterRef, error) {
+// Outdated lists up to limit outdated matters eligible for admission and
+// counts the outdated ones, in one scan of the newest frames.
+func (t *ledgerTx) Outdated(ctx context.Context, deployed rail.BuilderIdentity, limit int) (rail.OutdatedScan, error) {
+	var scan rail.OutdatedScan
 	rows, err := t.tx.Query(ctx, outdatedSQL, append(idArgs(deployed), limit)...)
 	if err != nil {
-		return nil, err
+		return scan, err
 	}
-	return collectRefs(rows)
+	defer rows.Close()
+	for rows.Next() {
+		var firm, matter uuid.NullUUID
+		var outdated, admissible *int
+		if err := rows.Scan(&firm, &matter, &outdated, &admissible); err != nil {
+			return scan, err
+		}
+		if outdated != nil && admissible != nil {
+			scan.Outdated, scan.Admissible = *outdated, *admissible
+			continue
+		}
+		scan.Eligible = append(scan.Eligible, rail.MatterRef{FirmID: firm.UUID, MatterID: matter.UUID})
+	}
+	return scan, rows.Err()
 }
 
 // Spend takes n admissions at rate per minute from the bucket; a bucket
@@ -77,22 +94,30 @@ func (l *Ledger) BackfillControl(ctx context.Context) (rail.BackfillStatus, erro
 	return st, err
 }
 
-// outdatedSQL selects outdated matters eligible for admission ($1-$4: the
-// deployed identity), oldest frame first, up to $5.
+// outdatedSQL reads the newest frame of every open matter once ($1-$4:
+// the deployed identity): the outdated ones, and of those the eligible for
+// admission (current, idle), oldest frame first, up to $5; then one row
+// with the two counts (firm and matter NULL). One scan, not one for the
+// list and one for the gauge: at a million matters the scan is the pass's
+// largest cost (docs/benchmarks.md, "The sweeper at scale").
 var outdatedSQL = `
-SELECT j.firm_id, j.matter_id
-FROM ops.matter_frame_jobs j
-JOIN app.matters m USING (firm_id, matter_id)
-JOIN LATERAL (
-    SELECT f.builder, f.builder_version, f.model_id, f.prompt_hash, f.built_at
-    FROM ops.matter_frames f WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id
-    ORDER BY f.token DESC LIMIT 1
-) f ON true
-WHERE m.status = 'open' AND j.run_status = 'idle'
-  AND NOT ` + SQLDemandUnserved("j") + `
-  AND ` + SQLBuiltByOther("f", "$1", "$2", "$3", "$4") + `
-ORDER BY f.built_at, j.firm_id, j.matter_id
-LIMIT $5`
+WITH o AS MATERIALIZED (
+    SELECT j.firm_id, j.matter_id, f.built_at,
+           j.run_status = 'idle' AND NOT ` + SQLDemandUnserved("j") + ` AS eligible
+    FROM ops.matter_frame_jobs j
+    JOIN app.matters m USING (firm_id, matter_id)
+    JOIN LATERAL (
+        SELECT f.builder, f.builder_version, f.model_id, f.prompt_hash, f.built_at
+        FROM ops.matter_frames f WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id
+        ORDER BY f.token DESC LIMIT 1
+    ) f ON true
+    WHERE m.status = 'open' AND ` + SQLBuiltByOther("f", "$1", "$2", "$3", "$4") + `
+), pick AS (
+    SELECT firm_id, matter_id FROM o WHERE eligible ORDER BY built_at, firm_id, matter_id LIMIT $5
+)
+SELECT firm_id, matter_id, NULL::int, NULL::int FROM pick
+UNION ALL
+SELECT NULL::uuid, NULL::uuid, (SELECT count(*) FROM o)::int, (SELECT count(*) FROM o WHERE eligible)::int`
 
 // outdatedCountSQL counts every matter whose newest frame is not the
 // deployed identity's (open matters; behind or not).

@@ -78,7 +78,7 @@ type BackfillPass struct {
 	Allowed  int         `json:"allowed"`   // admissions the rate and the capacity allowed this pass
 	InFlight int         `json:"in_flight"` // matters holding unserved backfill demand before the pass
 	Admitted []MatterRef `json:"admitted"`  // matters given backfill demand and nudged
-	Outdated int         `json:"outdated"`  // outdated matters after the pass (MattersOutdated)
+	Outdated int         `json:"outdated"`  // outdated open matters (MattersOutdated; the admitted ones included)
 	// CountOnly: no admission ran (no backfill queue); Outdated alone is set.
 	CountOnly bool `json:"count_only,omitempty"`
 }
@@ -127,11 +127,15 @@ func (b *Backfill) Admit(ctx context.Context) (BackfillPass, error) {
 		}
 		pass.Allowed = max(0, min(pass.Allowed, cmp.Or(b.MaxInFlight, DefaultBackfillInFlight)-pass.InFlight))
 	}
+	// One scan gives the matters to admit and the count (MattersOutdated:
+	// an admitted matter stays outdated until its build lands).
+	scan, err := tx.Outdated(ctx, b.Deployed, pass.Allowed)
+	if err != nil {
+		return pass, fmt.Errorf("backfill: outdated matters: %w", err)
+	}
+	pass.Outdated = scan.Outdated
 	if pass.Allowed > 0 {
-		refs, err := tx.Outdated(ctx, b.Deployed, pass.Allowed)
-		if err != nil {
-			return pass, fmt.Errorf("backfill: outdated matters: %w", err)
-		}
+		refs := scan.Eligible
 		for _, ref := range refs {
 			if _, err := tx.DemandFrom(ctx, ref, 1, DemandOrigin{Source: DemandFromBackfill}); err != nil {
 				return pass, fmt.Errorf("backfill: %w", err)
@@ -139,7 +143,7 @@ func (b *Backfill) Admit(ctx context.Context) (BackfillPass, error) {
 		}
 		pass.Admitted = refs
 		// Spend what was admitted; a bucket with nothing left to admit
-		// stays full (capped at one minute's worth).
+		// stays full (capped at CreditCap).
 		if err := tx.Spend(ctx, len(refs), b.Rate, capSeconds); err != nil {
 			return pass, fmt.Errorf("backfill: spend allowance: %w", err)
 		}
@@ -155,9 +159,6 @@ func (b *Backfill) Admit(ctx context.Context) (BackfillPass, error) {
 		if err := b.Nudger.Nudge(ctx, nudges, 0); err != nil {
 			b.log().WarnContext(ctx, "backfill nudges not sent; the sweeper re-nudges the demand", "err", err, "matters", len(nudges))
 		}
-	}
-	if pass.Outdated, _, err = b.Count(ctx); err != nil {
-		return pass, err
 	}
 	return pass, nil
 }

@@ -151,11 +151,19 @@ type BackfillTx interface {
 	// backfill demand (the admissions not yet built).
 	InFlight(ctx context.Context) (int, error)
 	// Outdated lists up to limit outdated matters eligible for admission
-	// (current, idle, open), oldest frame first.
-	Outdated(ctx context.Context, deployed BuilderIdentity, limit int) ([]MatterRef, error)
+	// (current, idle, open), oldest frame first, and counts the open
+	// outdated matters and the eligible ones, in one scan.
+	Outdated(ctx context.Context, deployed BuilderIdentity, limit int) (OutdatedScan, error)
 	// Spend takes n admissions at rate per minute from a bucket holding at
 	// most capSeconds.
 	Spend(ctx context.Context, n int, rate, capSeconds float64) error
+}
+
+// OutdatedScan is what BackfillTx.Outdated found.
+type OutdatedScan struct {
+	Eligible   []MatterRef // up to the limit, oldest frame first
+	Outdated   int         // open matters built by another identity
+	Admissible int         // of those, current and idle
 }
 
 // Outbox is the relay's port: a pass's transaction over the outbox, and the
