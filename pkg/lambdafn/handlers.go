@@ -480,6 +480,7 @@ type SweepResult struct {
 	Backfilled                  int     `json:"backfill_admitted"`
 	BackfillInFlight            int     `json:"backfill_in_flight"`
 	BackfillPaused              bool    `json:"backfill_paused"`
+	BuildersRecorded            int64   `json:"builders_recorded"` // ledger rows given their newest frame's builder identity
 	// FailedSteps names the pass's steps that failed (their errors are the
 	// invocation's error); the other steps ran and their metrics were written.
 	FailedSteps []string `json:"failed_steps,omitempty"`
@@ -518,7 +519,7 @@ func (h *SweeperHandler) report(p rail.SweepPass) SweepResult {
 	res := SweepResult{Renudged: len(p.Renudged), RenudgedBackfill: len(p.RenudgedBackfill),
 		Quarantined: len(p.Quarantined), LeaseExpiries: p.LeaseExpiries,
 		OutboxPruned: p.OutboxPruned, OutboxPruneLeft: p.OutboxPruneLeft, InboxPruned: p.InboxPruned,
-		RecordsPruned: p.RecordsPruned, FramesPruned: p.FramesPruned, FailedSteps: p.Failed}
+		RecordsPruned: p.RecordsPruned, FramesPruned: p.FramesPruned, BuildersRecorded: p.BuildersRecorded, FailedSteps: p.Failed}
 	if !p.StepFailed(rail.StepExpiredLeases) {
 		h.Metrics.Count(MetricLeaseExpiries, float64(p.LeaseExpiries))
 	}

@@ -94,45 +94,66 @@ func (l *Ledger) BackfillControl(ctx context.Context) (rail.BackfillStatus, erro
 	return st, err
 }
 
-// outdatedSQL reads the newest frame of every open matter once ($1-$4:
-// the deployed identity): the outdated ones, and of those the eligible for
-// admission (current, idle), oldest frame first, up to $5; then one row
-// with the two counts (firm and matter NULL). One scan, not one for the
-// list and one for the gauge: at a million matters the scan is the pass's
-// largest cost (docs/benchmarks.md, "The sweeper at scale").
+// outdatedSQL reads every open matter's ledger row once ($1-$4: the
+// deployed identity; SQLOutdated reads built_by, and the newest frame only
+// for a row that predates it): the outdated ones, and of those the
+// eligible for admission (current, idle), the longest unbuilt first (by
+// the last claim's time), up to $5; then one row with the two counts
+// (firm and matter NULL). One scan, not one for the list and one for the
+// gauge (docs/benchmarks.md, "The sweeper at scale").
 var outdatedSQL = `
 WITH o AS MATERIALIZED (
-    SELECT j.firm_id, j.matter_id, f.built_at,
+    SELECT j.firm_id, j.matter_id, j.claimed_at,
            j.run_status = 'idle' AND NOT ` + SQLDemandUnserved("j") + ` AS eligible
     FROM ops.matter_frame_jobs j
     JOIN app.matters m USING (firm_id, matter_id)
-    JOIN LATERAL (
-        SELECT f.builder, f.builder_version, f.model_id, f.prompt_hash, f.built_at
-        FROM ops.matter_frames f WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id
-        ORDER BY f.token DESC LIMIT 1
-    ) f ON true
-    WHERE m.status = 'open' AND ` + SQLBuiltByOther("f", "$1", "$2", "$3", "$4") + `
+    WHERE m.status = 'open' AND ` + SQLOutdated("j", "$1::text", "$2::text", "$3::text", "$4::text") + `
 ), pick AS (
-    SELECT firm_id, matter_id FROM o WHERE eligible ORDER BY built_at, firm_id, matter_id LIMIT $5
+    SELECT firm_id, matter_id FROM o WHERE eligible ORDER BY claimed_at NULLS FIRST, firm_id, matter_id LIMIT $5
 )
 SELECT firm_id, matter_id, NULL::int, NULL::int FROM pick
 UNION ALL
 SELECT NULL::uuid, NULL::uuid, (SELECT count(*) FROM o)::int, (SELECT count(*) FROM o WHERE eligible)::int`
 
-// outdatedCountSQL counts every matter whose newest frame is not the
-// deployed identity's (open matters; behind or not).
+// outdatedCountSQL counts every open matter whose newest frame is not the
+// deployed identity's (behind or not), and those of them current and idle.
 var outdatedCountSQL = `
-SELECT count(*) FILTER (WHERE m.status = 'open'),
-       count(*) FILTER (WHERE m.status = 'open' AND NOT ` + SQLDemandUnserved("j") + `
-                          AND j.run_status = 'idle')
+SELECT count(*),
+       count(*) FILTER (WHERE NOT ` + SQLDemandUnserved("j") + ` AND j.run_status = 'idle')
 FROM ops.matter_frame_jobs j
 JOIN app.matters m USING (firm_id, matter_id)
-JOIN LATERAL (
-    SELECT f.builder, f.builder_version, f.model_id, f.prompt_hash
+WHERE m.status = 'open' AND ` + SQLOutdated("j", "$1::text", "$2::text", "$3::text", "$4::text")
+
+// fillBuiltBySQL records built_by on up to $1 rows whose newest frame
+// landed before the column existed, from that frame. A commit racing it
+// wins: the row is re-checked under its lock (built_by IS NULL).
+var fillBuiltBySQL = `
+UPDATE ops.matter_frame_jobs AS j SET built_by = (
+    SELECT ` + SQLIdentityKey("f.builder", "f.builder_version", "f.model_id", "f.prompt_hash") + `
     FROM ops.matter_frames f WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id
-    ORDER BY f.token DESC LIMIT 1
-) f ON true
-WHERE ` + SQLBuiltByOther("f", "$1", "$2", "$3", "$4")
+    ORDER BY f.token DESC LIMIT 1)
+FROM (SELECT firm_id, matter_id FROM ops.matter_frame_jobs
+      WHERE built_by IS NULL AND built_generation > 0
+      LIMIT $1 FOR UPDATE SKIP LOCKED) AS todo
+WHERE j.firm_id = todo.firm_id AND j.matter_id = todo.matter_id AND j.built_by IS NULL
+  AND EXISTS (SELECT 1 FROM ops.matter_frames f WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id)`
+
+// FillBuiltBy records built_by on up to limit ledger rows whose newest
+// frame landed before migration "ledger built_by" (a sweeper step, until
+// none are left) and returns how many it filled.
+func FillBuiltBy(ctx context.Context, q Querier, limit int) (int64, error) {
+	if limit <= 0 {
+		limit = DefaultFillBuiltBy
+	}
+	tag, err := q.Exec(ctx, fillBuiltBySQL, limit)
+	if err != nil {
+		return 0, fmt.Errorf("fill built_by: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// DefaultFillBuiltBy is how many rows one sweep fills.
+const DefaultFillBuiltBy = 10_000
 
 // SetBackfillPaused pauses or resumes the backfill (by names who did it).
 // It reports whether the state changed.

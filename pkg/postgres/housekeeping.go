@@ -54,4 +54,10 @@ func (h *Housekeeping) OutboxGauges(ctx context.Context) (rail.OutboxGauges, err
 	return ReadOutboxGauges(ctx, h.Q)
 }
 
+// RecordBuilders fills built_by on up to DefaultFillBuiltBy ledger rows
+// (FillBuiltBy).
+func (h *Housekeeping) RecordBuilders(ctx context.Context) (int64, error) {
+	return FillBuiltBy(ctx, h.Q, 0)
+}
+
 var _ rail.SweepLedger = (*Ledger)(nil)

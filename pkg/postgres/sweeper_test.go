@@ -297,3 +297,54 @@ func TestBackoffIsFailsOwn(t *testing.T) {
 		b.ageDemand(t, want)
 	}
 }
+
+// Whether a matter is outdated is read off its ledger row (built_by, which
+// the commit records), so the backfill's scan costs one pass over the
+// ledger, not a frame lookup per matter; a row whose frame landed before
+// the row recorded it falls back to the frame, and the sweeper's "record
+// builders" step fills it in.
+func TestOutdatedIsReadOffTheRow(t *testing.T) {
+	b := setup(t, rail.Config{})
+	old := b.newMatter(t, "built by another identity")
+	b.landWith(t, old, frameOf("old"))
+	current := b.newMatter(t, "built by the deployed identity")
+	b.landWith(t, current, deployedFrame("new"))
+	count := func() int {
+		t.Helper()
+		n, _, err := b.ledger.CountOutdated(b.ctx, deployedID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var recorded int
+	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM ops.matter_frame_jobs WHERE built_by IS NOT NULL`).Scan(&recorded); err != nil || recorded != 2 {
+		t.Fatalf("%d rows record their builder (err %v): want both commits to have recorded it", recorded, err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d outdated, want 1", n)
+	}
+	// As if both frames had landed before the rows recorded their builder.
+	if _, err := b.pool.Exec(b.ctx, `UPDATE ops.matter_frame_jobs SET built_by = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("from the frames: %d outdated, want 1", n)
+	}
+	n, err := (&postgres.Housekeeping{Q: b.pool}).RecordBuilders(b.ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("record builders: %d %v: want the two rows with a frame (not the bundle's, never built)", n, err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("after recording: %d outdated, want 1", n)
+	}
+	// The deployed builder rebuilds the outdated matter: it is current.
+	w := &rail.Worker{Ledger: b.ledger, Builder: &identBuilder{id: deployedID}, ID: "w", Heartbeat: -1}
+	b.oneDemand(t, old)
+	if out, err := w.BuildOnce(b.ctx, old); err != nil || !out.Landed {
+		t.Fatalf("rebuild: %+v %v", out, err)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("after the rebuild: %d outdated, want 0", n)
+	}
+}

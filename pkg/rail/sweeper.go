@@ -74,6 +74,11 @@ type Housekeeping interface {
 	PruneFrames(ctx context.Context) (FramesPruned, error)
 	// OutboxGauges reads the outbox's backlog, oldest age and parked rows.
 	OutboxGauges(ctx context.Context) (OutboxGauges, error)
+	// RecordBuilders records, on up to a bounded number of ledger rows,
+	// the identity of the builder of their newest frame where the row does
+	// not hold it yet (frames landed before rows recorded it), so the
+	// backfill reads it off the row.
+	RecordBuilders(ctx context.Context) (int64, error)
 }
 
 // FramesPruned is what one frame-pruning pass deleted.
@@ -152,6 +157,7 @@ type SweepPass struct {
 	InboxPruned      int64
 	RecordsPruned    int64
 	FramesPruned     FramesPruned
+	BuildersRecorded int64 // ledger rows given their newest frame's builder identity
 	// Steps names each step that failed, with its error (in Err too).
 	Failed []string
 }
@@ -168,6 +174,7 @@ const (
 	StepPruneInbox    = "prune inbox"
 	StepPruneRecords  = "prune records"
 	StepPruneFrames   = "prune frames"
+	StepBuilders      = "record builders"
 )
 
 // StepFailed reports whether the pass's step failed.
@@ -249,6 +256,10 @@ func (s *Sweeper) Pass(ctx context.Context) (SweepPass, error) {
 		})
 		step(StepPruneFrames, func(ctx context.Context) (err error) {
 			pass.FramesPruned, err = h.PruneFrames(ctx)
+			return err
+		})
+		step(StepBuilders, func(ctx context.Context) (err error) {
+			pass.BuildersRecorded, err = h.RecordBuilders(ctx)
 			return err
 		})
 	}
