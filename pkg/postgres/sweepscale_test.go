@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -30,7 +31,7 @@ func (b *bundle) fillMatters(t *testing.T, n int) {
 		`INSERT INTO app.matters (firm_id, matter_id, title) SELECT firm_id, matter_id, 'scale' FROM scale`,
 		`INSERT INTO ops.matter_frame_jobs (firm_id, matter_id, requested_generation, claimed_generation,
                 target_generation, built_generation, run_status, claimed_at, demand_since, uncovered_since,
-                last_demanded_at, lease_seconds, max_attempts)
+                last_demanded_at, lease_seconds, max_attempts, built_by)
             SELECT firm_id, matter_id,
                 CASE WHEN i % 100 = 0 THEN 2 ELSE 1 END, 1,
                 CASE WHEN i % 1000 = 1 THEN 1 ELSE 1 END, CASE WHEN i % 1000 = 1 THEN 0 ELSE 1 END,
@@ -38,7 +39,11 @@ func (b *bundle) fillMatters(t *testing.T, n int) {
                 clock_timestamp() - interval '1 day',
                 CASE WHEN i % 100 = 0 OR i % 1000 = 1 THEN clock_timestamp() - interval '10 minutes' END,
                 CASE WHEN i % 100 = 0 THEN clock_timestamp() - interval '10 minutes' END,
-                clock_timestamp() - interval '10 minutes', 900, 5
+                clock_timestamp() - interval '10 minutes', 900, 5,
+                -- the frame's builder as the commit records it; one row in a
+                -- hundred as if its frame predated the column (the fallback,
+                -- and the sweep's "record builders" step)
+                CASE WHEN i % 1000 = 1 OR i % 100 = 50 THEN NULL ELSE 'other' || chr(31) || chr(31) || chr(31) END
             FROM scale`,
 		`INSERT INTO ops.matter_frames (firm_id, matter_id, token, target_generation, fingerprint, builder, model_invoked, body)
             SELECT firm_id, matter_id, 1, 1, 'f', 'other', true, '{}' FROM scale WHERE i % 1000 <> 1`,
@@ -116,6 +121,10 @@ func TestSweepPassAtScale(t *testing.T) {
 	start = time.Now()
 	pass, err := s.Pass(b.ctx)
 	d := time.Since(start)
+	for _, step := range []string{rail.StepQuarantine, rail.StepExpiredLeases, rail.StepRenudge, rail.StepGauges, rail.StepBackfill,
+		rail.StepOutboxGauges, rail.StepPruneOutbox, rail.StepPruneInbox, rail.StepPruneRecords, rail.StepPruneFrames, rail.StepBuilders} {
+		t.Logf("  step %-16s %8s", step, pass.Took[step].Round(time.Millisecond))
+	}
 	if err != nil || len(pass.Failed) != 0 || pass.Backfill == nil {
 		t.Fatalf("pass at %d matters (%s): failed steps %v: %v", n, d, pass.Failed, err)
 	}
@@ -123,6 +132,9 @@ func TestSweepPassAtScale(t *testing.T) {
 		len(pass.Renudged), len(pass.Quarantined), pass.LeaseExpiries, len(pass.Backfill.Admitted), pass.Backfill.Outdated)
 	if pass.Backfill.Outdated != n-n/1000 {
 		t.Errorf("the pass counted %d outdated", pass.Backfill.Outdated)
+	}
+	if want := int64(min(n/100, postgres.DefaultFillBuiltBy)); pass.BuildersRecorded != want {
+		t.Errorf("the pass recorded %d builders, want %d", pass.BuildersRecorded, want)
 	}
 	if d > 55*time.Second {
 		t.Errorf("pass took %s at %d matters: above the invocation's 60 s less the margin", d, n)

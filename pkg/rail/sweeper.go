@@ -158,8 +158,10 @@ type SweepPass struct {
 	RecordsPruned    int64
 	FramesPruned     FramesPruned
 	BuildersRecorded int64 // ledger rows given their newest frame's builder identity
-	// Steps names each step that failed, with its error (in Err too).
+	// Failed names each step that failed (its error is in the pass's).
 	Failed []string
+	// Took is each step's duration, by step.
+	Took map[string]time.Duration
 }
 
 // The steps of a pass, in order (SweepPass.Failed names them).
@@ -192,7 +194,7 @@ func (s *Sweeper) log() *slog.Logger {
 // order puts what on-call needs first: quarantine and expiries, the
 // re-nudges, the gauges, the backfill, the outbox gauges, then pruning.
 func (s *Sweeper) Pass(ctx context.Context) (SweepPass, error) {
-	var pass SweepPass
+	pass := SweepPass{Took: map[string]time.Duration{}}
 	var errs []error
 	step := func(name string, f func(ctx context.Context) error) {
 		if s.Reverts.StopAtFirstError && len(errs) > 0 {
@@ -200,7 +202,10 @@ func (s *Sweeper) Pass(ctx context.Context) (SweepPass, error) {
 		}
 		sctx, cancel := context.WithTimeout(ctx, cmp.Or(s.StepTimeout, DefaultSweepStepTimeout))
 		defer cancel()
-		if err := f(sctx); err != nil {
+		start := time.Now()
+		err := f(sctx)
+		pass.Took[name] = time.Since(start)
+		if err != nil {
 			pass.Failed = append(pass.Failed, name)
 			errs = append(errs, fmt.Errorf("sweep %s: %w", name, err))
 		}
