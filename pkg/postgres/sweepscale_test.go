@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -115,6 +116,34 @@ func TestSweepPassAtScale(t *testing.T) {
 		}
 		return err
 	})
+	// Same run, same data: the outdated count as the backfill read it
+	// before the row recorded its builder (a newest-frame lookup per
+	// matter), interleaved with today's, three rounds, medians. The two
+	// must agree.
+	var before, after []time.Duration
+	for range 3 {
+		start := time.Now()
+		var old int
+		if err := b.pool.QueryRow(b.ctx, frameLookupCountSQL, deployedID.Name, deployedID.Version, deployedID.ModelID,
+			deployedID.PromptHash).Scan(&old); err != nil {
+			t.Fatal(err)
+		}
+		before = append(before, time.Since(start))
+		start = time.Now()
+		now, _, err := b.ledger.CountOutdated(b.ctx, deployedID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after = append(after, time.Since(start))
+		if now != old {
+			t.Fatalf("outdated: %d read off the rows, %d from the frames", now, old)
+		}
+	}
+	slices.Sort(before)
+	slices.Sort(after)
+	t.Logf("outdated count, median of 3: frame lookup per matter %s, off the row %s", before[1].Round(time.Millisecond),
+		after[1].Round(time.Millisecond))
+
 	s := b.sweeper(&nudgeRecorder{}, &nudgeRecorder{})
 	bf.Nudger = &nudgeRecorder{}
 	s.Backfill = bf
@@ -140,3 +169,16 @@ func TestSweepPassAtScale(t *testing.T) {
 		t.Errorf("pass took %s at %d matters: above the invocation's 60 s less the margin", d, n)
 	}
 }
+
+// frameLookupCountSQL is the outdated count as it was before the ledger
+// row recorded its builder: the newest frame of every matter looked up
+// (the baseline TestSweepPassAtScale measures beside today's).
+var frameLookupCountSQL = `
+SELECT count(*) FROM ops.matter_frame_jobs j
+JOIN app.matters m USING (firm_id, matter_id)
+JOIN LATERAL (
+    SELECT f.builder, f.builder_version, f.model_id, f.prompt_hash
+    FROM ops.matter_frames f WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id
+    ORDER BY f.token DESC LIMIT 1
+) f ON true
+WHERE m.status = 'open' AND ` + postgres.SQLBuiltByOther("f", "$1", "$2", "$3", "$4")
