@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"time"
 
@@ -508,9 +509,18 @@ func (h *SweeperHandler) Handle(ctx context.Context, ev ScheduleEvent) (SweepRes
 		"quarantined", res.Quarantined, "lease_expiries", res.LeaseExpiries, "matters_behind", res.MattersBehind,
 		"outbox_pruned", res.OutboxPruned, "outbox_prune_left", res.OutboxPruneLeft,
 		"inbox_pruned", res.InboxPruned, "frames_pruned", res.FramesPruned.Frames, "failed_steps", res.FailedSteps,
-		"err", errString(err))
+		"step_seconds", stepSeconds(pass.Took), "err", errString(err))
 	end(err)
 	return res, err
+}
+
+// stepSeconds renders each step's duration for the log line.
+func stepSeconds(took map[string]time.Duration) map[string]float64 {
+	out := make(map[string]float64, len(took))
+	for k, d := range took {
+		out[k] = math.Round(d.Seconds()*1000) / 1000
+	}
+	return out
 }
 
 // report writes the pass's metrics (only what it measured) and returns the
