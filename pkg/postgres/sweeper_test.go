@@ -348,3 +348,27 @@ func TestOutdatedIsReadOffTheRow(t *testing.T) {
 		t.Fatalf("after the rebuild: %d outdated, want 0", n)
 	}
 }
+
+// A failed build's own nudge is the retry nudge at the end of its backoff,
+// so the sweeper's grace runs from not_before, not from the claim: a build
+// that failed after a long run (its claim older than the grace) is not
+// re-nudged beside its retry nudge; once the backoff and the grace are
+// over (the retry nudge lost), it is.
+func TestSweeperGraceRunsFromTheEndOfTheBackoff(t *testing.T) {
+	b := setup(t, rail.Config{BackoffBase: time.Minute, BackoffMax: time.Minute})
+	b.demand(t)
+	b.ageDemand(t, 10*time.Minute)
+	c := b.mustClaim(t, "w")
+	b.ageDemand(t, 10*time.Minute) // a long build: its claim is older than the grace
+	if _, err := b.ledger.Fail(b.ctx, c, errors.New("model timed out")); err != nil {
+		t.Fatal(err)
+	}
+	b.ageDemand(t, time.Minute+time.Second) // the backoff just ended: the retry nudge is due now
+	if found, err := b.ledger.Unserved(b.ctx, 0); err != nil || len(found) != 0 {
+		t.Fatalf("at the end of the backoff: %+v %v: the retry nudge is in flight", found, err)
+	}
+	b.ageDemand(t, rail.DefaultSweepGrace)
+	if found, err := b.ledger.Unserved(b.ctx, 0); err != nil || len(found) != 1 {
+		t.Fatalf("backoff and grace over: %+v %v: want it re-nudged", found, err)
+	}
+}
