@@ -18,11 +18,11 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pramaan/brief-rail/internal/testenv/localpg"
 	"github.com/pramaan/brief-rail/pkg/app"
 	"github.com/pramaan/brief-rail/pkg/emf"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
 	"github.com/pramaan/brief-rail/pkg/localbus"
+	"github.com/pramaan/brief-rail/pkg/localdb"
 	"github.com/pramaan/brief-rail/pkg/pgconn"
 	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
@@ -105,7 +105,7 @@ func localDatabase(ctx context.Context, g *globals, p *progressHandler) (url str
 			filepath.Join(root, ".local", "pg"), filepath.Join(root, ".local"))
 	}
 	p.linef("postgres", "starting PostgreSQL with data in %s (kept between runs; remove with rm -rf %s)", dir, state)
-	srv, err := localpg.Start(ctx, localpg.Options{DataDir: dir})
+	srv, err := localdb.Start(ctx, localdb.Options{DataDir: dir})
 	if err != nil {
 		return "", nil, fmt.Errorf("start PostgreSQL in %s (is `railctl dev` already running on it? then set DATABASE_URL to its URL): %w", dir, err)
 	}

@@ -340,15 +340,18 @@ func cmdSweep(ctx context.Context, g *globals, args []string) error {
 		}
 		return err
 	}
-	fmt.Fprintf(g.stdout, "quarantined now: %d\nlease expiries noted: %d\nunserved demand re-nudged: %d\n",
-		res.Quarantined, res.LeaseExpiries, res.Renudged)
+	fmt.Fprintf(g.stdout, "quarantined now: %d\nlease expiries noted: %d\nunserved demand re-nudged: %d (and %d backfill-only, on the backfill queue)\n",
+		res.Quarantined, res.LeaseExpiries, res.Renudged, res.RenudgedBackfill)
 	fmt.Fprintf(g.stdout, "matters behind: %d, quarantined: %d, oldest unserved demand: %.0fs, closed with demand held: %d\n",
 		res.MattersBehind, res.QuarantinedNow, res.OldestUnservedDemandSeconds, res.MattersClosedWithDemand)
-	fmt.Fprintf(g.stdout, "outdated: %d, backfill admitted: %d%s\n", res.Outdated, res.Backfilled,
-		map[bool]string{true: " (backfill paused)"}[res.BackfillPaused])
+	fmt.Fprintf(g.stdout, "outdated: %d, backfill admitted: %d (in flight before the pass: %d)%s\n", res.Outdated, res.Backfilled,
+		res.BackfillInFlight, map[bool]string{true: " (backfill paused)"}[res.BackfillPaused])
 	fmt.Fprintf(g.stdout, "pruned: outbox %d (%d left), inbox %d, frames %d, on-call records %d\n",
 		res.OutboxPruned, res.OutboxPruneLeft, res.InboxPruned, res.FramesPruned.Frames, res.RecordsPruned)
 	fmt.Fprintf(g.stdout, "outbox: backlog %d (oldest %.1fs), parked %d\n", res.OutboxBacklog, res.OutboxOldestAgeSeconds, res.OutboxParked)
+	if len(res.FailedSteps) > 0 {
+		fmt.Fprintf(g.stdout, "failed steps: %s (the other steps ran)\n", strings.Join(res.FailedSteps, ", "))
+	}
 	return err
 }
 

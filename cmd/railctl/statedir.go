@@ -12,7 +12,7 @@ import (
 const EnvStateDir = "RAIL_STATE_DIR"
 
 // rootStateBase is the state base when running as root: PostgreSQL refuses
-// to run as root, so localpg runs it as the OS user postgres, which must be
+// to run as root, so pkg/localdb runs it as the OS user postgres, which must be
 // able to reach the data directory. Root's home (0700) and a clone under it
 // or under `mktemp -d` are out of its reach; /var/lib is the system's place
 // for such state and searchable by everyone.
@@ -57,7 +57,7 @@ func localStateDir(root string, getenv func(string) string, euid int) (string, e
 
 // prepareStateDir creates dir and any missing parents mode 0755 whatever
 // the umask, so the server user can reach the data directory inside it
-// (localpg creates that one 0700, owned by the server user, and names any
+// (pkg/localdb creates that one 0700, owned by the server user, and names any
 // existing parent the server user cannot search), and records which clone
 // the directory belongs to. Existing directories are left as they are.
 func prepareStateDir(dir, root string) error {

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pramaan/brief-rail/internal/testenv/ci"
-	"github.com/pramaan/brief-rail/internal/testenv/localpg"
+	"github.com/pramaan/brief-rail/pkg/localdb"
 )
 
 // The local rail's database boots from a clone in a directory only its
@@ -23,7 +23,7 @@ import (
 // and the runner says where. The old layout (data inside the clone) fails
 // there, as a negative control, when running as root.
 func TestLocalDatabaseBootsFromAPrivateClone(t *testing.T) {
-	if _, err := localpg.FindBinaries(); err != nil {
+	if _, err := localdb.FindBinaries(); err != nil {
 		ci.MissingTool(t, err.Error())
 	}
 	t.Parallel()
@@ -98,7 +98,7 @@ func TestLocalDatabaseBootsFromAPrivateClone(t *testing.T) {
 
 	if os.Geteuid() == 0 {
 		// Negative control: the old layout, the cluster inside the clone.
-		_, err := localpg.Start(ctx, localpg.Options{DataDir: filepath.Join(clone, ".local", "pg")})
+		_, err := localdb.Start(ctx, localdb.Options{DataDir: filepath.Join(clone, ".local", "pg")})
 		if err == nil || !strings.Contains(err.Error(), "is not searchable by the OS user postgres") {
 			t.Fatalf("a cluster inside a private clone started as root (or failed otherwise): %v", err)
 		}

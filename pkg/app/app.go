@@ -53,6 +53,10 @@ type Deps struct {
 	Metrics *emf.Logger
 	// AWS is the SDK configuration of the functions; zero elsewhere.
 	AWS aws.Config
+	// Reverts switch the sweeper's, the backfill's and the builder's fixes
+	// off one at a time for the simulation's negative controls
+	// (rail.Reverts); zero, every fix on, everywhere else.
+	Reverts rail.Reverts
 }
 
 // Rail is the assembled rail: one handler per function.
@@ -75,7 +79,7 @@ func Assemble(cfg Config, d Deps) (*Rail, error) {
 			log = d.LogFor(fn)
 		}
 		return lambdafn.Deps{Pool: d.Pool, AWS: d.AWS, Log: log, Metrics: d.Metrics, Publisher: d.Publisher,
-			Nudger: d.Nudger, BackfillNudger: d.BackfillNudger}
+			Nudger: d.Nudger, BackfillNudger: d.BackfillNudger, Reverts: d.Reverts}
 	}
 	return &Rail{
 		Relay:   lambdafn.NewRelay(cfg, deps(Relay)),

@@ -27,7 +27,8 @@ type LocalOptions struct {
 	// (the event sources' MaximumConcurrency); zero: 2 and 4.
 	TriggerConcurrency, BuilderConcurrency int
 	// BackfillConcurrency: builder invocations at once on the backfill
-	// queue; zero: 1.
+	// queue; zero: the sweeper's bound on the backfill in flight
+	// (RAIL_BACKFILL_CONCURRENCY), as the template's mapping has.
 	BackfillConcurrency int
 	// OnError receives invocation errors, by function.
 	OnError func(fn string, err error)
@@ -63,7 +64,7 @@ func RunLocal(ctx context.Context, r *Rail, o LocalOptions) (wait func()) {
 	}
 	if o.BackfillQueue != nil {
 		pollers = append(pollers, &localbus.Poller{Name: Builder, Source: o.BackfillQueue, Handler: r.Builder.Handle,
-			Batch: 1, Wait: 200 * time.Millisecond, Concurrency: max(o.BackfillConcurrency, 1), OnError: report(Builder)})
+			Batch: 1, Wait: 200 * time.Millisecond, Concurrency: max(o.BackfillConcurrency, backfillConcurrency(r)), OnError: report(Builder)})
 	}
 	schedules := []*localbus.Schedule{
 		{Name: Relay, Every: relayEvery,
@@ -94,6 +95,15 @@ func RunLocal(ctx context.Context, r *Rail, o LocalOptions) (wait func()) {
 		wg.Go(func() { _ = s.Run(ctx) })
 	}
 	return wg.Wait
+}
+
+// backfillConcurrency is the backfill in flight the sweeper admits (at
+// least 1).
+func backfillConcurrency(r *Rail) int {
+	if r.Sweeper != nil && r.Sweeper.Sweeper.Backfill != nil {
+		return max(r.Sweeper.Sweeper.Backfill.MaxInFlight, 1)
+	}
+	return 1
 }
 
 // LocalTimings are the local rail's scaled-down timings (railctl run and

@@ -47,6 +47,10 @@ const (
 	EnvFrameRetention  = "RAIL_FRAME_RETENTION"
 	EnvBackfillQueue   = "RAIL_BACKFILL_QUEUE_URL"
 	EnvBackfillRate    = "RAIL_BACKFILL_RATE"
+	// EnvBackfillConcurrency: the backfill builders' concurrency (the
+	// backfill queue's MaximumConcurrency), which bounds the backfill in
+	// flight.
+	EnvBackfillConcurrency = "RAIL_BACKFILL_CONCURRENCY"
 )
 
 // DefaultBackfillRate is the backfill's rate when RAIL_BACKFILL_RATE is
@@ -84,6 +88,9 @@ type Config struct {
 	// the sweeper admits no backfill.
 	BackfillQueueURL string
 	BackfillRate     float64 // sweeper: backfill builds admitted per minute (> 0)
+	// BackfillConcurrency: the backfill builders' concurrency; the sweeper
+	// admits no more backfill than it while earlier admissions are unbuilt.
+	BackfillConcurrency int
 
 	// Read from no variable (zero: the defaults); the local rail sets them
 	// to its scaled-down timings.
@@ -136,7 +143,7 @@ func ParseBackfillRate(v string) (float64, error) {
 
 // RailConfig is the ledger configuration the function runs with.
 func (c Config) RailConfig() rail.Config {
-	return rail.Config{Lease: c.Lease, MaxAttempts: c.MaxAttempts, SweepGrace: c.SweepGrace,
+	return rail.Config{Lease: c.Lease, MaxAttempts: c.MaxAttempts, SweepGrace: c.SweepGrace, SettleDelay: c.SettleDelay,
 		BackoffBase: c.BackoffBase, BackoffMax: c.BackoffMax}
 }
 
@@ -212,6 +219,16 @@ func load(fn string, getenv func(string) string) (Config, []error) {
 		Sources:          sources,
 		BackfillQueueURL: env(EnvBackfillQueue),
 		BackfillRate:     DefaultBackfillRate,
+
+		BackfillConcurrency: rail.DefaultBackfillInFlight,
+	}
+	if v := env(EnvBackfillConcurrency); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			errs = append(errs, fmt.Errorf("%s=%q: want an integer from 1 to 1000 (the backfill queue's MaximumConcurrency)", EnvBackfillConcurrency, v))
+		} else {
+			c.BackfillConcurrency = n
+		}
 	}
 	if v := env(EnvBackfillRate); v != "" {
 		r, err := ParseBackfillRate(v)

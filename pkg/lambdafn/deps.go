@@ -36,6 +36,9 @@ type Deps struct {
 	Publisher      rail.Publisher
 	Nudger         rail.Nudger // the build queue
 	BackfillNudger rail.Nudger // the backfill queue (nil: RAIL_BACKFILL_QUEUE_URL, or none)
+	// Reverts switch fixes off for the simulation's negative controls;
+	// zero (every fix on) everywhere else.
+	Reverts rail.Reverts
 }
 
 // NewLogger is the functions' logger: aws-lambda-go's slog handler, which

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/pkg/aws/sqsq"
 	"github.com/pramaan/brief-rail/pkg/emf"
@@ -129,9 +129,18 @@ type BuilderHandler struct {
 	// of the invocation is not started (nothing is claimed) and is handed
 	// back for redelivery. Zero: DefaultMinBuild.
 	MinBuild time.Duration
-	Metrics  *emf.Logger
-	Log      *slog.Logger
+	// Reverts.NoRetryNudge: no nudge for the end of a failed build's
+	// backoff (the simulation's negative control); zero in production.
+	Reverts rail.Reverts
+	Metrics *emf.Logger
+	Log     *slog.Logger
 }
+
+// MaxNudgeDelay is the longest delay a nudge can carry (SQS DelaySeconds
+// is at most 900). A backoff longer than that is nudged at this delay; the
+// claim then finds the row still backing off, and the sweeper re-nudges it
+// once its backoff and grace are over.
+const MaxNudgeDelay = 900 * time.Second
 
 // DefaultMinBuild is the least build time a nudge is started with.
 const DefaultMinBuild = 15 * time.Second
@@ -160,6 +169,7 @@ func NewBuilder(cfg Config, d Deps, fb rail.FrameBuilder) *BuilderHandler {
 		FollowUpDelay: cfg.SettleDelay,
 		Reserve:       cmp.Or(cfg.BuildReserve, DefaultReserve(cfg.CommitTimeout)),
 		MinBuild:      DefaultMinBuild,
+		Reverts:       d.Reverts,
 		Metrics:       d.metrics(), Log: d.log(),
 	}
 }
@@ -275,6 +285,9 @@ func (h *BuilderHandler) one(ctx context.Context, r events.SQSMessage) (err erro
 		h.Metrics.Count(MetricCommitsFenced, 1)
 	case out.Failed:
 		h.Metrics.Count(MetricBuildsFailed, 1)
+		if !out.Quarantined && !h.Reverts.NoRetryNudge {
+			h.retry(ctx, log, nd, out)
+		}
 	}
 	if out.FollowUpDue {
 		fu := rail.Nudge{V: 1, FirmID: nd.FirmID, MatterID: nd.MatterID, Reason: rail.ReasonFollowUp, TraceHeader: tracing.TraceHeader(ctx)}
@@ -285,6 +298,23 @@ func (h *BuilderHandler) one(ctx context.Context, r events.SQSMessage) (err erro
 		}
 	}
 	return nil
+}
+
+// retry nudges a failed build's matter for the end of its backoff (the
+// ledger's Fail set not_before to it): without it the retry would wait for
+// the sweeper's grace. A nudge that cannot be sent is logged; the sweeper
+// re-nudges the matter once its backoff and grace are over.
+func (h *BuilderHandler) retry(ctx context.Context, log *slog.Logger, nd rail.Nudge, out rail.Outcome) {
+	if h.Nudger == nil {
+		return
+	}
+	delay := min(h.Worker.Ledger.Config().Backoff(out.Claim.Attempt), MaxNudgeDelay)
+	n := rail.Nudge{V: 1, FirmID: nd.FirmID, MatterID: nd.MatterID, Reason: rail.ReasonRetry, TraceHeader: tracing.TraceHeader(ctx)}
+	if err := h.Nudger.Nudge(ctx, []rail.Nudge{n}, delay); err != nil {
+		log.WarnContext(ctx, "retry nudge not sent; the sweeper will re-nudge", "token", out.Claim.Token, "err", err)
+		return
+	}
+	log.InfoContext(ctx, "retry nudged for the end of the backoff", "token", out.Claim.Token, "delay", delay.String())
 }
 
 // ObserveServed records one latency sample per demand a frame served:
@@ -395,55 +425,51 @@ func (h *RelayHandler) Handle(ctx context.Context, ev ScheduleEvent) (RelayResul
 
 // ---------------------------------------------------------------- sweeper
 
-// SweeperHandler is the sweeper function: once a minute it quarantines
-// poison matters, re-nudges unserved demand whose nudge was lost, prunes the
-// outbox and the trigger inbox, and emits the freshness gauges (every run,
-// zero included, so a silent sweeper is visible as missing data).
+// SweeperHandler is the sweeper function: once a minute it runs one
+// rail.Sweeper pass (quarantine, expiries, re-nudges, gauges, backfill,
+// pruning) and writes the metrics of every part the pass measured (zero
+// included, so a silent sweeper is visible as missing data; a part that
+// failed writes none, never a false zero).
 type SweeperHandler struct {
-	Ledger          *postgres.Ledger
-	Pool            *pgxpool.Pool
-	Nudger          rail.Nudger
-	OutboxRetention time.Duration
-	InboxRetention  time.Duration
-	FrameRetention  postgres.FrameRetention // zero fields: rail's defaults
-	Limit           int                     // matters re-nudged per run; zero: 500
-	// Backfill admits outdated matters at its rate onto the backfill
-	// queue; nil: no backfill (RAIL_BACKFILL_QUEUE_URL unset).
-	Backfill *rail.Backfill
-	// Deployed is the deployed builder's identity (for MattersOutdated).
-	Deployed rail.BuilderIdentity
-	Metrics  *emf.Logger
-	Log      *slog.Logger
+	Sweeper *rail.Sweeper
+	// Margin: the pass ends this long before the invocation's deadline, so
+	// a slow statement cannot take the pass's metrics down with it.
+	Margin  time.Duration
+	Metrics *emf.Logger
+	Log     *slog.Logger
 }
 
 // NewSweeper wires the sweeper from cfg and d.
 func NewSweeper(cfg Config, d Deps) *SweeperHandler {
 	l := postgres.NewLedger(d.Pool, cfg.RailConfig())
-	h := &SweeperHandler{
-		Ledger: l, Pool: d.Pool, Nudger: d.nudger(cfg),
-		OutboxRetention: cfg.OutboxRetention, InboxRetention: cfg.InboxRetention,
-		FrameRetention: cfg.FramePolicy(),
-		Metrics:        d.metrics(), Log: d.log(),
+	s := &rail.Sweeper{
+		Ledger: l,
+		Housekeeping: &postgres.Housekeeping{Q: d.Pool, OutboxRetention: cfg.OutboxRetention,
+			InboxRetention: cfg.InboxRetention, Frames: cfg.FramePolicy()},
+		Nudger: d.nudger(cfg), BackfillNudger: d.backfillNudger(cfg),
+		TraceHeader: tracing.TraceHeader, Reverts: d.Reverts, Log: d.log(),
 	}
-	h.Deployed, _ = cfg.DeployedIdentity() // LoadConfig checked it for the sweeper
-	if bn := d.backfillNudger(cfg); bn != nil && h.Deployed.Name != "" {
-		h.Backfill = &rail.Backfill{Ledger: l, Deployed: h.Deployed, Rate: cfg.BackfillRate, Nudger: bn, Log: d.log()}
+	if deployed, _ := cfg.DeployedIdentity(); deployed.Name != "" { // LoadConfig checked it for the sweeper
+		// Without a backfill queue the backfill only counts (MattersOutdated).
+		s.Backfill = &rail.Backfill{Ledger: l, Deployed: deployed, Rate: cfg.BackfillRate, Nudger: s.BackfillNudger,
+			MaxInFlight: cfg.BackfillConcurrency, Reverts: d.Reverts, Log: d.log()}
 	}
-	return h
+	return &SweeperHandler{Sweeper: s, Margin: 5 * time.Second, Metrics: d.metrics(), Log: d.log()}
 }
 
 // SweepResult is what an invocation returns.
 type SweepResult struct {
-	Renudged        int                   `json:"renudged"`
-	Quarantined     int                   `json:"quarantined"`
-	LeaseExpiries   int                   `json:"lease_expiries"`
-	OutboxPruned    int64                 `json:"outbox_pruned"`
-	OutboxPruneLeft int64                 `json:"outbox_prune_left"` // prunable rows left for the next run
-	InboxPruned     int64                 `json:"inbox_pruned"`
-	FramesPruned    postgres.FramesPruned `json:"frames_pruned"`
-	MattersBehind   int                   `json:"matters_behind"`
-	OutboxBacklog   int64                 `json:"outbox_backlog"`
-	QuarantinedNow  int                   `json:"matters_quarantined"`
+	Renudged         int               `json:"renudged"`
+	RenudgedBackfill int               `json:"renudged_backfill"` // backfill-only demand, onto the backfill queue
+	Quarantined      int               `json:"quarantined"`
+	LeaseExpiries    int               `json:"lease_expiries"`
+	OutboxPruned     int64             `json:"outbox_pruned"`
+	OutboxPruneLeft  int64             `json:"outbox_prune_left"` // prunable rows left for the next run
+	InboxPruned      int64             `json:"inbox_pruned"`
+	FramesPruned     rail.FramesPruned `json:"frames_pruned"`
+	MattersBehind    int               `json:"matters_behind"`
+	OutboxBacklog    int64             `json:"outbox_backlog"`
+	QuarantinedNow   int               `json:"matters_quarantined"`
 	// The gauges' other values, as written (OldestUnservedDemandSeconds,
 	// MattersClosedWithDemand, OutboxOldestAgeSeconds, OutboxParked).
 	OldestUnservedDemandSeconds float64 `json:"oldest_unserved_demand_seconds"`
@@ -453,123 +479,90 @@ type SweepResult struct {
 	RecordsPruned               int64   `json:"records_pruned"` // demand and nudge records past RAIL_INBOX_RETENTION
 	Outdated                    int     `json:"matters_outdated"`
 	Backfilled                  int     `json:"backfill_admitted"`
+	BackfillInFlight            int     `json:"backfill_in_flight"`
 	BackfillPaused              bool    `json:"backfill_paused"`
+	BuildersRecorded            int64   `json:"builders_recorded"` // ledger rows given their newest frame's builder identity
+	// FailedSteps names the pass's steps that failed (their errors are the
+	// invocation's error); the other steps ran and their metrics were written.
+	FailedSteps []string `json:"failed_steps,omitempty"`
 }
 
-// Handle runs one sweep. Every step runs even if an earlier one failed; the
-// errors are returned together (the invocation fails and alarms).
+// Handle runs one sweep pass, bounded by the invocation's deadline less
+// Margin. Every step runs even if an earlier one failed; the errors are
+// returned together (the invocation fails and alarms) and the metrics of
+// the steps that succeeded are written.
 func (h *SweeperHandler) Handle(ctx context.Context, ev ScheduleEvent) (SweepResult, error) {
 	if err := ev.check(Sweeper); err != nil {
 		return SweepResult{}, err
 	}
 	ctx, end := tracing.StartSegment(ctx, "sweeper")
 	defer flush(ctx, h.Metrics, h.Log)
-	var res SweepResult
-	var errs []error
+	pctx := ctx
+	if dl, ok := ctx.Deadline(); ok && h.Margin > 0 {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithDeadline(ctx, dl.Add(-h.Margin))
+		defer cancel()
+	}
+	pass, err := h.Sweeper.Pass(pctx)
+	res := h.report(pass)
+	h.Log.InfoContext(ctx, "sweep done", "renudged", res.Renudged, "renudged_backfill", res.RenudgedBackfill,
+		"quarantined", res.Quarantined, "lease_expiries", res.LeaseExpiries, "matters_behind", res.MattersBehind,
+		"outbox_pruned", res.OutboxPruned, "outbox_prune_left", res.OutboxPruneLeft,
+		"inbox_pruned", res.InboxPruned, "frames_pruned", res.FramesPruned.Frames, "failed_steps", res.FailedSteps,
+		"step_seconds", stepSeconds(pass.Took), "err", errString(err))
+	end(err)
+	return res, err
+}
 
-	rep, err := h.Ledger.Sweep(ctx, h.Limit)
-	if err != nil {
-		errs = append(errs, err)
-	} else {
-		res.Quarantined, res.LeaseExpiries, res.MattersBehind, res.QuarantinedNow =
-			len(rep.Quarantined), rep.LeaseExpiries, rep.MattersBehind, rep.MattersQuarantined
-		res.OldestUnservedDemandSeconds, res.MattersClosedWithDemand = rep.OldestUnservedDemandSeconds, rep.MattersClosedWithDemand
-		for _, q := range rep.Quarantined {
-			h.Log.ErrorContext(ctx, "matter quarantined: its lease expired on the last allowed attempt",
-				"firm_id", q.FirmID, "matter_id", q.MatterID)
-		}
-		h.Metrics.Gauge(MetricMattersBehind, float64(rep.MattersBehind), emf.Count)
-		h.Metrics.Gauge(MetricMattersQuarantined, float64(rep.MattersQuarantined), emf.Count)
-		h.Metrics.Gauge(MetricOldestUnservedDemandSeconds, rep.OldestUnservedDemandSeconds, emf.Seconds)
-		h.Metrics.Gauge(MetricMattersClosedWithDemand, float64(rep.MattersClosedWithDemand), emf.Count)
-		h.Metrics.Count(MetricLeaseExpiries, float64(rep.LeaseExpiries))
-		if len(rep.Renudge) > 0 {
-			th := tracing.TraceHeader(ctx)
-			nudges := make([]rail.Nudge, len(rep.Renudge))
-			for i, ref := range rep.Renudge {
-				nudges[i] = rail.Nudge{V: 1, FirmID: ref.FirmID, MatterID: ref.MatterID, Reason: rail.ReasonSweep, TraceHeader: th}
-				h.Log.InfoContext(ctx, "re-nudging unserved demand", "firm_id", ref.FirmID, "matter_id", ref.MatterID)
+// stepSeconds renders each step's duration for the log line.
+func stepSeconds(took map[string]time.Duration) map[string]float64 {
+	out := make(map[string]float64, len(took))
+	for k, d := range took {
+		out[k] = math.Round(d.Seconds()*1000) / 1000
+	}
+	return out
+}
+
+// report writes the pass's metrics (only what it measured) and returns the
+// invocation's result.
+func (h *SweeperHandler) report(p rail.SweepPass) SweepResult {
+	res := SweepResult{Renudged: len(p.Renudged), RenudgedBackfill: len(p.RenudgedBackfill),
+		Quarantined: len(p.Quarantined), LeaseExpiries: p.LeaseExpiries,
+		OutboxPruned: p.OutboxPruned, OutboxPruneLeft: p.OutboxPruneLeft, InboxPruned: p.InboxPruned,
+		RecordsPruned: p.RecordsPruned, FramesPruned: p.FramesPruned, BuildersRecorded: p.BuildersRecorded, FailedSteps: p.Failed}
+	if !p.StepFailed(rail.StepExpiredLeases) {
+		h.Metrics.Count(MetricLeaseExpiries, float64(p.LeaseExpiries))
+	}
+	if g := p.Gauges; g != nil {
+		res.MattersBehind, res.QuarantinedNow = g.MattersBehind, g.MattersQuarantined
+		res.OldestUnservedDemandSeconds, res.MattersClosedWithDemand = g.OldestUnservedDemandSeconds, g.MattersClosedWithDemand
+		h.Metrics.Gauge(MetricMattersBehind, float64(g.MattersBehind), emf.Count)
+		h.Metrics.Gauge(MetricMattersQuarantined, float64(g.MattersQuarantined), emf.Count)
+		h.Metrics.Gauge(MetricOldestUnservedDemandSeconds, g.OldestUnservedDemandSeconds, emf.Seconds)
+		h.Metrics.Gauge(MetricMattersClosedWithDemand, float64(g.MattersClosedWithDemand), emf.Count)
+	}
+	if b := p.Backfill; b != nil {
+		res.Outdated = b.Outdated
+		h.Metrics.Gauge(MetricMattersOutdated, float64(b.Outdated), emf.Count)
+		if !b.CountOnly {
+			res.Backfilled, res.BackfillInFlight, res.BackfillPaused = len(b.Admitted), b.InFlight, b.Paused
+			h.Metrics.Count(MetricBackfillAdmitted, float64(len(b.Admitted)))
+			paused := 0.0
+			if b.Paused {
+				paused = 1
 			}
-			if err := h.Nudger.Nudge(ctx, nudges, 0); err != nil {
-				errs = append(errs, fmt.Errorf("re-nudge: %w", err))
-			} else {
-				res.Renudged = len(nudges)
-			}
+			h.Metrics.Gauge(MetricBackfillPaused, paused, emf.Count)
 		}
-	}
-	if pr, err := postgres.PruneOutbox(ctx, h.Pool, h.OutboxRetention, postgres.PruneLimits{}); err != nil {
-		errs = append(errs, err)
-	} else {
-		res.OutboxPruned, res.OutboxPruneLeft = pr.Deleted, pr.Left
-	}
-	if res.InboxPruned, err = postgres.PruneInbox(ctx, h.Pool, h.InboxRetention, 0); err != nil {
-		errs = append(errs, err)
-	}
-	if res.RecordsPruned, err = postgres.PruneOnCallRecord(ctx, h.Pool, h.InboxRetention, 0); err != nil {
-		errs = append(errs, err)
-	}
-	// The backfill, after the re-nudges: admitted within its rate, onto its
-	// own queue; live demand never waits behind it.
-	if err := h.backfill(ctx, &res); err != nil {
-		errs = append(errs, err)
-	}
-	// Frame history: one bounded pass (newest RAIL_FRAME_KEEP per matter and
-	// everything younger than RAIL_FRAME_RETENTION stay; the current frame
-	// always does).
-	if res.FramesPruned, err = postgres.PruneFrames(ctx, h.Pool, h.FrameRetention); err != nil {
-		errs = append(errs, err)
 	}
 	// The relay reports the outbox too; the sweeper reporting it as well
 	// keeps the OutboxOldestAge alarm alive when the relay is not running.
-	if g, err := postgres.ReadOutboxGauges(ctx, h.Pool); err != nil {
-		errs = append(errs, err)
-	} else {
+	if g := p.Outbox; g != nil {
 		res.OutboxBacklog, res.OutboxOldestAgeSeconds, res.OutboxParked = g.Backlog, g.OldestAgeSeconds, g.Parked
 		h.Metrics.Gauge(MetricOutboxBacklog, float64(g.Backlog), emf.Count)
 		h.Metrics.Gauge(MetricOutboxOldestAgeSeconds, g.OldestAgeSeconds, emf.Seconds)
 		h.Metrics.Gauge(MetricOutboxParked, float64(g.Parked), emf.Count)
 	}
-	err = errors.Join(errs...)
-	h.Log.InfoContext(ctx, "sweep done", "renudged", res.Renudged, "quarantined", res.Quarantined,
-		"lease_expiries", res.LeaseExpiries, "matters_behind", res.MattersBehind, "outbox_pruned", res.OutboxPruned,
-		"outbox_prune_left", res.OutboxPruneLeft,
-		"inbox_pruned", res.InboxPruned, "frames_pruned", res.FramesPruned.Frames, "err", errString(err))
-	end(err)
-	return res, err
-}
-
-// backfill runs one admission pass and reports MattersOutdated (every
-// pass, zero included).
-func (h *SweeperHandler) backfill(ctx context.Context, res *SweepResult) error {
-	if h.Backfill == nil {
-		if h.Deployed.Name == "" {
-			return nil
-		}
-		n, _, err := (&rail.Backfill{Ledger: h.Ledger, Deployed: h.Deployed}).Count(ctx)
-		if err != nil {
-			return err
-		}
-		res.Outdated = n
-		h.Metrics.Gauge(MetricMattersOutdated, float64(n), emf.Count)
-		return nil
-	}
-	pass, err := h.Backfill.Admit(ctx)
-	if err != nil {
-		return err
-	}
-	res.Outdated, res.Backfilled, res.BackfillPaused = pass.Outdated, len(pass.Admitted), pass.Paused
-	h.Metrics.Gauge(MetricMattersOutdated, float64(pass.Outdated), emf.Count)
-	h.Metrics.Count(MetricBackfillAdmitted, float64(len(pass.Admitted)))
-	paused := 0.0
-	if pass.Paused {
-		paused = 1
-	}
-	h.Metrics.Gauge(MetricBackfillPaused, paused, emf.Count)
-	if len(pass.Admitted) > 0 || pass.Outdated > 0 {
-		h.Log.InfoContext(ctx, "backfill pass", "admitted", len(pass.Admitted), "outdated", pass.Outdated,
-			"paused", pass.Paused, "rate_per_minute", h.Backfill.Rate, "deployed", h.Deployed.String())
-	}
-	return nil
+	return res
 }
 
 func errString(err error) string {

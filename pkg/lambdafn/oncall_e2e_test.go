@@ -38,10 +38,16 @@ func TestEndToEndStalenessMetricAndBackfill(t *testing.T) {
 	if sw := s.runSweeper(); sw.Outdated != 0 || sw.Backfilled != 0 {
 		t.Fatalf("sweep with the deployed builder's frames: %+v", sw)
 	}
-	// The frame was built by an older version of the builder.
-	if _, err := s.db.Pool.Exec(s.ctx, `UPDATE ops.matter_frames SET builder_version = 'brief/v0'
-        WHERE firm_id = $1 AND matter_id = $2`, ref.FirmID, ref.MatterID); err != nil {
-		t.Fatal(err)
+	// The frame was built by an older version of the builder, before the
+	// ledger row recorded its builder (built_by NULL: the sweep reads the
+	// frame, and records it).
+	for _, q := range []string{
+		`UPDATE ops.matter_frames SET builder_version = 'brief/v0' WHERE firm_id = $1 AND matter_id = $2`,
+		`UPDATE ops.matter_frame_jobs SET built_by = NULL WHERE firm_id = $1 AND matter_id = $2`,
+	} {
+		if _, err := s.db.Pool.Exec(s.ctx, q, ref.FirmID, ref.MatterID); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s.refillBackfill(t)
 	sw := s.runSweeper()
@@ -64,7 +70,7 @@ func TestEndToEndStalenessMetricAndBackfill(t *testing.T) {
 		}
 		s.pollOnce(s.backfillQ, "BuilderFunction", s.builderH(), 1)
 	}
-	d, err := postgres.NewLedger(s.db.Pool, rail.Config{}).Diagnose(s.ctx, ref, postgres.OnCallConfig{Deployed: s.sweeper.Deployed})
+	d, err := postgres.NewLedger(s.db.Pool, rail.Config{}).Diagnose(s.ctx, ref, postgres.OnCallConfig{Deployed: s.sweeper.Sweeper.Backfill.Deployed})
 	if err != nil || d.State != postgres.StateCurrent || d.Outdated {
 		t.Fatalf("after the backfill: %+v %v", d, err)
 	}

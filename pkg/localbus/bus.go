@@ -267,9 +267,9 @@ func EncodeNudge(nd rail.Nudge) (string, error) {
 		return "", fmt.Errorf("localbus: invalid nudge %+v", nd)
 	}
 	switch nd.Reason {
-	case rail.ReasonDemand, rail.ReasonFollowUp, rail.ReasonSweep, rail.ReasonBackfill:
+	case rail.ReasonDemand, rail.ReasonFollowUp, rail.ReasonSweep, rail.ReasonBackfill, rail.ReasonRetry:
 	default:
-		return "", fmt.Errorf("localbus: nudge reason %q, want demand, follow_up, sweep or backfill", nd.Reason)
+		return "", fmt.Errorf("localbus: nudge reason %q, want demand, follow_up, sweep, backfill or retry", nd.Reason)
 	}
 	b, err := json.Marshal(nd)
 	return string(b), err

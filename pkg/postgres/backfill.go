@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -15,31 +17,63 @@ func idArgs(id rail.BuilderIdentity) []any {
 }
 
 // Control locks the control row for the pass and returns its state and the
-// bucket's credit (at most one minute's worth).
-func (t *ledgerTx) Control(ctx context.Context) (paused bool, credit float64, err error) {
+// bucket's credit in seconds (at most capSeconds).
+func (t *ledgerTx) Control(ctx context.Context, capSeconds float64) (paused bool, credit float64, err error) {
 	err = t.tx.QueryRow(ctx, `SELECT paused,
-            least(60, greatest(0, extract(epoch FROM clock_timestamp() - allowance_at)))::float8
-        FROM ops.backfill_control WHERE singleton FOR UPDATE`).Scan(&paused, &credit)
+            least($1::float8, greatest(0, extract(epoch FROM clock_timestamp() - allowance_at)))::float8
+        FROM ops.backfill_control WHERE singleton FOR UPDATE`, capSeconds).Scan(&paused, &credit)
 	return paused, credit, err
 }
 
-// Outdated lists up to limit outdated matters eligible for admission.
-func (t *ledgerTx) Outdated(ctx context.Context, deployed rail.BuilderIdentity, limit int) ([]rail.MatterRef, error) {
+// InFlight counts the open, unquarantined matters holding unserved
+// backfill demand. It starts from the unserved demand records (their
+// partial index), not from the ledger.
+func (t *ledgerTx) InFlight(ctx context.Context) (int, error) {
+	var n int
+	err := t.tx.QueryRow(ctx, backfillInFlightSQL).Scan(&n)
+	return n, err
+}
+
+var backfillInFlightSQL = `
+SELECT count(*)
+FROM (SELECT DISTINCT firm_id, matter_id FROM ops.matter_demands
+      WHERE served_at IS NULL AND source = 'backfill') d
+JOIN ops.matter_frame_jobs j USING (firm_id, matter_id)
+JOIN app.matters m USING (firm_id, matter_id)
+WHERE m.status = 'open' AND j.run_status <> 'quarantined' AND ` + SQLDemandUnserved("j")
+
+// Outdated lists up to limit outdated matters eligible for admission and
+// counts the outdated ones, in one scan of the newest frames.
+func (t *ledgerTx) Outdated(ctx context.Context, deployed rail.BuilderIdentity, limit int) (rail.OutdatedScan, error) {
+	var scan rail.OutdatedScan
 	rows, err := t.tx.Query(ctx, outdatedSQL, append(idArgs(deployed), limit)...)
 	if err != nil {
-		return nil, err
+		return scan, err
 	}
-	return collectRefs(rows)
+	defer rows.Close()
+	for rows.Next() {
+		var firm, matter uuid.NullUUID
+		var outdated, admissible *int
+		if err := rows.Scan(&firm, &matter, &outdated, &admissible); err != nil {
+			return scan, err
+		}
+		if outdated != nil && admissible != nil {
+			scan.Outdated, scan.Admissible = *outdated, *admissible
+			continue
+		}
+		scan.Eligible = append(scan.Eligible, rail.MatterRef{FirmID: firm.UUID, MatterID: matter.UUID})
+	}
+	return scan, rows.Err()
 }
 
 // Spend takes n admissions at rate per minute from the bucket; a bucket
-// with nothing left to admit stays full (capped at one minute's worth).
-func (t *ledgerTx) Spend(ctx context.Context, n int, rate float64) error {
+// with nothing left to admit stays full (capped at capSeconds' worth).
+func (t *ledgerTx) Spend(ctx context.Context, n int, rate, capSeconds float64) error {
 	_, err := t.tx.Exec(ctx, `UPDATE ops.backfill_control SET
-                allowance_at = greatest(allowance_at, clock_timestamp() - interval '60 seconds')
+                allowance_at = greatest(allowance_at, clock_timestamp() - make_interval(secs => $3::float8))
                                + make_interval(secs => $1::float8 * 60 / $2::float8),
                 admitted = admitted + $1
-            WHERE singleton`, n, rate)
+            WHERE singleton`, n, rate, capSeconds)
 	return err
 }
 
@@ -60,37 +94,66 @@ func (l *Ledger) BackfillControl(ctx context.Context) (rail.BackfillStatus, erro
 	return st, err
 }
 
-// outdatedSQL selects outdated matters eligible for admission ($1-$4: the
-// deployed identity), oldest frame first, up to $5.
+// outdatedSQL reads every open matter's ledger row once ($1-$4: the
+// deployed identity; SQLOutdated reads built_by, and the newest frame only
+// for a row that predates it): the outdated ones, and of those the
+// eligible for admission (current, idle), the longest unbuilt first (by
+// the last claim's time), up to $5; then one row with the two counts
+// (firm and matter NULL). One scan, not one for the list and one for the
+// gauge (docs/benchmarks.md, "The sweeper at scale").
 var outdatedSQL = `
-SELECT j.firm_id, j.matter_id
-FROM ops.matter_frame_jobs j
-JOIN app.matters m USING (firm_id, matter_id)
-JOIN LATERAL (
-    SELECT f.builder, f.builder_version, f.model_id, f.prompt_hash, f.built_at
-    FROM ops.matter_frames f WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id
-    ORDER BY f.token DESC LIMIT 1
-) f ON true
-WHERE m.status = 'open' AND j.run_status = 'idle'
-  AND NOT ` + SQLDemandUnserved("j") + `
-  AND ` + SQLBuiltByOther("f", "$1", "$2", "$3", "$4") + `
-ORDER BY f.built_at, j.firm_id, j.matter_id
-LIMIT $5`
+WITH o AS MATERIALIZED (
+    SELECT j.firm_id, j.matter_id, j.claimed_at,
+           j.run_status = 'idle' AND NOT ` + SQLDemandUnserved("j") + ` AS eligible
+    FROM ops.matter_frame_jobs j
+    JOIN app.matters m USING (firm_id, matter_id)
+    WHERE m.status = 'open' AND ` + SQLOutdated("j", "$1::text", "$2::text", "$3::text", "$4::text") + `
+), pick AS (
+    SELECT firm_id, matter_id FROM o WHERE eligible ORDER BY claimed_at NULLS FIRST, firm_id, matter_id LIMIT $5
+)
+SELECT firm_id, matter_id, NULL::int, NULL::int FROM pick
+UNION ALL
+SELECT NULL::uuid, NULL::uuid, (SELECT count(*) FROM o)::int, (SELECT count(*) FROM o WHERE eligible)::int`
 
-// outdatedCountSQL counts every matter whose newest frame is not the
-// deployed identity's (open matters; behind or not).
+// outdatedCountSQL counts every open matter whose newest frame is not the
+// deployed identity's (behind or not), and those of them current and idle.
 var outdatedCountSQL = `
-SELECT count(*) FILTER (WHERE m.status = 'open'),
-       count(*) FILTER (WHERE m.status = 'open' AND NOT ` + SQLDemandUnserved("j") + `
-                          AND j.run_status = 'idle')
+SELECT count(*),
+       count(*) FILTER (WHERE NOT ` + SQLDemandUnserved("j") + ` AND j.run_status = 'idle')
 FROM ops.matter_frame_jobs j
 JOIN app.matters m USING (firm_id, matter_id)
-JOIN LATERAL (
-    SELECT f.builder, f.builder_version, f.model_id, f.prompt_hash
+WHERE m.status = 'open' AND ` + SQLOutdated("j", "$1::text", "$2::text", "$3::text", "$4::text")
+
+// fillBuiltBySQL records built_by on up to $1 rows whose newest frame
+// landed before the column existed, from that frame. A commit racing it
+// wins: the row is re-checked under its lock (built_by IS NULL).
+var fillBuiltBySQL = `
+UPDATE ops.matter_frame_jobs AS j SET built_by = (
+    SELECT ` + SQLIdentityKey("f.builder", "f.builder_version", "f.model_id", "f.prompt_hash") + `
     FROM ops.matter_frames f WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id
-    ORDER BY f.token DESC LIMIT 1
-) f ON true
-WHERE ` + SQLBuiltByOther("f", "$1", "$2", "$3", "$4")
+    ORDER BY f.token DESC LIMIT 1)
+FROM (SELECT firm_id, matter_id FROM ops.matter_frame_jobs
+      WHERE built_by IS NULL AND built_generation > 0
+      LIMIT $1 FOR UPDATE SKIP LOCKED) AS todo
+WHERE j.firm_id = todo.firm_id AND j.matter_id = todo.matter_id AND j.built_by IS NULL
+  AND EXISTS (SELECT 1 FROM ops.matter_frames f WHERE f.firm_id = j.firm_id AND f.matter_id = j.matter_id)`
+
+// FillBuiltBy records built_by on up to limit ledger rows whose newest
+// frame landed before migration "ledger built_by" (a sweeper step, until
+// none are left) and returns how many it filled.
+func FillBuiltBy(ctx context.Context, q Querier, limit int) (int64, error) {
+	if limit <= 0 {
+		limit = DefaultFillBuiltBy
+	}
+	tag, err := q.Exec(ctx, fillBuiltBySQL, limit)
+	if err != nil {
+		return 0, fmt.Errorf("fill built_by: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// DefaultFillBuiltBy is how many rows one sweep fills.
+const DefaultFillBuiltBy = 10_000
 
 // SetBackfillPaused pauses or resumes the backfill (by names who did it).
 // It reports whether the state changed.

@@ -41,7 +41,8 @@ func TestBackfillAdmitsOutdatedMattersAtTheRateOnTheirOwnQueue(t *testing.T) {
 
 	rec := &nudgeRecorder{}
 	bf := &rail.Backfill{Ledger: b.ledger, Deployed: deployedID, Rate: 2,
-		Nudger: &postgres.RecordingNudger{Next: rec, DB: b.pool, Queue: postgres.QueueBackfill}}
+		Nudger:      &postgres.RecordingNudger{Next: rec, DB: b.pool, Queue: postgres.QueueBackfill},
+		MaxInFlight: 10} // the rate, not the capacity, is what this test exercises
 	st, err := bf.Status(b.ctx)
 	if err != nil || st.Outdated != 5 || st.Admissible != 4 || st.ETASeconds != 150 {
 		t.Fatalf("status (dry run) %+v err %v: want 5 outdated open matters, 4 admissible, 2.5 min at 2/min", st, err)

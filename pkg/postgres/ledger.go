@@ -283,7 +283,8 @@ WITH fence AS (
         attempts         = 0,
         not_before       = NULL,
         last_error       = '',
-        demand_since     = ` + commitDemandSince + `
+        demand_since     = ` + commitDemandSince + `,
+        built_by         = ` + SQLIdentityKey("$5::text", "$9::text", "$10::text", "$11::text") + `
     WHERE j.firm_id = $1 AND j.matter_id = $2 AND ` + SQLHoldsToken("j", "$3") + `
     RETURNING firm_id, matter_id, target_generation, requested_generation
 ), body AS (

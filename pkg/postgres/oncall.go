@@ -206,6 +206,9 @@ func classify(d *Diagnosis, claimedAt, lastDemanded *time.Time, leaseExpired boo
 		if claimedAt != nil && claimedAt.After(last) {
 			last = *claimedAt
 		}
+		if d.NotBefore != nil && d.NotBefore.After(last) { // the nudge sent for the end of a backoff
+			last = *d.NotBefore
+		}
 		at := last.Add(grace)
 		if at.Before(d.Now) {
 			at = d.Now
@@ -274,7 +277,7 @@ func (l *Ledger) Diagnose(ctx context.Context, ref rail.MatterRef, oc OnCallConf
 	}
 	d, err := scanDiagnosis(l.pool.QueryRow(ctx, diagnosisSQL+`
         WHERE j.firm_id = $6 AND j.matter_id = $7`, l.diagArgs(oc, ref.FirmID, ref.MatterID)...),
-		l.cfg.Lease, oc, l.cfg.SweepGrace)
+		l.cfg.Lease, oc, l.cfg.RenudgeGrace())
 	if errors.Is(err, pgx.ErrNoRows) {
 		var status string
 		var now time.Time
@@ -318,7 +321,7 @@ func (l *Ledger) Stale(ctx context.Context, limit int, oc OnCallConfig) ([]Diagn
 	defer rows.Close()
 	var out []Diagnosis
 	for rows.Next() {
-		d, err := scanDiagnosis(rows, l.cfg.Lease, oc, l.cfg.SweepGrace)
+		d, err := scanDiagnosis(rows, l.cfg.Lease, oc, l.cfg.RenudgeGrace())
 		if err != nil {
 			return nil, fmt.Errorf("stale: %w", err)
 		}

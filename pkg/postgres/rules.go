@@ -78,3 +78,22 @@ func SQLDemandUncovered(j string) string {
 func SQLQuarantines(j, maxAttempts string) string {
 	return "(NOT " + SQLAttemptsLeft(j, maxAttempts) + " AND NOT " + SQLDemandUncovered(j) + ")"
 }
+
+// SQLIdentityKey is a builder identity, given as four SQL expressions (name,
+// version, model id, prompt hash), as the one text the ledger row records
+// in built_by (the fields joined by the unit separator).
+func SQLIdentityKey(name, version, modelID, promptHash string) string {
+	return "(" + name + " || chr(31) || " + version + " || chr(31) || " + modelID + " || chr(31) || " + promptHash + ")"
+}
+
+// SQLOutdated: ledger row j's newest frame was built by an identity other
+// than the deployed one (four SQL expressions). It reads the row's
+// built_by, which the commit records; for a row whose newest frame landed
+// before built_by existed (NULL), it reads that frame (SQLBuiltByOther). A
+// row with no frame is not outdated.
+func SQLOutdated(j, name, version, modelID, promptHash string) string {
+	return "(CASE WHEN " + j + ".built_by IS NOT NULL THEN " + j + ".built_by <> " + SQLIdentityKey(name, version, modelID, promptHash) +
+		" ELSE coalesce((SELECT " + SQLBuiltByOther("f", name, version, modelID, promptHash) +
+		" FROM ops.matter_frames f WHERE f.firm_id = " + j + ".firm_id AND f.matter_id = " + j + ".matter_id" +
+		" ORDER BY f.token DESC LIMIT 1), false) END)"
+}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -9,27 +10,22 @@ import (
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
-// SweepReport is what one sweep pass found and did.
+// SweepReport is what one ledger sweep (Ledger.Sweep) found.
 type SweepReport struct {
 	Quarantined []rail.MatterRef // expired leases out of attempts: now quarantined
 	// Released: expired leases out of attempts that demand arriving during
 	// their last attempt released instead (idle, attempts reset).
 	Released      []rail.MatterRef
 	LeaseExpiries int              // running rows whose lease expired since the last pass
-	Renudge       []rail.MatterRef // unserved demand with no live claim: nudge these
+	Renudge       []rail.MatterRef // unserved live demand with no live claim: nudge these on the build queue
+	// RenudgeBackfill: unserved demand that is the backfill's only: nudge
+	// these on the backfill queue.
+	RenudgeBackfill []rail.MatterRef
 	Gauges
 }
 
-// Gauges are what on-call watches, read off the ledger in one query. The
-// first three count open matters only: a closed matter gets no builds, so
-// its demand is held, not late (MattersClosedWithDemand counts it; when the
-// matter is re-opened its demand counts again, aged from the re-opening).
-type Gauges struct {
-	MattersBehind               int     // open, requested > built, not quarantined
-	MattersQuarantined          int     // open, quarantined
-	OldestUnservedDemandSeconds float64 // open, not quarantined: age of the oldest unbuilt demand (0 when none)
-	MattersClosedWithDemand     int     // closed with requested > built: demand held until re-opened
-}
+// Gauges are the on-call gauges (rail.LedgerGauges).
+type Gauges = rail.LedgerGauges
 
 // The sweep's statements are composed from the ledger's rules (rules.go):
 // each running row's lease and attempt limit are read off the row, so a
@@ -77,13 +73,26 @@ FROM ops.matter_frame_jobs j
 WHERE j.firm_id = r.firm_id AND j.matter_id = r.matter_id AND ` + SQLHoldsToken("j", "r.token") + `
   AND r.outcome = 'claimed' AND ` + SQLLeaseExpired("j", "$1")
 
+// sweepUnservedSQL lists open matters with claimable demand whose own nudge
+// had $2 seconds (the grace) to arrive: the trigger's (last_demanded_at,
+// sent with the settle delay), a builder's follow-up (claimed_at: the last
+// heartbeat before its commit) and the nudge a failed build is sent for the
+// end of its backoff (not_before). Live demand comes first, then the
+// backfill's; each row says whether its unserved demand is the backfill's
+// only (such a re-nudge goes to the backfill queue).
 var sweepUnservedSQL = `
-SELECT j.firm_id, j.matter_id
+SELECT j.firm_id, j.matter_id,
+       EXISTS (SELECT 1 FROM ops.matter_demands d
+               WHERE d.firm_id = j.firm_id AND d.matter_id = j.matter_id AND d.served_at IS NULL
+                 AND d.source = 'backfill')
+       AND NOT EXISTS (SELECT 1 FROM ops.matter_demands d
+               WHERE d.firm_id = j.firm_id AND d.matter_id = j.matter_id AND d.served_at IS NULL
+                 AND d.source <> 'backfill') AS backfill_only
 FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)
 WHERE m.status = 'open' AND ` + SQLClaimable("j", "$1", "$4") + `
   AND coalesce(j.last_demanded_at, '-infinity') < clock_timestamp() - make_interval(secs => $2)
-  AND coalesce(j.claimed_at, '-infinity') < clock_timestamp() - make_interval(secs => $2)
-ORDER BY j.demand_since NULLS LAST
+  AND coalesce(greatest(j.claimed_at, j.not_before), '-infinity') < clock_timestamp() - make_interval(secs => $2)
+ORDER BY backfill_only, j.demand_since NULLS LAST
 LIMIT $3`
 
 var gaugesSQL = `
@@ -96,23 +105,17 @@ FROM (SELECT j.run_status, j.demand_since, ` + SQLDemandUnserved("j") + ` AS beh
              m.status = 'open' AS open
       FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)) AS x`
 
-// Sweep runs one pass: quarantine expired leases that are out of attempts,
-// note the other expiries, and list up to limit matters whose demand has no
-// live claim and whose own nudge had SweepGrace to arrive. The caller nudges
-// them; a nudge only starts a build if the claim finds the demand still
-// unserved, so a sweep racing a completion wastes nothing.
-func (l *Ledger) Sweep(ctx context.Context, limit int) (SweepReport, error) {
-	if limit <= 0 {
-		limit = 500
-	}
-	var rep SweepReport
+// QuarantineExpired quarantines running rows whose lease expired on their
+// last allowed attempt, and releases instead (idle, attempts reset) those
+// that demand arriving during that attempt spares (rail.SweepLedger).
+func (l *Ledger) QuarantineExpired(ctx context.Context) (quarantined, released []rail.MatterRef, err error) {
 	quarantine := sweepQuarantineSQL
 	if l.swallowUncovered {
 		quarantine = sweepQuarantineSwallowingSQL
 	}
 	rows, err := l.q.Query(ctx, quarantine, seconds(l.cfg.Lease), l.cfg.MaxAttempts)
 	if err != nil {
-		return rep, fmt.Errorf("sweep quarantine: %w", err)
+		return nil, nil, fmt.Errorf("quarantine: %w", err)
 	}
 	type touched struct {
 		ref         rail.MatterRef
@@ -124,31 +127,87 @@ func (l *Ledger) Sweep(ctx context.Context, limit int) (SweepReport, error) {
 		return t, err
 	})
 	if err != nil {
-		return rep, fmt.Errorf("sweep quarantine: %w", err)
+		return nil, nil, fmt.Errorf("quarantine: %w", err)
 	}
 	for _, t := range ts {
 		if t.quarantined {
-			rep.Quarantined = append(rep.Quarantined, t.ref)
+			quarantined = append(quarantined, t.ref)
 		} else {
-			rep.Released = append(rep.Released, t.ref)
+			released = append(released, t.ref)
 		}
 	}
+	return quarantined, released, nil
+}
+
+// MarkExpiredLeases marks the runs of expired leases that were not
+// reclaimed (rail.SweepLedger).
+func (l *Ledger) MarkExpiredLeases(ctx context.Context) (int, error) {
 	tag, err := l.q.Exec(ctx, sweepExpiredRunsSQL, seconds(l.cfg.Lease))
 	if err != nil {
-		return rep, fmt.Errorf("sweep expired leases: %w", err)
+		return 0, fmt.Errorf("expired leases: %w", err)
 	}
-	rep.LeaseExpiries = int(tag.RowsAffected())
-	rows, err = l.q.Query(ctx, sweepUnservedSQL, seconds(l.cfg.Lease), seconds(l.cfg.SweepGrace), limit, l.cfg.MaxAttempts)
+	return int(tag.RowsAffected()), nil
+}
+
+// Unserved lists up to limit matters to re-nudge (rail.SweepLedger), live
+// demand first. The grace is the configuration's RenudgeGrace (the sweep
+// grace, outlasting the settle delay).
+func (l *Ledger) Unserved(ctx context.Context, limit int) ([]rail.UnservedMatter, error) {
+	if limit <= 0 {
+		limit = rail.DefaultSweepLimit
+	}
+	rows, err := l.q.Query(ctx, sweepUnservedSQL, seconds(l.cfg.Lease), seconds(l.cfg.RenudgeGrace()), limit, l.cfg.MaxAttempts)
 	if err != nil {
-		return rep, fmt.Errorf("sweep unserved: %w", err)
+		return nil, fmt.Errorf("unserved: %w", err)
 	}
-	if rep.Renudge, err = collectRefs(rows); err != nil {
-		return rep, fmt.Errorf("sweep unserved: %w", err)
+	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rail.UnservedMatter, error) {
+		var u rail.UnservedMatter
+		err := r.Scan(&u.FirmID, &u.MatterID, &u.BackfillOnly)
+		return u, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("unserved: %w", err)
+	}
+	return found, nil
+}
+
+// LedgerGauges reads the on-call gauges (rail.SweepLedger).
+func (l *Ledger) LedgerGauges(ctx context.Context) (rail.LedgerGauges, error) { return l.Gauges(ctx) }
+
+// Sweep runs the ledger's part of a pass in one call (the tests' and the
+// simulation's; the sweeper function runs rail.Sweeper, which calls the
+// parts itself): quarantine expired leases that are out of attempts, note
+// the other expiries, list up to limit matters whose demand has no live
+// claim and whose own nudge had the grace to arrive, and read the gauges.
+// Every part runs even if an earlier one failed; the errors are joined.
+// The caller nudges the matters listed; a nudge only starts a build if the
+// claim finds the demand still unserved, so a sweep racing a completion
+// wastes nothing.
+func (l *Ledger) Sweep(ctx context.Context, limit int) (SweepReport, error) {
+	var rep SweepReport
+	var errs []error
+	var err error
+	if rep.Quarantined, rep.Released, err = l.QuarantineExpired(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("sweep %w", err))
+	}
+	if rep.LeaseExpiries, err = l.MarkExpiredLeases(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("sweep %w", err))
+	}
+	found, err := l.Unserved(ctx, limit)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("sweep %w", err))
+	}
+	for _, u := range found {
+		if u.BackfillOnly {
+			rep.RenudgeBackfill = append(rep.RenudgeBackfill, u.MatterRef)
+		} else {
+			rep.Renudge = append(rep.Renudge, u.MatterRef)
+		}
 	}
 	if rep.Gauges, err = l.Gauges(ctx); err != nil {
-		return rep, err
+		errs = append(errs, fmt.Errorf("sweep %w", err))
 	}
-	return rep, nil
+	return rep, errors.Join(errs...)
 }
 
 // Gauges reads the on-call gauges off the ledger.

@@ -1,6 +1,7 @@
 package rail
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,9 +17,17 @@ import (
 // without delaying live demand:
 //
 //   - Admission is rate limited: each pass (the sweeper's, once a minute in
-//     AWS) admits at most rate x the time since the last admission, at most
-//     one minute's worth, through a token bucket on ops.backfill_control
-//     (locked for the pass, so two sweepers never double the rate).
+//     AWS) admits at most rate x the time since the last admission, through
+//     a token bucket on ops.backfill_control (locked for the pass, so two
+//     sweepers never double the rate) that holds one minute's worth, or one
+//     admission's worth when the rate is below one a minute (CreditCap), so
+//     a rate of 0.2 a minute admits one matter every five minutes.
+//   - Admission is bounded by capacity: at most MaxInFlight matters (the
+//     backfill builders' concurrency, RAIL_BACKFILL_CONCURRENCY) hold
+//     unserved backfill demand at once, so the backfill queue never holds
+//     more than its builders can take and the sweeper's re-nudges of
+//     backfill-only demand (onto the backfill queue, never the live one)
+//     find nothing waiting behind a busy builder.
 //   - It admits only matters that are current, idle and open: a matter with
 //     live demand is being rebuilt anyway (by the deployed builder), and a
 //     quarantined or closed one waits for its own cause.
@@ -44,15 +53,34 @@ type Backfill struct {
 	Rate     float64 // builds per minute, > 0
 	// Nudger is the backfill queue's nudger (its own queue and concurrency).
 	Nudger Nudger
-	Log    *slog.Logger
+	// MaxInFlight bounds the matters holding unserved backfill demand at
+	// once (the backfill builders' concurrency); zero:
+	// DefaultBackfillInFlight.
+	MaxInFlight int
+	Reverts     Reverts // the simulation's negative controls; zero in production
+	Log         *slog.Logger
+}
+
+// DefaultBackfillInFlight is the backfill in flight when MaxInFlight is
+// zero: the template's BackfillConcurrency default.
+const DefaultBackfillInFlight = 2
+
+// CreditCap is the most credit, in seconds, the bucket holds at rate builds
+// per minute: one minute's worth, or one admission's worth when that is
+// longer (a rate below one a minute).
+func CreditCap(rate float64) float64 {
+	return max(60, 60/rate)
 }
 
 // BackfillPass is what one admission pass did.
 type BackfillPass struct {
 	Paused   bool        `json:"paused"`
-	Allowed  int         `json:"allowed"`  // admissions the rate allowed this pass
-	Admitted []MatterRef `json:"admitted"` // matters given backfill demand and nudged
-	Outdated int         `json:"outdated"` // outdated matters after the pass (MattersOutdated)
+	Allowed  int         `json:"allowed"`   // admissions the rate and the capacity allowed this pass
+	InFlight int         `json:"in_flight"` // matters holding unserved backfill demand before the pass
+	Admitted []MatterRef `json:"admitted"`  // matters given backfill demand and nudged
+	Outdated int         `json:"outdated"`  // outdated open matters (MattersOutdated; the admitted ones included)
+	// CountOnly: no admission ran (no backfill queue); Outdated alone is set.
+	CountOnly bool `json:"count_only,omitempty"`
 }
 
 func (b *Backfill) log() *slog.Logger {
@@ -80,20 +108,34 @@ func (b *Backfill) Admit(ctx context.Context) (BackfillPass, error) {
 		return pass, fmt.Errorf("backfill: begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	// The bucket: at most one minute's worth of the rate.
+	// The bucket: at most CreditCap(rate) seconds of credit.
+	capSeconds := CreditCap(b.Rate)
+	if b.Reverts.MinuteCappedCredit {
+		capSeconds = 60
+	}
 	var credit float64
-	pass.Paused, credit, err = tx.Control(ctx)
+	pass.Paused, credit, err = tx.Control(ctx, capSeconds)
 	if err != nil {
 		return pass, fmt.Errorf("backfill: control row: %w", err)
 	}
 	if !pass.Paused {
 		pass.Allowed = int(math.Floor(b.Rate * credit / 60))
 	}
-	if pass.Allowed > 0 {
-		refs, err := tx.Outdated(ctx, b.Deployed, pass.Allowed)
-		if err != nil {
-			return pass, fmt.Errorf("backfill: outdated matters: %w", err)
+	if pass.Allowed > 0 && !b.Reverts.UnboundedBackfill {
+		if pass.InFlight, err = tx.InFlight(ctx); err != nil {
+			return pass, fmt.Errorf("backfill: in flight: %w", err)
 		}
+		pass.Allowed = max(0, min(pass.Allowed, cmp.Or(b.MaxInFlight, DefaultBackfillInFlight)-pass.InFlight))
+	}
+	// One scan gives the matters to admit and the count (MattersOutdated:
+	// an admitted matter stays outdated until its build lands).
+	scan, err := tx.Outdated(ctx, b.Deployed, pass.Allowed)
+	if err != nil {
+		return pass, fmt.Errorf("backfill: outdated matters: %w", err)
+	}
+	pass.Outdated = scan.Outdated
+	if pass.Allowed > 0 {
+		refs := scan.Eligible
 		for _, ref := range refs {
 			if _, err := tx.DemandFrom(ctx, ref, 1, DemandOrigin{Source: DemandFromBackfill}); err != nil {
 				return pass, fmt.Errorf("backfill: %w", err)
@@ -101,8 +143,8 @@ func (b *Backfill) Admit(ctx context.Context) (BackfillPass, error) {
 		}
 		pass.Admitted = refs
 		// Spend what was admitted; a bucket with nothing left to admit
-		// stays full (capped at one minute's worth).
-		if err := tx.Spend(ctx, len(refs), b.Rate); err != nil {
+		// stays full (capped at CreditCap).
+		if err := tx.Spend(ctx, len(refs), b.Rate, capSeconds); err != nil {
 			return pass, fmt.Errorf("backfill: spend allowance: %w", err)
 		}
 	}
@@ -117,9 +159,6 @@ func (b *Backfill) Admit(ctx context.Context) (BackfillPass, error) {
 		if err := b.Nudger.Nudge(ctx, nudges, 0); err != nil {
 			b.log().WarnContext(ctx, "backfill nudges not sent; the sweeper re-nudges the demand", "err", err, "matters", len(nudges))
 		}
-	}
-	if pass.Outdated, _, err = b.Count(ctx); err != nil {
-		return pass, err
 	}
 	return pass, nil
 }

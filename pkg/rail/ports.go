@@ -22,6 +22,7 @@ const (
 	ReasonFollowUp = "follow_up" // demand arrived during a build
 	ReasonSweep    = "sweep"     // the sweeper found demand whose nudge was lost
 	ReasonBackfill = "backfill"  // the backfill admitted an outdated matter (its own queue)
+	ReasonRetry    = "retry"     // a build failed: due again at the end of its backoff (sent with that delay)
 )
 
 // Nudge is a build-queue message: ids and trace context only. It is a tap
@@ -190,13 +191,25 @@ type BackfillLedger interface {
 type BackfillTx interface {
 	DemandTx
 	// Control locks the control row and returns whether the backfill is
-	// paused and the bucket's credit in seconds (at most 60).
-	Control(ctx context.Context) (paused bool, creditSeconds float64, err error)
+	// paused and the bucket's credit in seconds (at most capSeconds).
+	Control(ctx context.Context, capSeconds float64) (paused bool, creditSeconds float64, err error)
+	// InFlight counts the open, unquarantined matters holding unserved
+	// backfill demand (the admissions not yet built).
+	InFlight(ctx context.Context) (int, error)
 	// Outdated lists up to limit outdated matters eligible for admission
-	// (current, idle, open), oldest frame first.
-	Outdated(ctx context.Context, deployed BuilderIdentity, limit int) ([]MatterRef, error)
-	// Spend takes n admissions at rate per minute from the bucket.
-	Spend(ctx context.Context, n int, rate float64) error
+	// (current, idle, open), oldest frame first, and counts the open
+	// outdated matters and the eligible ones, in one scan.
+	Outdated(ctx context.Context, deployed BuilderIdentity, limit int) (OutdatedScan, error)
+	// Spend takes n admissions at rate per minute from a bucket holding at
+	// most capSeconds.
+	Spend(ctx context.Context, n int, rate, capSeconds float64) error
+}
+
+// OutdatedScan is what BackfillTx.Outdated found.
+type OutdatedScan struct {
+	Eligible   []MatterRef // up to the limit, oldest frame first
+	Outdated   int         // open matters built by another identity
+	Admissible int         // of those, current and idle
 }
 
 // Outbox is the relay's port. A pass holds no transaction across the bus

@@ -72,8 +72,40 @@ type Config struct {
 	BackoffBase time.Duration // backoff after the first failure; default 5s
 	BackoffMax  time.Duration // backoff cap; default 5m
 	// SweepGrace: the sweeper leaves demand younger than this to its own
-	// nudge (which may be waiting out the settle delay); default 2m.
+	// nudge (which may be waiting out the settle delay); default 2m. The
+	// grace the sweeper applies is RenudgeGrace.
 	SweepGrace time.Duration
+	// SettleDelay is the trigger's nudge delay (RAIL_SETTLE_DELAY): the
+	// sweeper's grace outlasts it (RenudgeGrace).
+	SettleDelay time.Duration
+}
+
+// RenudgeGrace is how long the sweeper leaves demand to its own nudge: the
+// sweep grace, or, when the settle delay is not shorter than that, the
+// settle delay plus the grace (a nudge waiting out its settle delay is not
+// lost, and re-nudging it early would build before the burst settled).
+func (c Config) RenudgeGrace() time.Duration {
+	g := c.SweepGrace
+	if g <= 0 {
+		g = DefaultSweepGrace
+	}
+	if c.SettleDelay >= g {
+		return c.SettleDelay + g
+	}
+	return g
+}
+
+// Backoff is the wait before a matter whose attempt failed may be claimed
+// again: BackoffBase doubling per attempt since the last landed frame, at
+// most BackoffMax (Fail's statement, pkg/postgres, computes the same from
+// the row; TestBackoffIsFailsOwn pins them together).
+func (c Config) Backoff(attempts int) time.Duration {
+	c = c.WithDefaults()
+	d := c.BackoffBase
+	for i := 1; i < attempts && d < c.BackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, c.BackoffMax)
 }
 
 // Defaults used when a Config field is zero.

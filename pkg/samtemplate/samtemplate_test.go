@@ -204,8 +204,8 @@ func TestFunctionEnvironment(t *testing.T) {
 				t.Errorf("%s: env lacks %s", id, n)
 			}
 		}
-		// The sweeper's own: the backfill's queue and rate.
-		extra := map[string][]string{"SweeperFunction": {"RAIL_BACKFILL_QUEUE_URL", "RAIL_BACKFILL_RATE"}}[id]
+		// The sweeper's own: the backfill's queue, rate and concurrency.
+		extra := map[string][]string{"SweeperFunction": {"RAIL_BACKFILL_QUEUE_URL", "RAIL_BACKFILL_RATE", "RAIL_BACKFILL_CONCURRENCY"}}[id]
 		for _, n := range extra {
 			if !slices.Contains(names, n) {
 				t.Errorf("%s: env lacks %s", id, n)

@@ -217,7 +217,10 @@ func backfillRep(ctx context.Context, pool *pgxpool.Pool, ledger *postgres.Ledge
 			wg.Add(1)
 			go worker(bfq, fmt.Sprintf("backfill-%d", i), false)
 		}
-		bf := &rail.Backfill{Ledger: ledger, Deployed: deployed, Rate: rate, Nudger: bfq}
+		// In flight far above the deployed bound (the backfill builders'
+		// concurrency): this section stresses the database with admissions
+		// at its rate, as its published figures were measured.
+		bf := &rail.Backfill{Ledger: ledger, Deployed: deployed, Rate: rate, Nudger: bfq, MaxInFlight: 1_000_000}
 		wg.Add(1)
 		go func() { // the sweeper: one admission pass a second
 			defer wg.Done()

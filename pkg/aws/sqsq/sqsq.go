@@ -174,10 +174,10 @@ func checkNudge(nd rail.Nudge) error {
 		return errors.New("sqsq: nudge has no matter_id")
 	}
 	switch nd.Reason {
-	case rail.ReasonDemand, rail.ReasonFollowUp, rail.ReasonSweep, rail.ReasonBackfill:
+	case rail.ReasonDemand, rail.ReasonFollowUp, rail.ReasonSweep, rail.ReasonBackfill, rail.ReasonRetry:
 		return nil
 	}
-	return fmt.Errorf("sqsq: nudge reason %q, want demand, follow_up, sweep or backfill", nd.Reason)
+	return fmt.Errorf("sqsq: nudge reason %q, want demand, follow_up, sweep, backfill or retry", nd.Reason)
 }
 
 // DecodeNudge parses a build-queue body strictly: JSON object, v 1, firm and

@@ -92,4 +92,3 @@ func TestWorkerKilled(t *testing.T) {
 		t.Errorf("cancel took %v", d)
 	}
 }
-

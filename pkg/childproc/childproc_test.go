@@ -1,4 +1,4 @@
-package proc_test
+package childproc_test
 
 import (
 	"context"
@@ -14,27 +14,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pramaan/brief-rail/internal/testenv/proc"
+	"github.com/pramaan/brief-rail/pkg/childproc"
 )
 
 // Stop ends the child's whole group: a grandchild the child started in the
 // background is gone too (signal 0 to its pid fails), and the child's
 // output collected on the way is all there.
 func TestStopEndsTheGroup(t *testing.T) {
-	out := &proc.Buffer{}
+	out := &childproc.Buffer{}
 	cmd := exec.Command("sh", "-c", `sleep 600 & echo "child $!"; wait`)
 	cmd.Stdout, cmd.Stderr = out, out
 	// Without the group stop, the grandchild would hold the output pipe
 	// open and Wait with it: fail instead of hanging.
 	cmd.WaitDelay = time.Second
-	p, err := proc.Start(cmd)
+	p, err := childproc.Start(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Stop(time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := proc.WaitFor(ctx, 10*time.Millisecond, p.Exited(), func() bool {
+	if err := childproc.WaitFor(ctx, 10*time.Millisecond, p.Exited(), func() bool {
 		return strings.Contains(out.String(), "\n")
 	}); err != nil {
 		t.Fatalf("no output from the child: %v (%q)", err, out.String())
@@ -53,7 +53,7 @@ func TestStopEndsTheGroup(t *testing.T) {
 		t.Fatal("Stop returned before the child exited")
 	}
 	// The grandchild is not ours to reap: poll until it is gone or a zombie.
-	if err := proc.WaitFor(ctx, 10*time.Millisecond, nil, func() bool { return gone(grandchild) }); err != nil {
+	if err := childproc.WaitFor(ctx, 10*time.Millisecond, nil, func() bool { return gone(grandchild) }); err != nil {
 		t.Fatalf("grandchild %d still running after Stop: %v", grandchild, err)
 	}
 	var ee *exec.ExitError
@@ -80,16 +80,16 @@ func gone(pid int) bool {
 
 // A child that ignores SIGTERM is killed after the grace period.
 func TestStopKillsAfterGrace(t *testing.T) {
-	out := &proc.Buffer{}
+	out := &childproc.Buffer{}
 	cmd := exec.Command("sh", "-c", `trap "" TERM; echo ready; while :; do sleep 1; done`)
 	cmd.Stdout = out
-	p, err := proc.Start(cmd)
+	p, err := childproc.Start(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := proc.WaitFor(ctx, 10*time.Millisecond, p.Exited(), func() bool {
+	if err := childproc.WaitFor(ctx, 10*time.Millisecond, p.Exited(), func() bool {
 		return strings.Contains(out.String(), "ready")
 	}); err != nil {
 		t.Fatalf("child not ready: %v", err)
@@ -111,34 +111,34 @@ func TestWaitPort(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		if err := proc.WaitPort(ctx, l.Addr().String(), 10*time.Millisecond, nil); err != nil {
+		if err := childproc.WaitPort(ctx, l.Addr().String(), 10*time.Millisecond, nil); err != nil {
 			t.Fatal(err)
 		}
 	})
 
 	t.Run("process exited", func(t *testing.T) {
-		port, err := proc.FreePort()
+		port, err := childproc.FreePort()
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := proc.Start(exec.Command("true"))
+		p, err := childproc.Start(exec.Command("true"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = proc.WaitPort(ctx, fmt.Sprintf("127.0.0.1:%d", port), 10*time.Millisecond, p.Exited())
-		if !errors.Is(err, proc.ErrExited) {
+		err = childproc.WaitPort(ctx, fmt.Sprintf("127.0.0.1:%d", port), 10*time.Millisecond, p.Exited())
+		if !errors.Is(err, childproc.ErrExited) {
 			t.Fatalf("got %v, want ErrExited", err)
 		}
 	})
 
 	t.Run("deadline", func(t *testing.T) {
-		port, err := proc.FreePort()
+		port, err := childproc.FreePort()
 		if err != nil {
 			t.Fatal(err)
 		}
 		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 		defer cancel()
-		err = proc.WaitPort(short, fmt.Sprintf("127.0.0.1:%d", port), 10*time.Millisecond, nil)
+		err = childproc.WaitPort(short, fmt.Sprintf("127.0.0.1:%d", port), 10*time.Millisecond, nil)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("got %v, want the context's deadline", err)
 		}
@@ -148,7 +148,7 @@ func TestWaitPort(t *testing.T) {
 // WaitFor asks first, before any wait, and stops as soon as ready says so.
 func TestWaitForAsksFirst(t *testing.T) {
 	calls := 0
-	err := proc.WaitFor(context.Background(), time.Hour, nil, func() bool { calls++; return true })
+	err := childproc.WaitFor(context.Background(), time.Hour, nil, func() bool { calls++; return true })
 	if err != nil || calls != 1 {
 		t.Fatalf("err %v after %d calls, want nil after 1", err, calls)
 	}
@@ -156,7 +156,7 @@ func TestWaitForAsksFirst(t *testing.T) {
 
 // Buffer takes writes from many goroutines (run with -race).
 func TestBufferConcurrent(t *testing.T) {
-	var b proc.Buffer
+	var b childproc.Buffer
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(1)
@@ -185,13 +185,13 @@ func TestPollStopsWithTheProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := proc.Start(cmd)
+	p, err := childproc.Start(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Stop(time.Second)
 	attempts := 0
-	err = proc.Poll(ctx, 10*time.Millisecond, p.Exited(), func(ctx context.Context) error {
+	err = childproc.Poll(ctx, 10*time.Millisecond, p.Exited(), func(ctx context.Context) error {
 		attempts++
 		if attempts == 1 {
 			return errors.New("not yet")
@@ -200,13 +200,13 @@ func TestPollStopsWithTheProcess(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	})
-	if !errors.Is(err, proc.ErrExited) || attempts != 2 {
+	if !errors.Is(err, childproc.ErrExited) || attempts != 2 {
 		t.Fatalf("Poll: %v after %d attempts, want ErrExited after 2", err, attempts)
 	}
 
 	short, cancelShort := context.WithTimeout(ctx, 30*time.Millisecond)
 	defer cancelShort()
-	err = proc.Poll(short, 10*time.Millisecond, nil, func(context.Context) error { return errors.New("refused") })
+	err = childproc.Poll(short, 10*time.Millisecond, nil, func(context.Context) error { return errors.New("refused") })
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "(last attempt: refused)") {
 		t.Fatalf("Poll at the deadline: %v", err)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package localpg
+package localdb
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func (s *Server) copyCachedCluster(ctx context.Context, cred *syscall.Credential
 		return err
 	}
 	if err := copyTree(cache, s.dataDir, cred); err != nil {
-		return fmt.Errorf("localpg: copy the cached cluster %s: %w", cache, err)
+		return fmt.Errorf("localdb: copy the cached cluster %s: %w", cache, err)
 	}
 	return nil
 }
@@ -58,11 +58,11 @@ func (s *Server) cachedCluster(ctx context.Context, cred *syscall.Credential) (s
 		p := filepath.Join(s.binDir, name)
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
-			return "", fmt.Errorf("localpg: %w", err)
+			return "", fmt.Errorf("localdb: %w", err)
 		}
 		fi, err := os.Stat(real)
 		if err != nil {
-			return "", fmt.Errorf("localpg: %w", err)
+			return "", fmt.Errorf("localdb: %w", err)
 		}
 		fmt.Fprintln(h, real, fi.Size(), fi.ModTime().UnixNano())
 	}
@@ -73,19 +73,19 @@ func (s *Server) cachedCluster(ctx context.Context, cred *syscall.Credential) (s
 
 	build, err := os.MkdirTemp(os.TempDir(), "localpg-initdb-build-")
 	if err != nil {
-		return "", fmt.Errorf("localpg: %w", err)
+		return "", fmt.Errorf("localdb: %w", err)
 	}
 	defer os.RemoveAll(build)
 	if err := chownTo(build, cred); err != nil {
 		return "", err
 	}
 	data := filepath.Join(build, "data")
-	s.logf("localpg: initdb %s (cached as %s for later throwaway clusters)", data, cache)
+	s.logf("localdb: initdb %s (cached as %s for later throwaway clusters)", data, cache)
 	if err := s.initdb(ctx, cred, data, true); err != nil {
 		return "", err
 	}
 	if err := os.WriteFile(filepath.Join(data, ".localpg-complete"), nil, 0o600); err != nil {
-		return "", fmt.Errorf("localpg: %w", err)
+		return "", fmt.Errorf("localdb: %w", err)
 	}
 	if err := chownTo(filepath.Join(data, ".localpg-complete"), cred); err != nil {
 		return "", err
@@ -96,9 +96,9 @@ func (s *Server) cachedCluster(ctx context.Context, cred *syscall.Credential) (s
 			return cache, nil
 		}
 		// Otherwise this run gets the cluster just built.
-		s.logf("localpg: cannot cache the cluster at %s (%v); using it directly", cache, err)
+		s.logf("localdb: cannot cache the cluster at %s (%v); using it directly", cache, err)
 		if err := os.Rename(data, s.dataDir); err != nil {
-			return "", fmt.Errorf("localpg: %w", err)
+			return "", fmt.Errorf("localdb: %w", err)
 		}
 		return "", nil
 	}

@@ -1,4 +1,4 @@
-// Package localpg starts and stops a PostgreSQL server built from the
+// Package localdb starts and stops a PostgreSQL server built from the
 // binaries installed on this machine (initdb and postgres), for tests and for
 // the local runner.
 //
@@ -26,4 +26,4 @@
 // For per-test isolation, migrate one template database once and give every
 // test its own copy with CreateDatabase(ctx, name, template); DropDatabase
 // removes it even when connections are still open.
-package localpg
+package localdb

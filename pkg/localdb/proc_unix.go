@@ -1,6 +1,6 @@
 //go:build unix
 
-package localpg
+package localdb
 
 import (
 	"errors"

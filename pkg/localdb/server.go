@@ -1,6 +1,6 @@
 //go:build unix
 
-package localpg
+package localdb
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pramaan/brief-rail/internal/testenv/proc"
+	"github.com/pramaan/brief-rail/pkg/childproc"
 )
 
 // Superuser is the name of the cluster's superuser; loopback connections
@@ -74,7 +74,7 @@ type Server struct {
 	logf    func(string, ...any)
 
 	cmd  *exec.Cmd
-	proc *proc.Process // the postmaster, reaped in the background
+	proc *childproc.Process // the postmaster, reaped in the background
 
 	stopOnce sync.Once
 	stopErr  error
@@ -109,7 +109,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	if opt.DataDir == "" {
 		s.tempDir, err = os.MkdirTemp("", "localpg-")
 		if err != nil {
-			return nil, fmt.Errorf("localpg: %w", err)
+			return nil, fmt.Errorf("localdb: %w", err)
 		}
 		s.dataDir = filepath.Join(s.tempDir, "data")
 		s.logPath = filepath.Join(s.tempDir, "postgres.log")
@@ -120,7 +120,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	} else {
 		s.dataDir, err = filepath.Abs(opt.DataDir)
 		if err != nil {
-			return nil, fmt.Errorf("localpg: %w", err)
+			return nil, fmt.Errorf("localdb: %w", err)
 		}
 		s.logPath = filepath.Join(s.dataDir, "localpg.log")
 	}
@@ -154,16 +154,16 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		port := opt.Port
 		if port == 0 {
 			if port, err = pickPort(); err != nil {
-				return fail(fmt.Errorf("localpg: %w", err))
+				return fail(fmt.Errorf("localdb: %w", err))
 			}
 		}
 		err = s.run(ctx, cred, port, settings)
 		if err == nil {
-			logf("localpg: PostgreSQL ready on 127.0.0.1:%d (data %s, log %s)", port, s.dataDir, s.logPath)
+			logf("localdb: PostgreSQL ready on 127.0.0.1:%d (data %s, log %s)", port, s.dataDir, s.logPath)
 			return s, nil
 		}
 		if errors.Is(err, errPortInUse) && opt.Port == 0 && attempt < portAttempts && ctx.Err() == nil {
-			logf("localpg: port %d was taken before the server bound it; trying another", port)
+			logf("localdb: port %d was taken before the server bound it; trying another", port)
 			continue
 		}
 		return fail(err)
@@ -192,40 +192,40 @@ func (s *Server) prepareCluster(ctx context.Context, cred *syscall.Credential) e
 	_, err := os.Stat(filepath.Join(s.dataDir, "PG_VERSION"))
 	switch {
 	case err == nil:
-		s.logf("localpg: reusing the cluster in %s", s.dataDir)
+		s.logf("localdb: reusing the cluster in %s", s.dataDir)
 		if cred != nil {
 			if err := chownTree(s.dataDir, cred); err != nil {
 				return err
 			}
 		}
 		if err := os.Chmod(s.dataDir, 0o700); err != nil {
-			return fmt.Errorf("localpg: %w", err)
+			return fmt.Errorf("localdb: %w", err)
 		}
 		return s.clearStalePID()
 	case !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("localpg: %w", err)
+		return fmt.Errorf("localdb: %w", err)
 	}
 
 	entries, err := os.ReadDir(s.dataDir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := os.MkdirAll(filepath.Dir(s.dataDir), 0o755); err != nil {
-			return fmt.Errorf("localpg: %w", err)
+			return fmt.Errorf("localdb: %w", err)
 		}
 		if err := os.Mkdir(s.dataDir, 0o700); err != nil {
-			return fmt.Errorf("localpg: %w", err)
+			return fmt.Errorf("localdb: %w", err)
 		}
 	case err != nil:
-		return fmt.Errorf("localpg: %w", err)
+		return fmt.Errorf("localdb: %w", err)
 	case len(entries) > 0:
-		return fmt.Errorf("localpg: %s is neither empty nor a PostgreSQL data directory (no PG_VERSION); "+
+		return fmt.Errorf("localdb: %s is neither empty nor a PostgreSQL data directory (no PG_VERSION); "+
 			"remove it or choose another DataDir", s.dataDir)
 	}
 	if err := chownTo(s.dataDir, cred); err != nil {
 		return err
 	}
 
-	s.logf("localpg: initdb %s", s.dataDir)
+	s.logf("localdb: initdb %s", s.dataDir)
 	return s.initdb(ctx, cred, s.dataDir, false)
 }
 
@@ -241,7 +241,7 @@ func (s *Server) initdb(ctx context.Context, cred *syscall.Credential, dir strin
 	cmd.Env = serverEnv()
 	cmd.SysProcAttr = procAttr(cred, syscall.SIGKILL)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("localpg: initdb -D %s: %w\n%s", dir, err, tail(out))
+		return fmt.Errorf("localdb: initdb -D %s: %w\n%s", dir, err, tail(out))
 	}
 	return nil
 }
@@ -255,7 +255,7 @@ func (s *Server) clearStalePID() error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("localpg: %w", err)
+		return fmt.Errorf("localdb: %w", err)
 	}
 	first, _, _ := strings.Cut(string(b), "\n")
 	pid, _ := strconv.Atoi(strings.TrimSpace(first))
@@ -263,12 +263,12 @@ func (s *Server) clearStalePID() error {
 		pid = -pid
 	}
 	if pid > 0 && pid != os.Getpid() && processAlive(pid) && isPostgres(pid) {
-		return fmt.Errorf("localpg: %s is in use by a running postgres (pid %d); stop it first "+
+		return fmt.Errorf("localdb: %s is in use by a running postgres (pid %d); stop it first "+
 			"(pg_ctl -D %s stop -m fast, or kill -INT %d) or use another DataDir", s.dataDir, pid, s.dataDir, pid)
 	}
-	s.logf("localpg: removing stale %s (pid %d is not running)", pidFile, pid)
+	s.logf("localdb: removing stale %s (pid %d is not running)", pidFile, pid)
 	if err := os.Remove(pidFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("localpg: %w", err)
+		return fmt.Errorf("localdb: %w", err)
 	}
 	return nil
 }
@@ -281,7 +281,7 @@ func (s *Server) run(ctx context.Context, cred *syscall.Credential, port int, se
 	}
 	logFile, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
-		return fmt.Errorf("localpg: %w", err)
+		return fmt.Errorf("localdb: %w", err)
 	}
 	defer logFile.Close() // the child holds its own copy of the descriptor
 	if err := chownTo(s.logPath, cred); err != nil {
@@ -309,10 +309,10 @@ func (s *Server) run(ctx context.Context, cred *syscall.Credential, port int, se
 		deathSig = syscall.SIGQUIT
 	}
 	cmd.SysProcAttr = procAttr(cred, deathSig)
-	s.logf("localpg: starting postgres on 127.0.0.1:%d", port)
-	p, err := proc.Start(cmd)
+	s.logf("localdb: starting postgres on 127.0.0.1:%d", port)
+	p, err := childproc.Start(cmd)
 	if err != nil {
-		return fmt.Errorf("localpg: start postgres: %w", err)
+		return fmt.Errorf("localdb: start postgres: %w", err)
 	}
 	s.cmd, s.proc, s.port = cmd, p, port
 
@@ -328,19 +328,19 @@ func (s *Server) run(ctx context.Context, cred *syscall.Credential, port int, se
 func (s *Server) waitReady(ctx context.Context) error {
 	// A connection attempt does not outlive the postmaster: when it exits
 	// (say it lost the port to a listener that never answers), Poll stops.
-	err := proc.Poll(ctx, 50*time.Millisecond, s.proc.Exited(), s.ping)
+	err := childproc.Poll(ctx, 50*time.Millisecond, s.proc.Exited(), s.ping)
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, proc.ErrExited):
+	case errors.Is(err, childproc.ErrExited):
 		logTail := s.logTail()
-		err := fmt.Errorf("localpg: postgres exited during startup (%v); log %s:\n%s", s.proc.Err(), s.logPath, logTail)
+		err := fmt.Errorf("localdb: postgres exited during startup (%v); log %s:\n%s", s.proc.Err(), s.logPath, logTail)
 		if strings.Contains(logTail, "Address already in use") {
 			err = fmt.Errorf("%w: %w", errPortInUse, err)
 		}
 		return err
 	default:
-		return fmt.Errorf("localpg: postgres on port %d not ready: %w; log %s:\n%s", s.port, err, s.logPath, s.logTail())
+		return fmt.Errorf("localdb: postgres on port %d not ready: %w; log %s:\n%s", s.port, err, s.logPath, s.logTail())
 	}
 }
 
@@ -422,20 +422,20 @@ func (s *Server) stop() error {
 	var errs []error
 	select {
 	case <-s.proc.Exited():
-		errs = append(errs, fmt.Errorf("localpg: postgres had already exited (%v); log %s:\n%s", s.proc.Err(), s.logPath, s.logTail()))
+		errs = append(errs, fmt.Errorf("localdb: postgres had already exited (%v); log %s:\n%s", s.proc.Err(), s.logPath, s.logTail()))
 	default:
-		s.logf("localpg: stopping postgres on port %d", s.port)
+		s.logf("localdb: stopping postgres on port %d", s.port)
 		_ = s.cmd.Process.Signal(syscall.SIGINT)
 		select {
 		case <-s.proc.Exited():
 		case <-time.After(fastStopTimeout):
-			errs = append(errs, fmt.Errorf("localpg: fast shutdown took over %s; sent SIGQUIT", fastStopTimeout))
+			errs = append(errs, fmt.Errorf("localdb: fast shutdown took over %s; sent SIGQUIT", fastStopTimeout))
 			s.kill()
 		}
 	}
 	if s.tempDir != "" {
 		if err := os.RemoveAll(s.tempDir); err != nil {
-			errs = append(errs, fmt.Errorf("localpg: %w", err))
+			errs = append(errs, fmt.Errorf("localdb: %w", err))
 		}
 	}
 	return errors.Join(errs...)
@@ -473,14 +473,14 @@ func runAsCredential() (*syscall.Credential, error) {
 	}
 	u, err := user.Lookup("postgres")
 	if err != nil {
-		return nil, fmt.Errorf("localpg: running as root, and PostgreSQL refuses to run as root, "+
+		return nil, fmt.Errorf("localdb: running as root, and PostgreSQL refuses to run as root, "+
 			"but there is no \"postgres\" OS user to run it as (%v); create one (useradd --system postgres) "+
 			"or run as a non-root user", err)
 	}
 	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
 	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
 	if err := errors.Join(err1, err2); err != nil {
-		return nil, fmt.Errorf("localpg: OS user postgres: %w", err)
+		return nil, fmt.Errorf("localdb: OS user postgres: %w", err)
 	}
 	cred := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	if gids, err := u.GroupIds(); err == nil {
@@ -498,7 +498,7 @@ func chownTo(path string, cred *syscall.Credential) error {
 		return nil
 	}
 	if err := os.Lchown(path, int(cred.Uid), int(cred.Gid)); err != nil {
-		return fmt.Errorf("localpg: %w", err)
+		return fmt.Errorf("localdb: %w", err)
 	}
 	return nil
 }
@@ -508,7 +508,7 @@ func chownTo(path string, cred *syscall.Credential) error {
 func chownTree(dir string, cred *syscall.Credential) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return fmt.Errorf("localpg: %w", err)
+		return fmt.Errorf("localdb: %w", err)
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == cred.Uid {
 		return nil
@@ -528,7 +528,7 @@ func checkSearchable(dir string, cred *syscall.Credential) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			// Will be created 0755 by MkdirAll; check the existing part.
 		} else if err != nil {
-			return fmt.Errorf("localpg: %w", err)
+			return fmt.Errorf("localdb: %w", err)
 		} else if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 			perm := fi.Mode().Perm()
 			var ok bool
@@ -541,7 +541,7 @@ func checkSearchable(dir string, cred *syscall.Credential) error {
 				ok = perm&0o001 != 0
 			}
 			if !ok {
-				return fmt.Errorf("localpg: %s (mode %v) is not searchable by the OS user postgres (uid %d), "+
+				return fmt.Errorf("localdb: %s (mode %v) is not searchable by the OS user postgres (uid %d), "+
 					"which must run the server because we are root; choose a DataDir it can reach or run chmod o+x %s",
 					p, perm, cred.Uid, p)
 			}
@@ -554,7 +554,7 @@ func checkSearchable(dir string, cred *syscall.Credential) error {
 
 // pickPort chooses the port for a start when Options.Port is 0 (a variable
 // so the port-race test can hand out a taken port).
-var pickPort = proc.FreePort
+var pickPort = childproc.FreePort
 
 // serverEnv is our environment without PG* variables (PGDATA, PGPORT, ...),
 // which would otherwise leak into initdb and postgres.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package localpg
+package localdb
 
 import (
 	"os"

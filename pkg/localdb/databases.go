@@ -1,6 +1,6 @@
 //go:build unix
 
-package localpg
+package localdb
 
 import (
 	"context"
@@ -51,12 +51,12 @@ func (s *Server) CreateDatabase(ctx context.Context, name, template string) erro
 func (s *Server) EnsureDatabase(ctx context.Context, name string) (created bool, err error) {
 	conn, err := pgx.Connect(ctx, s.URL("postgres"))
 	if err != nil {
-		return false, fmt.Errorf("localpg: connect: %w", err)
+		return false, fmt.Errorf("localdb: connect: %w", err)
 	}
 	defer conn.Close(context.Background())
 	var exists bool
 	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
-		return false, fmt.Errorf("localpg: database %s: %w", name, err)
+		return false, fmt.Errorf("localdb: database %s: %w", name, err)
 	}
 	if exists {
 		return false, nil
@@ -75,11 +75,11 @@ func (s *Server) DropDatabase(ctx context.Context, name string) error {
 func (s *Server) admin(ctx context.Context, sql string) error {
 	conn, err := pgx.Connect(ctx, s.URL("postgres"))
 	if err != nil {
-		return fmt.Errorf("localpg: connect: %w", err)
+		return fmt.Errorf("localdb: connect: %w", err)
 	}
 	defer conn.Close(context.Background())
 	if _, err := conn.Exec(ctx, sql); err != nil {
-		return fmt.Errorf("localpg: %s: %w", sql, err)
+		return fmt.Errorf("localdb: %s: %w", sql, err)
 	}
 	return nil
 }

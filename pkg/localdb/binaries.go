@@ -1,4 +1,4 @@
-package localpg
+package localdb
 
 import (
 	"errors"
@@ -18,9 +18,9 @@ const BinDirEnv = "LOCALPG_BINDIR"
 
 // ErrNoBinaries is wrapped by the error FindBinaries returns when no
 // PostgreSQL installation is found.
-var ErrNoBinaries = errors.New("localpg: PostgreSQL server binaries (initdb, postgres) not found")
+var ErrNoBinaries = errors.New("localdb: PostgreSQL server binaries (initdb, postgres) not found")
 
-// needed are the programs localpg runs; all must sit in the same directory.
+// needed are the programs localdb runs; all must sit in the same directory.
 var needed = []string{"initdb", "postgres"}
 
 // FindBinaries returns the directory holding initdb and postgres. It looks

@@ -1,6 +1,6 @@
 //go:build unix
 
-package localpg
+package localdb
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pramaan/brief-rail/internal/testenv/ci"
-	"github.com/pramaan/brief-rail/internal/testenv/proc"
+	"github.com/pramaan/brief-rail/pkg/childproc"
 )
 
 func startServer(t *testing.T, opt Options) *Server {
@@ -292,13 +292,13 @@ func TestBadDataDirsRefused(t *testing.T) {
 // A port taken between picking and binding makes Start try another one.
 // Not parallel: it swaps pickPort.
 func TestPortRaceRetries(t *testing.T) {
-	race, err := proc.NewPortRace()
+	race, err := childproc.NewPortRace()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer race.Close()
 	pickPort = race.Pick
-	defer func() { pickPort = proc.FreePort }()
+	defer func() { pickPort = childproc.FreePort }()
 
 	s := startServer(t, Options{})
 	if race.Picks < 2 || s.Port() == race.Taken {

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package localpg
+package localdb
 
 import "syscall"
 

@@ -1,0 +1,22 @@
+-- The identity of the builder that built a matter's newest frame, on its
+-- ledger row: the commit that lands a frame records it (its builder name,
+-- version, model id and prompt hash as one text, postgres.SQLIdentityKey),
+-- so whether a matter is outdated (the backfill's admission and the
+-- MattersOutdated gauge, every sweep) is read off the row instead of off
+-- each matter's newest frame: one scan of the ledger, not a frame lookup
+-- per matter (at a million matters the lookups took about 20 s of the
+-- sweeper's 60 s).
+--
+-- Rows whose newest frame landed before this migration have NULL here; the
+-- statements fall back to the frame for them, and the sweeper fills them
+-- in bounded batches (postgres.FillBuiltBy, the sweep's "record builders"
+-- step).
+--
+-- Lock note: adding a nullable column without a default changes only the
+-- catalog (no table rewrite, no scan); it takes ACCESS EXCLUSIVE on
+-- ops.matter_frame_jobs for that instant. No index: the row's updates stay
+-- HOT (migration 004).
+ALTER TABLE ops.matter_frame_jobs ADD COLUMN built_by text;
+
+-- Roll back: deploy code that does not read or write built_by first, then
+-- ALTER TABLE ops.matter_frame_jobs DROP COLUMN built_by.
