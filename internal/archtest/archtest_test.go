@@ -49,6 +49,7 @@ var rings = []struct {
 	{"pkg/localbus", 2},
 	{"pkg/tracing", 2},
 	{"pkg/localdb", 2}, // the PostgreSQL server make run starts (and the tests, through internal/testenv/localpg)
+	{"pkg/pdftext/worker", 2}, // extraction in a child process (the OS's memory limit and kill), over pkg/pdftext
 
 	// Use-cases over the adapters: Lambda-shaped handlers, the host
 	// application's record.
