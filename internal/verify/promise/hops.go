@@ -133,7 +133,7 @@ func (n *faultNudger) Nudge(ctx context.Context, nudges []rail.Nudge, delay time
 // or lets demand arrive while it builds, as the run decides.
 type simBuilder struct{ r *run }
 
-func (b *simBuilder) Name() string                    { return b.r.identity.Name }
+func (b *simBuilder) Name() string                   { return b.r.identity.Name }
 func (b *simBuilder) Identity() rail.BuilderIdentity { return b.r.identity }
 
 // Body is the frame body the simulation's builder writes.

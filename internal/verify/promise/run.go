@@ -135,7 +135,7 @@ type run struct {
 	refuseNext rail.MatterRef
 	// frozen matters get no host workflow until the time given (the
 	// backfill, not live demand, must bring them up to date).
-	frozen map[rail.MatterRef]time.Time
+	frozen     map[rail.MatterRef]time.Time
 	dlq        map[uuid.UUID]bool
 	identities int
 	seenRuns   map[string]bool
@@ -148,8 +148,8 @@ func Run(ctx context.Context, env *Env, cfg Config) *Result {
 		cfg.Steps = DefaultSteps
 	}
 	r := &run{ctx: ctx, env: env, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x70726f6d697365)),
-		res:   &Result{Seed: cfg.Seed, Faults: map[Kind]int{}, Timing: map[string]time.Duration{}},
-		clock: &fakeClock{t: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)},
+		res:    &Result{Seed: cfg.Seed, Faults: map[Kind]int{}, Timing: map[string]time.Duration{}},
+		clock:  &fakeClock{t: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)},
 		closed: map[rail.MatterRef]bool{}, frozen: map[rail.MatterRef]time.Time{}, docs: map[rail.MatterRef][]uuid.UUID{}, poison: map[uuid.UUID]bool{},
 		refusals: map[uuid.UUID][]bool{}, published: map[uuid.UUID]int{}, seenRuns: map[string]bool{},
 		failures: map[rail.MatterRef]*failure{}, model: "sim-model-1", rate: "30"}
