@@ -129,10 +129,18 @@ func (r *run) afterBuild() {
 // force plays kind k's scenario once.
 func (r *run) force(k Kind) {
 	r.tracef("force %s", k)
-	m, ok := r.pick(r.openMatters())
-	if !ok {
-		return
+	var open []rail.MatterRef
+	for _, o := range r.matters {
+		if !r.closed[o] {
+			open = append(open, o)
+		}
 	}
+	if len(open) == 0 {
+		r.reopen(r.matters[0])
+		open = append(open, r.matters[0])
+	}
+	m, _ := r.pick(open)
+	delete(r.frozen, m)
 	switch k {
 	case WCloseInFlight:
 		r.upload(m, 1)
@@ -142,8 +150,8 @@ func (r *run) force(k Kind) {
 		r.note(WCloseInFlight)
 		r.closeMatter(m)
 	case FBusSlowPastBudget:
-		for _, o := range r.openMatters() {
-			r.upload(o, 12/len(r.openMatters())+1)
+		for _, o := range open {
+			r.upload(o, 12/len(open)+1)
 		}
 		r.slowPast = 3
 		for range 3 {
@@ -168,6 +176,19 @@ func (r *run) force(k Kind) {
 	case FBuildRefusedBody:
 		r.refuseNext = m
 		r.upload(m, 1)
+	case FBuildFailed:
+		// The matter's queue drained first, so the failed build's nudge is
+		// its last: only the rail itself can bring the retry.
+		r.tick(maxFaultTick)
+		r.failNext = m
+		r.frozen[m] = r.clock.Now().Add(5 * time.Minute) // no new demand rescues the retry
+		r.upload(m, 1)
+		for range 4 {
+			if r.failNext != m {
+				break
+			}
+			r.tick(r.settle)
+		}
 	case WDemandDuringLastAttempt:
 		r.w6 = &m
 		r.upload(m, 1)
@@ -187,16 +208,19 @@ func (r *run) settleBuilds() {
 
 func (r *run) quiesce() {
 	end := r.clock.Now().Add(quiesceFor)
-	stable := 0
+	var settledFor time.Duration
 	for r.clock.Now().Before(end) {
-		r.tick(quietTick)
-		left := r.leftover()
-		if left == "" {
-			if stable++; stable >= 3 {
+		d := time.Minute
+		if len(r.failures) > 0 {
+			d = quietTick // a failed build's retry is timed to the tick
+		}
+		r.tick(d)
+		if r.leftover() == "" {
+			if settledFor += d; settledFor >= 2*sweepEvery {
 				return
 			}
 		} else {
-			stable = 0
+			settledFor = 0
 		}
 	}
 	r.violate(VNotQuiescent, "after %v: %s", quiesceFor, r.leftover())
@@ -204,6 +228,7 @@ func (r *run) quiesce() {
 
 // leftover says what the rail still has to do ("" when nothing).
 func (r *run) leftover() string {
+	defer r.timed("leftover")()
 	var backlog, running, behind int
 	r.must(r.env.Admin.QueryRow(r.ctx, `SELECT
         (SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL AND parked_at IS NULL),
@@ -256,6 +281,7 @@ type matterState struct {
 }
 
 func (r *run) readMatters() []*matterState {
+	defer r.timed("readMatters")()
 	ledger := postgres.NewLedger(r.env.Admin, rail.Config{})
 	var out []*matterState
 	for _, ref := range r.matters {
@@ -333,13 +359,25 @@ func (s *matterState) unbuilt() []uuid.UUID {
 
 func (s *matterState) behind() bool { return s.hasRow && s.requested > s.built }
 
+// outdated lists the open, unquarantined matters whose newest frame was
+// built by another identity than the deployed builder's.
 func (r *run) outdated() []rail.MatterRef {
+	defer r.timed("outdated")()
+	rows, err := r.env.Admin.Query(r.ctx, `SELECT f.firm_id, f.matter_id FROM app.matters m
+        JOIN ops.matter_frame_jobs j USING (firm_id, matter_id)
+        CROSS JOIN LATERAL (SELECT * FROM ops.matter_frames f WHERE f.firm_id = m.firm_id AND f.matter_id = m.matter_id
+                            ORDER BY f.token DESC LIMIT 1) f
+        WHERE m.status = 'open' AND j.run_status <> 'quarantined'
+          AND (f.builder, f.builder_version, f.model_id, f.prompt_hash) IS DISTINCT FROM ($1, $2, $3, $4)`,
+		r.identity.Name, r.identity.Version, r.identity.ModelID, r.identity.PromptHash)
+	r.must(err, "outdated")
 	var out []rail.MatterRef
-	for _, s := range r.readMatters() {
-		if s.open && s.status != rail.StatusQuarantined && s.frame != nil && s.frame.Identity != r.identity {
-			out = append(out, s.ref)
-		}
+	for rows.Next() {
+		var m rail.MatterRef
+		r.must(rows.Scan(&m.FirmID, &m.MatterID), "scan outdated")
+		out = append(out, m)
 	}
+	r.must(rows.Err(), "outdated")
 	return out
 }
 

@@ -164,6 +164,9 @@ func (b *simBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage
 		switch {
 		case r.w6 != nil && *r.w6 == in.Ref:
 			fault = FBuildFailed
+		case r.failNext == in.Ref:
+			fault, r.failNext = FBuildFailed, rail.MatterRef{}
+			r.note(FBuildFailed)
 		case r.refuseNext == in.Ref:
 			fault, r.refuseNext = FBuildRefusedBody, rail.MatterRef{}
 			r.note(FBuildRefusedBody)

@@ -49,7 +49,7 @@ const (
 	sweepEvery   = time.Minute      // the sweeper's schedule
 	maxFaultTick = 20 * time.Second // the longest tick of the fault phase
 	quietTick    = 20 * time.Second // quiescence ticks
-	quiesceFor   = 45 * time.Minute // the quiescence bound (a lease, a relay backoff cap and some)
+	quiesceFor   = 25 * time.Minute // the quiescence bound (a lease, the sweeper's grace, a relay backoff cap)
 	triggerTO    = 30 * time.Second // the functions' timeouts (template.yaml)
 	builderTO    = 600 * time.Second
 	relayTO      = 60 * time.Second
@@ -133,6 +133,7 @@ type run struct {
 	w6         *rail.MatterRef
 	w6Done     bool
 	refuseNext rail.MatterRef
+	failNext   rail.MatterRef
 	// frozen matters get no host workflow until the time given (the
 	// backfill, not live demand, must bring them up to date).
 	frozen     map[rail.MatterRef]time.Time
@@ -187,6 +188,10 @@ func Run(ctx context.Context, env *Env, cfg Config) *Result {
 	r.stormUntil, r.saturated, r.bfStuck, r.slowPast, r.w6 = time.Time{}, time.Time{}, time.Time{}, 0, nil
 	r.tracef("quiescence (closed matters stay closed)")
 	r.quiesce()
+	if len(r.closed) == 0 {
+		r.checkEnd(true) // nothing to re-open
+		return r.res
+	}
 	r.checkEnd(false)
 	for _, m := range r.matters {
 		if r.closed[m] {
@@ -571,9 +576,6 @@ func (r *run) invokeRelay() {
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, relayTO)
 	defer cancel()
-	var backlog int64
-	r.must(r.env.Admin.QueryRow(r.ctx, `SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL AND parked_at IS NULL
-        AND (next_attempt_at IS NULL OR next_attempt_at <= clock_timestamp())`).Scan(&backlog), "backlog")
 	res, err := r.relay.Handle(ctx, lambdafn.ScheduleEvent{Source: app.ScheduleSource, Task: lambdafn.Relay})
 	r.res.RelayInvocations++
 	if res.Published > 0 || res.Failed > 0 || err != nil || r.inv.calls > 0 {
