@@ -103,18 +103,29 @@ func lanes() int {
 // results in seed order.
 func runSeeds(t *testing.T, start uint64, n int, mk func(seed uint64) promise.Config) []*promise.Result {
 	t.Helper()
+	return runSeedsOn(t, newEnvs(t, n), start, n, mk)
+}
+
+// newEnvs makes the lanes for n seeds.
+func newEnvs(t *testing.T, n int) []*promise.Env {
+	envs := make([]*promise.Env, min(lanes(), n))
+	for l := range envs {
+		envs[l] = newEnv(t)
+	}
+	return envs
+}
+
+// runSeedsOn is runSeeds on lanes already made (each run empties its lane's tables).
+func runSeedsOn(t *testing.T, envs []*promise.Env, start uint64, n int, mk func(seed uint64) promise.Config) []*promise.Result {
+	t.Helper()
 	results := make([]*promise.Result, n)
 	next := make(chan int, n)
 	for i := range n {
 		next <- i
 	}
 	close(next)
-	envs := make([]*promise.Env, min(lanes(), n))
-	for l := range envs {
-		envs[l] = newEnv(t)
-	}
 	var wg sync.WaitGroup
-	for _, env := range envs {
+	for _, env := range envs[:min(len(envs), n)] {
 		wg.Go(func() {
 			for i := range next {
 				results[i] = promise.Run(context.Background(), env, mk(start+uint64(i)))
@@ -259,10 +270,15 @@ func TestPromiseDefects(t *testing.T) {
 	if *flagSeed >= 0 {
 		t.Skip("replaying one seed")
 	}
+	most := 0
+	for _, d := range defects {
+		most = max(most, d.seeds*defectSeedFactor())
+	}
+	envs := newEnvs(t, most)
 	for _, d := range defects {
 		t.Run(d.name, func(t *testing.T) {
 			seeds := d.seeds * defectSeedFactor()
-			results := runSeeds(t, 1, seeds, func(seed uint64) promise.Config {
+			results := runSeedsOn(t, envs, 1, seeds, func(seed uint64) promise.Config {
 				c := defaultConfig(seed)
 				delete(c.Disabled, d.force)
 				c.Force = []promise.Kind{d.force}
