@@ -317,3 +317,26 @@ func TestPromiseDefects(t *testing.T) {
 		})
 	}
 }
+
+// TestReplaySameFaults runs a few seeds twice, on other lanes and under
+// other load, and requires the same workflow and faults (the kinds
+// injected, by count) and the same violations by kind: the part of a seed
+// the handlers let it decide (doc.go, "Determinism").
+func TestReplaySameFaults(t *testing.T) {
+	if *flagSeed >= 0 {
+		t.Skip("replaying one seed")
+	}
+	const first, n = 500, 4
+	a := runSeeds(t, first, n, defaultConfig)
+	b := runSeeds(t, first, n, defaultConfig)
+	for i := range n {
+		fa, fb := promise.FormatCounts(a[i].Faults), promise.FormatCounts(b[i].Faults)
+		if fa != fb {
+			t.Errorf("seed %d injected other faults on replay:\n  first:  %s\n  replay: %s", a[i].Seed, fa, fb)
+		}
+		va, vb := promise.FormatCounts(a[i].Kinds()), promise.FormatCounts(b[i].Kinds())
+		if va != vb {
+			t.Errorf("seed %d found other violations on replay:\n  first:  %s\n  replay: %s", a[i].Seed, va, vb)
+		}
+	}
+}
