@@ -32,9 +32,11 @@
 // grants and the role's session settings apply. The settings are the
 // deployed ones, read from pg_db_role_setting as migration 008 wrote them,
 // multiplied by Env.Scale (DefaultScale, 0.1: 10 s becomes 1 s) and written
-// for the lane's database; the relay's publish budget and the bus's
-// latency are scaled by the same factor, so the ratio that decides whether
-// a slow bus stops the relay is the deployed one.
+// for the lane's database; the relay's publish budget (Relay.PublishTimeout
+// as assembled, or rail's default) is scaled by the same factor and the
+// slow bus's latency is set against the relay role's scaled idle timeout,
+// so the ratio that decides whether a slow bus stops the relay is the
+// deployed one.
 //
 // Time: the queues run on a fake clock (localbus.Queue.SetClock); a tick
 // advances it and moves every timestamp of the record and the ledger back
