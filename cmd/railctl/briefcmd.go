@@ -94,10 +94,10 @@ func printBrief(w io.Writer, j postgres.JobRow, f rail.StoredFrame) {
 	if c := b.Caption; c.Court != "" || c.Title != "" || len(c.CaseNumbers) > 0 {
 		fmt.Fprintf(w, "\nCAPTION\n")
 		if c.Title != "" {
-			fmt.Fprintf(w, "  %s\n", c.Title)
+			fmt.Fprintf(w, "  %s%s\n", c.Title, assertedMark(c.ModelAsserted, "title"))
 		}
 		if c.Court != "" {
-			fmt.Fprintf(w, "  %s\n", c.Court)
+			fmt.Fprintf(w, "  %s%s\n", c.Court, assertedMark(c.ModelAsserted, "court"))
 		}
 		if len(c.CaseNumbers) > 0 {
 			fmt.Fprintf(w, "  No. %s\n", strings.Join(c.CaseNumbers, ", "))
@@ -110,7 +110,11 @@ func printBrief(w io.Writer, j postgres.JobRow, f rail.StoredFrame) {
 		if p.Capacity != "" {
 			role += " (" + p.Capacity + ")"
 		}
-		fmt.Fprintf(w, "  %-10s %s  %s\n", role, p.Name, cites(p.Citations))
+		mark := ""
+		if p.ModelAsserted {
+			mark = "  " + modelAssertedText
+		}
+		fmt.Fprintf(w, "  %-10s %s  %s%s\n", role, p.Name, cites(p.Citations), mark)
 	}
 	fmt.Fprintf(w, "\nCHRONOLOGY (%d)\n", len(b.Chronology))
 	for _, e := range b.Chronology {
@@ -118,7 +122,7 @@ func printBrief(w io.Writer, j postgres.JobRow, f rail.StoredFrame) {
 	}
 	fmt.Fprintf(w, "\nDOCUMENTS (%d)\n", len(b.Documents))
 	for i, d := range b.Documents {
-		fmt.Fprintf(w, "  %d. %s — %s, %d page(s), sha256 %s…\n", i+1, d.Name, kindText(d), d.PageCount, short(d.SHA256, 12))
+		fmt.Fprintf(w, "  %d. %s — %s, %d page(s), sha256 %s…%s\n", i+1, d.Name, kindText(d), d.PageCount, short(d.SHA256, 12), assertedFields(d.ModelAsserted))
 		if d.Note != "" {
 			fmt.Fprintf(w, "     note: %s\n", d.Note)
 		}
@@ -129,8 +133,12 @@ func printBrief(w io.Writer, j postgres.JobRow, f rail.StoredFrame) {
 			fmt.Fprintf(w, "     - %s  %s\n", clip(a.Text, 110), cite(a.Citation))
 		}
 	}
-	if c := b.Checks; c.DroppedItems > 0 || c.DroppedCitations > 0 || c.Repaired > 0 {
+	printResponses(w, b.Responses)
+	if c := b.Checks; c.DroppedItems > 0 || c.DroppedCitations > 0 || c.Repaired > 0 || c.Refused > 0 || c.ModelAsserted > 0 {
 		fmt.Fprintf(w, "\nCITATION CHECK: %d checked, %d repaired, %d citation(s) and %d item(s) dropped\n", c.Checked, c.Repaired, c.DroppedCitations, c.DroppedItems)
+		if c.Refused > 0 || c.ModelAsserted > 0 {
+			fmt.Fprintf(w, "MODEL CHECK: %d value(s) the model wrote refused, %d kept but marked model asserted\n", c.Refused, c.ModelAsserted)
+		}
 		for _, n := range c.Notes {
 			fmt.Fprintf(w, "  - %s\n", n)
 		}
@@ -172,6 +180,85 @@ func cites(cs []brief.Citation) string {
 		parts = append(parts, fmt.Sprintf("%s p.%d", c.DocumentName, c.Page))
 	}
 	return "[" + strings.Join(parts, "; ") + "]"
+}
+
+// modelAssertedText marks what a model wrote that the documents do not
+// confirm.
+const modelAssertedText = "[model asserted: not confirmed by the documents]"
+
+func assertedMark(fields []string, field string) string {
+	for _, f := range fields {
+		if f == field {
+			return "  " + modelAssertedText
+		}
+	}
+	return ""
+}
+
+func assertedFields(fields []string) string {
+	if len(fields) == 0 {
+		return ""
+	}
+	return "  [model asserted: " + strings.Join(fields, ", ") + "]"
+}
+
+// statusText is a response status as the table shows it.
+var statusText = map[brief.ResponseStatus]string{
+	brief.StatusAdmitted:           "admitted",
+	brief.StatusDenied:             "denied",
+	brief.StatusNoKnowledge:        "no knowledge (8(b)(5): denied)",
+	brief.StatusPartlyAdmitted:     "partly admitted",
+	brief.StatusNoResponseRequired: "no response required",
+	brief.StatusNotAnswered:        "NOT ANSWERED (8(b)(6))",
+}
+
+// printResponses prints the allegations and responses as a table: the
+// paragraph, what the response does, the allegation and the response,
+// each with its page.
+func printResponses(w io.Writer, rs []brief.Response) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nRESPONSES (%d): each allegation and the answer's response\n", len(rs))
+	fmt.Fprintf(w, "  %-5s %-30s %-52s %s\n", "para", "status", "allegation", "response")
+	for _, r := range rs {
+		st := statusText[r.Status]
+		if st == "" {
+			st = esc(string(r.Status))
+		}
+		resp := "—"
+		if r.Response != nil {
+			resp = fmt.Sprintf("[%s p.%d] %s", esc(r.Response.DocumentName), r.Response.Page, clip(esc(r.Response.Text), 90))
+		}
+		alleg := fmt.Sprintf("[p.%d] %s", r.Allegation.Page, clip(esc(r.Allegation.Text), 44))
+		fmt.Fprintf(w, "  %-5s %-30s %-52s %s\n", clip(esc(r.Paragraph), 5), st, alleg, resp)
+		if r.Note != "" {
+			fmt.Fprintf(w, "  %-5s %-30s note: %s\n", "", "", clip(esc(r.Note), 150))
+		}
+		for _, h := range r.History {
+			fmt.Fprintf(w, "  %-5s %-30s earlier: [%s p.%d] %s — %s\n", "", "", esc(h.Response.DocumentName), h.Response.Page, statusText[h.Status], clip(esc(h.Response.Text), 60))
+		}
+	}
+}
+
+// esc makes untrusted text safe for a terminal: control characters
+// (escape sequences among them) and bidirectional overrides are shown as
+// "\x.." or "\u....", never interpreted.
+func esc(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteByte(' ')
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func clip(s string, n int) string {

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/pramaan/brief-rail/internal/testenv/briefsample"
+	"github.com/pramaan/brief-rail/pkg/brief"
 	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
@@ -33,5 +37,54 @@ func TestPrintBriefV1Frame(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "is not a Brief") {
 		t.Errorf("v1 frame not read:\n%s", out.String())
+	}
+}
+
+// The Brief's responses print as a table (paragraph, status, allegation
+// and response with their pages, notes and history); marks of what a
+// model asserted show; terminal escapes in the documents' text do not
+// reach the terminal.
+func TestPrintBriefResponsesAndMarks(t *testing.T) {
+	b, err := brief.NewExtractive().Build(context.Background(), briefsample.Input(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Responses[0].Response.Text = "Admitted.\x1b]0;owned\x07\x1b[2J"
+	b.Responses[1].History = []brief.PriorResponse{{Response: brief.Passage{DocumentName: "answer-original.pdf", Page: 1, Text: "2. Denied."}, Status: brief.StatusDenied}}
+	b.Caption.ModelAsserted = []string{"court"}
+	b.Parties[0].ModelAsserted = true
+	b.Checks.ModelAsserted, b.Checks.Refused = 2, 3
+	body, _ := json.Marshal(b)
+	var out bytes.Buffer
+	printBrief(&out, postgres.JobRow{Current: true, RequestedGeneration: 3, BuiltGeneration: 3},
+		rail.StoredFrame{Token: 1, Target: 3, Builder: b.Builder, Body: body})
+	got := out.String()
+	for _, want := range []string{
+		"RESPONSES (11): each allegation and the answer's response",
+		"para  status",
+		"[p.1] 1. Plaintiff Harlow Logistics Ltd",
+		"NOT ANSWERED (8(b)(6))",
+		"[answer.pdf p.1] 8. Penmark denies the allegations of paragraphs 9 through 11.",
+		"note: a grouped response to paragraphs 9 through 11",
+		"earlier: [answer-original.pdf p.1] denied — 2. Denied.",
+		`Admitted.\x1b]0;owned\x07\x1b[2J`,
+		"Commercial Division  [model asserted: not confirmed by the documents]",
+		"MODEL CHECK: 3 value(s) the model wrote refused, 2 kept but marked model asserted",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.ContainsRune(got, 0x1b) {
+		t.Errorf("an escape character reached the output")
+	}
+	var marked int
+	for _, line := range strings.Split(got, "\n") {
+		if strings.Contains(line, "Harlow Logistics Ltd  [") && strings.Contains(line, "model asserted") {
+			marked++
+		}
+	}
+	if marked != 1 {
+		t.Errorf("the model-asserted party is not marked:\n%s", got)
 	}
 }

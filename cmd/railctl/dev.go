@@ -190,7 +190,7 @@ func startRail(ctx context.Context, url string, o railOptions, p *progressHandle
 	if err != nil {
 		return nil, usageError("%v", err)
 	}
-	fb, err := app.NewFrameBuilder(ctx, o.builder, app.BuilderOptions{BedrockModelID: cfg.BedrockModelID})
+	fb, err := app.NewFrameBuilder(ctx, o.builder, app.BuilderOptions{BedrockModelID: cfg.BedrockModelID, BedrockMaxTokens: cfg.BedrockMaxTokens})
 	if err != nil {
 		pool.Close()
 		return nil, usageError("%v", err)

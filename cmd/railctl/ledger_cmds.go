@@ -107,6 +107,9 @@ func cmdDemand(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	fmt.Fprintf(g.stdout, "demand recorded: requested_generation=%d run_status=%s\n", res.Requested, res.Status)
+	if res.Held {
+		fmt.Fprintln(g.stdout, "held: the matter is closed; it is built after the matter is re-opened")
+	}
 	return nil
 }
 

@@ -185,17 +185,18 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("railctl %v: exit %d stderr %q; want exit %d containing %q", tc.args, code, errOut, tc.code, tc.msg)
 		}
 	}
-	// Closed matter: refused, nothing written.
+	// Closed matter: the demand is recorded and held (what the trigger does
+	// with a fact for a closed matter), not refused.
 	c.must("matter", "close", "--firm", firm, "--matter", matter)
-	if code, _, errOut := c.run("demand", "--firm", firm, "--matter", matter); code != exitError || !strings.Contains(errOut, "closed") {
-		t.Fatalf("demand on a closed matter: exit %d %q", code, errOut)
+	if out := c.must("demand", "--firm", firm, "--matter", matter); !strings.Contains(out, "held: the matter is closed") {
+		t.Fatalf("demand on a closed matter: %q; want it recorded and held", out)
 	}
 	var row map[string]any
 	if err := json.Unmarshal([]byte(c.must("status", "--firm", firm, "--matter", matter, "--json")), &row); err != nil {
 		t.Fatal(err)
 	}
-	if row["requested_generation"].(float64) != 0 {
-		t.Fatalf("a refused demand wrote something: %v", row)
+	if row["requested_generation"].(float64) != 1 || row["held_demands"].(float64) != 1 {
+		t.Fatalf("a closed matter's demand was not held: %v", row)
 	}
 	if code, _, _ := c.run("--database-url", "", "status", "--firm", firm, "--matter", matter); code != exitUsage {
 		t.Fatalf("no database: exit %d, want %d", code, exitUsage)

@@ -107,7 +107,7 @@ func ForLambda(ctx context.Context, fn string) (*Function, error) {
 	}
 	builder := rail.FrameBuilder(rail.DigestBuilder{})
 	if fn == lambdafn.Builder {
-		if builder, err = NewFrameBuilder(ctx, cfg.BriefBuilder, BuilderOptions{BedrockModelID: cfg.BedrockModelID, AWS: &deps.AWS}); err != nil {
+		if builder, err = NewFrameBuilder(ctx, cfg.BriefBuilder, BuilderOptions{BedrockModelID: cfg.BedrockModelID, BedrockMaxTokens: cfg.BedrockMaxTokens, AWS: &deps.AWS}); err != nil {
 			deps.Close()
 			return nil, err
 		}

@@ -25,6 +25,9 @@ const (
 // BuilderOptions is what a builder may need to be made.
 type BuilderOptions struct {
 	BedrockModelID string
+	// BedrockMaxTokens is the request's output-token limit; 0 is the
+	// model's own (bedrock.DefaultMaxTokens).
+	BedrockMaxTokens int
 	// AWS is the SDK configuration for Bedrock; nil loads the default one
 	// (credentials and region from the usual places).
 	AWS *aws.Config
@@ -49,7 +52,7 @@ var builders = map[string]func(context.Context, BuilderOptions) (rail.FrameBuild
 			}
 			cfg = &c
 		}
-		return brief.ForRail(bedrock.New(bedrockruntime.NewFromConfig(*cfg), o.BedrockModelID)), nil
+		return brief.ForRail(bedrock.New(bedrockruntime.NewFromConfig(*cfg), o.BedrockModelID, bedrock.WithMaxTokens(o.BedrockMaxTokens))), nil
 	},
 }
 

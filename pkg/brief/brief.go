@@ -9,6 +9,11 @@
 // Every item in a Brief cites a document and a 1-based page of the
 // document's cleaned text (package doctext); a citation's quote occurs on the
 // page it cites, and builders drop or repair items whose quotes do not.
+// What a model wrote is checked field by field against the documents
+// (verify.go) and refused, dropped or marked model_asserted where they do
+// not bear it out. Responses pairs a complaint's numbered allegations with
+// an answer's responses, by rules (responses.go). Every field is untrusted
+// text (untrusted.go).
 // Validate checks that each citation points at a document in the Brief and a
 // page it has. Decode reads both brief/v2 and older brief/v1 frames.
 package brief
@@ -34,15 +39,19 @@ var JSONSchema []byte
 
 // Brief is the structured summary of one matter.
 type Brief struct {
-	SchemaVersion    string            `json:"schema_version"`
-	Matter           Matter            `json:"matter"`
-	Caption          Caption           `json:"caption"`
-	Parties          []Party           `json:"parties"`
-	Chronology       []Event           `json:"chronology"`
-	Documents        []DocumentSummary `json:"documents"`
-	Checks           Checks            `json:"checks"`
-	Builder          string            `json:"builder"`
-	InputFingerprint string            `json:"input_fingerprint"` // Fingerprint: the value the frame's ledger row carries
+	SchemaVersion string            `json:"schema_version"`
+	Matter        Matter            `json:"matter"`
+	Caption       Caption           `json:"caption"`
+	Parties       []Party           `json:"parties"`
+	Chronology    []Event           `json:"chronology"`
+	Documents     []DocumentSummary `json:"documents"`
+	// Responses pairs each numbered allegation of a pleading with the
+	// response to it (responses.go); deterministic, whatever the builder.
+	// Frames written before the field have none.
+	Responses        []Response `json:"responses"`
+	Checks           Checks     `json:"checks"`
+	Builder          string     `json:"builder"`
+	InputFingerprint string     `json:"input_fingerprint"` // Fingerprint: the value the frame's ledger row carries
 }
 
 // Matter identifies the matter the Brief is about.
@@ -58,6 +67,10 @@ type Caption struct {
 	CaseNumbers []string   `json:"case_numbers"` // as written ("12-2209", "2:18-cv-10166-JAK"), distinct
 	Title       string     `json:"title"`        // "Transamerica Life Insurance Company v. Estella Rodrigues", "In re: …", or ""
 	Citations   []Citation `json:"citations"`    // the pages the caption was read from
+	// ModelAsserted names the fields ("court", "title") a model wrote
+	// that are not quotes of the caption's pages: shown as the model's
+	// claim, not the documents'.
+	ModelAsserted []string `json:"model_asserted,omitempty"`
 }
 
 // Checks reports the citation check every builder runs before a Brief is
@@ -71,7 +84,18 @@ type Checks struct {
 	// DroppedItems counts parties, events and assertions removed because
 	// none of their citations survived.
 	DroppedItems int `json:"dropped_items"`
-	// Notes says what was dropped or repaired (at most MaxCheckNotes).
+	// Refused counts values a model wrote that were refused: markup or a
+	// URL, a value outside its enum or format, a case number on no page, a
+	// date that is not in its quote, or a caption field, role, capacity,
+	// kind or filing date the documents contradict (replaced by the
+	// documents' own). 0 for the extractive builder.
+	Refused int `json:"refused"`
+	// ModelAsserted counts values a model wrote that the documents neither
+	// confirm nor contradict, kept and marked model_asserted.
+	ModelAsserted int `json:"model_asserted"`
+	// Notes says what was dropped, repaired, refused or marked (at most
+	// MaxCheckNotes). A model build's notes name fields and sizes, never
+	// the model's text.
 	Notes []string `json:"notes"`
 }
 
@@ -108,6 +132,9 @@ type Party struct {
 	// say more than Role ("appellant", "petitioner", "debtor"), or "".
 	Capacity  string     `json:"capacity,omitempty"`
 	Citations []Citation `json:"citations"`
+	// ModelAsserted is true when a model gave the party its role and no
+	// caption or signature block confirms it.
+	ModelAsserted bool `json:"model_asserted,omitempty"`
 }
 
 // Event is one event of the matter, with every document that states it.
@@ -153,6 +180,9 @@ type DocumentSummary struct {
 	FiledOn     string      `json:"filed_on"`     // YYYY-MM-DD, or "" when no stamp or signature date says
 	DocketEntry string      `json:"docket_entry"` // from the docket stamp, or ""
 	Assertions  []Assertion `json:"assertions"`
+	// ModelAsserted names the fields ("kind", "filed_on") a model wrote
+	// that the document neither confirms nor contradicts.
+	ModelAsserted []string `json:"model_asserted,omitempty"`
 }
 
 // Assertion is a statement a document makes (an allegation, admission,
@@ -387,7 +417,8 @@ func (b Brief) Validate() error {
 			}
 		}
 	}
-	if b.Checks.Checked < 0 || b.Checks.Repaired < 0 || b.Checks.DroppedCitations < 0 || b.Checks.DroppedItems < 0 || b.Checks.Notes == nil {
+	validateResponses(b.Responses, bad, cite)
+	if b.Checks.Checked < 0 || b.Checks.Repaired < 0 || b.Checks.DroppedCitations < 0 || b.Checks.DroppedItems < 0 || b.Checks.Refused < 0 || b.Checks.ModelAsserted < 0 || b.Checks.Notes == nil {
 		bad("checks: negative counts or null notes")
 	}
 	if len(errs) > 0 {

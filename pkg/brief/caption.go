@@ -32,7 +32,7 @@ const (
 )
 
 var (
-	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|relators?|garnishees?)`
+	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|relators?|garnishees?|employees?|employers?|carriers?|insurers?)`
 	roleRun    = roleWord + `(?:\s*(?:[,/–—-]|\band\b)\s*` + roleWord + `)*`
 	roleOnlyRE = regexp.MustCompile(`(?i)^` + roleRun + `[\s.,;:]*$`)
 	// A name with its role at the end, and perhaps the "v." that follows:
@@ -41,20 +41,38 @@ var (
 	// "X v." at the end of a line.
 	nameVersusRE = regexp.MustCompile(`(?i)^(.*?[^\s,])[\s,]+(?:v\.?|vs\.?|versus|against)$`)
 	// "X v. Y" on one line.
-	oneLineRE  = regexp.MustCompile(`^(?:Title:?\s+)?(.{2,120}?)\s+(?:v\.|vs\.|V\.|VS\.)\s+(.{2,160})$`)
-	inReRE     = regexp.MustCompile(`(?i)^in\s+re\s*:?\s*(.*)$`)
-	dividerRE  = regexp.MustCompile(`^[\s_*=~-]{3,}$`)
-	stopWordRE = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
+	oneLineRE = regexp.MustCompile(`^(?:(?:Short\s+|Case\s+)?(?:Title|Name|Caption)\s*:?\s+)?(.{2,120}?)\s+(?:v\.|vs\.|V\.|VS\.)\s+(.{2,160})$`)
+	// "JOHN DOE, Defendant-Appellant, v. UNITED STATES, Plaintiff-Appellee."
+	oneLineRolesRE = regexp.MustCompile(`(?i)^(.+?)[\s,]+(` + roleRun + `)[\s,]*(?:v\.?|vs\.?|versus)\s+(.+?)[\s,]+(` + roleRun + `)[\s.,;:]*$`)
+	formCaseRE     = regexp.MustCompile(`(?i)\s+case\s+number\b.*$`)
+	formDebtorRE   = regexp.MustCompile(`^Debtor\s+[12]\s+(\S.*)$`)
+	formTailRE     = regexp.MustCompile(`(?i)\s+(?:case\s+number|\(spouse|first\s+name|check\s+if).*$`)
+	formWordRE     = regexp.MustCompile(`(?i)\b(?:debtor|spouse|name|filing|employed|information)\b`)
+	reTailRE       = regexp.MustCompile(`(?i)(?:,?\s*\bet\.?\s*al\.?)?(?:,|\s+(?:nos?\.|case\b|civil\b|docket\b|\()).*$`)
+	exParteRE      = regexp.MustCompile(`(?i)^ex\s+parte\s+(\S.{1,150})$`)
+	reLabelRE      = regexp.MustCompile(`(?i)^re\b\s*:?`)
+	inReRE         = regexp.MustCompile(`(?i)^in\s+re\s*:?\s*(.*)$`)
+	dividerRE      = regexp.MustCompile(`^[\s_*=~-]{3,}$`)
+	stopWordRE     = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
 	// A case number with its label: "No. 12-2207", "Case No. 2:18-cv-10166-JAK
 	// (AFM)", "Docket Nos. 19031-13, 27735-13", "Civil Action No. 1:21-cv-…".
-	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|appeal|adversary|bankruptcy|file)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:[A-Z]{0,3}\d[\w:–—-]*\d[A-Za-z]*(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
-	caseTokRE   = regexp.MustCompile(`[A-Za-z]{0,3}\d[\w:–—-]*\d[A-Za-z]*`)
+	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:MDL\s+)?[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
+	caseTokRE   = regexp.MustCompile(`\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*`)
 	// A bare case number alone on a line ("2009-1361", "08-6301-cv") or
 	// after a lone "v." ("v. 17-2543").
-	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?)$`)
+	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?|\d{2}\s+(?:Cr|Civ|Cv|CV|Mag|MC|MJ|M)\.?\s+\d{1,5})(?:\s*\([A-Z]{2,4}\))?$`)
 	courtRE     = regexp.MustCompile(`(?i)\b(?:court|appeals\s+board|tribunal)\b`)
-	courtContRE = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board)$`)
-	footnoteRE  = regexp.MustCompile(`,?\s*\d{1,2}$`)
+	courtContRE = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+)?(?:district|department|circuit))$`)
+	// More lines that continue a court's name, read only right after it
+	// ("IN THE SUPERIOR COURT OF THE" / "STATE OF CALIFORNIA", "AT
+	// NASHVILLE"): as caption lines they are names ("STATE OF NORTH
+	// CAROLINA").
+	countyRE      = regexp.MustCompile(`(?i)^county\s+of\s+[a-z .]+$`)
+	danglingRE    = regexp.MustCompile(`(?i)\s(?:of|of\s+the|for|for\s+the|and|in|in\s+and\s+for)\s*$`)
+	atPlaceRE     = regexp.MustCompile(`(?i)^at\s+[a-z]+$`)
+	oneWordCapsRE = regexp.MustCompile(`^[A-Z][A-Z'’]{2,}$`)
+	courtCont2RE  = regexp.MustCompile(`(?i)^(?:(?:of\s+)?the\s+state\s+of\s+[a-z .]+|county\s+of\s+[a-z .]+|at\s+[a-z]+)$`)
+	footnoteRE    = regexp.MustCompile(`,?\s*\d{1,2}$`)
 )
 
 // readCaption reads the caption of a document from its cleaned pages.
@@ -86,15 +104,34 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			if !isCourtLine(p) {
 				continue
 			}
-			court := p
+			court := courtPart(p)
 			// Short all-capital lines just above belong to the name
 			// ("TENNESSEE / WORKERS' COMPENSATION / APPEALS BOARD").
 			for k := i - 1; k >= 0 && k >= i-2 && !courtStartRE.MatchString(court) && courtPrefixLine(paras[k]); k-- {
 				court = paras[k] + " " + court
 			}
 			j := i + 1
-			for ; j < len(paras) && j < i+3 && courtContRE.MatchString(strings.TrimSpace(paras[j])); j++ {
-				court += " " + paras[j]
+			for ; j < len(paras) && j < i+4 && court == courtPart(court); j++ {
+				if dividerRE.MatchString(strings.TrimSpace(paras[j])) {
+					continue // a rule between the name's lines
+				}
+				part := courtPart(paras[j])
+				next := strings.TrimSpace(strings.ReplaceAll(part, ":", ""))
+				dangling := danglingRE.MatchString(court) && isHeading(next) && len(next) <= 60 && !strings.ContainsAny(next, ",0123456789")
+				county := j == i+1 && countyRE.MatchString(next) && strings.Contains(strings.ToLower(court), "state of")
+				if !dangling && !county && !courtContRE.MatchString(next) && !(courtCont2RE.MatchString(next) && (strings.HasSuffix(strings.ToLower(strings.TrimSpace(court)), " the") || atPlaceRE.MatchString(next))) {
+					break
+				}
+				court += " " + part
+				if part != paras[j] {
+					j++
+					break // the rest of the line is the caption's right column
+				}
+				// "TENNESSEE COURT OF" / "WORKERS' COMPENSATION" / "CLAIMS"
+				if dangling && j+1 < len(paras) && oneWordCapsRE.MatchString(strings.TrimSpace(paras[j+1])) && !stopWordRE.MatchString(paras[j+1]) {
+					j++
+					court += " " + paras[j]
+				}
 			}
 			if dc.court == "" {
 				dc.court, dc.courtPage = normCourt(court), pi
@@ -116,7 +153,11 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") {
 					continue // a lower court's number
 				}
+				mdl := strings.HasPrefix(strings.ToLower(strings.TrimSpace(m[0])), "mdl")
 				for _, t := range caseTokRE.FindAllString(m[2], -1) {
+					if mdl {
+						t = "MDL No. " + t // "MDL No. 2641"
+					}
 					addCase(t)
 				}
 			}
@@ -129,14 +170,47 @@ func readCaption(pages []string, stampCases []string) docCaption {
 		}
 		parseCaption(&dc, paras[start:], pi)
 	}
+	// A bankruptcy court's official forms name the debtors on "Debtor 1"
+	// and "Debtor 2" lines.
+	if len(dc.parties) == 0 {
+		for pi := 0; pi < len(pages) && pi < captionPages; pi++ {
+			for _, p := range firstN(strings.Split(pages[pi], "\n"), 12) {
+				m := formDebtorRE.FindStringSubmatch(strings.TrimSpace(p))
+				if m == nil {
+					continue
+				}
+				name := strings.TrimSpace(formTailRE.ReplaceAllString(m[1], ""))
+				if !looksLikeName(name) || formWordRE.MatchString(name) {
+					continue
+				}
+				for _, n := range splitCleanNames(name) {
+					dc.parties = append(dc.parties, captionParty{name: n, role: RoleOther, capacity: "debtor", page: pi})
+				}
+			}
+			if len(dc.parties) > 0 {
+				break
+			}
+		}
+	}
 	// A letter names its case on a "Re:" line, after the addresses.
 	for pi := 0; pi < len(pages) && pi < reLinePages && dc.title == ""; pi++ {
-		for _, p := range strings.Split(pages[pi], "\n") {
+		paras := strings.Split(pages[pi], "\n")
+		for i, p := range paras {
 			m := reLineRE.FindStringSubmatch(strings.TrimSpace(p))
+			if m == nil && reLabelRE.MatchString(strings.TrimSpace(p)) && i+1 < len(paras) {
+				// "Re: Case No. 21-2728" / "John Q. Public v. City of …"
+				m = oneLineRE.FindStringSubmatch(strings.TrimSpace(paras[i+1]))
+				if m != nil {
+					m = []string{m[0], m[1] + " v. " + m[2]}
+				}
+			}
 			if m == nil || len(p) > 200 {
 				continue
 			}
 			parts := strings.SplitN(m[1], " v. ", 2)
+			// What follows the name on a Re: line is its number or the
+			// letter's text: "Mark Nordlicht, et al., No. 16 Cr. 640".
+			parts[1] = reTailRE.ReplaceAllString(parts[1], "")
 			a, b := splitNames(parts[0]), splitNames(parts[1])
 			if len(a) == 0 || len(b) == 0 {
 				continue
@@ -215,16 +289,31 @@ func isCourtLine(p string) bool {
 	}
 	low := strings.ToLower(p)
 	for _, w := range []string{"appeal from", "appeals from", "appealed from", "certiorari", "the court", "this court", "before", "judge"} {
-		if strings.Contains(low, w) {
+		if strings.Contains(low, w) && !(w == "the court" && courtOfRE.MatchString(low)) {
 			return false
 		}
 	}
-	return strings.Contains(low, "united states") || strings.Contains(low, "supreme") || strings.Contains(low, "district") ||
+	return strings.Contains(low, "united states") || strings.Contains(low, "supreme") || strings.Contains(low, "court of") ||
+		strings.Contains(low, "superior") || strings.Contains(low, "chancery") || strings.Contains(low, "claims") || strings.Contains(low, "commission") ||
+		strings.Contains(low, "family") || strings.Contains(low, "probate") || strings.Contains(low, "municipal") || strings.Contains(low, "common pleas") || strings.Contains(low, "district") ||
 		strings.Contains(low, "circuit") || strings.Contains(low, "county") || strings.Contains(low, "state") ||
 		strings.Contains(low, "appeals") || strings.Contains(low, "bankruptcy") || strings.Contains(low, "tax") || strings.Contains(low, "board")
 }
 
+// courtPart is a court line without what follows the name on it: a rule,
+// a case number, a filing stamp ("FOR THE FIFTH CIRCUIT No. 07-30815").
+func courtPart(s string) string {
+	return strings.TrimRight(courtTailRE.ReplaceAllString(s, ""), " ")
+}
+
+var (
+	courtTailRE = regexp.MustCompile(`(?i)\s*(?:[_=~*]{3,}|-{4,}|\bnos?\.\s*:?\s*\S*\d|\b(?:case|docket|civil\s+action)\s+(?:nos?\.|number)|\bfiled\b).*$`)
+	courtOfRE   = regexp.MustCompile(`^(?:in\s+)?the\s+court\s+of\b`)
+)
+
 func normCourt(s string) string {
+	s = formCaseRE.ReplaceAllString(s, "")
+	s = strings.ReplaceAll(s, ":", " ") // a form's "Court for the: District of: Oregon"
 	s = letterheadRE.ReplaceAllString(s, " ")
 	if loc := courtStartRE.FindStringIndex(s); loc != nil && loc[0] > 0 && len(strings.Fields(inTheRE.ReplaceAllString(s[:loc[0]], ""))) >= 2 {
 		s = s[loc[0]:]
@@ -261,7 +350,9 @@ const (
 	lkVersus
 	lkNameVersus
 	lkOneLine
+	lkOneLineRoles
 	lkInRe
+	lkExParte // "Ex parte Joy Vick Graham": the petitioner
 	lkDivider
 	lkCaseNo
 	lkSkip
@@ -270,16 +361,36 @@ const (
 
 var (
 	colJunkRE      = regexp.MustCompile(`[)(§üýþ*>|]+|\s[:X]\s|\s[:X]$|^[:X]\s`)
-	caseRefRE      = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|state\s+file|file)?\s*(?:nos?\.|no:|number)\s*:?\s*[A-Z]{0,3}\d[\w:–—-]*(?:\s*\([A-Za-z]+\))?`)
+	caseRefRE      = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?[A-Z]{0,3}\d[\w:/–—-]*(?:\s*\([A-Za-z]+\))?)`)
 	bareTokRE      = regexp.MustCompile(`(?:^|\s)(?:[A-Z]{2,3}-?)?\d{2,4}[-–]\d{3,6}(?:[-–][A-Za-z]{2,4})*(?:\s|$)`)
 	dcNoRE         = regexp.MustCompile(`(?i)\bd\.\s?c\.\s+no\.?`)
 	footnoteOnlyRE = regexp.MustCompile(`^\d{1,2}$`)
-	rightColRE     = regexp.MustCompile(`(?i)\s(?:jury\s+trial\s+demanded|judgment|opinion|order|class\s+action)\s*$`)
+	// Two-column pleading paper puts the document's title, the hearing's
+	// date and judge, and the causes of action beside the names:
+	// "Plaintiff, PLAINTIFF'S MOTION FOR", "v. PRELIMINARY INJUNCTION",
+	// "ACME, INC., a Delaware Date: March 1, 2021", "DOES 1-50, 1.
+	// NEGLIGENCE". The left column ends where a name, a role word, a "v."
+	// or a "DOES n" ends.
+	pluralRE     = regexp.MustCompile(`\(s\)`)
+	chapterRE    = regexp.MustCompile(`(?i)^chapter\s+(?:7|9|11|12|13|15)$`)
+	titleColRE   = regexp.MustCompile(`^(.*?(?:,|\bv\.|\bvs\.|\bDOES\s+\d+|\b(?:[Pp]laintiffs?|[Dd]efendants?|[Pp]etitioners?|[Rr]espondents?)[.,]?))\s+(?:[A-Z][A-Z.'’]*\s+){0,4}(?:MOTION|INJUNCTION|ORDER|COMPLAINT|JUDGMENT|NOTICE|DECLARATION|MEMORANDUM|STIPULATION|REPLY|OPPOSITION|APPLICATION|PETITION|ANSWER|DEMAND|HEARING|BRIEF|REQUEST)\b.*$`)
+	hearingColRE = regexp.MustCompile(`\s+(?:Date|Time|Judge|Dept|Ctrm|Courtroom|Place|Hearing(?:\s+Date)?|Action\s+Filed|Complaint\s+Filed|Trial\s+Date)\s*:.*$`)
+	causeColRE   = regexp.MustCompile(`,\s+\d{1,2}\.\s+[A-Z]{3,}.*$`)
+	// The fictitious defendants ("and DOES 1 through 10, inclusive,") and
+	// what is left of them on the next line ("through 10,", "10,
+	// inclusive,").
+	doesRE     = regexp.MustCompile(`(?i)\s*;?\s*(?:and\s+)?\bdoes\s+\d+(?:\s*(?:through|thru|to|-|–)\s*\d*)?(?:\s*,?\s*inclusive)?[,.]?`)
+	doesTailRE = regexp.MustCompile(`(?i)^(?:(?:through|thru|to|-)\s*)?\d{1,4}\s*,?\s*(?:inclusive)?[,.]?$|^(?:through|thru)\b.*$`)
+	rightColRE = regexp.MustCompile(`(?i)\s(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|judgment|opinion|order|class\s+action)\s*$`)
 )
 
 func prepCaptionLine(p string) (string, bool) {
 	if t := strings.TrimSpace(p); strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") || strings.HasPrefix(t, "[") || footnoteOnlyRE.MatchString(t) {
 		return "", false
+	}
+	p = pluralRE.ReplaceAllString(p, "s") // "Debtor(s)"
+	if chapterRE.MatchString(strings.TrimSpace(colJunkRE.ReplaceAllString(p, " "))) {
+		return "", false // a bankruptcy caption's "Chapter 11" beside the debtor
 	}
 	hadCase := caseRefRE.MatchString(p) || bareTokRE.MatchString(p)
 	p = caseRefRE.ReplaceAllString(p, " ")
@@ -287,8 +398,20 @@ func prepCaptionLine(p string) (string, bool) {
 	p = dcNoRE.ReplaceAllString(p, " ")
 	p = colJunkRE.ReplaceAllString(p, " ")
 	p = rightColRE.ReplaceAllString(p, "")
+	p = hearingColRE.ReplaceAllString(p, "")
+	if m := titleColRE.FindStringSubmatch(p); m != nil {
+		p = m[1]
+	}
+	p = causeColRE.ReplaceAllString(p, ",")
+	p = doesRE.ReplaceAllString(p, "")
+	if doesTailRE.MatchString(strings.TrimSpace(p)) {
+		return "", hadCase
+	}
 	p = strings.Join(strings.Fields(p), " ")
 	p = strings.Trim(p, " -–—")
+	if p == ":" || p == "X" {
+		p = "" // a colon-ruled column's empty line
+	}
 	return p, hadCase
 }
 
@@ -302,11 +425,22 @@ func classify(p string) lineKind {
 		return lkVersus
 	case roleOnlyRE.MatchString(p):
 		return lkRole
-	case isCourtLine(p) || courtContRE.MatchString(p):
+	case isCourtLine(p) || courtContRE.MatchString(p) || atPlaceRE.MatchString(p):
 		return lkStop
+	case strings.EqualFold(p, "and") || p == "&":
+		return lkSkip // between two parties on one side
 	}
 	if m := inReRE.FindStringSubmatch(p); m != nil {
 		return lkInRe
+	}
+	if m := exParteRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
+		return lkExParte
+	}
+	if reLabelRE.MatchString(p) {
+		return lkStop // a letter's "Re:" line: read on its own (readCaption)
+	}
+	if m := oneLineRolesRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) && looksLikeName(firstPart(m[3])) {
+		return lkOneLineRoles
 	}
 	if counselRE.MatchString(p) {
 		return lkStop
@@ -475,6 +609,21 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			emit([]string{m[2]}, "")
 			finishTitle()
 			side, sawVersus = 0, false
+		case lkOneLineRoles:
+			m := oneLineRolesRE.FindStringSubmatch(p)
+			side = 0
+			emit([]string{m[1]}, m[2])
+			side = 1
+			emit([]string{m[3]}, m[4])
+			finishTitle()
+			side, sawVersus = 0, false
+		case lkExParte:
+			for _, n := range splitNames(exParteRE.FindStringSubmatch(p)[1]) {
+				dc.parties = append(dc.parties, captionParty{name: n, role: RolePlaintiff, capacity: "petitioner", page: page})
+				if dc.title == "" {
+					dc.title, dc.titlePage = "Ex parte "+n, page
+				}
+			}
 		case lkInRe:
 			m := inReRE.FindStringSubmatch(p)
 			subject := strings.TrimSpace(m[1])
@@ -555,9 +704,9 @@ func roleOf(words string, side int) (Role, string) {
 		return RolePlaintiff, capacity
 	case di >= 0:
 		return RoleDefendant, capacity
-	case has("petitioner") || has("claimant") || has("movant") || has("relator"):
+	case has("petitioner") || has("claimant") || has("movant") || has("relator") || has("employee"):
 		return RolePlaintiff, capacity
-	case has("respondent"):
+	case has("respondent") || has("employer") || has("carrier") || has("insurer"):
 		return RoleDefendant, capacity
 	}
 	if side == 0 {
@@ -651,15 +800,28 @@ func splitAnd(name string) []string {
 // "09-1361": year (two digits), type letters if any, and number without
 // leading zeros. It is "" for text that is not a case number.
 func CaseKey(s string) string {
-	s = strings.ToLower(strings.NewReplacer("–", "-", "—", "-", " ", "").Replace(s))
+	s = strings.ToLower(strings.NewReplacer("–", "-", "—", "-", " ", "", ".", "").Replace(s))
+	if m := mdlKeyRE.FindStringSubmatch(s); m != nil {
+		return "mdl-" + strings.TrimLeft(m[1], "0")
+	}
 	m := caseKeyRE.FindStringSubmatch(s)
 	if m == nil {
 		if m := plainCaseRE.FindString(s); m != "" {
 			return m
 		}
+		// Other courts' shapes ("363A14-4", "22A-CR-1234", "RG21093456",
+		// "21STCV12345"): the number itself, when it mixes letters and
+		// digits or has a hyphen (a bare "12" is a docket entry or a
+		// footnote, not a case).
+		if otherCaseRE.MatchString(s) && len(s) >= 5 && strings.ContainsFunc(s, func(r rune) bool { return r == '-' || r == '/' || unicode.IsLetter(r) }) {
+			return s
+		}
 		return ""
 	}
 	year, typ, num := m[3], m[2]+m[4], strings.TrimLeft(m[5], "0")
+	if typ == "b" || typ == "bk" {
+		typ = "" // a bankruptcy case: "18 B 09232" is the stamp's "18-09232"
+	}
 	if len(year) == 4 {
 		year = year[2:]
 	}
@@ -670,8 +832,10 @@ func CaseKey(s string) string {
 }
 
 var (
-	caseKeyRE   = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3})-?|-)(\d{2,7})`)
+	caseKeyRE   = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
 	plainCaseRE = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
+	mdlKeyRE    = regexp.MustCompile(`^mdl(?:no\.?)?(\d{3,5})$`)
+	otherCaseRE = regexp.MustCompile(`^[a-z]{0,4}\d[a-z0-9]*(?:[-./][a-z0-9]+)*$`)
 )
 
 var inTheRE = regexp.MustCompile(`(?i)^\s*in\s+the\s+`)

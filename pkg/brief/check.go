@@ -2,6 +2,7 @@ package brief
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 )
@@ -19,10 +20,11 @@ type docPages struct {
 	pages    []string
 	folded   []string
 	keys     []string
+	clauses  []string // folded paragraph by paragraph, "\n" between (strict check)
 }
 
 func newDocPages(id, name string, pages []string) *docPages {
-	return &docPages{id: id, name: name, pages: pages, folded: make([]string, len(pages)), keys: make([]string, len(pages))}
+	return &docPages{id: id, name: name, pages: pages, folded: make([]string, len(pages)), keys: make([]string, len(pages)), clauses: make([]string, len(pages))}
 }
 
 func (d *docPages) foldedPage(i int) string {
@@ -39,11 +41,25 @@ func (d *docPages) keyPage(i int) string {
 	return d.keys[i]
 }
 
+func (d *docPages) clausePage(i int) string {
+	if d.clauses[i] == "" && d.pages[i] != "" {
+		paras := strings.Split(d.pages[i], "\n")
+		for j := range paras {
+			paras[j] = fold(paras[j])
+		}
+		d.clauses[i] = strings.Join(paras, "\n")
+	}
+	return d.clauses[i]
+}
+
 // has reports whether page i (0-based) holds the quote (or, for a name, the
-// name).
-func (d *docPages) has(i int, quote string, name bool) bool {
+// name); strict, it must hold it as a whole sentence or clause (hasClause).
+func (d *docPages) has(i int, quote string, name, strict bool) bool {
 	if i < 0 || i >= len(d.pages) {
 		return false
+	}
+	if strict && !name {
+		return hasClause(d.clausePage(i), quote)
 	}
 	if name {
 		k := partyKey(quote)
@@ -68,6 +84,10 @@ func fold(s string) string {
 			r = '-'
 		case '\u00a0':
 			r = ' '
+		case '\u2039': // the prompt's fence for '<' and '>' (fenceText)
+			r = '<'
+		case '\u203a':
+			r = '>'
 		}
 		if unicode.IsSpace(r) {
 			space = true
@@ -86,6 +106,10 @@ func fold(s string) string {
 type checker struct {
 	docs   map[string]*docPages // by lower-case id
 	checks *Checks
+	// strict is the check of a model's reply: a quote must be a whole
+	// sentence or clause of the page that keeps its negation (hasClause),
+	// and notes name what failed without repeating the model's text.
+	strict bool
 }
 
 func (k *checker) note(format string, args ...any) {
@@ -106,13 +130,13 @@ func (k *checker) cite(c *Citation, quote, what string, name bool) bool {
 		return false
 	}
 	c.DocumentID, c.DocumentName = d.id, d.name
-	if d.has(c.Page-1, quote, name) {
+	if d.has(c.Page-1, quote, name, k.strict) {
 		return true
 	}
 	for i := range d.pages {
-		if d.has(i, quote, name) {
+		if d.has(i, quote, name, k.strict) {
 			k.checks.Repaired++
-			k.note("%s: %q is on page %d of %s, not page %d", what, clip(quote, 60), i+1, d.name, c.Page)
+			k.note("%s: %s is on page %d of %s, not page %d", what, k.quoted(quote, name), i+1, d.name, c.Page)
 			c.Page = i + 1
 			return true
 		}
@@ -121,9 +145,21 @@ func (k *checker) cite(c *Citation, quote, what string, name bool) bool {
 	if c.Page < 1 || c.Page > len(d.pages) {
 		k.note("%s: cites page %d of %s, which has %d pages", what, c.Page, d.name, len(d.pages))
 	} else {
-		k.note("%s: %q is not on any page of %s", what, clip(quote, 60), d.name)
+		k.note("%s: %s is not on any page of %s", what, k.quoted(quote, name), d.name)
 	}
 	return false
+}
+
+// quoted is how a note names a quote: the quote itself (clipped), or in a
+// strict check its length only.
+func (k *checker) quoted(quote string, name bool) string {
+	switch {
+	case k.strict && name:
+		return fmt.Sprintf("the name (%d characters)", len([]rune(quote)))
+	case k.strict:
+		return fmt.Sprintf("the quote (%d characters, as a whole sentence or clause)", len([]rune(quote)))
+	}
+	return fmt.Sprintf("%q", clip(quote, 60))
 }
 
 // CheckCitations enforces faithful citations on b, given each document's
@@ -240,4 +276,70 @@ func appendCitation(cs []Citation, c Citation) []Citation {
 		}
 	}
 	return append(cs, c)
+}
+
+// hasClause reports whether the folded paragraphs of a page (joined by
+// "\n") hold quote as a whole sentence or clause: it starts where a
+// paragraph or sentence starts, or after a ';' or ':' (or an enumerator
+// such as "(a)") in a sentence with no denial or negation before it, and
+// it ends where a paragraph, sentence or clause ends (or where the quote
+// says it was cut, "…"). "it refused to carry the third shipment" is not a
+// clause of "Penmark denies that it refused to carry the third shipment."
+func hasClause(page, quote string) bool {
+	q := strings.TrimSpace(quote)
+	cut := strings.HasSuffix(q, "…")
+	q = fold(strings.TrimSpace(strings.TrimSuffix(q, "…")))
+	if q == "" || page == "" {
+		return false
+	}
+	for from := 0; from < len(page); {
+		i := strings.Index(page[from:], q)
+		if i < 0 {
+			return false
+		}
+		start := from + i
+		end := start + len(q)
+		from = start + 1
+		if clauseStart(page, start) && (cut || clauseEnd(page, end, q)) {
+			return true
+		}
+	}
+	return false
+}
+
+// negationRE finds a denial or negation in the part of a sentence before a
+// quoted clause.
+var negationRE = regexp.MustCompile(`\b(?:not|no|never|neither|nor|none|nothing|without|deny|denies|denied|denying|disputes?|disputed|contests?|rejects?|refutes?|false|lacks?|except|unless|n't)\b|n't\b`)
+
+// enumeratorRE is a list marker just before a clause: "(a)", "ii.", "3)".
+var enumeratorRE = regexp.MustCompile(`(?:^|[\s(])\(?(?:[a-z]|[ivx]{1,5}|\d{1,3})[.)]$`)
+
+func clauseStart(page string, start int) bool {
+	ls := strings.LastIndexByte(page[:start], '\n') + 1 // the paragraph's start
+	before := strings.TrimRight(page[ls:start], " \"'([")
+	if before == "" {
+		return true
+	}
+	sentence := before
+	if j := strings.LastIndexAny(before, ".!?"); j >= 0 {
+		sentence = before[j+1:]
+	}
+	switch last := before[len(before)-1]; {
+	case last == '.' || last == '!' || last == '?':
+		return true
+	case last == ';' || last == ':' || enumeratorRE.MatchString(before):
+		return !negationRE.MatchString(sentence)
+	}
+	return false
+}
+
+func clauseEnd(page string, end int, q string) bool {
+	if strings.ContainsRune(".!?;:,", rune(q[len(q)-1])) {
+		return true
+	}
+	rest := strings.TrimLeft(page[end:], "\"')]")
+	if rest == "" || rest[0] == '\n' {
+		return true
+	}
+	return strings.ContainsRune(".!?;:,", rune(rest[0]))
 }

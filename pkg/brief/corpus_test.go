@@ -21,6 +21,11 @@ import (
 // expectation is a hand-written reading of one real filing
 // (testdata/filings/<name>.expect.json).
 type expectation struct {
+	// Set is "dev" (the default: the filings the rules are written
+	// against) or "test" (filings of other courts, scored, never tuned
+	// against). The split is by court: every filing of a court is in one
+	// set (SOURCES.md).
+	Set         string   `json:"set"`
 	Court       string   `json:"court"`
 	CaseNumbers []string `json:"case_numbers"`
 	Title       string   `json:"title"`
@@ -82,9 +87,8 @@ func TestRealFilings(t *testing.T) {
 		t.Fatalf("labelled corpus: %d files (%v)", len(files), err)
 	}
 	sort.Strings(files)
-	var court, title, cases, parties, roles, kind, filed tally
+	sets := map[string]*scores{"dev": {}, "test": {}}
 	var noise []string
-	var misses []string
 	for i, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".expect.json")
 		var want expectation
@@ -95,6 +99,15 @@ func TestRealFilings(t *testing.T) {
 		if err := json.Unmarshal(raw, &want); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
+		if want.Set == "" {
+			want.Set = "dev"
+		}
+		sc := sets[want.Set]
+		if sc == nil {
+			t.Fatalf("%s: set %q, want dev or test", f, want.Set)
+		}
+		sc.files++
+		court, title, cases, parties, roles, kind, filed := &sc.court, &sc.title, &sc.cases, &sc.parties, &sc.roles, &sc.kind, &sc.filed
 		pdf, err := os.ReadFile(strings.TrimSuffix(f, ".expect.json") + ".pdf")
 		if err != nil {
 			t.Fatal(err)
@@ -102,7 +115,7 @@ func TestRealFilings(t *testing.T) {
 		var b brief.Brief
 		doc, err := pdftext.Extract(pdf)
 		if err != nil {
-			misses = append(misses, fmt.Sprintf("%s: extraction failed: %v", name, err))
+			sc.misses = append(sc.misses, fmt.Sprintf("%s: extraction failed: %v", name, err))
 		} else {
 			sum := sha256.Sum256(pdf)
 			in := brief.Input{
@@ -144,7 +157,7 @@ func TestRealFilings(t *testing.T) {
 			d = b.Documents[0]
 		}
 		miss := func(field string, got, want any) {
-			misses = append(misses, fmt.Sprintf("%s: %s = %v, want %v", name, field, got, want))
+			sc.misses = append(sc.misses, fmt.Sprintf("%s: %s = %v, want %v", name, field, got, want))
 		}
 		// Court and title: a set of zero or one.
 		score1 := func(tl *tally, field, got, want string, same func(a, b string) bool) {
@@ -157,9 +170,9 @@ func TestRealFilings(t *testing.T) {
 				miss(field, fmt.Sprintf("%q", got), fmt.Sprintf("%q", want))
 			}
 		}
-		score1(&court, "court", b.Caption.Court, want.Court, func(a, b string) bool { return courtKey(a) == courtKey(b) })
-		score1(&title, "title", b.Caption.Title, want.Title, sameTitle)
-		score1(&filed, "filed_on", d.FiledOn, want.FiledOn, func(a, b string) bool { return a == b })
+		score1(court, "court", b.Caption.Court, want.Court, func(a, b string) bool { return courtKey(a) == courtKey(b) })
+		score1(title, "title", b.Caption.Title, want.Title, sameTitle)
+		score1(filed, "filed_on", d.FiledOn, want.FiledOn, func(a, b string) bool { return a == b })
 		// Case numbers by brief.CaseKey.
 		gotCases := map[string]bool{}
 		for _, c := range b.Caption.CaseNumbers {
@@ -215,33 +228,83 @@ func TestRealFilings(t *testing.T) {
 			miss("kind", d.Kind, want.Kind)
 		}
 	}
-	t.Logf("real filings: %d labelled documents", len(files))
-	t.Logf("%-14s %9s %9s  (matched / in Brief / in filing)", "field", "precision", "recall")
-	row := func(field string, tl tally) {
-		t.Logf("%-14s %8.1f%% %8.1f%%  (%d / %d / %d)", field, 100*tl.precision(), 100*tl.recall(), tl.tp, tl.predicted, tl.expected)
-	}
-	row("court", court)
-	row("title", title)
-	row("case numbers", cases)
-	row("party names", parties)
-	row("party roles", roles)
-	row("kind", kind)
-	row("filed_on", filed)
-	for _, m := range misses {
-		t.Log("  miss: " + m)
-	}
 	for _, n := range noise {
 		t.Error("noise in a Brief: " + n)
 	}
-	caption := tally{court.tp + title.tp, court.predicted + title.predicted, court.expected + title.expected}
+	for _, set := range []string{"dev", "test"} {
+		sc := sets[set]
+		t.Logf("%s set: %d labelled documents from %d courts", set, sc.files, len(courtsOf(t, files, set)))
+		t.Logf("%-14s %9s %9s  (matched / in Brief / in filing)", "field", "precision", "recall")
+		row := func(field string, tl tally) {
+			t.Logf("%-14s %8.1f%% %8.1f%%  (%d / %d / %d)", field, 100*tl.precision(), 100*tl.recall(), tl.tp, tl.predicted, tl.expected)
+		}
+		row("court", sc.court)
+		row("title", sc.title)
+		row("case numbers", sc.cases)
+		row("party names", sc.parties)
+		row("party roles", sc.roles)
+		row("kind", sc.kind)
+		row("filed_on", sc.filed)
+		for _, m := range sc.misses {
+			t.Log("  miss: " + m)
+		}
+	}
+	// The thresholds hold on the development set, the filings the rules
+	// are written against. The test set is scored and reported, never
+	// tuned against (docs/brief-schema.md gives its scores); its goal is
+	// 95% on court, case numbers, title and parties.
+	dev := sets["dev"]
+	caption := tally{dev.court.tp + dev.title.tp, dev.court.predicted + dev.title.predicted, dev.court.expected + dev.title.expected}
 	for _, c := range []struct {
 		field string
 		tl    tally
-	}{{"caption (court and title)", caption}, {"case numbers", cases}, {"party names", parties}} {
+	}{{"caption (court and title)", caption}, {"case numbers", dev.cases}, {"party names", dev.parties}} {
 		if c.tl.recall() < minRecall || c.tl.precision() < minPrecision {
-			t.Errorf("%s: precision %.1f%%, recall %.1f%%; want both >= %.0f%%", c.field, 100*c.tl.precision(), 100*c.tl.recall(), 100*minRecall)
+			t.Errorf("dev set: %s: precision %.1f%%, recall %.1f%%; want both >= %.0f%%", c.field, 100*c.tl.precision(), 100*c.tl.recall(), 100*minRecall)
 		}
 	}
+}
+
+// scores are one set's tallies and misses.
+type scores struct {
+	files                                            int
+	court, title, cases, parties, roles, kind, filed tally
+	misses                                           []string
+}
+
+// courtsOf lists the courts of a set's filings by the court prefix of
+// their file names ("ca9", "cdcal", "bankr-ndill", "tn-wcab").
+func courtsOf(t *testing.T, files []string, set string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e expectation
+		if err := json.Unmarshal(raw, &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Set == "" {
+			e.Set = "dev"
+		}
+		if e.Set == set {
+			out[courtID(filepath.Base(f))] = true
+		}
+	}
+	return out
+}
+
+// courtID is a filing's court as its file name begins: one segment
+// ("ca9-07-55393-opinion"), two for a bankruptcy or Tennessee court
+// ("bankr-ndill-…", "tn-cwc-…").
+func courtID(name string) string {
+	seg := strings.Split(name, "-")
+	if len(seg) > 1 && (seg[0] == "bankr" || seg[0] == "tn") {
+		return seg[0] + "-" + seg[1]
+	}
+	return seg[0]
 }
 
 func b2i(b bool) int {

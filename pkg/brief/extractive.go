@@ -37,8 +37,9 @@ type Extractive struct{}
 func NewExtractive() Extractive { return Extractive{} }
 
 // Name identifies the builder and its rules version in Brief.Builder. It
-// changes with the schema version, so the rail rebuilds older frames.
-func (Extractive) Name() string { return "extractive/v2" }
+// changes with the schema version and with rules that change what a Brief
+// says (v3: the responses list), so the rail rebuilds older frames.
+func (Extractive) Name() string { return "extractive/v3" }
 
 // Build implements Builder. It reads the documents through in.Each, one
 // at a time (in order of id), into the Assembly's bounded accumulators; a
@@ -92,6 +93,7 @@ type Assembly struct {
 	events   []eventItem
 	parties  *partySet
 	docs     int
+	pleads   []*pleading // complaints and answers, for the responses
 }
 
 type citedCaption struct {
@@ -123,6 +125,9 @@ func (a *Assembly) Add(d Document) {
 	// A partial Brief holding only this document's items, so that the
 	// same citation check as every builder's runs on it.
 	part := Brief{Documents: []DocumentSummary{sum}, Caption: Caption{Citations: []Citation{}}, Checks: a.brief.Checks}
+	if pl := readPleading(d, sum.Kind, sum.FiledOn, pages); pl != nil {
+		a.pleads = append(a.pleads, pl)
+	}
 	dc := readCaption(pages, clean.Meta.CaseNumbers)
 	docParties := &partySet{}
 	for _, p := range dc.parties {
@@ -196,6 +201,7 @@ func (a *Assembly) Finish() (Brief, error) {
 	b.Caption = mergeCaptions(a.captions)
 	b.Parties = a.parties.parties()
 	b.Chronology = mergeEvents(a.events)
+	b.Responses = pairResponses(a.pleads)
 	if err := b.Validate(); err != nil {
 		return Brief{}, fmt.Errorf("extractive builder produced an invalid brief (a bug): %w", err)
 	}

@@ -12,7 +12,7 @@ import (
 // registered builder: pkg/app, TestDeployedIdentityIsTheBuildersOwn.)
 func TestExtractiveIdentity(t *testing.T) {
 	got := rail.IdentityOf(brief.ForRail(brief.NewExtractive()))
-	if want := (rail.BuilderIdentity{Name: "extractive/v2", Version: brief.SchemaVersion}); got != want {
+	if want := (rail.BuilderIdentity{Name: "extractive/v3", Version: brief.SchemaVersion}); got != want {
 		t.Errorf("identity %+v, want %+v", got, want)
 	}
 }
@@ -21,7 +21,7 @@ func TestExtractiveIdentity(t *testing.T) {
 // change makes every such matter outdated (the backfill rebuilds it and
 // calls the model). Change it on purpose only, with the prompt.
 func TestPromptHashPinned(t *testing.T) {
-	const want = "a683592f4dc769d470bda7f0fcf693f7d80be96a210f0ae6559de3a771b68bd4"
+	const want = "ad6da7078ec57e5da3d50d97e3b6731321fe2280031d3d58a80c6a112c657ac5"
 	if got := brief.PromptHash(); got != want {
 		t.Errorf("PromptHash() = %s, want %s (the hash deployed frames carry)", got, want)
 	}

@@ -16,8 +16,10 @@ var kindRules = []struct {
 	kind Kind
 }{
 	{regexp.MustCompile(`(?i)\b(?:motion|memorandum\s+of\s+points|in\s+support\s+of|in\s+opposition|objection|opposition\s+to|reply\s+(?:brief|in\s+support))\b`), KindMotion},
-	{regexp.MustCompile(`(?i)^(?:.*\b)?(?:amended\s+|verified\s+)?complaint\b`), KindComplaint},
+	// An answer before a complaint: "DEFENDANT'S ANSWER TO PLAINTIFF'S
+	// COMPLAINT" answers one.
 	{regexp.MustCompile(`(?i)^(?:.*\b)?answer\b(?:\s+(?:and|to)\b.*)?$`), KindAnswer},
+	{regexp.MustCompile(`(?i)^(?:.*\b)?(?:amended\s+|verified\s+)?complaint\b`), KindComplaint},
 	{regexp.MustCompile(`(?i)\b(?:opinion|per\s+curiam|slip\s+op|memorandum\s+(?:and\s+)?(?:decision|findings))\b`), KindOpinion},
 	{regexp.MustCompile(`(?i)\b(?:order|judge?ment|minutes|decree)\b`), KindOrder},
 	{regexp.MustCompile(`(?i)^(?:.*\b)?notice\s+of\b`), KindNotice},

@@ -20,6 +20,18 @@ func conform(root, s map[string]any, v any, path string) []string {
 	}
 	var errs []string
 	fail := func(format string, args ...any) { errs = append(errs, path+": "+fmt.Sprintf(format, args...)) }
+	if alts, ok := s["oneOf"].([]any); ok {
+		matched := 0
+		for _, a := range alts {
+			if len(conform(root, a.(map[string]any), v, path)) == 0 {
+				matched++
+			}
+		}
+		if matched != 1 {
+			fail("matches %d of oneOf's %d schemas, want 1", matched, len(alts))
+		}
+		return errs
+	}
 	if c, ok := s["const"]; ok && v != c {
 		fail("%v is not const %v", v, c)
 	}
@@ -33,6 +45,14 @@ func conform(root, s map[string]any, v any, path string) []string {
 		}
 	}
 	switch s["type"] {
+	case "null":
+		if v != nil {
+			fail("not null")
+		}
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			fail("not a boolean")
+		}
 	case "object":
 		obj, ok := v.(map[string]any)
 		if !ok {

@@ -60,6 +60,7 @@ func Decode(body []byte) (Brief, error) {
 		if err := json.Unmarshal(body, &b); err != nil {
 			return Brief{}, fmt.Errorf("%w: %v", ErrInvalidBrief, err)
 		}
+		b.Responses = nonNil(b.Responses) // frames written before the field have none
 		return b, nil
 	case SchemaV1:
 		var v V1
@@ -80,6 +81,7 @@ func (v V1) Upgrade() Brief {
 		Parties:          nonNil(v.Parties),
 		Chronology:       make([]Event, 0, len(v.Chronology)),
 		Documents:        make([]DocumentSummary, 0, len(v.Documents)),
+		Responses:        []Response{},
 		Checks:           Checks{Notes: []string{}},
 		Builder:          v.Builder,
 		InputFingerprint: v.InputFingerprint,

@@ -1,6 +1,7 @@
 package brief_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -51,5 +52,34 @@ func TestDecodeV2AndUnknown(t *testing.T) {
 		if _, err := brief.Decode([]byte(body)); !errors.Is(err, brief.ErrInvalidBrief) {
 			t.Errorf("Decode(%s) = %v, want ErrInvalidBrief", body, err)
 		}
+	}
+}
+
+// A brief/v2 frame written before responses and the model checks' counts
+// decodes with an empty responses list and validates.
+func TestDecodeV2FrameWithoutTheNewerFields(t *testing.T) {
+	b, err := brief.NewExtractive().Build(context.Background(), sampleInput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	raw, _ := json.Marshal(b)
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "responses")
+	checks := m["checks"].(map[string]any)
+	delete(checks, "refused")
+	delete(checks, "model_asserted")
+	old, _ := json.Marshal(m)
+	got, err := brief.Decode(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Responses == nil || len(got.Responses) != 0 || got.Checks.Refused != 0 {
+		t.Errorf("responses %#v, refused %d", got.Responses, got.Checks.Refused)
+	}
+	if err := got.Validate(); err != nil {
+		t.Error(err)
 	}
 }

@@ -41,6 +41,7 @@ const (
 	EnvInboxRetention  = "RAIL_INBOX_RETENTION"
 	EnvBriefBuilder    = "RAIL_BRIEF_BUILDER"
 	EnvBedrockModelID  = "RAIL_BEDROCK_MODEL_ID"
+	EnvBedrockMaxTok   = "RAIL_BEDROCK_MAX_TOKENS"
 	EnvCommitTimeout   = "RAIL_COMMIT_TIMEOUT"
 	EnvFrameKeep       = "RAIL_FRAME_KEEP"
 	EnvFrameRetention  = "RAIL_FRAME_RETENTION"
@@ -67,9 +68,12 @@ type Config struct {
 	InboxRetention  time.Duration // sweeper
 	BriefBuilder    string        // builder: extractive or bedrock
 	BedrockModelID  string        // builder with bedrock
-	CommitTimeout   time.Duration // builder: bound on each outcome statement (commit, Fail)
-	FrameKeep       int           // sweeper: newest frames kept per matter
-	FrameRetention  time.Duration // sweeper: frames younger than this are kept
+	// BedrockMaxTokens is the Bedrock request's output-token limit; 0 is
+	// the model's own (bedrock.DefaultMaxTokens).
+	BedrockMaxTokens int
+	CommitTimeout    time.Duration // builder: bound on each outcome statement (commit, Fail)
+	FrameKeep        int           // sweeper: newest frames kept per matter
+	FrameRetention   time.Duration // sweeper: frames younger than this are kept
 
 	// Sources says where each setting read from the environment came
 	// from, keyed by its variable (EnvLease, ...): the variable's own name
@@ -238,6 +242,14 @@ func load(fn string, getenv func(string) string) (Config, []error) {
 			errs = append(errs, fmt.Errorf("%s=%q: want an integer from 1 to 100", EnvMaxAttempts, v))
 		} else {
 			c.MaxAttempts = n
+		}
+	}
+	if v := env(EnvBedrockMaxTok); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 200_000 {
+			errs = append(errs, fmt.Errorf("%s=%q: want an integer from 0 (the model's default) to 200000", EnvBedrockMaxTok, v))
+		} else {
+			c.BedrockMaxTokens = n
 		}
 	}
 	if v := env(EnvFrameKeep); v != "" {

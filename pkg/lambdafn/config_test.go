@@ -23,6 +23,12 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if c.CommitTimeout != 10*time.Second || lambdafn.DefaultReserve(c.CommitTimeout) != 25*time.Second {
 		t.Fatalf("commit timeout %s, reserve %s: want 10s and 25s", c.CommitTimeout, lambdafn.DefaultReserve(c.CommitTimeout))
 	}
+	if c.BedrockMaxTokens != 0 {
+		t.Fatalf("bedrock max tokens default %d, want 0 (the model's own)", c.BedrockMaxTokens)
+	}
+	if c, err := lambdafn.LoadConfig(lambdafn.Builder, envOf(map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_BEDROCK_MAX_TOKENS": "3000"})); err != nil || c.BedrockMaxTokens != 3000 {
+		t.Fatalf("RAIL_BEDROCK_MAX_TOKENS=3000: %d %v", c.BedrockMaxTokens, err)
+	}
 	if c.FrameKeep != 10 || c.FrameRetention != 720*time.Hour {
 		t.Fatalf("frame retention defaults: keep %d, retention %s", c.FrameKeep, c.FrameRetention)
 	}
@@ -51,6 +57,8 @@ func TestLoadConfigRefusesMissingAndInvalidEnv(t *testing.T) {
 		"bad attempts":      {lambdafn.Sweeper, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_MAX_ATTEMPTS": "0"}, []string{"RAIL_MAX_ATTEMPTS"}},
 		"bedrock without model": {lambdafn.Builder, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_BRIEF_BUILDER": "bedrock"},
 			[]string{"RAIL_BEDROCK_MODEL_ID"}},
+		"bedrock max tokens not a number": {lambdafn.Builder, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_BEDROCK_MAX_TOKENS": "lots"},
+			[]string{`RAIL_BEDROCK_MAX_TOKENS="lots"`}},
 		"unknown builder":  {lambdafn.Builder, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_BRIEF_BUILDER": "magic"}, []string{"RAIL_BRIEF_BUILDER"}},
 		"unknown function": {"janitor", nil, []string{"unknown function"}},
 		"commit timeout not a duration": {lambdafn.Builder, map[string]string{"RAIL_BUILD_QUEUE_URL": "q", "RAIL_COMMIT_TIMEOUT": "ten"},

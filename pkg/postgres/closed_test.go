@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -28,7 +27,9 @@ func (b *bundle) gauges(t *testing.T) postgres.Gauges {
 // A closed matter's demand is held, not late: it leaves the unserved
 // gauges (which OldestUnservedDemandAlarm watches) for MattersClosedWithDemand,
 // is never claimed or re-nudged, and is served after re-opening, aged from
-// the re-opening.
+// the re-opening. Demand that arrives while the matter is closed is
+// recorded and held the same way (it used to be refused with
+// ErrMatterClosed, and the trigger acknowledged the fact away).
 func TestClosedMatterHoldsDemandUntilReopened(t *testing.T) {
 	b := setup(t, rail.Config{})
 	b.demand(t)
@@ -54,8 +55,20 @@ func TestClosedMatterHoldsDemandUntilReopened(t *testing.T) {
 	if err != nil || len(rep.Renudge) != 0 {
 		t.Fatalf("sweep of a closed matter: %+v %v; want no re-nudge", rep, err)
 	}
-	if _, err := b.ledger.Demand(b.ctx, b.ref, 1); !errors.Is(err, rail.ErrMatterClosed) {
-		t.Fatalf("demand on a closed matter: %v", err)
+	// Demand arriving while closed (an upload in flight at the close) is
+	// recorded and held with the rest: never refused, never dropped.
+	res, err := b.ledger.Demand(b.ctx, b.ref, 1)
+	if err != nil || !res.Held || res.Requested != 3 {
+		t.Fatalf("demand on a closed matter: %+v %v; want it recorded (requested 3) and held", res, err)
+	}
+	if j := b.job(t); j.HeldDemands != 3 {
+		t.Fatalf("closed, demand arrived: row %+v; want 3 demands held", j)
+	}
+	if g := b.gauges(t); g.MattersBehind != 0 || g.OldestUnservedDemandSeconds != 0 || g.MattersClosedWithDemand != 1 {
+		t.Fatalf("closed, demand arrived: gauges %+v; want it held, not late", g)
+	}
+	if _, ok := b.claim(t, "w"); ok {
+		t.Fatal("a closed matter was claimed after new demand")
 	}
 
 	b.setStatus(t, "open")
@@ -73,8 +86,8 @@ func TestClosedMatterHoldsDemandUntilReopened(t *testing.T) {
 		t.Fatalf("sweep after re-opening: %+v %v; want this matter re-nudged", rep, err)
 	}
 	c := b.mustClaim(t, "w")
-	if c.Target != 2 {
-		t.Fatalf("claim after re-opening: %+v; want target 2 (the held demand)", c)
+	if c.Target != 3 {
+		t.Fatalf("claim after re-opening: %+v; want target 3 (all the held demand)", c)
 	}
 	if _, err := b.ledger.Commit(b.ctx, c, frameOf("after re-open")); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +47,8 @@ type Ledger struct {
 	pool *pgxpool.Pool
 	q    Querier // where the statements run: the pool, or a caller's transaction (On)
 	cfg  rail.Config
+	// swallowUncovered: SwallowingUncovered's negative control.
+	swallowUncovered bool
 }
 
 // NewLedger returns a ledger over pool with cfg (zero fields take defaults).
@@ -63,6 +66,17 @@ func NewLedger(pool *pgxpool.Pool, cfg rail.Config) *Ledger {
 func (l *Ledger) On(q Querier) *Ledger {
 	c := *l
 	c.q = q
+	return &c
+}
+
+// SwallowingUncovered returns the ledger with the quarantine decision it
+// had before demand arriving during a last attempt released it: Fail and
+// Sweep then quarantine a row on its last failed or expired attempt even
+// when demand arrived during it, and that demand waits for an operator. A
+// seam for the simulation's negative controls; the rail never uses it.
+func (l *Ledger) SwallowingUncovered() *Ledger {
+	c := *l
+	c.swallowUncovered = true
 	return &c
 }
 
@@ -85,7 +99,7 @@ WITH m AS (
     INSERT INTO ops.matter_frame_jobs AS j
         (firm_id, matter_id, requested_generation, demand_since, uncovered_since, last_demanded_at)
     SELECT m.firm_id, m.matter_id, $3, clock_timestamp(), clock_timestamp(), clock_timestamp()
-    FROM m WHERE m.firm_id = $1 AND m.status = 'open'
+    FROM m WHERE m.firm_id = $1 -- open or closed: a closed matter's demand is recorded and held
     ON CONFLICT (firm_id, matter_id) DO UPDATE SET
         requested_generation = j.requested_generation + EXCLUDED.requested_generation,
         demand_since         = coalesce(j.demand_since, EXCLUDED.demand_since),
@@ -117,6 +131,14 @@ FROM (SELECT 1) AS one LEFT JOIN up ON true`
 // committed. A quarantined row is released by new demand. Run it in the
 // caller's transaction when the demand must commit with something else
 // (the trigger's inbox insert).
+//
+// A closed matter's demand is recorded too, and reported Held: a fact
+// committed while the matter was open (an upload in flight when it
+// closed) must be built once it is re-opened, never dropped. Held demand
+// is not claimed or re-nudged while the matter stays closed and is counted
+// by MattersClosedWithDemand, not as unserved. An unknown matter is
+// rail.ErrUnknownMatter and one filed under another firm
+// rail.ErrFirmMismatch; nothing is written then.
 func (l *Ledger) Demand(ctx context.Context, ref rail.MatterRef, n int) (rail.DemandResult, error) {
 	return l.DemandFrom(ctx, ref, n, rail.DemandOrigin{})
 }
@@ -150,12 +172,10 @@ func (l *Ledger) DemandFrom(ctx context.Context, ref rail.MatterRef, n int, o ra
 		return rail.DemandResult{}, fmt.Errorf("demand %s: %w", ref, rail.ErrUnknownMatter)
 	case *firm != ref.FirmID:
 		return rail.DemandResult{}, fmt.Errorf("demand %s: %w", ref, rail.ErrFirmMismatch)
-	case status != nil && *status != "open":
-		return rail.DemandResult{}, fmt.Errorf("demand %s: %w", ref, rail.ErrMatterClosed)
 	case requested == nil:
 		return rail.DemandResult{}, fmt.Errorf("demand %s: no row written", ref)
 	}
-	return rail.DemandResult{Requested: *requested, Status: *runStatus}, nil
+	return rail.DemandResult{Requested: *requested, Status: *runStatus, Held: status != nil && *status != "open"}, nil
 }
 
 // claimSet is what a claim writes: the next token, the target, a fresh
@@ -306,7 +326,9 @@ FROM fence, frame`
 // Commit lands the frame if and only if c's token is still current: the
 // frame insert, the token compare-and-swap, the run's outcome and the
 // frame.built fact are one statement, so a stale build cannot half-land.
-// ErrFenced means nothing was written.
+// ErrFenced means nothing was written; so does rail.ErrCommitRefused (the
+// database answered with an error, wrapped with it). Any other error is
+// ambiguous: the commit may have landed (FrameLanded says).
 func (l *Ledger) Commit(ctx context.Context, c rail.Claim, f rail.Frame) (rail.CommitResult, error) {
 	var (
 		r       rail.CommitResult
@@ -326,6 +348,9 @@ func (l *Ledger) Commit(ctx context.Context, c rail.Claim, f rail.Frame) (rail.C
 	if errors.Is(err, pgx.ErrNoRows) {
 		return rail.CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, rail.ErrFenced)
 	}
+	if refused(err) {
+		return rail.CommitResult{}, fmt.Errorf("commit %s token %d: %w: %w", c.MatterRef, c.Token, rail.ErrCommitRefused, err)
+	}
 	if err != nil {
 		return rail.CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, err)
 	}
@@ -336,6 +361,21 @@ func (l *Ledger) Commit(ctx context.Context, c rail.Claim, f rail.Frame) (rail.C
 		}
 	}
 	return r, nil
+}
+
+// refused reports whether err is the server's answer that the statement
+// failed: an ErrorResponse of severity ERROR (a constraint, a value jsonb
+// refuses, a statement timeout or cancel), after which the statement's
+// transaction is rolled back: provably nothing committed. A FATAL or PANIC
+// response ends the session (the server terminating it, a shutdown) and,
+// like a lost connection or a client-side timeout, says nothing certain
+// about whether the commit landed.
+func refused(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	return cmp.Or(pe.SeverityUnlocalized, pe.Severity) == "ERROR"
 }
 
 // FrameLanded reports whether a frame with c's token exists. A worker whose
@@ -365,10 +405,17 @@ func (l *Ledger) MarkRun(ctx context.Context, c rail.Claim, outcome, msg string)
 	return nil
 }
 
-var failSQL = `
+// failSQLWith is the Fail statement with quarantine as its quarantine
+// decision (SQLQuarantines; the negative control's is the old one).
+func failSQLWith(quarantine string) string {
+	return `
 WITH f AS (
     UPDATE ops.matter_frame_jobs AS j SET
-        run_status        = CASE WHEN NOT ` + SQLAttemptsLeft("j", "$4::int") + ` THEN 'quarantined' ELSE 'idle' END,
+        run_status        = CASE WHEN ` + quarantine + ` THEN 'quarantined' ELSE 'idle' END,
+        -- The last attempt failed, but demand arrived during it: that demand
+        -- releases the row (attempts reset), as it would a quarantine.
+        attempts          = CASE WHEN NOT ` + SQLAttemptsLeft("j", "$4::int") + ` AND NOT ` + quarantine + `
+                                 THEN 0 ELSE j.attempts END,
         target_generation = built_generation,
         uncovered_since   = demand_since, -- the target is handed back: all unbuilt demand is uncovered
         not_before        = clock_timestamp()
@@ -383,10 +430,21 @@ WITH f AS (
     FROM f WHERE r.firm_id = f.firm_id AND r.matter_id = f.matter_id AND r.token = $3
 )
 SELECT run_status, attempts FROM f`
+}
+
+var (
+	failSQL = failSQLWith(SQLQuarantines("j", "$4::int"))
+	// failSwallowingSQL quarantines on the last attempt whatever arrived
+	// during it (SwallowingUncovered).
+	failSwallowingSQL = failSQLWith("NOT " + SQLAttemptsLeft("j", "$4::int"))
+)
 
 // Fail records a failed attempt while c's token is current: the row goes
 // back to idle with exponential backoff (its target handed back, so the
-// demand stays visibly unserved), or to quarantined after MaxAttempts.
+// demand stays visibly unserved), or to quarantined after MaxAttempts,
+// unless demand arrived during that last attempt: then the row goes back
+// to idle with its attempts reset (new demand releases a quarantine, also
+// when it arrives during the attempt that would have caused it).
 // ErrFenced means a newer claim owns the row and nothing was written.
 func (l *Ledger) Fail(ctx context.Context, c rail.Claim, cause error) (rail.FailResult, error) {
 	msg := "unknown error"
@@ -394,7 +452,11 @@ func (l *Ledger) Fail(ctx context.Context, c rail.Claim, cause error) (rail.Fail
 		msg = cause.Error()
 	}
 	var r rail.FailResult
-	err := l.q.QueryRow(ctx, failSQL, c.FirmID, c.MatterID, c.Token, l.cfg.MaxAttempts,
+	stmt := failSQL
+	if l.swallowUncovered {
+		stmt = failSwallowingSQL
+	}
+	err := l.q.QueryRow(ctx, stmt, c.FirmID, c.MatterID, c.Token, l.cfg.MaxAttempts,
 		seconds(l.cfg.BackoffBase), seconds(l.cfg.BackoffMax), msg).Scan(&r.Status, &r.Attempts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return rail.FailResult{}, fmt.Errorf("fail %s token %d: %w", c.MatterRef, c.Token, rail.ErrFenced)

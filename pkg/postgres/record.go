@@ -53,10 +53,12 @@ func AddMatter(ctx context.Context, q Querier, ref rail.MatterRef, title string)
 
 // SetMatterStatus opens or closes a matter.
 //
-// A closed matter gets no builds and no new demand (Demand refuses it), but
-// its ledger row keeps what was recorded: demand already requested stays
-// requested (held, counted by Gauges.MattersClosedWithDemand rather than as
-// late), and a build already claimed may still land (its commit does not
+// A closed matter gets no builds and no new documents, but its ledger row
+// keeps what was recorded and keeps recording: demand already requested
+// stays requested, and demand that arrives while it is closed (a fact in
+// flight at the close) is recorded too (Demand reports it Held); all of it
+// is held, counted by Gauges.MattersClosedWithDemand rather than as late.
+// A build already claimed may still land (its commit does not
 // look at the matter's status: the frame reflects inputs read while the
 // matter was open). Re-opening restarts the demand clock of held demand
 // (demand_since and uncovered_since become the re-opening's time), so the

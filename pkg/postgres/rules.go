@@ -59,3 +59,22 @@ func SQLBuiltByOther(f, name, version, modelID, promptHash string) string {
 	return "((" + f + ".builder, " + f + ".builder_version, " + f + ".model_id, " + f + ".prompt_hash) IS DISTINCT FROM (" +
 		name + ", " + version + ", " + modelID + ", " + promptHash + "))"
 }
+
+// SQLDemandUncovered: j has demand that arrived after its current or last
+// claim took its target (requested > target, what the row's generated
+// rebuild_needed says). While j runs, that demand is its build's
+// follow-up; when the build fails, it is demand the failed attempt never
+// tried to build.
+func SQLDemandUncovered(j string) string {
+	return "(" + j + ".requested_generation > " + j + ".target_generation)"
+}
+
+// SQLQuarantines: the failed or expired attempt j is running puts it in
+// quarantine: it was the claim's last allowed attempt, and no demand
+// arrived during it. Demand that did (uncovered) releases the would-be
+// quarantine at once, as the same demand arriving a moment after the
+// quarantine would release it: new demand releases a quarantine, whenever
+// it arrives. Read on the row before the statement's writes.
+func SQLQuarantines(j, maxAttempts string) string {
+	return "(NOT " + SQLAttemptsLeft(j, maxAttempts) + " AND NOT " + SQLDemandUncovered(j) + ")"
+}

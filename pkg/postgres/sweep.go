@@ -11,7 +11,10 @@ import (
 
 // SweepReport is what one sweep pass found and did.
 type SweepReport struct {
-	Quarantined   []rail.MatterRef // expired leases out of attempts: now quarantined
+	Quarantined []rail.MatterRef // expired leases out of attempts: now quarantined
+	// Released: expired leases out of attempts that demand arriving during
+	// their last attempt released instead (idle, attempts reset).
+	Released      []rail.MatterRef
 	LeaseExpiries int              // running rows whose lease expired since the last pass
 	Renudge       []rail.MatterRef // unserved demand with no live claim: nudge these
 	Gauges
@@ -34,19 +37,36 @@ type Gauges struct {
 // workers' claims were granted with can neither quarantine nor expire a
 // live build. $1 and $2 (the sweeper's own settings) apply only to rows
 // claimed before 007.
-var sweepQuarantineSQL = `
+
+// sweepQuarantineSQLWith quarantines expired leases on their last allowed
+// attempt, deciding with quarantine (SQLQuarantines): a row whose demand
+// arrived during that attempt is released instead (idle, attempts reset,
+// its target handed back; the unserved pass below re-nudges it).
+func sweepQuarantineSQLWith(quarantine string) string {
+	return `
 WITH q AS (
     UPDATE ops.matter_frame_jobs AS j SET
-        run_status = 'quarantined', target_generation = j.built_generation, uncovered_since = j.demand_since,
+        run_status = CASE WHEN ` + quarantine + ` THEN 'quarantined' ELSE 'idle' END,
+        attempts   = CASE WHEN ` + quarantine + ` THEN j.attempts ELSE 0 END,
+        target_generation = j.built_generation, uncovered_since = j.demand_since,
         last_error = 'lease expired on attempt ' || j.attempts || ' of ' || coalesce(j.max_attempts, $2::int)
+                     || CASE WHEN ` + quarantine + ` THEN '' ELSE '; demand that arrived during it released the quarantine' END
     WHERE ` + SQLLeaseExpired("j", "$1") + ` AND NOT ` + SQLAttemptsLeft("j", "$2::int") + `
-    RETURNING j.firm_id, j.matter_id, j.claimed_generation
+    RETURNING j.firm_id, j.matter_id, j.claimed_generation, j.run_status
 ), run AS (
-    UPDATE ops.matter_frame_runs AS r SET outcome = 'quarantined',
+    UPDATE ops.matter_frame_runs AS r SET
+        outcome = CASE q.run_status WHEN 'quarantined' THEN 'quarantined' ELSE 'lease_expired' END,
         finished_at = coalesce(r.finished_at, clock_timestamp()), error = 'lease expired'
     FROM q WHERE r.firm_id = q.firm_id AND r.matter_id = q.matter_id AND r.token = q.claimed_generation
 )
-SELECT firm_id, matter_id FROM q`
+SELECT firm_id, matter_id, run_status = 'quarantined' FROM q`
+}
+
+var (
+	sweepQuarantineSQL = sweepQuarantineSQLWith(SQLQuarantines("j", "$2::int"))
+	// sweepQuarantineSwallowingSQL: SwallowingUncovered's.
+	sweepQuarantineSwallowingSQL = sweepQuarantineSQLWith("NOT " + SQLAttemptsLeft("j", "$2::int"))
+)
 
 // Marks runs whose lease expired without a reclaim. The job row is left
 // alone: the sweep never touches the token, so a late commit with no
@@ -86,12 +106,32 @@ func (l *Ledger) Sweep(ctx context.Context, limit int) (SweepReport, error) {
 		limit = 500
 	}
 	var rep SweepReport
-	rows, err := l.q.Query(ctx, sweepQuarantineSQL, seconds(l.cfg.Lease), l.cfg.MaxAttempts)
+	quarantine := sweepQuarantineSQL
+	if l.swallowUncovered {
+		quarantine = sweepQuarantineSwallowingSQL
+	}
+	rows, err := l.q.Query(ctx, quarantine, seconds(l.cfg.Lease), l.cfg.MaxAttempts)
 	if err != nil {
 		return rep, fmt.Errorf("sweep quarantine: %w", err)
 	}
-	if rep.Quarantined, err = collectRefs(rows); err != nil {
+	type touched struct {
+		ref         rail.MatterRef
+		quarantined bool
+	}
+	ts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (touched, error) {
+		var t touched
+		err := r.Scan(&t.ref.FirmID, &t.ref.MatterID, &t.quarantined)
+		return t, err
+	})
+	if err != nil {
 		return rep, fmt.Errorf("sweep quarantine: %w", err)
+	}
+	for _, t := range ts {
+		if t.quarantined {
+			rep.Quarantined = append(rep.Quarantined, t.ref)
+		} else {
+			rep.Released = append(rep.Released, t.ref)
+		}
 	}
 	tag, err := l.q.Exec(ctx, sweepExpiredRunsSQL, seconds(l.cfg.Lease))
 	if err != nil {

@@ -191,9 +191,13 @@ func TestTriggerIgnoresFactsThatCreateNoDemand(t *testing.T) {
 	}
 }
 
-func TestTriggerUnknownClosedAndMisfiledMattersAreNoOps(t *testing.T) {
+// Facts for an unknown matter, or for a matter filed under another firm,
+// are acknowledged and write nothing (they would fail the same way for
+// ever). A fact for a closed matter is not one of them: its demand is
+// recorded and held (TestTriggerHoldsAClosedMattersDemand).
+func TestTriggerUnknownAndMisfiledMattersAreNoOps(t *testing.T) {
 	b := setup(t, rail.Config{})
-	tr, rec, logs, _ := newTrigger(b)
+	tr, rec, logs, cs := newTrigger(b)
 	closed := b.newMatter(t, "Closed v. Matter")
 	if err := postgres.SetMatterStatus(b.ctx, b.pool, closed, "closed"); err != nil {
 		t.Fatal(err)
@@ -213,19 +217,76 @@ func TestTriggerUnknownClosedAndMisfiledMattersAreNoOps(t *testing.T) {
 	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM ops.matter_frame_jobs`).Scan(&jobs); err != nil {
 		t.Fatal(err)
 	}
-	if jobs != 1 || inboxCount(t, b) != 1 {
-		t.Fatalf("jobs = %d, inbox = %d: want only the good fact written", jobs, inboxCount(t, b))
+	if jobs != 2 || inboxCount(t, b) != 2 {
+		t.Fatalf("jobs = %d, inbox = %d: want the good fact and the closed matter's (held) written, nothing else",
+			jobs, inboxCount(t, b))
 	}
 	if n := rec.all(); len(n) != 1 || n[0].Ref() != b.ref {
-		t.Fatalf("nudges %v: want one, for the good matter", n)
+		t.Fatalf("nudges %v: want one, for the good matter (a closed matter is not nudged)", n)
 	}
-	for _, want := range []string{rail.ErrUnknownMatter.Error(), rail.ErrMatterClosed.Error(), rail.ErrFirmMismatch.Error()} {
+	if cs.get(rail.MetricDemandsRecorded) != 2 || cs.get(rail.MetricDemandsHeld) != 1 {
+		t.Fatalf("DemandsRecorded %v, DemandsHeld %v: want 2 and 1", cs.get(rail.MetricDemandsRecorded), cs.get(rail.MetricDemandsHeld))
+	}
+	for _, want := range []string{rail.ErrUnknownMatter.Error(), rail.ErrFirmMismatch.Error(), "held"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log lacks reason %q", want)
 		}
 	}
 	// Redelivering the no-ops stays a no-op: no poison loop.
 	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{fact(unknown, rail.FactDocumentUploaded)}))
+}
+
+// An upload in flight when its matter closes: the document and its fact
+// committed while the matter was open, the matter closed before the fact
+// reached the trigger. The trigger records the demand and holds it (inbox
+// row and demand committed, no nudge, the gauges and the row say held);
+// after re-opening the sweeper re-nudges it and the build covers the
+// document. Before the fix the trigger acknowledged the fact and rolled
+// it back: requested = built, every gauge clean, the document never built.
+func TestTriggerHoldsAClosedMattersDemand(t *testing.T) {
+	b := setup(t, rail.Config{})
+	tr, rec, _, _ := newTrigger(b)
+	b.demand(t)
+	c := b.mustClaim(t, "w")
+	if _, err := b.ledger.Commit(b.ctx, c, frameOf("before the upload")); err != nil {
+		t.Fatal(err)
+	}
+	up := fact(b.ref, rail.FactDocumentUploaded) // committed while open...
+	b.setStatus(t, "closed")                     // ...and the matter closes before the trigger hears it
+	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{up}))
+
+	j := b.job(t)
+	if j.RequestedGeneration != 2 || j.BuiltGeneration != 1 || j.HeldDemands != 1 || inboxCount(t, b) != 1 {
+		t.Fatalf("closed, fact heard: row %+v, inbox %d; want one demand held and the fact in the inbox", j, inboxCount(t, b))
+	}
+	if g := b.gauges(t); g.MattersClosedWithDemand != 1 || g.MattersBehind != 0 || g.OldestUnservedDemandSeconds != 0 {
+		t.Fatalf("closed, fact heard: gauges %+v; want it held (MattersClosedWithDemand), not late", g)
+	}
+	if n := rec.all(); len(n) != 0 {
+		t.Fatalf("nudged a closed matter: %v", n)
+	}
+	// A redelivery is a duplicate, not a second demand.
+	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{up}))
+	if j := b.job(t); j.RequestedGeneration != 2 {
+		t.Fatalf("redelivered: requested %d, want 2", j.RequestedGeneration)
+	}
+
+	b.setStatus(t, "open")
+	b.ageDemand(t, rail.DefaultSweepGrace+time.Second)
+	rep, err := b.ledger.Sweep(b.ctx, 0)
+	if err != nil || len(rep.Renudge) != 1 || rep.Renudge[0] != b.ref {
+		t.Fatalf("sweep after re-opening: %+v %v; want the held demand re-nudged", rep, err)
+	}
+	c = b.mustClaim(t, "w")
+	if c.Target != 2 {
+		t.Fatalf("claim after re-opening: target %d, want 2 (the held demand)", c.Target)
+	}
+	if _, err := b.ledger.Commit(b.ctx, c, frameOf("after re-open")); err != nil {
+		t.Fatal(err)
+	}
+	if j := b.job(t); !j.Current {
+		t.Fatalf("re-opened and built: %+v", j)
+	}
 }
 
 func TestTriggerMalformedFailsAlone(t *testing.T) {

@@ -12,6 +12,11 @@ import (
 type DemandResult struct {
 	Requested int64  // requested_generation after the demand
 	Status    string // run_status after the demand
+	// Held: the matter is closed. The demand is recorded on its row all the
+	// same and held there (MattersClosedWithDemand, `railctl status`): it
+	// is not claimed or re-nudged until the matter is re-opened, and then
+	// built (docs/ARCHITECTURE.md, "Closed matters").
+	Held bool
 }
 
 // Demand sources recorded in ops.matter_demands.

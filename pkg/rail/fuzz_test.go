@@ -3,8 +3,10 @@ package rail_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -58,6 +60,26 @@ func FuzzDecodeFactDetail(f *testing.F) {
 		if err != nil || d2.EventID != d.EventID || d2.EventName != d.EventName || d2.FirmID != d.FirmID ||
 			d2.MatterID != d.MatterID || !d2.OccurredAt.Equal(d.OccurredAt) || !bytes.Equal(d2.Payload, d.Payload) {
 			t.Fatalf("round trip: %+v → %+v (%v)", d, d2, err)
+		}
+	})
+}
+
+// FuzzCheckStorable: the storable check never panics, refuses whatever is
+// not valid JSON or not valid UTF-8, and every refusal wraps
+// ErrBodyNotStorable. (Whether it agrees with jsonb itself is checked
+// against PostgreSQL: pkg/postgres, TestCheckStorableAgreesWithJSONB.)
+func FuzzCheckStorable(f *testing.F) {
+	for _, s := range []string{`{}`, `"\u0000"`, `"\ud800\udc00"`, `"\ud800"`, `1e131072`, `1e-16384`, `-0.0e5`,
+		`[1,"a\\u0000",{"k":"\uDBFF\uDFFF"}]`, "\"\xff\"", `"\u`, `1e`, `-`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		err := rail.CheckStorable(body)
+		if err != nil && !errors.Is(err, rail.ErrBodyNotStorable) {
+			t.Fatalf("%q: %v does not wrap ErrBodyNotStorable", body, err)
+		}
+		if err == nil && (!json.Valid(body) || !utf8.Valid(body)) {
+			t.Fatalf("%q: accepted, but not valid JSON in UTF-8", body)
 		}
 	})
 }

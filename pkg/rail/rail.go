@@ -31,7 +31,9 @@ var (
 	ErrUnknownMatter = errors.New("unknown matter")
 	// ErrFirmMismatch: the matter exists but belongs to another firm.
 	ErrFirmMismatch = errors.New("matter belongs to another firm")
-	// ErrMatterClosed: the matter is closed and gets no builds.
+	// ErrMatterClosed: the matter is closed: no document can be added to
+	// it. (Demand for a closed matter is not refused: it is recorded and
+	// held until the matter is re-opened, DemandResult.Held.)
 	ErrMatterClosed = errors.New("matter is closed")
 	// ErrUnknownFirm: no such firm.
 	ErrUnknownFirm = errors.New("unknown firm")

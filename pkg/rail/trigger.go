@@ -50,6 +50,7 @@ type CountSink interface {
 const (
 	MetricDemandsRecorded = "DemandsRecorded" // matters given new demand
 	MetricFactsCoalesced  = "FactsCoalesced"  // facts folded into another fact's demand
+	MetricDemandsHeld     = "DemandsHeld"     // of DemandsRecorded: on a closed matter, held until re-opened
 )
 
 // Trigger turns demand facts into ledger demand and nudges. Safe for
@@ -62,6 +63,11 @@ type Trigger struct {
 	SettleDelay time.Duration
 	Log         *slog.Logger
 	Metrics     CountSink
+	// DropHeld is a seam for negative controls only, never set by the
+	// rail: a closed matter's facts are acknowledged with their inbox rows
+	// and demand rolled back, as the trigger did before closed matters
+	// held demand in flight (the upload in flight at the close is lost).
+	DropHeld bool
 }
 
 func (t *Trigger) log() *slog.Logger {
@@ -90,9 +96,15 @@ type matterFacts struct {
 //   - A malformed message fails alone.
 //   - A fact that creates no demand (an unknown name, frame.built) is
 //     acknowledged and changes nothing.
-//   - A fact naming an unknown matter, a closed one, or one filed under
-//     another firm is acknowledged with a logged reason and nothing written:
-//     it would fail the same way forever.
+//   - A fact naming an unknown matter or one filed under another firm is
+//     acknowledged with a logged reason and nothing written: it would fail
+//     the same way forever.
+//   - A fact for a closed matter is recorded like any other (inbox rows and
+//     demand, one transaction) and its demand is held on the matter's row:
+//     not claimed, not nudged, counted by MattersClosedWithDemand, and
+//     built after the matter is re-opened (the sweeper re-nudges it). A
+//     fact committed while its matter was open (an upload in flight when
+//     it closed) is never acknowledged away.
 //   - Facts already seen (the same event_id) add no demand.
 //   - The new facts for one matter become one transaction holding their
 //     inbox rows and one demand of n, then one nudge for the matter, sent
@@ -193,20 +205,32 @@ func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts
 	}
 	res, err := tx.DemandFrom(ctx, g.ref, len(fresh), origin)
 	switch {
-	case errors.Is(err, ErrUnknownMatter), errors.Is(err, ErrFirmMismatch), errors.Is(err, ErrMatterClosed):
+	case errors.Is(err, ErrUnknownMatter), errors.Is(err, ErrFirmMismatch):
 		// Rolled back: nothing is written. The fact will never apply, so
 		// retrying it would only loop.
-		log.WarnContext(ctx, "facts name no open matter of this firm; acknowledged without demand",
+		log.WarnContext(ctx, "facts name no matter of this firm; acknowledged without demand",
 			"reason", err.Error(), "event_ids", ids)
 		return Nudge{}, nil
 	case err != nil:
 		return Nudge{}, fmt.Errorf("trigger %s: %w", g.ref, err)
+	case res.Held && t.DropHeld: // the negative control: the defect, on purpose
+		log.WarnContext(ctx, "matter closed; facts acknowledged without demand (DropHeld)", "event_ids", ids)
+		return Nudge{}, nil
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return Nudge{}, fmt.Errorf("trigger %s: commit: %w", g.ref, err)
 	}
 	t.count(MetricDemandsRecorded, 1)
 	t.count(MetricFactsCoalesced, len(fresh)-1)
+	if res.Held {
+		// No nudge: a closed matter is not claimed. Re-opening restarts the
+		// demand's clock and the sweeper's next pass re-nudges it.
+		t.count(MetricDemandsHeld, 1)
+		log.InfoContext(ctx, "demand recorded and held: the matter is closed; it is built after re-opening",
+			"facts", len(fresh), "duplicates", len(g.index)-len(fresh),
+			"requested_generation", res.Requested, "run_status", res.Status)
+		return Nudge{}, nil
+	}
 	log.InfoContext(ctx, "demand recorded", "facts", len(fresh), "duplicates", len(g.index)-len(fresh),
 		"requested_generation", res.Requested, "run_status", res.Status)
 

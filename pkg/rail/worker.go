@@ -62,7 +62,14 @@ type Worker struct {
 	// seam for negative controls: a test that passes the build's own
 	// context shows what a detached outcome context prevents).
 	OutcomeContext func(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc)
-	Log            *slog.Logger
+	// AmbiguousRefusals is a seam for negative controls only, never set by
+	// the rail: the worker skips CheckStorable and treats a commit the
+	// database refused (ErrCommitRefused) like a lost connection, recording
+	// no failure, as it did before it told the two apart (the row then
+	// stays running until its lease expires, and each retry repeats the
+	// build).
+	AmbiguousRefusals bool
+	Log               *slog.Logger
 }
 
 // DefaultCommitTimeout bounds each outcome statement of a build when
@@ -122,19 +129,7 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 		return out, nil
 	}
 	if err != nil {
-		octx, cancel := w.outcomeContext(ctx)
-		fr, ferr := w.Ledger.Fail(octx, c, err)
-		cancel()
-		if errors.Is(ferr, ErrFenced) {
-			out.Fenced = true
-			return out, nil
-		}
-		if ferr != nil {
-			return out, fmt.Errorf("build failed (%v) and recording it failed: %w", err, ferr)
-		}
-		out.Failed, out.Quarantined = true, fr.Status == StatusQuarantined
-		log.ErrorContext(ctx, "build failed", "err", err, "attempts", fr.Attempts, "status", fr.Status)
-		return out, nil
+		return w.fail(ctx, c, out, err, "build failed")
 	}
 	if w.BeforeCommit != nil {
 		w.BeforeCommit(ctx, c)
@@ -153,9 +148,14 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 		w.markRun(ctx, c, "fenced", "token stale at commit")
 		log.WarnContext(ctx, "commit fenced: a newer claim owns the matter; nothing landed")
 		return out, nil
+	case errors.Is(err, ErrCommitRefused) && !w.AmbiguousRefusals:
+		// The database answered with an error: the statement rolled back and
+		// nothing landed. A failure like any other, with its backoff.
+		return w.fail(ctx, c, out, err, "commit refused by the database")
 	case err != nil:
-		// Ambiguous: the commit may have landed before the error. Ask the
-		// ledger rather than guess; never commit twice.
+		// Ambiguous (the connection was lost, the client timed out): the
+		// commit may have landed before the error. Ask the ledger rather
+		// than guess; never commit twice.
 		lctx, cancel := w.outcomeContext(ctx)
 		landed, lerr := w.Ledger.FrameLanded(lctx, c)
 		cancel()
@@ -169,6 +169,26 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 	out.Landed, out.FollowUpDue, out.Served = true, res.FollowUpDue, res.Served
 	log.InfoContext(ctx, "frame landed", "follow_up_due", res.FollowUpDue,
 		"model_invoked", out.ModelInvoked, "duration_ms", out.Duration.Milliseconds())
+	return out, nil
+}
+
+// fail records a failed attempt (the build's error, or the commit's the
+// database refused) on a detached context: the row goes back to idle with
+// its backoff, or to quarantined.
+func (w *Worker) fail(ctx context.Context, c Claim, out Outcome, cause error, what string) (Outcome, error) {
+	octx, cancel := w.outcomeContext(ctx)
+	fr, ferr := w.Ledger.Fail(octx, c, cause)
+	cancel()
+	if errors.Is(ferr, ErrFenced) {
+		out.Fenced = true
+		return out, nil
+	}
+	if ferr != nil {
+		return out, fmt.Errorf("%s (%v) and recording it failed: %w", what, cause, ferr)
+	}
+	out.Failed, out.Quarantined = true, fr.Status == StatusQuarantined
+	w.log().ErrorContext(ctx, what, "firm_id", c.FirmID, "matter_id", c.MatterID, "token", c.Token,
+		"target", c.Target, "err", cause, "attempts", fr.Attempts, "status", fr.Status)
 	return out, nil
 }
 
@@ -214,6 +234,13 @@ func (w *Worker) build(ctx context.Context, c Claim, out *Outcome) (Frame, error
 	}
 	if !json.Valid(body) {
 		return Frame{}, fmt.Errorf("build with %s: body is not valid JSON", w.Builder.Name())
+	}
+	if !w.AmbiguousRefusals {
+		// Valid JSON jsonb would still refuse (a \u0000, a lone surrogate,
+		// a number beyond numeric) fails the build here, not the commit.
+		if err := CheckStorable(body); err != nil {
+			return Frame{}, fmt.Errorf("build with %s: %w", w.Builder.Name(), err)
+		}
 	}
 	return Frame{Body: body, Fingerprint: fp, Builder: id.Name, Identity: id, ModelInvoked: true}, nil
 }

@@ -192,7 +192,7 @@ func TestFunctionEnvironment(t *testing.T) {
 	tpl := load(t)
 	wantNames := []string{"DB_HOST", "DB_PORT", "DB_NAME", "DB_USER", "DB_IAM_AUTH", "RAIL_EVENT_BUS",
 		"RAIL_EVENT_SOURCE", "RAIL_BUILD_QUEUE_URL", "RAIL_LEASE", "RAIL_SETTLE_DELAY", "RAIL_MAX_ATTEMPTS",
-		"RAIL_RELAY_WINDOW", "RAIL_OUTBOX_RETENTION", "RAIL_BRIEF_BUILDER", "RAIL_BEDROCK_MODEL_ID"}
+		"RAIL_RELAY_WINDOW", "RAIL_OUTBOX_RETENTION", "RAIL_BRIEF_BUILDER", "RAIL_BEDROCK_MODEL_ID", "RAIL_BEDROCK_MAX_TOKENS"}
 	for _, id := range tpl.Functions() {
 		f, err := tpl.Function(id)
 		if err != nil {

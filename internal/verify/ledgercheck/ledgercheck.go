@@ -1,6 +1,8 @@
 // Package ledgercheck holds the ledger's table invariants (protocol.md's,
-// plus the run table's token bookkeeping, the demand clock and stored frame
-// bodies) as one SQL query. The rail's tests and the seeded simulation
+// plus the run table's token bookkeeping, the demand clock, stored frame
+// bodies, and that a quarantine never holds demand its last attempt did not
+// cover: new demand releases a quarantine, also demand that arrived during
+// that attempt) as one SQL query. The rail's tests and the seeded simulation
 // (internal/verify/sim) both check exactly this definition.
 package ledgercheck
 
@@ -42,6 +44,10 @@ UNION ALL SELECT 'built without a frame: ' || matter_id FROM ops.matter_frame_jo
 UNION ALL SELECT 'frame body missing: ' || f.matter_id || ' token ' || f.token FROM ops.matter_frames f
  WHERE f.body IS NULL AND NOT EXISTS (SELECT 1 FROM ops.matter_frame_bodies b
    WHERE b.firm_id = f.firm_id AND b.matter_id = f.matter_id AND b.body_sha256 = f.body_sha256)
+UNION ALL SELECT 'quarantined with demand its last attempt never covered: ' || j.matter_id
+ FROM ops.matter_frame_jobs j JOIN ops.matter_frame_runs r
+   ON r.firm_id = j.firm_id AND r.matter_id = j.matter_id AND r.token = j.claimed_generation
+ WHERE j.run_status = 'quarantined' AND j.requested_generation > r.target_generation
 UNION ALL SELECT 'runs are not tokens k..claimed_generation without gaps: ' || j.matter_id
  FROM ops.matter_frame_jobs j
  LEFT JOIN LATERAL (SELECT count(*) AS n, min(token) AS lo, max(token) AS hi FROM ops.matter_frame_runs r

@@ -100,7 +100,7 @@ func (r *run) operatorSweep(op rail.Config) {
 		r.must(err, "operator sweep")
 		r.tracef("operator sweep with lease %v, max attempts %d: %d quarantined, %d expiries (the operator sends no nudges)",
 			op.Lease, op.MaxAttempts, len(rep.Quarantined), rep.LeaseExpiries)
-		for _, ref := range rep.Quarantined {
+		for _, ref := range append(rep.Quarantined, rep.Released...) { // released: spared quarantine by demand during the attempt
 			if p := before[ref.MatterID]; !p.expired || !p.exhausted {
 				r.res.violate(VOperatorTouchedLive, "m%d quarantined by a sweep with lease %v, max attempts %d: lease expired %v, out of attempts %v",
 					r.byID[ref.MatterID], op.Lease, op.MaxAttempts, p.expired, p.exhausted)

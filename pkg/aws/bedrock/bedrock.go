@@ -7,6 +7,7 @@ package bedrock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -32,10 +33,110 @@ type Builder struct {
 	maxTokens int32
 }
 
-// New returns a Bedrock builder calling modelID through client.
-func New(client *bedrockruntime.Client, modelID string) *Builder {
-	return &Builder{client: client, modelID: modelID, maxTokens: 8192}
+// Option configures a Builder.
+type Option func(*Builder)
+
+// WithMaxTokens sets the request's output-token limit (maxTokens); n <= 0
+// keeps the model's default (DefaultMaxTokens).
+func WithMaxTokens(n int) Option {
+	return func(b *Builder) {
+		if n > 0 {
+			b.maxTokens = int32(min(n, 1<<30))
+		}
+	}
 }
+
+// New returns a Bedrock builder calling modelID through client. The
+// request asks for at most DefaultMaxTokens(modelID) output tokens unless
+// WithMaxTokens says otherwise.
+func New(client *bedrockruntime.Client, modelID string, opts ...Option) *Builder {
+	b := &Builder{client: client, modelID: modelID, maxTokens: DefaultMaxTokens(modelID)}
+	for _, o := range opts {
+		o(b)
+	}
+	return b
+}
+
+// MaxTokens is the output-token limit the builder's requests ask for.
+func (b *Builder) MaxTokens() int32 { return b.maxTokens }
+
+// outputLimits are the output-token limits of the models the builder knows,
+// by foundation-model id prefix (Bedrock's model cards; a request over a
+// model's limit fails validation before the model runs). The longest
+// matching prefix wins.
+var outputLimits = []struct {
+	prefix string
+	tokens int32
+}{
+	{"anthropic.claude-3-haiku", 4096},
+	{"anthropic.claude-3-sonnet", 4096},
+	{"anthropic.claude-3-opus", 4096},
+	{"anthropic.claude-3-5-haiku", 8192},
+	{"anthropic.claude-3-5-sonnet", 8192},
+	{"anthropic.claude-3-7-sonnet", 8192},
+	{"anthropic.claude-sonnet-4", 8192},
+	{"anthropic.claude-opus-4", 8192},
+	{"amazon.nova-micro", 5000},
+	{"amazon.nova-lite", 5000},
+	{"amazon.nova-pro", 5000},
+	{"amazon.nova-premier", 8192},
+	{"meta.llama3", 2048},
+	{"mistral.mistral-large", 8192},
+}
+
+// FallbackMaxTokens is the limit asked of a model outputLimits does not
+// know: the smallest of the models it does know that can write a Brief.
+const FallbackMaxTokens = 4096
+
+// DefaultMaxTokens is the output-token limit for modelID: its model's
+// limit (an inference profile's region prefix, "eu." or "us.", is ignored),
+// or FallbackMaxTokens.
+func DefaultMaxTokens(modelID string) int32 {
+	id := foundationModel(modelID)
+	best, tokens := 0, int32(FallbackMaxTokens)
+	for _, l := range outputLimits {
+		if strings.HasPrefix(id, l.prefix) && len(l.prefix) > best {
+			best, tokens = len(l.prefix), l.tokens
+		}
+	}
+	return tokens
+}
+
+// foundationModel strips an inference profile's geography prefix
+// ("eu.anthropic.claude-…" → "anthropic.claude-…") and an ARN's path.
+func foundationModel(modelID string) string {
+	id := modelID
+	if i := strings.LastIndexByte(id, '/'); i >= 0 {
+		id = id[i+1:]
+	}
+	for _, geo := range []string{"us-gov.", "global.", "apac.", "us.", "eu.", "ap.", "ca.", "jp.", "au."} {
+		if strings.HasPrefix(id, geo) {
+			return id[len(geo):]
+		}
+	}
+	return id
+}
+
+// ErrReplyCutOff is wrapped by a CutOffError.
+var ErrReplyCutOff = errors.New("bedrock: the model's reply was cut off at the output-token limit")
+
+// CutOffError is a reply the model stopped at the request's output-token
+// limit (stop reason max_tokens): its JSON is incomplete, so nothing of it
+// is assembled. It is an ErrReplyCutOff and a brief.ErrModelOutput; the
+// build fails and the rail retries it (a larger limit, WithMaxTokens or
+// RAIL_BEDROCK_MAX_TOKENS, or fewer documents, avoids it).
+type CutOffError struct {
+	ModelID      string
+	MaxTokens    int32 // the limit the request asked for
+	OutputTokens int32 // what the model reports it wrote, 0 if it did not say
+}
+
+func (e *CutOffError) Error() string {
+	return fmt.Sprintf("bedrock: %s's reply was cut off at the output-token limit (maxTokens %d, %d output tokens); nothing of it was used", e.ModelID, e.MaxTokens, e.OutputTokens)
+}
+
+// Unwrap makes a CutOffError match ErrReplyCutOff and brief.ErrModelOutput.
+func (e *CutOffError) Unwrap() []error { return []error{ErrReplyCutOff, brief.ErrModelOutput} }
 
 // Name is "bedrock/v2:" followed by the model id: the prompt revision
 // follows the schema version, so the rail rebuilds frames of older schemas.
@@ -77,7 +178,11 @@ func (b *Builder) Build(ctx context.Context, in brief.Input) (brief.Brief, error
 		return brief.Brief{}, fmt.Errorf("bedrock: converse with %s: %w", b.modelID, err)
 	}
 	if out.StopReason == types.StopReasonMaxTokens {
-		return brief.Brief{}, fmt.Errorf("%w: reply was cut off at %d tokens", brief.ErrModelOutput, b.maxTokens)
+		ce := &CutOffError{ModelID: b.modelID, MaxTokens: b.maxTokens}
+		if out.Usage != nil && out.Usage.OutputTokens != nil {
+			ce.OutputTokens = *out.Usage.OutputTokens
+		}
+		return brief.Brief{}, ce
 	}
 	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
 	if !ok {

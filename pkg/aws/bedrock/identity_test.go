@@ -21,7 +21,7 @@ func TestIdentityPinned(t *testing.T) {
 		Name:       "bedrock/v2:anthropic.claude-3-5-sonnet-20240620-v1:0",
 		Version:    "brief/v2",
 		ModelID:    "anthropic.claude-3-5-sonnet-20240620-v1:0",
-		PromptHash: "a683592f4dc769d470bda7f0fcf693f7d80be96a210f0ae6559de3a771b68bd4",
+		PromptHash: "ad6da7078ec57e5da3d50d97e3b6731321fe2280031d3d58a80c6a112c657ac5",
 	}
 	b := bedrock.New(nil, modelID)
 	for name, got := range map[string]rail.BuilderIdentity{
@@ -40,11 +40,12 @@ func TestIdentityPinned(t *testing.T) {
 }
 
 // Through the rail, a Bedrock Brief records the fingerprint the worker
-// stores on its frame (one definition, rail.InputFingerprint), and that
-// value is the one a Bedrock frame of the sample matter carried before the
-// builder moved here: the worker's skip compares equal, nothing rebuilds.
+// stores on its frame (one definition, rail.InputFingerprint), pinned: it
+// changes only with the prompt (PromptHash), as it did when the reply's
+// field-by-field checks and the fenced prompt came in, so that no Brief a
+// model wrote before them is reused while the inputs are unchanged.
 func TestFingerprintThroughTheRail(t *testing.T) {
-	const pinned = "b6c9cdeb560abc262f9074a744267b3ef66dbb7199b366e3300f7d075b2a7312"
+	const pinned = "fcc0e30d0801ae517827073aa1956bf7fa7825c0f63c71612eb14a1639cc6f3e"
 	ri := briefsample.RailInputs(sampleInput(t))
 	fb := brief.ForRail(bedrock.New(converseServer(t, recorded(t)), modelID))
 	if got := ri.FingerprintFor(rail.IdentityOf(fb)); got != pinned {

@@ -1,0 +1,300 @@
+package brief
+
+import (
+	"strings"
+	"testing"
+)
+
+// Written captions, one per class of caption the rules once misread (issue
+// 22): each is the shape real filings take, not a copy of one.
+
+func wantCourt(t *testing.T, dc docCaption, want string) {
+	t.Helper()
+	if dc.court != want {
+		t.Errorf("court %q, want %q", dc.court, want)
+	}
+}
+
+func wantCases(t *testing.T, dc docCaption, want ...string) {
+	t.Helper()
+	if len(dc.caseNumbers) != len(want) {
+		t.Errorf("case numbers %q, want %q", dc.caseNumbers, want)
+		return
+	}
+	for i, w := range want {
+		if CaseKey(dc.caseNumbers[i]) != CaseKey(w) {
+			t.Errorf("case number %d = %q, want %q", i, dc.caseNumbers[i], w)
+		}
+	}
+}
+
+func lines(ls ...string) string { return strings.Join(ls, "\n") }
+
+// The court's name split across lines, with the clerk's stamp in the
+// right column of the second line.
+func TestCaptionCourtSplitAcrossLines(t *testing.T) {
+	dc := captionOf(t, lines(
+		"IN THE UNITED STATES COURT OF APPEALS",
+		"FOR THE FIFTH CIRCUIT United States Court of Appeals",
+		"Fifth Circuit",
+		"FILED",
+		"June 5, 2008",
+		"No. 07-30815",
+		"UNITED STATES OF AMERICA,",
+		"Plaintiff-Appellee,",
+		"v.",
+		"DARNELL K. BROWN,",
+		"Defendant-Appellant.",
+		"Appeal from the United States District Court for the Eastern District of Louisiana",
+	))
+	wantCourt(t, dc, "United States Court of Appeals for the Fifth Circuit")
+	wantCases(t, dc, "07-30815")
+	checkParties(t, dc, []wantParty{{"United States of America", RolePlaintiff}, {"Darnell K. Brown", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"UNITED STATES BANKRUPTCY COURT",
+		"NORTHERN DISTRICT OF ILLINOIS",
+		"EASTERN DIVISION",
+		"In re: Case No. 18 B 09232",
+		"Marquita A Funches",
+		"Debtor(s)",
+	))
+	wantCourt(t, dc, "United States Bankruptcy Court Northern District of Illinois Eastern Division")
+
+	dc = captionOf(t, lines(
+		"IN THE SUPERIOR COURT OF THE STATE OF CALIFORNIA",
+		"IN AND FOR THE COUNTY OF ALAMEDA",
+		"MARIA LOPEZ, Case No. RG21093456",
+		"Plaintiff,",
+		"v.",
+		"OAKTREE PROPERTIES, INC.,",
+		"Defendant.",
+	))
+	wantCourt(t, dc, "Superior Court of the State of California in and for the County of Alameda")
+	wantCases(t, dc, "RG21093456")
+	// A rule between the lines; the case number in the right column of
+	// the second; a state court whose name ends "OF THE" / "STATE OF …".
+	for _, c := range []struct{ text, want string }{
+		{lines("UNITED STATES COURT OF APPEALS", "_______________", "FOR THE FIFTH CIRCUIT", "No. 07-30815"), "United States Court of Appeals for the Fifth Circuit"},
+		{lines("IN THE UNITED STATES COURT OF APPEALS", "FOR THE FIFTH CIRCUIT No. 07-30815", "JOHN DOE,", "Plaintiff-Appellee,"), "United States Court of Appeals for the Fifth Circuit"},
+		{lines("United States Court of Appeals", "For the Eighth Circuit", "___________________________", "No. 17-2543"), "United States Court of Appeals for the Eighth Circuit"},
+		{lines("IN THE COURT OF APPEALS OF THE", "STATE OF WASHINGTON", "No. 81234-5-I"), "Court of Appeals of the State of Washington"},
+	} {
+		wantCourt(t, captionOf(t, c.text), c.want)
+	}
+}
+
+// Docket numbers outside the federal shape: state supreme and appellate
+// courts, MDL captions.
+func TestCaptionStateAndMDLNumbers(t *testing.T) {
+	dc := captionOf(t, lines(
+		"IN THE SUPREME COURT OF NORTH CAROLINA",
+		"No. 363A14-4",
+		"Filed 28 September 2018",
+		"STATE OF NORTH CAROLINA",
+		"v.",
+		"ROBERT LEE JONES",
+		"On discretionary review of a decision of the Court of Appeals.",
+	))
+	wantCourt(t, dc, "Supreme Court of North Carolina")
+	wantCases(t, dc, "363A14-4")
+	checkParties(t, dc, []wantParty{{"State of North Carolina", RolePlaintiff}, {"Robert Lee Jones", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"IN THE UNITED STATES DISTRICT COURT",
+		"FOR THE DISTRICT OF ARIZONA",
+		"IN RE: Bard IVC Filters Products Liability Litigation",
+		"No. MDL 15-02641-PHX-DGC",
+		"MDL No. 2641",
+		"ORDER",
+		"Plaintiffs have filed a motion (Doc. 12345). See ECF No. 678.",
+	))
+	wantCourt(t, dc, "United States District Court for the District of Arizona")
+	wantCases(t, dc, "MDL 15-02641-PHX-DGC", "MDL No. 2641")
+	if dc.title != "In re: Bard IVC Filters Products Liability Litigation" {
+		t.Errorf("title %q", dc.title)
+	}
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "DISTRICT OF ARIZONA", "IN RE: BARD IVC FILTERS PRODUCTS LIABILITY LITIGATION", "No. 2:15-md-02641-DGC", "ORDER"))
+	wantCases(t, dc, "2:15-md-02641-DGC")
+
+	dc = captionOf(t, lines(
+		"COURT OF APPEALS OF INDIANA",
+		"No. 22A-CR-1234",
+		"Tyler J. Smith,",
+		"Appellant-Defendant,",
+		"v.",
+		"State of Indiana,",
+		"Appellee-Plaintiff.",
+	))
+	wantCases(t, dc, "22A-CR-1234")
+	checkParties(t, dc, []wantParty{{"Tyler J. Smith", RoleDefendant}, {"State of Indiana", RolePlaintiff}})
+}
+
+// Two-column pleading paper: the right column's title and the "DOES 1
+// through 10" line stay out of the parties.
+func TestCaptionTwoColumnPleadingPaper(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"JANE ROE, an individual, Case No. 2:20-cv-01638-DWL",
+		"Plaintiff, PLAINTIFF'S MOTION FOR",
+		"v. PRELIMINARY INJUNCTION",
+		"ACME HOLDINGS, INC., a Delaware Date: March 1, 2021",
+		"corporation; and DOES 1 PRELIMINARY INJUNCTION through Time: 10:00 a.m.",
+		"10, inclusive, Judge: Hon. D. W. Lee",
+		"Defendants.",
+		"Plaintiff moves for a preliminary injunction.",
+	))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Acme Holdings, Inc.", RoleDefendant}})
+	for _, p := range dc.parties {
+		if strings.Contains(strings.ToLower(p.name), "does") || strings.Contains(strings.ToLower(p.name), "injunction") {
+			t.Errorf("party %q", p.name)
+		}
+	}
+	dc = captionOf(t, lines(
+		"SUPERIOR COURT OF CALIFORNIA, COUNTY OF LOS ANGELES",
+		"PAUL CHEN, Case No. 21STCV12345",
+		"Plaintiff, COMPLAINT FOR DAMAGES",
+		"vs.",
+		"GOLDEN STATE MOVERS LLC; and DOES 1-50, 1. NEGLIGENCE",
+		"Defendants. DEMAND FOR JURY TRIAL",
+	))
+	checkParties(t, dc, []wantParty{{"Paul Chen", RolePlaintiff}, {"Golden State Movers LLC", RoleDefendant}})
+	wantCases(t, dc, "21STCV12345")
+}
+
+// Roles follow the caption's role words, not the order: a caption that
+// lists the defendant first.
+func TestCaptionDefendantListedFirst(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES COURT OF APPEALS",
+		"FOR THE NINTH CIRCUIT",
+		"ACME CORP.,",
+		"Defendant-Appellant,",
+		"v.",
+		"JOHN SMITH,",
+		"Plaintiff-Appellee.",
+		"No. 19-55555",
+	))
+	checkParties(t, dc, []wantParty{{"Acme Corp.", RoleDefendant}, {"John Smith", RolePlaintiff}})
+	if dc.parties[0].capacity != "appellant" || dc.parties[1].capacity != "appellee" {
+		t.Errorf("capacities %q %q", dc.parties[0].capacity, dc.parties[1].capacity)
+	}
+	// Role words on the same line as the name, defendant first.
+	dc = captionOf(t, lines(
+		"UNITED STATES COURT OF APPEALS FOR THE SEVENTH CIRCUIT",
+		"No. 20-1234",
+		"JOHN DOE, Defendant-Appellant, v. UNITED STATES OF AMERICA, Plaintiff-Appellee.",
+	))
+	checkParties(t, dc, []wantParty{{"John Doe", RoleDefendant}, {"United States of America", RolePlaintiff}})
+}
+
+// Appellate captions: petitioners and respondents, "In re" and a docket
+// sheet's "Short Title:" line.
+func TestCaptionAppellateForms(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES COURT OF APPEALS",
+		"FOR THE NINTH CIRCUIT",
+		"Short Title: National City Bank v. Olsen",
+		"Case Number: 21-15678",
+		"Docketed: 05/03/2021",
+	))
+	checkParties(t, dc, []wantParty{{"National City Bank", RolePlaintiff}, {"Olsen", RoleDefendant}})
+	if dc.title != "National City Bank v. Olsen" {
+		t.Errorf("title %q", dc.title)
+	}
+	wantCases(t, dc, "21-15678")
+
+	dc = captionOf(t, lines(
+		"United States Court of Appeals",
+		"for the Federal Circuit",
+		"ELENA MARKOVA,",
+		"Petitioner,",
+		"v.",
+		"MERIT SYSTEMS PROTECTION BOARD,",
+		"Respondent.",
+		"2021-1999",
+	))
+	checkParties(t, dc, []wantParty{{"Elena Markova", RolePlaintiff}, {"Merit Systems Protection Board", RoleDefendant}})
+	if dc.parties[0].capacity != "petitioner" || dc.parties[1].capacity != "respondent" {
+		t.Errorf("capacities %q %q", dc.parties[0].capacity, dc.parties[1].capacity)
+	}
+
+	dc = captionOf(t, lines(
+		"UNITED STATES COURT OF APPEALS FOR THE SECOND CIRCUIT",
+		"In re: NATIONAL PRESCRIPTION OPIATE LITIGATION",
+		"No. 22-3750",
+	))
+	if dc.title != "In re: National Prescription Opiate Litigation" || len(dc.parties) != 1 || dc.parties[0].role != RoleOther {
+		t.Errorf("in re: title %q parties %+v", dc.title, dc.parties)
+	}
+}
+
+// Letters and orders whose caption is a "RE:" line.
+func TestCaptionReLine(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"SOUTHERN DISTRICT OF NEW YORK",
+		"Dear Judge Oetken:",
+		"RE: United States v. Mark Nordlicht, et al., No. 16 Cr. 640 (BMC)",
+		"We write on behalf of the defendants.",
+	))
+	if dc.title != "United States v. Mark Nordlicht" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"United States", RolePlaintiff}, {"Mark Nordlicht", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"OFFICE OF THE CLERK",
+		"UNITED STATES COURT OF APPEALS FOR THE THIRD CIRCUIT",
+		"Re: Case No. 21-2728",
+		"John Q. Public v. City of Philadelphia",
+		"Dear Counsel:",
+	))
+	if dc.title != "John Q. Public v. City of Philadelphia" {
+		t.Errorf("title %q", dc.title)
+	}
+	wantCases(t, dc, "21-2728")
+}
+
+// A bankruptcy court's official forms: the court on the "Court for the:"
+// line and the debtors on the "Debtor 1" and "Debtor 2" lines.
+func TestCaptionBankruptcyForms(t *testing.T) {
+	dc := captionOf(t, lines(
+		"Fill in this information to identify your case:",
+		"Debtor 1 Larry Lewis",
+		"Debtor 2 Beverly A Lewis",
+		"(Spouse, if filing)",
+		"United States Bankruptcy Court for the: NORTHERN DISTRICT OF ILLINOIS",
+		"Case number Check if this is:",
+		"Official Form 106I",
+		"Schedule I: Your Income",
+	))
+	wantCourt(t, dc, "United States Bankruptcy Court for the Northern District of Illinois")
+	checkParties(t, dc, []wantParty{{"Larry Lewis", RoleOther}, {"Beverly A Lewis", RoleOther}})
+	dc = captionOf(t, lines("Fill in this information to identify your case:", "United States Bankruptcy Court for the:", "District of: Oregon", "(State)", "Case number (if known)"))
+	wantCourt(t, dc, "United States Bankruptcy Court for the District of Oregon")
+}
+
+// More shapes of other courts: a criminal docket number without a label
+// ("19 Cr. 725 (JPO)"), colon-ruled columns with "CRIMINAL NO.", a New
+// York index number and county, "Ex parte".
+func TestCaptionOtherCourtShapes(t *testing.T) {
+	dc := captionOf(t, lines("UNITED STATES DISTRICT COURT", "SOUTHERN DISTRICT OF NEW YORK", "UNITED STATES OF AMERICA,", "v.", "JOHN DOE,", "Defendant.", "19 Cr. 725 (JPO)"))
+	wantCases(t, dc, "19 Cr. 725")
+	if CaseKey("19 Cr. 725") != CaseKey("1:19-cr-00725-JPO") {
+		t.Errorf("CaseKey(19 Cr. 725) = %q, the stamp's %q", CaseKey("19 Cr. 725"), CaseKey("1:19-cr-00725-JPO"))
+	}
+	dc = captionOf(t, lines("IN THE UNITED STATES DISTRICT COURT", "FOR THE EASTERN DISTRICT OF PENNSYLVANIA", "UNITED STATES OF AMERICA : CRIMINAL NO. 19-123", ":", "v. :", ":", "JOHN DOE :"))
+	checkParties(t, dc, []wantParty{{"United States of America", RolePlaintiff}, {"John Doe", RoleDefendant}})
+	wantCases(t, dc, "19-123")
+	dc = captionOf(t, lines("SUPREME COURT OF THE STATE OF NEW YORK", "COUNTY OF KINGS", "JOHN DOE, et al.,", "Plaintiffs,", "-against-", "ACME CORP., et al.,", "Defendants.", "Index No. 512345/2020"))
+	wantCourt(t, dc, "Supreme Court of the State of New York County of Kings")
+	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme Corp.", RoleDefendant}})
+	wantCases(t, dc, "512345/2020")
+	dc = captionOf(t, lines("SUPREME COURT OF ALABAMA", "Ex parte Joy Vick Graham", "PETITION FOR WRIT OF MANDAMUS"))
+	if dc.title != "Ex parte Joy Vick Graham" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Joy Vick Graham", RolePlaintiff}})
+}
