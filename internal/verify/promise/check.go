@@ -232,7 +232,8 @@ func (r *run) leftover() string {
 	var backlog, running, behind int
 	r.must(r.env.Admin.QueryRow(r.ctx, `SELECT
         (SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL AND parked_at IS NULL),
-        (SELECT count(*) FROM ops.matter_frame_jobs WHERE run_status = 'running'),
+        (SELECT count(*) FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)
+         WHERE j.run_status = 'running' AND m.status = 'open'), -- a closed matter's expired build waits for the re-opening
         (SELECT count(*) FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)
          WHERE m.status = 'open' AND j.run_status <> 'quarantined' AND j.requested_generation > j.built_generation)`).
 		Scan(&backlog, &running, &behind), "leftover")

@@ -22,7 +22,7 @@ import (
 
 var (
 	flagSeed      = flag.Int64("seed", -1, "run only this seed (replay)")
-	flagSeeds     = flag.Int("seeds", 0, "number of seeds (default $RAIL_PROMISE_SEEDS, else 100; 25 with -short)")
+	flagSeeds     = flag.Int("seeds", 0, "number of seeds (default $RAIL_PROMISE_SEEDS, else 60; 15 with -short)")
 	flagSeedStart = flag.Uint64("seed-start", 1, "first seed")
 	flagLanes     = flag.Int("lanes", 0, "seeds run in parallel, one database each (default $RAIL_CHAOS_LANES, else 4)")
 	flagSteps     = flag.Int("steps", 0, "fault-phase steps per seed (default promise.DefaultSteps)")
@@ -164,7 +164,7 @@ func defaultConfig(seed uint64) promise.Config {
 // (promise.PendingViolations) are reported by count, not failed: the lead
 // removes both lists' entries as the fixes merge.
 func TestPromise(t *testing.T) {
-	start, n := seedRange(t, 100)
+	start, n := seedRange(t, 60)
 	began := time.Now()
 	results := runSeeds(t, start, n, defaultConfig)
 	faults := map[promise.Kind]int{}
@@ -222,23 +222,25 @@ func TestPromise(t *testing.T) {
 // kind that reproduces it, run seeds, and require the oracle to catch it
 // (one of checks fires) in at least minCaught seeds.
 //
-// On this branch the defects are present (their fixes are on other
-// branches), so forcing the kind is enough. When a fix merges, its row's
-// revert (nil today) must switch the fix off through the fixer's hook, and
-// the row then proves that the oracle catches the revert; the fix's kind
-// leaves promise.PendingFixes so the default run injects it.
+// A row whose fix has merged (revert set) switches the fix off through the
+// seam its fixer left (promise.Reverts) and proves the oracle catches the
+// revert; the default run (TestPromise) injects its kind with the fix on.
+// A row whose fix is still on another branch (revert 0) runs today's code,
+// where the defect is present; when that fix merges, its kind leaves
+// promise.PendingFixes and the row gets its revert.
 type defect struct {
 	name      string
 	force     promise.Kind
 	checks    []string
 	seeds     int
 	minCaught int
-	revert    func(*promise.Config) // after the fix merges: switch it off
+	revert    int // the defect whose fix the row switches off (promise.Reverts); 0: not merged here, the defect is present
 }
 
 var defects = []defect{
 	{name: "1 upload in flight when the matter closes", force: promise.WCloseInFlight,
-		checks: []string{promise.VClosedNotHeld, promise.VPromise, promise.VAckedWithoutEffect, promise.VMissingAlarm}, seeds: 2, minCaught: 2},
+		checks: []string{promise.VClosedNotHeld, promise.VPromise, promise.VAckedWithoutEffect, promise.VMissingAlarm}, seeds: 2, minCaught: 2,
+		revert: 1},
 	{name: "2 relay livelock under the role's idle timeout", force: promise.FBusSlowPastBudget,
 		checks: []string{promise.VRelayLivelock}, seeds: 2, minCaught: 2},
 	{name: "3 retryable EventBridge errors park facts", force: promise.FBusThrottleStorm,
@@ -246,9 +248,9 @@ var defects = []defect{
 	{name: "4 backfill spills onto the live queue", force: promise.FBackfillSaturated,
 		checks: []string{promise.VBackfillOnLiveQueue}, seeds: 3, minCaught: 1},
 	{name: "5 refused commit treated as ambiguous", force: promise.FBuildRefusedBody,
-		checks: []string{promise.VStuckRow}, seeds: 2, minCaught: 2},
+		checks: []string{promise.VStuckRow}, seeds: 2, minCaught: 2, revert: 5},
 	{name: "6 quarantine swallows demand from the last attempt", force: promise.WDemandDuringLastAttempt,
-		checks: []string{promise.VQuarantineSwallowed}, seeds: 2, minCaught: 1},
+		checks: []string{promise.VQuarantineSwallowed}, seeds: 2, minCaught: 1, revert: 6},
 	{name: "8 failed build waits for the sweep, not its backoff", force: promise.FBuildFailed,
 		checks: []string{promise.VRetryLate}, seeds: 3, minCaught: 1},
 	{name: "9 backfill rate below 1/min admits nothing", force: promise.WBackfillSlowRate,
@@ -282,8 +284,8 @@ func TestPromiseDefects(t *testing.T) {
 				c := defaultConfig(seed)
 				delete(c.Disabled, d.force)
 				c.Force = []promise.Kind{d.force}
-				if d.revert != nil {
-					d.revert(&c)
+				if d.revert != 0 {
+					c.Revert = map[int]bool{d.revert: true}
 				}
 				return c
 			})
@@ -326,7 +328,7 @@ func TestReplaySameFaults(t *testing.T) {
 	if *flagSeed >= 0 {
 		t.Skip("replaying one seed")
 	}
-	const first, n = 500, 4
+	const first, n = 500, 3
 	a := runSeeds(t, first, n, defaultConfig)
 	b := runSeeds(t, first, n, defaultConfig)
 	for i := range n {

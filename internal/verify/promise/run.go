@@ -37,6 +37,41 @@ type Config struct {
 	Force []Kind
 	// Trace keeps every step's trace line (otherwise the last 200).
 	Trace bool
+	// Revert switches off the fix of each defect of issue 18 listed (by
+	// number) through the seam its fixer left (Reverts): a negative control.
+	Revert map[int]bool
+}
+
+// Reverts are the seams that switch a merged fix of issue 18 off in the
+// assembled handlers, by defect number. A defect whose fix has not merged
+// on this branch has none (its kind is in PendingFixes instead).
+var Reverts = map[int]string{
+	1: "rail.Trigger.DropHeld: a closed matter's demand in flight acknowledged without demand",
+	5: "rail.Worker.AmbiguousRefusals: no CheckStorable, a refused commit treated as a lost connection",
+	6: "postgres.Ledger.SwallowingUncovered on the builder's and the sweeper's ledgers: quarantine swallows demand of the last attempt",
+}
+
+// revert applies Config.Revert to the freshly assembled handlers.
+func (r *run) revert() {
+	if r.cfg.Revert[1] {
+		r.trigger.Trigger.DropHeld = true
+	}
+	if r.cfg.Revert[5] {
+		r.builder.Worker.AmbiguousRefusals = true
+	}
+	if r.cfg.Revert[6] {
+		l, ok := r.builder.Worker.Ledger.(*postgres.Ledger)
+		if !ok {
+			r.must(fmt.Errorf("the builder's ledger is a %T", r.builder.Worker.Ledger), "revert 6")
+		}
+		r.builder.Worker.Ledger = l.SwallowingUncovered()
+		r.sweeper.Ledger = r.sweeper.Ledger.SwallowingUncovered()
+	}
+	for d := range r.cfg.Revert {
+		if _, ok := Reverts[d]; !ok {
+			r.must(fmt.Errorf("no seam reverts defect %d's fix", d), "revert")
+		}
+	}
 }
 
 // DefaultSteps is the fault phase's length.
@@ -162,6 +197,20 @@ func Run(ctx context.Context, env *Env, cfg Config) *Result {
 		}
 		r.res.Steps = r.step
 	}()
+	if len(cfg.Force) == 0 && r.rng.Float64() < ScenarioShare {
+		// Some seeds of the default run play one scenario too, so the
+		// scenarios' paths run with the fixes on.
+		var on []Kind
+		for _, k := range Scenarios {
+			if cfg.on(k) {
+				on = append(on, k)
+			}
+		}
+		if len(on) > 0 {
+			r.cfg.Force = []Kind{on[r.rng.IntN(len(on))]}
+			cfg = r.cfg
+		}
+	}
 	if slices.Contains(cfg.Force, WBackfillSlowRate) {
 		r.rate = "0.5"
 	}
@@ -336,6 +385,7 @@ func (r *run) assemble() {
 	}
 	r.budget = time.Duration(float64(p) * r.env.Scale)
 	r.relay.Relay.PublishTimeout = r.budget
+	r.revert()
 }
 
 // ---------------------------------------------------------------- steps
