@@ -176,7 +176,7 @@ func (b *simBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage
 			fault = FBuildTimeout
 		case r.chance(FBuildThrottled, 0.03):
 			fault = FBuildThrottled
-		case r.cfg.on(FBuildRefusedBody) && r.chance(FBuildRefusedBody, 0.04):
+		case r.chance(FBuildRefusedBody, 0.04):
 			fault = FBuildRefusedBody
 		}
 		if r.chance(FKillDuringBuild, 0.03) {
@@ -188,7 +188,11 @@ func (b *simBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage
 		// fact travels the whole way to the ledger before the build returns.
 		failing := fault != "" && fault != FBuildRefusedBody
 		w6 := r.w6 != nil && *r.w6 == in.Ref && last
-		if w6 || (!(failing && last) || r.cfg.on(WDemandDuringLastAttempt)) && r.chance(FDemandDuringBuild, 0.06) {
+		hit := r.rng.Float64() < 0.06 && r.cfg.on(FDemandDuringBuild) // drawn either way
+		if w6 || hit && (!(failing && last) || r.cfg.on(WDemandDuringLastAttempt)) {
+			if !w6 {
+				r.note(FDemandDuringBuild)
+			}
 			if w6 || failing && last {
 				r.note(WDemandDuringLastAttempt)
 				r.w6Done = true

@@ -211,6 +211,9 @@ func TestPromise(t *testing.T) {
 			if _, pending := promise.PendingFixes[k]; pending && !*flagAll {
 				continue
 			}
+			if slices.Contains(promise.Scenarios, k) && n < 200 {
+				continue // a fifth of the seeds play one scenario each: too few to require every one
+			}
 			if faults[k] == 0 {
 				t.Errorf("kind %q never injected in %d seeds", k, n)
 			}
