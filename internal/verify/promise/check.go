@@ -197,10 +197,15 @@ func (r *run) force(k Kind) {
 	}
 }
 
-// settleBuilds lets the rail build what it has (a few ticks).
+// settleBuilds lets the rail deliver and build what it has (ticks until
+// nothing is left, at most ten minutes), so that no late fact brings live
+// demand to a matter the scenario leaves to the backfill.
 func (r *run) settleBuilds() {
-	for range 6 {
+	for range 30 {
 		r.tick(maxFaultTick)
+		if r.leftover() == "" {
+			return
+		}
 	}
 }
 
