@@ -4,6 +4,10 @@ go 1.26.8
 
 replace github.com/pramaan/brief-rail => ../
 
+// The product's PDF parser is its hardened copy (third_party/pdf); a replace in the root go.mod
+// does not reach this module, so it is repeated here.
+replace github.com/ledongthuc/pdf => ../third_party/pdf
+
 require (
 	github.com/ThreeDotsLabs/watermill v1.5.1
 	github.com/ThreeDotsLabs/watermill-sql/v4 v4.1.2

@@ -9,7 +9,9 @@
 SAM        ?= sam
 CFN_LINT   ?= cfn-lint
 SAM_GO     ?= go
-SAM_GOENV  := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
+# SAM_GOARCH=amd64 only for an x86_64 copy of the template run by sam local (README, "Locally").
+SAM_GOARCH ?= arm64
+SAM_GOENV  := CGO_ENABLED=0 GOOS=linux GOARCH=$(SAM_GOARCH)
 SAM_GOBUILD = $(SAM_GOENV) $(SAM_GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 
 .PHONY: build-RelayFunction build-TriggerFunction build-BuilderFunction build-SweeperFunction build-MigrateFunction \
@@ -39,16 +41,15 @@ SAM_ENV ?= default
 sam-build:
 	$(SAM) build --config-env $(SAM_ENV)
 
-# samconfig.toml's prod environment ships placeholders (REPLACE_ME); deploying them would fail
-# half-way through CloudFormation, so refuse here, naming them.
+# samconfig.toml's placeholders (REPLACE_ME) would fail half-way through CloudFormation, and a
+# concurrency quota, Bedrock model access or VPC DNS setting the account lacks fails the deploy or
+# the first invocations: mk/deploy-check.sh checks them first (the account checks only where AWS
+# credentials exist), printing the fix for each.
 deploy: deploy-check sam-build
 	$(SAM) deploy --config-env $(SAM_ENV)
 
 deploy-check:
-	@left=$$(awk -v env="[$(SAM_ENV).deploy.parameters]" '/^\[/{on=($$0==env)} on' samconfig.toml | grep -o '[A-Za-z]*=[^"]*REPLACE_ME[^"]*' || true); \
-	if [ -n "$$left" ]; then \
-	  echo "samconfig.toml [$(SAM_ENV).deploy.parameters] still has placeholders; set these first:" >&2; \
-	  echo "$$left" | sed 's/^/  /' >&2; exit 2; fi
+	@SAM_ENV=$(SAM_ENV) sh mk/deploy-check.sh
 
 # --include-checks I: the informational checks too (stateful resources' deletion policies, ...).
 lint-template:

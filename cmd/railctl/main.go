@@ -103,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // runEnv is run with the environment read through getenv.
 func runEnv(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	return runGlobals(ctx, &globals{stdout: stdout, stderr: stderr, getenv: getenv}, args)
+	return runGlobals(ctx, &globals{stdout: newEscapingWriter(stdout), stderr: newEscapingWriter(stderr), getenv: getenv}, args)
 }
 
 // runGlobals runs one command line with g's streams, environment and hooks.

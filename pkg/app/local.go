@@ -108,7 +108,6 @@ type LocalTimings struct {
 func LocalConfig(cfg Config, t LocalTimings, builder string) Config {
 	cfg.Lease, cfg.SettleDelay, cfg.SweepGrace = t.Lease, t.SettleDelay, t.SweepGrace
 	cfg.BackoffBase, cfg.BackoffMax = time.Second, 10*time.Second
-	cfg.RelayIdleTimeout = 15 * time.Second // in AWS the relay's role carries it (docs/relay.md)
 	cfg.RelayWindow = time.Second
 	cfg.BuildReserve = time.Second // the local lease is seconds long; the commit takes milliseconds
 	cfg.BriefBuilder = builder

@@ -10,6 +10,8 @@
 package doctext
 
 import (
+	"errors"
+	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
@@ -44,14 +46,60 @@ type Result struct {
 	Removed int
 }
 
+// DefaultBudget is the work CleanWithin may do for one document, in bytes
+// of text scanned by its passes: every pass is linear, so a document at the
+// record layer's limit (32 MiB of text) costs about a sixth of it.
+const DefaultBudget = 1 << 30
+
+// ErrBudget matches every *BudgetError.
+var ErrBudget = errors.New("text cleaning over its work budget")
+
+// BudgetError is a document whose cleaning would take more than Max units
+// of work (bytes scanned).
+type BudgetError struct{ Max int64 }
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("text cleaning needs more than %d bytes of work", e.Max)
+}
+func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
+
+// meter counts the work of one document's cleaning.
+type meter struct{ left, max int64 }
+
+func (m *meter) lines(ls []string) error {
+	for _, l := range ls {
+		m.left -= int64(len(l)) + 1
+	}
+	if m.left < 0 {
+		return &BudgetError{Max: m.max}
+	}
+	return nil
+}
+
 // Clean cleans the pages of one document. Each input page is text whose
 // lines (or paragraphs) are separated by "\n"; a blank line is a paragraph
-// break.
+// break. It is CleanWithin with DefaultBudget; a document over the budget
+// (over 100 MiB of text, far past what the record layer stores) comes back
+// as it was, uncleaned.
 func Clean(pages []string) Result {
+	res, err := CleanWithin(pages, DefaultBudget)
+	if err != nil {
+		return Result{Pages: append([]string(nil), pages...)}
+	}
+	return res
+}
+
+// CleanWithin is Clean with a work budget (bytes scanned, summed over the
+// passes); a document over it returns a *BudgetError.
+func CleanWithin(pages []string, budget int64) (Result, error) {
+	m := &meter{left: budget, max: budget}
 	res := Result{Pages: make([]string, len(pages))}
 	doc := make([][]string, len(pages))
 	var st stampAcc
 	for i, p := range pages {
+		if m.left -= int64(len(p)); m.left < 0 {
+			return Result{}, &BudgetError{Max: m.max}
+		}
 		lines := splitLines(p)
 		out := lines[:0]
 		stamped := false
@@ -85,12 +133,21 @@ func Clean(pages []string) Result {
 		var n int
 		doc[i], n = dropPageNumbers(doc[i])
 		res.Removed += n
+		if err := m.lines(doc[i]); err != nil {
+			return Result{}, err
+		}
 		doc[i], n = dropLineNumbers(doc[i])
 		res.Removed += n
+		if err := m.lines(doc[i]); err != nil {
+			return Result{}, err
+		}
 		res.Pages[i] = joinLines(doc[i])
+		if err := m.lines(doc[i]); err != nil {
+			return Result{}, err
+		}
 	}
 	res.Meta = st.meta()
-	return res
+	return res, nil
 }
 
 // edgeZone is how many lines at the top and at the bottom of a page are
@@ -459,60 +516,84 @@ func dropLineNumbers(lines []string) ([]string, int) {
 	if len(toks) < 5 {
 		return lines, 0
 	}
-	// Longest chains of values v, v+1, v+2, … in page order.
+	// Longest chains of values v, v+1, v+2, … in page order. Values have
+	// one or two digits, so the chain ends are an array, not a map.
 	length := make([]int, len(toks))
 	prev := make([]int, len(toks))
-	bestAt := map[int]int{} // value -> index of the longest chain ending with it
+	var bestAt [100]int // value -> index+1 of the longest chain ending with it
 	for i, t := range toks {
 		length[i], prev[i] = 1, -1
-		if j, ok := bestAt[t.val-1]; ok {
-			length[i], prev[i] = length[j]+1, j
-		}
-		if j, ok := bestAt[t.val]; !ok || length[i] >= length[j] {
-			bestAt[t.val] = i
-		}
-	}
-	drop := map[int]bool{}
-	used := map[int]bool{}
-	order := make([]int, len(toks))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return length[order[a]] > length[order[b]] })
-	for _, end := range order {
-		if length[end] < 5 {
-			break
-		}
-		if used[end] {
-			continue
-		}
-		for i := end; i >= 0; i = prev[i] {
-			if used[i] {
-				break
+		if t.val > 0 {
+			if j := bestAt[t.val-1] - 1; j >= 0 {
+				length[i], prev[i] = length[j]+1, j
 			}
-			used[i] = true
-			drop[i] = true
+		}
+		if j := bestAt[t.val] - 1; j < 0 || length[i] >= length[j] {
+			bestAt[t.val] = i + 1
 		}
 	}
-	if len(drop) == 0 {
+	// Chain ends from the longest chain down, stable (a bucket per length:
+	// linear, where a comparison sort of 100,000 tokens was most of the
+	// cost).
+	buckets := make([][]int, len(toks)+1)
+	for i, n := range length {
+		if n >= 5 {
+			buckets[n] = append(buckets[n], i)
+		}
+	}
+	drop := make([]bool, len(toks))
+	used := make([]bool, len(toks))
+	dropped := 0
+	for n := len(buckets) - 1; n >= 5; n-- {
+		for _, end := range buckets[n] {
+			if used[end] {
+				continue
+			}
+			for i := end; i >= 0; i = prev[i] {
+				if used[i] {
+					break
+				}
+				used[i] = true
+				drop[i] = true
+				dropped++
+			}
+		}
+	}
+	if dropped == 0 {
 		return lines, 0
 	}
-	// Remove the tokens, last first so offsets stay valid.
+	// Remove the tokens: each line is rebuilt once, from its kept spans
+	// (tokens are in line order, and in order within a line), so the work
+	// is linear in the page's length however many numbers a line holds.
 	out := append([]string(nil), lines...)
-	for i := len(toks) - 1; i >= 0; i-- {
-		if !drop[i] {
-			continue
+	var b strings.Builder
+	for i := 0; i < len(toks); {
+		li := toks[i].line
+		j := i
+		for j < len(toks) && toks[j].line == li {
+			j++
 		}
-		t := toks[i]
-		l := out[t.line]
-		switch {
-		case t.start == 0:
-			out[t.line] = strings.TrimLeft(l[t.end:], " ")
-		case t.end == len(l):
-			out[t.line] = strings.TrimRight(l[:t.start], " ")
-		default:
-			out[t.line] = l[:t.start] + l[t.end+1:]
+		l := lines[li]
+		b.Reset()
+		at := 0 // start of the span not yet copied
+		removed := false
+		for k := i; k < j; k++ {
+			if !drop[k] {
+				continue
+			}
+			t := toks[k]
+			b.WriteString(l[at:t.start])
+			at = t.end
+			if t.start > 0 && t.end < len(l) {
+				at++ // the space after an inner number goes with it
+			}
+			removed = true
 		}
+		if removed {
+			b.WriteString(l[at:])
+			out[li] = strings.Trim(b.String(), " ")
+		}
+		i = j
 	}
 	kept := out[:0]
 	for i, l := range out {
@@ -521,7 +602,7 @@ func dropLineNumbers(lines []string) ([]string, int) {
 		}
 		kept = append(kept, l)
 	}
-	return kept, len(drop)
+	return kept, dropped
 }
 
 // ---- joining lines into paragraphs ----
@@ -534,33 +615,32 @@ func dropLineNumbers(lines []string) ([]string, int) {
 // A blank line always ends a paragraph.
 func joinLines(lines []string) string {
 	width := lineWidth(lines)
-	var b strings.Builder
+	// A byte slice, not a strings.Builder: undoing a hyphen drops the last
+	// byte in place instead of copying the paragraph so far.
+	var b []byte
 	for i, l := range lines {
 		if l == "" {
 			continue
 		}
-		if b.Len() == 0 {
-			b.WriteString(l)
+		if len(b) == 0 {
+			b = append(b, l...)
 			continue
 		}
 		prev := lines[i-1]
 		switch {
 		case prev == "":
-			b.WriteByte('\n')
+			b = append(b, '\n')
 		case hyphenated(prev) && startsLower(l):
-			s := b.String()
-			b.Reset()
-			b.WriteString(s[:len(s)-1])
-			b.WriteString(l)
+			b = append(b[:len(b)-1], l...)
 			continue
 		case continues(prev, l, width):
-			b.WriteByte(' ')
+			b = append(b, ' ')
 		default:
-			b.WriteByte('\n')
+			b = append(b, '\n')
 		}
-		b.WriteString(l)
+		b = append(b, l...)
 	}
-	return b.String()
+	return string(b)
 }
 
 // lineWidth is the page's usual length of a full line, in runes, or 0 when

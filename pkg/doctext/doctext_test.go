@@ -1,10 +1,14 @@
 package doctext
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestStampsRemovedAndKeptAsMeta(t *testing.T) {
@@ -146,4 +150,128 @@ func TestNormDate(t *testing.T) {
 			t.Errorf("NormDate(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// linearBound is what the linear cleaning tests allow: the quadratic code
+// took minutes; the linear one takes well under a second (a few under the
+// race detector).
+var linearBound = map[bool]time.Duration{false: 10 * time.Second, true: 30 * time.Second}[raceEnabled]
+
+// numberedLine is one line of n bytes of small numbers in runs 1 2 3 … 99,
+// as ToUnicode tricks put thousands of glyphs on one extracted line: every
+// run looks like pleading line numbers, so tens of thousands are removed
+// from the same line.
+func numberedLine(n int) string {
+	var b strings.Builder
+	for v := 1; b.Len() < n; v = v%99 + 1 {
+		b.WriteString(strconv.Itoa(v))
+		b.WriteByte(' ')
+	}
+	return strings.TrimSpace(b.String()[:n])
+}
+
+// Removing line numbers rebuilds each line once: a page whose one 1 MiB
+// line holds 350,000 removable numbers cleans in well under a second (as
+// it was, each removal copied the whole line: 13.5 s for a 256 KiB line,
+// minutes for 1 MiB).
+func TestCleanLongNumberedLineLinear(t *testing.T) {
+	// One page (the same line on two pages would be a running header),
+	// whose line ends in a word: every number removed is inside the line.
+	pages := []string{numberedLine(1<<20) + " end."}
+	done := make(chan Result, 1)
+	go func() { done <- Clean(pages) }()
+	select {
+	case res := <-done:
+		if res.Removed < 100_000 {
+			t.Fatalf("removed %d numbers", res.Removed)
+		}
+	case <-time.After(linearBound):
+		t.Fatalf("cleaning a 1 MiB line of numbers did not end in %v", linearBound)
+	}
+}
+
+// Undoing hyphens appends in place: a paragraph of 100,000 hyphenated
+// lines joins in linear time.
+func TestJoinManyHyphensLinear(t *testing.T) {
+	lines := make([]string, 0, 100_000)
+	for i := 0; i < 100_000; i++ {
+		lines = append(lines, "concern-")
+	}
+	lines = append(lines, "ing")
+	done := make(chan string, 1)
+	go func() { done <- joinLines(lines) }()
+	select {
+	case s := <-done:
+		if !strings.HasSuffix(s, "concernconcerning") {
+			t.Fatalf("joined: %q", s[len(s)-40:])
+		}
+	case <-time.After(linearBound):
+		t.Fatalf("joining 100,000 hyphenated lines did not end in %v", linearBound)
+	}
+}
+
+// A document over the work budget is a typed error; Clean returns it
+// uncleaned.
+func TestCleanBudget(t *testing.T) {
+	pages := []string{numberedLine(64 << 10)}
+	_, err := CleanWithin(pages, 100_000)
+	var be *BudgetError
+	if !errors.As(err, &be) || !errors.Is(err, ErrBudget) || be.Max != 100_000 {
+		t.Fatalf("err = %v, want a BudgetError", err)
+	}
+	if res, err := CleanWithin(pages, DefaultBudget); err != nil || res.Removed == 0 {
+		t.Fatalf("within the default budget: %v, removed %d", err, res.Removed)
+	}
+}
+
+// CPU per byte of line is flat from 1 KB to 1 MB lines: cpu-ns/byte is
+// the process's CPU time (user and system) per byte of line, which a
+// loaded machine does not inflate as it does wall time (ns/byte).
+func BenchmarkCleanLine(b *testing.B) {
+	for _, n := range []int{1 << 10, 16 << 10, 256 << 10, 1 << 20} {
+		pages := []string{numberedLine(n) + " end."}
+		b.Run(strconv.Itoa(n>>10)+"KiB", func(b *testing.B) {
+			b.SetBytes(int64(n))
+			cpu0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				Clean(pages)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/byte")
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/byte")
+		})
+	}
+}
+
+// FuzzClean asserts what cleaning must do with any pages: end within its
+// budget (a typed error past it), keep one page per page, never panic.
+func FuzzClean(f *testing.F) {
+	f.Add("Case 1:25-cv-01482 Document 12 Filed 06/02/25 Page 1 of 3\n1 The parties\n2 agreed to the\n3 terms of the\n4 agree-\n5 ment", "2\nPage 2")
+	f.Add(numberedLine(4096), "concern-\ning")
+	f.Add("", "\n\n\n")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		pages := []string{a, b, a}
+		start := time.Now()
+		res, err := CleanWithin(pages, 1<<20)
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("cleaning took %v", time.Since(start))
+		}
+		if err != nil {
+			if !errors.Is(err, ErrBudget) {
+				t.Fatalf("untyped error: %v", err)
+			}
+			return
+		}
+		if len(res.Pages) != len(pages) {
+			t.Fatalf("%d pages out of %d", len(res.Pages), len(pages))
+		}
+	})
+}
+
+// cpuTime is this process's CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -91,10 +91,6 @@ type Config struct {
 	BackoffBase  time.Duration
 	BackoffMax   time.Duration
 	BuildReserve time.Duration // zero: DefaultReserve(CommitTimeout)
-	// RelayIdleTimeout: set per relay pass where the database role does
-	// not carry idle_in_transaction_session_timeout (the local rail); zero
-	// in AWS, where the relay's role carries it (docs/relay.md).
-	RelayIdleTimeout time.Duration
 }
 
 // FramePolicy is the frame retention the sweeper prunes with.

@@ -340,7 +340,7 @@ type RelayHandler struct {
 // NewRelay wires the relay from cfg and d.
 func NewRelay(cfg Config, d Deps) *RelayHandler {
 	return &RelayHandler{
-		Relay:  &rail.Relay{Outbox: postgres.NewOutbox(d.Pool), Publisher: d.publisher(cfg), IdleTimeout: cfg.RelayIdleTimeout, Log: d.log()},
+		Relay:  &rail.Relay{Outbox: postgres.NewOutbox(d.Pool), Publisher: d.publisher(cfg), Log: d.log()},
 		Window: cfg.RelayWindow, Margin: 5 * time.Second, Metrics: d.metrics(), Log: d.log(),
 	}
 }

@@ -237,22 +237,25 @@ func (n *Nudger) Nudge(ctx context.Context, nudges []rail.Nudge, delay time.Dura
 	if !n.Exact {
 		delay = time.Duration(math.Ceil(delay.Seconds())) * time.Second
 	}
-	var errs []error
-	for _, nd := range nudges {
+	failed := map[int]error{}
+	for i, nd := range nudges {
 		body, err := EncodeNudge(nd)
 		if err != nil {
-			errs = append(errs, err)
+			failed[i] = err
 			continue
 		}
 		if _, err := n.Queue.Send(body, delay, nd.TraceHeader); err != nil {
-			errs = append(errs, fmt.Errorf("localbus: nudge %s: %w", nd.Ref(), err))
+			failed[i] = fmt.Errorf("localbus: nudge %s: %w", nd.Ref(), err)
 			continue
 		}
 		if n.OnNudge != nil {
 			n.OnNudge(nd, delay)
 		}
 	}
-	return errors.Join(errs...)
+	if len(failed) > 0 {
+		return &rail.NudgeError{Failed: failed} // the others were sent
+	}
+	return nil
 }
 
 // EncodeNudge renders a nudge's body exactly as the build queue carries it.

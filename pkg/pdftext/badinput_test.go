@@ -15,6 +15,7 @@ import (
 
 	"github.com/pramaan/brief-rail/pkg/pdftext"
 	"github.com/pramaan/brief-rail/pkg/pdftext/pdftexttest"
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // The generated bomb inflates to exactly the bytes it claims, with a valid
@@ -234,5 +235,22 @@ func TestDecompressionBomb(t *testing.T) {
 	t.Logf("control, a %d MiB bomb with the limit lifted: %.1f MiB allocated", small>>20, float64(alloc)/(1<<20))
 	if alloc < small {
 		t.Errorf("control allocated only %d bytes: the measure cannot tell a stopped bomb from a running one", alloc)
+	}
+}
+
+// Extraction stops once the document's text passes its limit (by default
+// rail.MaxDocumentBytes, what the record layer accepts), instead of
+// building text that will be refused.
+func TestTextLimit(t *testing.T) {
+	if pdftext.MaxText != rail.MaxDocumentBytes {
+		t.Fatalf("MaxText %d, rail.MaxDocumentBytes %d", pdftext.MaxText, rail.MaxDocumentBytes)
+	}
+	data := pdftexttest.Pages(20, pdftexttest.FilingPage) // about 3 KB of text a page
+	doc, err := pdftext.ExtractContext(context.Background(), data, pdftext.Limits{Text: 20_000})
+	if limitOf(t, err) != pdftext.LimitText || doc.Pages != nil {
+		t.Fatalf("err = %v, pages %d", err, len(doc.Pages))
+	}
+	if _, err := pdftext.ExtractContext(context.Background(), data, pdftext.Limits{}); err != nil {
+		t.Fatalf("default limit: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package pdftext
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 
@@ -58,12 +59,17 @@ type interp struct {
 	b      *budget
 	glyphs []glyph
 	ops    int
+	forms  int // form XObjects run on this page
 }
 
 const (
 	maxFormDepth   = 8       // nesting of form XObjects
 	maxPageGlyphs  = 1 << 18 // glyphs kept per page
 	maxGStateDepth = 256     // q nesting
+	// maxFormRuns bounds the form XObjects run per page: nesting is at
+	// most maxFormDepth deep, but a form that draws itself n times would
+	// otherwise run n^8 times.
+	maxFormRuns = 4096
 )
 
 // page runs a page's content stream and returns its glyphs.
@@ -182,6 +188,9 @@ func (in *interp) run(strm, res pdf.Value, ctm matrix, depth int) {
 		panic(abort{err})
 	}
 	fonts := map[string]*font{}
+	// Forms by name, each looked up once per stream: a Do repeated a
+	// million times costs a map lookup, not a walk of the resources.
+	forms := map[string]pdf.Value{}
 	g := gstate{ctm: ctm, tm: ident, tlm: ident, th: 1}
 	var stack []gstate
 	pdf.Interpret(strm, func(stk *pdf.Stack, op string) {
@@ -233,7 +242,7 @@ func (in *interp) run(strm, res pdf.Value, ctm matrix, depth int) {
 				name := args[0].Name()
 				f, ok := fonts[name]
 				if !ok {
-					f = loadFont(res.Key("Font").Key(name), in.b)
+					f = in.b.font(res.Key("Font").Key(name))
 					fonts[name] = f
 				}
 				g.font, g.fs = f, num(1)
@@ -290,9 +299,17 @@ func (in *interp) run(strm, res pdf.Value, ctm matrix, depth int) {
 			if len(args) < 1 || depth >= maxFormDepth {
 				return
 			}
-			xo := res.Key("XObject").Key(args[0].Name())
+			nm := args[0].Name()
+			xo, ok := forms[nm]
+			if !ok {
+				xo = res.Key("XObject").Key(nm)
+				forms[nm] = xo
+			}
 			if xo.Kind() != pdf.Stream || xo.Key("Subtype").Name() != "Form" {
 				return
+			}
+			if in.forms++; in.forms > maxFormRuns {
+				panic(fmt.Errorf("more than %d form XObjects drawn on the page", maxFormRuns))
 			}
 			m := formMatrix(xo)
 			xres := xo.Key("Resources")
@@ -338,9 +355,31 @@ func (in *interp) show(g *gstate, s string) {
 // streams, so that a decompression bomb stops at the limit instead of
 // spending time and memory.
 type budget struct {
-	ctx  context.Context
-	left int64
-	max  int64
+	buf   []byte // count's read buffer, reused
+	ctx   context.Context
+	left  int64
+	max   int64
+	fonts map[uintptr]*font // fonts loaded, by the font dictionary's identity
+}
+
+// maxFonts bounds the fonts a document keeps loaded.
+const maxFonts = 4096
+
+// font loads the font dictionary v once per document: pages that share a
+// font share its widths and its ToUnicode map.
+func (b *budget) font(v pdf.Value) *font {
+	id := v.Identity()
+	if f, ok := b.fonts[id]; ok && id != 0 {
+		return f
+	}
+	f := loadFont(v, b)
+	if id != 0 && len(b.fonts) < maxFonts {
+		if b.fonts == nil {
+			b.fonts = map[uintptr]*font{}
+		}
+		b.fonts[id] = f
+	}
+	return f
 }
 
 // content reads a content stream (or array of them) once, counting its
@@ -374,12 +413,19 @@ func (b *budget) consume(v pdf.Value) (ok bool) {
 			if a, isAbort := x.(abort); isAbort {
 				panic(a)
 			}
+			if se, stop := x.(*pdf.StopError); stop {
+				panic(se)
+			}
 			ok = false
 		}
 	}()
 	n, err := b.count(v, maxCMap)
 	if err != nil {
 		panic(abort{err})
+	}
+	// A CMap's bytes count against the document's decompressed bytes too.
+	if b.left -= n; b.left < 0 {
+		panic(abort{&LimitError{Limit: LimitDecoded, Max: b.max}})
 	}
 	return err == nil && n <= maxCMap
 }
@@ -390,7 +436,10 @@ func (b *budget) count(v pdf.Value, limit int64) (int64, error) {
 	rc := v.Reader()
 	defer rc.Close()
 	var n int64
-	buf := make([]byte, 32<<10)
+	if b.buf == nil {
+		b.buf = make([]byte, 32<<10)
+	}
+	buf := b.buf
 	for n <= limit {
 		if err := b.ctx.Err(); err != nil {
 			return n, timeoutError(err)

@@ -68,7 +68,7 @@ func loadFont(v pdf.Value, b *budget) *font {
 		f.simple = simpleEncoding(v)
 	}
 	if tu := v.Key("ToUnicode"); tu.Kind() == pdf.Stream {
-		if cm, lens := readToUnicode(tu, v, b); len(cm) > 0 {
+		if cm, lens := safeToUnicode(tu, v, b); len(cm) > 0 {
 			f.toUnicode = cm
 			if f.twoByte && len(lens) > 0 {
 				f.codeLen = codeLenFunc(lens)
@@ -176,6 +176,36 @@ func (f *font) each(s string, fn func(code int, text string, w float64, space bo
 	}
 }
 
+// safeToUnicode is readToUnicode, except that a CMap the interpreter
+// cannot read (a begin on a non-dictionary, a dictionary stack too deep)
+// is ignored as if the font had none. A document limit still ends the
+// document.
+func safeToUnicode(v, scratch pdf.Value, b *budget) (m map[string]string, lens map[int]bool) {
+	defer func() {
+		if x := recover(); x != nil {
+			switch x.(type) {
+			case abort, *pdf.StopError:
+				panic(x)
+			}
+			m, lens = nil, nil
+		}
+	}()
+	return readToUnicode(v, scratch, b)
+}
+
+// maxDestination bounds the bytes of one ToUnicode destination (16 UTF-16
+// units: a ligature or an accented letter needs two or three); a longer
+// one is cut, so one glyph cannot show a page of text.
+const maxDestination = 32
+
+// destination cuts a ToUnicode destination string to maxDestination bytes.
+func destination(s string) string {
+	if len(s) > maxDestination {
+		return s[:maxDestination]
+	}
+	return s
+}
+
 // readToUnicode parses the bfchar and bfrange sections of a ToUnicode CMap
 // and the lengths of its code space ranges. The CMap's PostScript prologue
 // ("/CIDInit /ProcSet findresource begin") needs a dictionary to begin: the
@@ -188,6 +218,9 @@ func readToUnicode(v, scratch pdf.Value, b *budget) (map[string]string, map[int]
 	m := map[string]string{}
 	lens := map[int]bool{}
 	const maxMappings = 1 << 16
+	// steps bounds the codes bfrange sections enumerate, also when ranges
+	// repeat codes already mapped (so the map stops growing).
+	steps := 4 * maxMappings
 	n := -1 // the count given to the last begin... operator
 	pop := func(stk *pdf.Stack, k int) []pdf.Value {
 		c := stk.Len()
@@ -234,7 +267,7 @@ func readToUnicode(v, scratch pdf.Value, b *budget) (map[string]string, map[int]
 		case "endbfchar":
 			args := pop(stk, 2)
 			for i := 0; i+1 < len(args) && len(m) < maxMappings; i += 2 {
-				m[args[i].RawString()] = utf16BE(args[i+1].RawString())
+				m[args[i].RawString()] = utf16BE(destination(args[i+1].RawString()))
 			}
 		case "endbfrange":
 			args := pop(stk, 3)
@@ -247,15 +280,16 @@ func readToUnicode(v, scratch pdf.Value, b *budget) (map[string]string, map[int]
 				if h < l || h-l > maxMappings {
 					continue
 				}
-				for c := l; c <= h && len(m) < maxMappings; c++ {
+				for c := l; c <= h && len(m) < maxMappings && steps > 0; c++ {
+					steps--
 					key := codeBytes(c, len(lo))
 					switch dst.Kind() {
 					case pdf.Array:
 						if c-l < dst.Len() {
-							m[key] = utf16BE(dst.Index(c - l).RawString())
+							m[key] = utf16BE(destination(dst.Index(c - l).RawString()))
 						}
 					case pdf.String:
-						m[key] = utf16BE(addToLast(dst.RawString(), c-l))
+						m[key] = utf16BE(addToLast(destination(dst.RawString()), c-l))
 					}
 				}
 			}

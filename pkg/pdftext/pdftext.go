@@ -35,15 +35,28 @@ import (
 	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
+
+	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // Default limits on the work Extract does for one input.
 const (
-	MaxSize      = 32 << 20  // bytes of PDF input
-	MaxPages     = 2000      // pages in the page tree
-	MaxDecoded   = 256 << 20 // decompressed bytes of content streams per document
-	MaxPageText  = 256 << 10 // bytes of extracted text kept per page
-	MaxDuration  = 2 * time.Minute
+	MaxSize     = 32 << 20  // bytes of PDF input
+	MaxPages    = 2000      // pages in the page tree
+	MaxDecoded  = 256 << 20 // decompressed bytes of content streams per document
+	MaxPageText = 256 << 10 // bytes of extracted text kept per page
+	MaxDuration = 25 * time.Second
+	// MaxWork bounds the parser's work per document, counted where it is
+	// done: tokens read, buffers refilled, objects resolved, dictionary
+	// lookups, cross-reference entries (see third_party/pdf/HARDENING.md).
+	// Within it, a document may spend workBase plus workPerPage a page:
+	// real filings cost 3,000 to 11,000 units a page.
+	MaxWork     = pdf.DefaultWork
+	workBase    = 4 << 20
+	workPerPage = 32 << 10
+	// MaxText is the text a document may have: extraction stops once the
+	// text passes it, because the record layer refuses more.
+	MaxText      = rail.MaxDocumentBytes
 	maxDepth     = 64   // nesting of the page tree
 	headerWithin = 1024 // the %PDF- header may follow this many bytes of junk
 )
@@ -69,6 +82,8 @@ const (
 	LimitDecoded Limit = "decoded" // decompressed content-stream bytes
 	LimitTime    Limit = "time"    // wall time per document
 	LimitGlyphs  Limit = "glyphs"  // characters shown on one page
+	LimitWork    Limit = "work"    // the parser's units of work
+	LimitText    Limit = "text"    // bytes of text across pages
 )
 
 // LimitError reports which limit an input exceeded. errors.Is(err,
@@ -87,8 +102,10 @@ func (e *LimitError) Error() string {
 			return fmt.Sprintf("extraction took longer than %v", time.Duration(e.Max))
 		}
 		return "extraction stopped: " + e.cause.Error()
-	case LimitSize, LimitDecoded:
-		return fmt.Sprintf("more than %d %s bytes", e.Max, map[Limit]string{LimitSize: "input", LimitDecoded: "decompressed content"}[e.Limit])
+	case LimitSize, LimitDecoded, LimitText:
+		return fmt.Sprintf("more than %d %s bytes", e.Max, map[Limit]string{LimitSize: "input", LimitDecoded: "decompressed content", LimitText: "text"}[e.Limit])
+	case LimitWork:
+		return fmt.Sprintf("more than %d units of parser work (tokens, lookups, objects)", e.Max)
 	}
 	return fmt.Sprintf("more than %d %s", e.Max, e.Limit)
 }
@@ -103,6 +120,8 @@ type Limits struct {
 	Pages   int           // pages (MaxPages)
 	Decoded int64         // decompressed content-stream bytes (MaxDecoded)
 	Time    time.Duration // wall time (MaxDuration)
+	Work    int64         // parser work units (MaxWork)
+	Text    int64         // bytes of text across pages (MaxText)
 }
 
 func (l Limits) withDefaults() Limits {
@@ -117,6 +136,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.Time <= 0 {
 		l.Time = MaxDuration
+	}
+	if l.Work <= 0 {
+		l.Work = MaxWork
+	}
+	if l.Text <= 0 {
+		l.Text = MaxText
 	}
 	return l
 }
@@ -139,6 +164,8 @@ type Document struct {
 	// Note is empty, or sentences about pages that yielded no text (no
 	// text layer) or could not be read (named by number, with the reason).
 	Note string
+	// Work is the parser work the document cost (see Limits.Work).
+	Work int64
 }
 
 // Extract returns the text of every page of the PDF in data, within the
@@ -167,12 +194,20 @@ func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document,
 				err = fmt.Errorf("pdftext: %w", a.err)
 				return
 			}
+			if se, ok := x.(*pdf.StopError); ok {
+				err = fmt.Errorf("pdftext: %w", stopLimit(se, lim))
+				return
+			}
 			err = fmt.Errorf("pdftext: parser failed: %v: %w", x, ErrCorrupt)
 		}
 	}()
 
-	r, err := open(data)
+	r, err := open(ctx, data, lim)
 	if err != nil {
+		var se *pdf.StopError
+		if errors.As(err, &se) {
+			return Document{}, fmt.Errorf("pdftext: opening: %w", stopLimit(se, lim))
+		}
 		return Document{}, err
 	}
 	// The reader silently decrypts files whose user password is empty; the
@@ -193,11 +228,16 @@ func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document,
 		return Document{}, fmt.Errorf("pdftext: page tree is empty: %w", ErrEmpty)
 	}
 
+	// The work a document may cost grows with its pages: a small file
+	// cannot buy the budget of a 2,000-page one.
+	lim.Work = min(lim.Work, workBase+workPerPage*int64(len(w.pages)))
+	r.SetWorkLimit(lim.Work)
 	b := &budget{ctx: ctx, left: lim.Decoded, max: lim.Decoded}
 	var sc scratch
 	doc.Pages = make([]string, len(w.pages))
 	var blank []int
 	var failed []pageError
+	var total int64
 	for i, p := range w.pages {
 		if err := ctx.Err(); err != nil {
 			return Document{}, fmt.Errorf("pdftext: page %d: %w", i+1, limitTime(err, lim))
@@ -209,6 +249,9 @@ func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document,
 			if le.Limit == LimitTime {
 				err = limitTime(le.cause, lim)
 			}
+			if le.Limit == LimitWork || le.Limit == LimitTime {
+				le.Max = map[Limit]int64{LimitWork: lim.Work, LimitTime: int64(lim.Time)}[le.Limit]
+			}
 			return Document{}, fmt.Errorf("pdftext: page %d: %w", i+1, err)
 		case err != nil:
 			failed = append(failed, pageError{i + 1, err})
@@ -216,16 +259,29 @@ func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document,
 			blank = append(blank, i+1)
 		}
 		doc.Pages[i] = text
+		if total += int64(len(text)); total > lim.Text {
+			return Document{}, fmt.Errorf("pdftext: page %d: %w", i+1, &LimitError{Limit: LimitText, Max: lim.Text})
+		}
 	}
 	if len(failed) == len(doc.Pages) {
 		return Document{}, fmt.Errorf("pdftext: no page could be read: page %d: %v: %w", failed[0].page, failed[0].err, ErrCorrupt)
 	}
 	doc.Note = joinNotes(blankNote(blank, len(doc.Pages)), failedNote(failed))
+	doc.Work = r.Spent()
 	return doc, nil
 }
 
 func limitTime(cause error, lim Limits) error {
 	return &LimitError{Limit: LimitTime, Max: int64(lim.Time), cause: cause}
+}
+
+// stopLimit is the LimitError for the parser's stop: its work budget, or
+// the context (deadline or cancellation).
+func stopLimit(se *pdf.StopError, lim Limits) error {
+	if errors.Is(se.Err, pdf.ErrWorkLimit) {
+		return &LimitError{Limit: LimitWork, Max: lim.Work, cause: se}
+	}
+	return limitTime(se.Err, lim)
 }
 
 // open finds the %PDF- header within the first 1,024 bytes and opens the
@@ -234,7 +290,7 @@ func limitTime(cause error, lim Limits) error {
 // mean) and, failing that, from the start of the input. A missing or
 // misplaced %%EOF marker and a header version the parser does not know
 // (such as PDF 2.0) are tolerated.
-func open(data []byte) (*pdf.Reader, error) {
+func open(ctx context.Context, data []byte, lim Limits) (*pdf.Reader, error) {
 	at := bytes.Index(data[:min(len(data), headerWithin+len("%PDF-"))], []byte("%PDF-"))
 	if at < 0 {
 		what := "does not contain %PDF- in its first 1024 bytes"
@@ -243,7 +299,7 @@ func open(data []byte) (*pdf.Reader, error) {
 		}
 		return nil, fmt.Errorf("pdftext: input %s: %w", what, ErrNotPDF)
 	}
-	r, err := openAt(fixTail(fixHeader(data[at:])))
+	r, err := openAt(ctx, fixTail(fixHeader(data[at:])), lim)
 	if err != nil && at >= 10 {
 		// Offsets counted from the start of the input: keep the junk's
 		// length but turn it into a header line and a comment.
@@ -254,20 +310,24 @@ func open(data []byte) (*pdf.Reader, error) {
 				d[i] = ' '
 			}
 		}
-		if r2, err2 := openAt(fixTail(d)); err2 == nil {
+		if r2, err2 := openAt(ctx, fixTail(d), lim); err2 == nil {
 			return r2, nil
 		}
 	}
 	return r, err
 }
 
-func openAt(data []byte) (r *pdf.Reader, err error) {
+func openAt(ctx context.Context, data []byte, lim Limits) (r *pdf.Reader, err error) {
 	defer func() {
 		if x := recover(); x != nil {
 			r, err = nil, fmt.Errorf("pdftext: parser failed: %v: %w", x, ErrCorrupt)
 		}
 	}()
-	r, err = pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	r, err = pdf.NewReaderContext(ctx, bytes.NewReader(data), int64(len(data)), lim.Work)
+	var se *pdf.StopError
+	if errors.As(err, &se) {
+		return nil, err
+	}
 	if err != nil {
 		if errors.Is(err, pdf.ErrInvalidPassword) || strings.Contains(strings.ToLower(err.Error()), "encrypt") {
 			return nil, fmt.Errorf("pdftext: %v: %w", err, ErrEncrypted)
@@ -362,6 +422,10 @@ func pageText(ctx context.Context, b *budget, p pdf.Value, sc *scratch) (text st
 		if x := recover(); x != nil {
 			if a, ok := x.(abort); ok {
 				text, err = "", a.err
+				return
+			}
+			if se, ok := x.(*pdf.StopError); ok {
+				text, err = "", stopLimit(se, Limits{})
 				return
 			}
 			text, err = "", fmt.Errorf("content stream: %v", x)

@@ -17,7 +17,7 @@ import (
 
 // minRecall is the word recall every corpus filing must reach, per file,
 // against poppler's pdftotext.
-const minRecall = 0.99
+const minRecall = 0.995
 
 // corpusDir holds the real court filings (see its SOURCES.md).
 const corpusDir = "../../testdata/filings"
@@ -155,7 +155,7 @@ func TestCorpusRecall(t *testing.T) {
 		if total > 0 {
 			recall = float64(hit) / float64(total)
 		}
-		t.Logf("%-40s %6d %8d %7.2f%%  %s", name, len(ref), total, 100*recall, doc.Note)
+		t.Logf("%-40s %6d %8d %7.2f%%  work %d  %s", name, len(ref), total, 100*recall, doc.Work, doc.Note)
 		if recall < minRecall {
 			t.Errorf("%s: word recall %.2f%% against pdftotext, want >= %.0f%%", name, 100*recall, 100*minRecall)
 		}

@@ -5,3 +5,9 @@ const (
 	RelayRetrySQL  = relayRetrySQL
 	RelayUnsentSQL = relayUnsentSQL
 )
+
+// Frame retention's two statements, for its plan test.
+const (
+	MarkFramesSQL  = markFramesSQL
+	PruneFramesSQL = pruneFramesSQL
+)

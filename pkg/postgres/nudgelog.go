@@ -37,7 +37,9 @@ func (r *RecordingNudger) Nudge(ctx context.Context, nudges []rail.Nudge, delay 
 }
 
 // RecordNudges writes one ops.matter_nudges row per nudge in one statement.
-// sendErr, when not nil, is recorded on each row (the nudge was refused).
+// sendErr is the Nudge call's error: each row records its own nudge's fate
+// (rail.NudgeFailed), so a partly failed batch records the refused nudges
+// as refused and the sent ones as sent.
 func RecordNudges(ctx context.Context, q Querier, queue string, nudges []rail.Nudge, delay time.Duration, sendErr error) error {
 	if len(nudges) == 0 {
 		return nil
@@ -45,23 +47,23 @@ func RecordNudges(ctx context.Context, q Querier, queue string, nudges []rail.Nu
 	if queue == "" {
 		queue = QueueBuild
 	}
-	msg := ""
-	if sendErr != nil {
-		msg = sendErr.Error()
-	}
 	firms, matters := make([]string, len(nudges)), make([]string, len(nudges))
 	reasons, traces := make([]string, len(nudges)), make([]string, len(nudges))
+	msgs := make([]string, len(nudges))
 	for i, n := range nudges {
 		firms[i], matters[i], reasons[i], traces[i] = n.FirmID.String(), n.MatterID.String(), n.Reason, n.TraceHeader
 		if len(traces[i]) > rail.MaxTraceHeaderLen {
 			traces[i] = ""
 		}
+		if err := rail.NudgeFailed(sendErr, i); err != nil {
+			msgs[i] = err.Error()
+		}
 	}
 	_, err := q.Exec(ctx, `INSERT INTO ops.matter_nudges
         (firm_id, matter_id, reason, queue, delay_seconds, trace_header, error)
-        SELECT u.firm_id::uuid, u.matter_id::uuid, u.reason, $5, $6, u.trace_header, left($7, 2000)
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u (firm_id, matter_id, reason, trace_header)`,
-		firms, matters, reasons, traces, queue, delay.Seconds(), msg)
+        SELECT u.firm_id::uuid, u.matter_id::uuid, u.reason, $5, $6, u.trace_header, left(u.error, 2000)
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $7::text[]) AS u (firm_id, matter_id, reason, trace_header, error)`,
+		firms, matters, reasons, traces, queue, delay.Seconds(), msgs)
 	if err != nil {
 		return fmt.Errorf("record %d nudges: %w", len(nudges), err)
 	}

@@ -85,4 +85,21 @@ func TestOnCallStatementsRunUnderTheFunctionRoles(t *testing.T) {
 	if _, err := postgres.NewLedger(sp, rail.Config{}).Sweep(b.ctx, 0); err != nil {
 		t.Fatalf("sweep under brief_sweeper: %v", err)
 	}
+	// Frame retention's marks and prune (its own tables), twice: the first
+	// pass rebuilds the marks, the second marks incrementally.
+	for range 2 {
+		if _, err := postgres.PruneFrames(b.ctx, sp, postgres.FrameRetention{}); err != nil {
+			t.Fatalf("frame retention under brief_sweeper: %v", err)
+		}
+	}
+
+	// The relay's claim and settlement: lease, mark, failure record, release.
+	rp := rolePool(t, b, "brief_relay")
+	s := newSink()
+	ids := recordN(t, b.pool, 3)
+	s.reject[ids[0]] = true
+	r := &rail.Relay{Outbox: postgres.NewOutbox(rp), Publisher: s}
+	if st, err := r.DrainOnce(b.ctx); err != nil || st.Published < 2 || st.Failed != 1 {
+		t.Fatalf("relay under brief_relay: %+v %v", st, err)
+	}
 }

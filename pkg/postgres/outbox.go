@@ -18,7 +18,9 @@ import (
 // transaction), the relay's pass (rail.Outbox: take, mark, record
 // failures), its gauges, parking and pruning.
 
-// Outbox is rail.Outbox over a pool: each relay pass is one transaction.
+// Outbox is rail.Outbox over a pool: a relay pass's claim and its
+// settlement are each one short transaction; none is open while the relay
+// publishes.
 type Outbox struct {
 	pool *pgxpool.Pool
 }
@@ -26,13 +28,106 @@ type Outbox struct {
 // NewOutbox returns the relay's outbox over pool.
 func NewOutbox(pool *pgxpool.Pool) *Outbox { return &Outbox{pool: pool} }
 
-// BeginRelay starts a relay pass's transaction.
-func (o *Outbox) BeginRelay(ctx context.Context) (rail.OutboxTx, error) {
-	tx, err := o.pool.Begin(ctx)
+// Claim takes the due rows (relayRetrySQL, then relayUnsentSQL, FOR UPDATE
+// SKIP LOCKED) and leases them in the same transaction (relayLeaseSQL):
+// until the lease ends they are in neither select, so another relay skips
+// them without any lock being held.
+func (o *Outbox) Claim(ctx context.Context, limit int, lease time.Duration) (rail.OutboxClaim, error) {
+	id, err := uuid.NewV7()
 	if err != nil {
-		return nil, err
+		return rail.OutboxClaim{}, fmt.Errorf("claim id: %w", err)
 	}
-	return relayTx{tx}, nil
+	c := rail.OutboxClaim{ID: id}
+	err = pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
+		rows, err := take(ctx, tx, relayRetrySQL, limit)
+		if err != nil {
+			return fmt.Errorf("select due retries: %w", err)
+		}
+		if n := limit - len(rows); n > 0 {
+			unsent, err := take(ctx, tx, relayUnsentSQL, n)
+			if err != nil {
+				return fmt.Errorf("select unsent: %w", err)
+			}
+			rows = append(rows, unsent...)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		ids := make([]uuid.UUID, len(rows))
+		for i, r := range rows {
+			ids[i] = r.EventID
+		}
+		if _, err := tx.Exec(ctx, relayLeaseSQL, idStrings(ids), id.String(), lease.Seconds()); err != nil {
+			return fmt.Errorf("lease: %w", err)
+		}
+		c.Rows = rows
+		return nil
+	})
+	if err != nil {
+		return rail.OutboxClaim{}, err
+	}
+	return c, nil
+}
+
+// Settle records a pass's outcome in one transaction: the published marks
+// (relayMarkSQL), the failures (recordFailuresSQL) and the release of the
+// rest of the claim (relayReleaseSQL). Failures and releases are fenced by
+// the claim's id; a published mark is not (the bus has the fact, whoever
+// holds the row now).
+func (o *Outbox) Settle(ctx context.Context, c rail.OutboxClaim, published []uuid.UUID, failures []rail.PublishFailure,
+	base, limit time.Duration, maxAttempts int) (rail.Settled, error) {
+	var s rail.Settled
+	done := make(map[uuid.UUID]bool, len(published)+len(failures))
+	for _, id := range published {
+		done[id] = true
+	}
+	ids := make([]uuid.UUID, len(failures))
+	msgs := make([]string, len(failures))
+	kinds := make([]int32, len(failures))
+	for i, f := range failures {
+		ids[i], msgs[i], kinds[i] = f.EventID, f.Msg, int32(f.Kind)
+		done[f.EventID] = true
+	}
+	var rest []uuid.UUID
+	for _, r := range c.Rows {
+		if !done[r.EventID] {
+			rest = append(rest, r.EventID)
+		}
+	}
+	err := pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
+		if len(published) > 0 {
+			tag, err := tx.Exec(ctx, relayMarkSQL, idStrings(published))
+			if err != nil {
+				return fmt.Errorf("mark published: %w", err)
+			}
+			s.Published = tag.RowsAffected()
+		}
+		if len(failures) > 0 {
+			rs, err := tx.Query(ctx, recordFailuresSQL,
+				idStrings(ids), msgs, kinds, base.Seconds(), limit.Seconds(), maxAttempts, c.ID.String())
+			if err != nil {
+				return fmt.Errorf("record failures: %w", err)
+			}
+			s.Failures, err = pgx.CollectRows(rs, func(r pgx.CollectableRow) (rail.FailureRecord, error) {
+				var f rail.FailureRecord
+				err := r.Scan(&f.EventID, &f.Parked, &f.Attempts, &f.Reason)
+				return f, err
+			})
+			if err != nil {
+				return fmt.Errorf("record failures: %w", err)
+			}
+		}
+		if len(rest) > 0 {
+			if _, err := tx.Exec(ctx, relayReleaseSQL, idStrings(rest), c.ID.String()); err != nil {
+				return fmt.Errorf("release: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return rail.Settled{}, err
+	}
+	return s, nil
 }
 
 // Gauges reads the outbox gauges (ReadOutboxGauges) on the pool.
@@ -40,54 +135,24 @@ func (o *Outbox) Gauges(ctx context.Context) (rail.OutboxGauges, error) {
 	return ReadOutboxGauges(ctx, o.pool)
 }
 
-// relayTx is one relay pass.
-type relayTx struct{ tx pgx.Tx }
-
-func (t relayTx) TakeDue(ctx context.Context, limit int) ([]rail.OutboxRow, error) {
-	return take(ctx, t.tx, relayRetrySQL, limit)
-}
-
-func (t relayTx) TakeUnsent(ctx context.Context, limit int) ([]rail.OutboxRow, error) {
-	return take(ctx, t.tx, relayUnsentSQL, limit)
-}
-
-func (t relayTx) SetIdleTimeout(ctx context.Context, d time.Duration) error {
-	_, err := t.tx.Exec(ctx, `SELECT set_config('idle_in_transaction_session_timeout', $1, true)`,
-		fmt.Sprint(d.Milliseconds()))
-	return err
-}
-
-func (t relayTx) MarkPublished(ctx context.Context, ids []uuid.UUID) (int64, error) {
-	tag, err := t.tx.Exec(ctx, `UPDATE ops.domain_event_outbox
-            SET published_at = clock_timestamp(), next_attempt_at = NULL
-            WHERE event_id = ANY($1::uuid[])`, idStrings(ids))
-	if err != nil {
-		return 0, err
-	}
-	return tag.RowsAffected(), nil
-}
-
-func (t relayTx) RecordFailures(ctx context.Context, failures []rail.PublishFailure, base, limit time.Duration, maxAttempts int) ([]rail.FailureRecord, error) {
-	ids := make([]uuid.UUID, len(failures))
-	msgs := make([]string, len(failures))
-	kinds := make([]int32, len(failures))
-	for i, f := range failures {
-		ids[i], msgs[i], kinds[i] = f.EventID, f.Msg, int32(f.Kind)
-	}
-	rs, err := t.tx.Query(ctx, recordFailuresSQL,
-		idStrings(ids), msgs, kinds, base.Seconds(), limit.Seconds(), maxAttempts)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rs, func(r pgx.CollectableRow) (rail.FailureRecord, error) {
-		var f rail.FailureRecord
-		err := r.Scan(&f.EventID, &f.Parked, &f.Attempts, &f.Reason)
-		return f, err
-	})
-}
-
-func (t relayTx) Commit(ctx context.Context) error   { return t.tx.Commit(ctx) }
-func (t relayTx) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
+// The relay's lease and settlement. A lease is next_attempt_at (the row is
+// not due until it ends, so it sits in the retry index like a row backing
+// off) and relay_claim (whose pass holds it). The published mark keeps the
+// first publication's time and leaves a parked row parked.
+const (
+	relayLeaseSQL = `UPDATE ops.domain_event_outbox
+        SET relay_claim = $2::uuid, next_attempt_at = clock_timestamp() + make_interval(secs => $3)
+        WHERE event_id = ANY($1::uuid[])`
+	relayMarkSQL = `UPDATE ops.domain_event_outbox
+        SET published_at = clock_timestamp(), next_attempt_at = NULL, relay_claim = NULL
+        WHERE event_id = ANY($1::uuid[]) AND published_at IS NULL AND parked_at IS NULL`
+	// A released row never tried goes back to the unsent index (commit
+	// order); a retry is due at once, as it was when claimed.
+	relayReleaseSQL = `UPDATE ops.domain_event_outbox
+        SET relay_claim = NULL,
+            next_attempt_at = CASE WHEN publish_attempts = 0 THEN NULL ELSE clock_timestamp() END
+        WHERE event_id = ANY($1::uuid[]) AND relay_claim = $2::uuid AND published_at IS NULL`
+)
 
 // FactIDs lists the event ids of the facts named name recorded about a
 // matter that are still in the outbox (published ones are pruned after
@@ -203,21 +268,27 @@ func take(ctx context.Context, tx pgx.Tx, sql string, limit int) ([]rail.OutboxR
 	return out, rows.Err()
 }
 
-// recordFailuresSQL: kind 0 = the call failed, 1 = the bus refused the
-// entry, 2 = undeliverable (see rail.FailureKind).
+// recordFailuresSQL: kind 0 = transient (the call failed or was cut, or
+// the bus refused it with a retryable code), 1 = the bus refused it
+// permanently, 2 = undeliverable (see rail.FailureKind). Every failure
+// counts an attempt (the backoff's exponent); only permanent refusals
+// count toward parking (publish_refusals). Only rows the claim $7 still
+// holds are recorded.
 const recordFailuresSQL = `UPDATE ops.domain_event_outbox o SET
         publish_attempts = o.publish_attempts + 1,
+        publish_refusals = o.publish_refusals + (f.kind = 1)::int,
         last_error = f.err,
+        relay_claim = NULL,
         next_attempt_at = clock_timestamp()
             + make_interval(secs => least($4::float8 * power(2, least(o.publish_attempts, 40)), $5::float8)),
-        parked_at = CASE WHEN f.kind = 2 OR (f.kind = 1 AND o.publish_attempts + 1 >= $6) THEN clock_timestamp() END,
+        parked_at = CASE WHEN f.kind = 2 OR (f.kind = 1 AND o.publish_refusals + 1 >= $6) THEN clock_timestamp() END,
         parked_reason = CASE
             WHEN f.kind = 2 THEN f.err
-            WHEN f.kind = 1 AND o.publish_attempts + 1 >= $6
-                THEN format('the bus refused it %s times; last: %s', o.publish_attempts + 1, f.err)
+            WHEN f.kind = 1 AND o.publish_refusals + 1 >= $6
+                THEN format('the bus refused it permanently %s times; last: %s', o.publish_refusals + 1, f.err)
             ELSE '' END
     FROM unnest($1::uuid[], $2::text[], $3::int4[]) AS f(id, err, kind)
-    WHERE o.event_id = f.id
+    WHERE o.event_id = f.id AND o.relay_claim = $7::uuid AND o.published_at IS NULL
     RETURNING o.event_id, o.parked_at IS NOT NULL, o.publish_attempts, o.parked_reason`
 
 // ReadOutboxGauges reads the outbox gauges: each arm of the backlog reads
@@ -246,7 +317,8 @@ func ReadOutboxGauges(ctx context.Context, q Querier) (rail.OutboxGauges, error)
 // the cause was fixed). It returns how many rows it released.
 func UnparkFacts(ctx context.Context, q Querier, eventIDs []uuid.UUID) (int64, error) {
 	tag, err := q.Exec(ctx, `UPDATE ops.domain_event_outbox
-        SET parked_at = NULL, parked_reason = '', publish_attempts = 0, next_attempt_at = NULL
+        SET parked_at = NULL, parked_reason = '', publish_attempts = 0, publish_refusals = 0,
+            next_attempt_at = NULL, relay_claim = NULL
         WHERE event_id = ANY($1::uuid[]) AND parked_at IS NOT NULL`, idStrings(eventIDs))
 	if err != nil {
 		return 0, fmt.Errorf("unpark facts: %w", err)

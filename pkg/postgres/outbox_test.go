@@ -189,7 +189,10 @@ type sink struct {
 	calls   int
 	maxSize int
 	delay   time.Duration
-	reject  map[uuid.UUID]bool
+	reject  map[uuid.UUID]bool // refused permanently (MalformedDetail)
+	// retryable: refused with a retryable code (ThrottlingException or
+	// InternalFailure, alternately).
+	retryable map[uuid.UUID]bool
 	// failCallWith: a call carrying any of these fails as a whole.
 	failCallWith map[uuid.UUID]bool
 	details      map[uuid.UUID]rail.FactDetail // as the trigger decodes them
@@ -198,7 +201,7 @@ type sink struct {
 
 func newSink() *sink {
 	return &sink{got: map[uuid.UUID]int{}, at: map[uuid.UUID]time.Time{}, reject: map[uuid.UUID]bool{},
-		details: map[uuid.UUID]rail.FactDetail{}}
+		retryable: map[uuid.UUID]bool{}, details: map[uuid.UUID]rail.FactDetail{}}
 }
 
 func (s *sink) count() int {
@@ -220,7 +223,7 @@ func (s *sink) Publish(ctx context.Context, entries []rail.BusEntry) ([]rail.Pub
 	for _, e := range entries {
 		size += rail.EntrySize(e.Name, e.Detail)
 		if s.failCallWith[e.EventID] {
-			return nil, errors.New("ValidationException: a request entry is invalid (failed by the test)")
+			return nil, fmt.Errorf("ValidationException: a request entry is invalid (failed by the test): %w", rail.ErrPermanentRefusal)
 		}
 	}
 	s.maxBytes = max(s.maxBytes, size)
@@ -231,7 +234,11 @@ func (s *sink) Publish(ctx context.Context, entries []rail.BusEntry) ([]rail.Pub
 			s.details[e.EventID] = d
 		}
 		if s.reject[e.EventID] {
-			out[i].Err = errors.New("InternalFailure: rejected by the test")
+			out[i].Err = fmt.Errorf("MalformedDetail: refused by the test: %w", rail.ErrPermanentRefusal)
+			continue
+		}
+		if s.retryable[e.EventID] {
+			out[i].Err = errors.New([]string{"ThrottlingException", "InternalFailure"}[s.calls%2] + ": refused by the test, retryable")
 			continue
 		}
 		s.got[e.EventID]++
@@ -375,16 +382,24 @@ func TestRelayDoesNotWaitOnLockedRows(t *testing.T) {
 	}
 }
 
+// A row the bus refuses permanently is parked after MaxAttempts such
+// refusals while new facts keep flowing; a row the bus refuses with a
+// retryable code (ThrottlingException, InternalFailure) backs off and is
+// never parked, however often it is refused, and publishes once the bus
+// takes it. (Before, every per-entry error counted toward parking: the
+// throttled row was parked like the poison one.)
 func TestRelayParksPoisonAndKeepsFlowing(t *testing.T) {
 	t.Parallel()
 	db := railtest.NewDB(t)
 	ctx := context.Background()
 	ids := recordN(t, db.Pool, 5)
+	poison, throttled := ids[1], ids[3]
 	s := newSink()
-	s.reject[ids[1]] = true
+	s.reject[poison] = true
+	s.retryable[throttled] = true
 	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s, MaxAttempts: 3, Backoff: time.Millisecond, BackoffMax: 2 * time.Millisecond}
 	parked := 0
-	for i := 0; i < 50 && parked == 0; i++ {
+	for i := 0; i < 12; i++ {
 		st, err := r.DrainOnce(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -394,30 +409,47 @@ func TestRelayParksPoisonAndKeepsFlowing(t *testing.T) {
 		time.Sleep(3 * time.Millisecond)
 	}
 	if parked != 1 {
-		t.Fatal("poison row never parked")
+		t.Fatalf("%d rows parked, want only the poison one", parked)
 	}
-	var attempts int
-	var lastErr string
-	var isParked bool
-	if err := db.Pool.QueryRow(ctx, `SELECT publish_attempts, last_error, parked_at IS NOT NULL FROM ops.domain_event_outbox WHERE event_id = $1`, ids[1]).
-		Scan(&attempts, &lastErr, &isParked); err != nil {
-		t.Fatal(err)
+	type rowState struct {
+		attempts, refusals int
+		lastErr            string
+		parked             bool
 	}
-	if attempts != 3 || !isParked || !strings.Contains(lastErr, "InternalFailure") {
-		t.Fatalf("poison row: attempts %d parked %v error %q", attempts, isParked, lastErr)
+	state := func(id uuid.UUID) rowState {
+		var r rowState
+		if err := db.Pool.QueryRow(ctx, `SELECT publish_attempts, publish_refusals, last_error, parked_at IS NOT NULL FROM ops.domain_event_outbox WHERE event_id = $1`, id).
+			Scan(&r.attempts, &r.refusals, &r.lastErr, &r.parked); err != nil {
+			t.Fatal(err)
+		}
+		return r
 	}
+	if p := state(poison); p.attempts != 3 || p.refusals != 3 || !p.parked || !strings.Contains(p.lastErr, "MalformedDetail") {
+		t.Fatalf("poison row: %+v; want parked after 3 permanent refusals", p)
+	}
+	if th := state(throttled); th.parked || th.attempts < 6 || th.refusals != 0 {
+		t.Fatalf("throttled row: %+v; want refused many times, never counted toward parking, not parked", th)
+	}
+	// The retryable refusal ends: the row publishes.
+	s.mu.Lock()
+	delete(s.retryable, throttled)
+	s.mu.Unlock()
+	time.Sleep(5 * time.Millisecond)
 	st, err := r.DrainOnce(ctx)
-	if err != nil || st.Backlog != 0 || st.ParkedTotal != 1 {
-		t.Fatalf("after parking: %+v %v; want backlog 0, 1 parked", st, err)
+	if err != nil || st.Backlog != 0 || st.ParkedTotal != 1 || s.got[throttled] != 1 {
+		t.Fatalf("after the throttling ended: %+v %v (throttled row published %d times); want backlog 0, 1 parked", st, err, s.got[throttled])
 	}
 	if n := unpublished(t, db.Pool); n != 1 {
 		t.Fatalf("%d unpublished rows, want only the parked one", n)
 	}
-	delete(s.reject, ids[1])
-	if n, err := postgres.UnparkFacts(ctx, db.Pool, []uuid.UUID{ids[1]}); err != nil || n != 1 {
+	delete(s.reject, poison)
+	if n, err := postgres.UnparkFacts(ctx, db.Pool, []uuid.UUID{poison}); err != nil || n != 1 {
 		t.Fatalf("unpark: %d %v", n, err)
 	}
-	if st, err := r.DrainOnce(ctx); err != nil || st.Published != 1 || s.got[ids[1]] != 1 {
+	if p := state(poison); p.refusals != 0 || p.attempts != 0 {
+		t.Fatalf("unparked row keeps its count: %+v", p)
+	}
+	if st, err := r.DrainOnce(ctx); err != nil || st.Published != 1 || s.got[poison] != 1 {
 		t.Fatalf("after unpark: %+v %v", st, err)
 	}
 }
@@ -781,18 +813,28 @@ func TestACallFailingRowIsIsolatedAndParked(t *testing.T) {
 }
 
 // A relay that freezes while holding its rows (a Lambda sandbox frozen in
-// PutEvents, a process stopped) loses them to the next relay after its
-// transaction's idle timeout: the server ends the session.
+// PutEvents, a process stopped) holds no transaction and loses them to the
+// next relay when its lease ends. When it wakes, its settlement changes
+// nothing the other relay did.
 func TestFrozenRelayReleasesItsRows(t *testing.T) {
 	t.Parallel()
 	db := railtest.NewDB(t)
 	ctx := context.Background()
 	ids := recordN(t, db.Pool, 5)
 	frozen := &blockingPublisher{entered: make(chan struct{}), release: make(chan struct{})}
-	stuck := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: frozen, IdleTimeout: 300 * time.Millisecond, PublishTimeout: time.Minute}
-	done := make(chan error, 1)
-	go func() { _, err := stuck.DrainOnce(ctx); done <- err }()
+	stuck := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: frozen, Lease: 300 * time.Millisecond, PublishTimeout: time.Minute}
+	type result struct {
+		st  rail.RelayStats
+		err error
+	}
+	done := make(chan result, 1)
+	go func() { st, err := stuck.DrainOnce(ctx); done <- result{st, err} }()
 	<-frozen.entered
+	var inTx int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+        AND state LIKE 'idle in transaction%'`).Scan(&inTx); err != nil || inTx != 0 {
+		t.Fatalf("%d sessions idle in a transaction while the relay publishes (%v); want none", inTx, err)
+	}
 	s := newSink()
 	other := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s}
 	deadline := time.Now().Add(30 * time.Second)
@@ -804,12 +846,13 @@ func TestFrozenRelayReleasesItsRows(t *testing.T) {
 	}
 	for _, id := range ids {
 		if s.got[id] != 1 {
-			t.Fatalf("fact %s published %d times by the other relay while the frozen one held it", id, s.got[id])
+			t.Fatalf("fact %s published %d times by the other relay after the frozen one's lease", id, s.got[id])
 		}
 	}
 	close(frozen.release)
-	if err := <-done; err == nil {
-		t.Fatal("the frozen relay's pass succeeded after its session was ended")
+	res := <-done
+	if res.err != nil || res.st.Published != 0 || res.st.Failed != 0 {
+		t.Fatalf("the frozen relay woke to %+v %v; want its settlement to change nothing", res.st, res.err)
 	}
 	if n := unpublished(t, db.Pool); n != 0 {
 		t.Fatalf("%d rows unpublished", n)

@@ -3,6 +3,10 @@ package rail
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,9 +41,51 @@ type Nudge struct {
 // Ref returns the nudge's matter.
 func (n Nudge) Ref() MatterRef { return MatterRef{FirmID: n.FirmID, MatterID: n.MatterID} }
 
-// Nudger delivers nudges to builders after delay (the settle window).
+// Nudger delivers nudges to builders after delay (the settle window). A
+// nil error: every nudge was handed to the queue. An error that is (or
+// wraps) a *NudgeError: exactly the nudges it lists were not (a partial
+// failure; the others were sent). Any other error: none is known to have
+// been sent. NudgeFailed reads a nudge's fate from the error.
 type Nudger interface {
 	Nudge(ctx context.Context, nudges []Nudge, delay time.Duration) error
+}
+
+// NudgeError is a Nudger's error naming the nudges of one call that were
+// not sent, by their index in the call's slice; the others were sent.
+type NudgeError struct {
+	Failed map[int]error
+}
+
+func (e *NudgeError) Error() string {
+	errs := make([]error, 0, len(e.Failed))
+	for _, i := range slices.Sorted(maps.Keys(e.Failed)) {
+		errs = append(errs, e.Failed[i])
+	}
+	return fmt.Sprintf("%d nudges not sent: %v", len(e.Failed), errors.Join(errs...))
+}
+
+// Unwrap returns the failed nudges' errors.
+func (e *NudgeError) Unwrap() []error {
+	out := make([]error, 0, len(e.Failed))
+	for _, err := range e.Failed {
+		out = append(out, err)
+	}
+	return out
+}
+
+// NudgeFailed returns why nudge i of a Nudge call that returned err was
+// not sent, or nil when it was: nil for every nudge when err is nil, the
+// listed ones' errors when err is a *NudgeError, err itself for every
+// nudge otherwise.
+func NudgeFailed(err error, i int) error {
+	if err == nil {
+		return nil
+	}
+	var ne *NudgeError
+	if errors.As(err, &ne) {
+		return ne.Failed[i]
+	}
+	return err
 }
 
 // BusEntry is one fact to put on the event bus.
@@ -153,32 +199,41 @@ type BackfillTx interface {
 	Spend(ctx context.Context, n int, rate float64) error
 }
 
-// Outbox is the relay's port: a pass's transaction over the outbox, and the
-// gauges read after it.
+// Outbox is the relay's port. A pass holds no transaction across the bus
+// call: Claim leases rows in one short transaction (another relay skips
+// them until the lease ends), the relay publishes with no transaction
+// open, and Settle records the outcome in a second short transaction.
 type Outbox interface {
-	BeginRelay(ctx context.Context) (OutboxTx, error)
+	// Claim leases up to limit due rows for lease: first rows that failed
+	// before and whose backoff is over (earliest due first), then rows
+	// never tried (in commit order). A leased row is not due until the
+	// lease ends (or Settle releases it), so no other relay takes it
+	// meanwhile; a relay that dies holding a lease loses its rows to the
+	// next relay when the lease ends.
+	Claim(ctx context.Context, limit int, lease time.Duration) (OutboxClaim, error)
+	// Settle ends a claim: it marks the published rows, records each
+	// failure (counting the attempt, backing the row off from base
+	// doubling up to limit, parking an undeliverable row at once and a
+	// permanently refused one after maxAttempts), and makes every other
+	// row of the claim due again. Failures and releases apply only to rows
+	// the claim still holds (a claim whose lease ended and was taken over
+	// changes nothing but the published marks, which are true whoever
+	// makes them).
+	Settle(ctx context.Context, c OutboxClaim, published []uuid.UUID, failures []PublishFailure,
+		base, limit time.Duration, maxAttempts int) (Settled, error)
 	Gauges(ctx context.Context) (OutboxGauges, error)
 }
 
-// OutboxTx is one relay pass: the rows it takes stay locked (skipped by
-// other relays) until Commit or Rollback. Rollback after Commit is a no-op.
-type OutboxTx interface {
-	// TakeDue takes up to limit rows that failed before and whose backoff
-	// is over, earliest due first.
-	TakeDue(ctx context.Context, limit int) ([]OutboxRow, error)
-	// TakeUnsent takes up to limit rows never tried, in commit order.
-	TakeUnsent(ctx context.Context, limit int) ([]OutboxRow, error)
-	// SetIdleTimeout bounds how long the pass's session may sit idle in
-	// its transaction (transaction-local).
-	SetIdleTimeout(ctx context.Context, d time.Duration) error
-	// MarkPublished marks the rows published and returns how many it marked.
-	MarkPublished(ctx context.Context, ids []uuid.UUID) (int64, error)
-	// RecordFailures counts each row's failed attempt, records its error
-	// and backs it off (base doubling up to limit); it parks an
-	// undeliverable row at once and a rejected one after maxAttempts.
-	RecordFailures(ctx context.Context, failures []PublishFailure, base, limit time.Duration, maxAttempts int) ([]FailureRecord, error)
-	Commit(ctx context.Context) error
-	Rollback(ctx context.Context) error
+// OutboxClaim is the rows one relay pass leased.
+type OutboxClaim struct {
+	ID   uuid.UUID // the claim's own id, on each row it holds
+	Rows []OutboxRow
+}
+
+// Settled is what Settle recorded.
+type Settled struct {
+	Published int64           // rows marked published
+	Failures  []FailureRecord // failures recorded (rows the claim still held)
 }
 
 // OutboxRow is a fact the relay took from the outbox.
@@ -202,10 +257,20 @@ type FailureKind int
 
 // Failure kinds (their values are stored by pkg/postgres's statement).
 const (
-	FailureCall          FailureKind = iota // the call carrying it failed as a whole: back off, never park
-	FailureRejected                         // the bus refused it: back off, park after MaxAttempts
+	FailureCall          FailureKind = iota // transient (the call failed or was cut, or a retryable refusal): back off, never park
+	FailureRejected                         // the bus refused it permanently: back off, park after MaxAttempts such refusals
 	FailureUndeliverable                    // it can never be sent as it is: park now
 )
+
+// ErrPermanentRefusal is wrapped by a Publisher's error (a per-entry
+// PublishResult.Err, or a whole call's error) when the bus says retrying
+// the same entry cannot succeed (EventBridge: MalformedDetail,
+// InvalidArgument, AccessDeniedException, …; a ValidationException for
+// the call). Only such refusals count toward parking a row; any other
+// error (throttling, an internal failure, a timeout, an unknown code)
+// backs the row off and is retried without end, visible in the backlog
+// gauges.
+var ErrPermanentRefusal = errors.New("refused permanently by the bus")
 
 // PublishFailure is one row the relay could not publish.
 type PublishFailure struct {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -57,6 +58,8 @@ func (d NewDocument) Validate() error {
 		return fmt.Errorf("document name is %d bytes, limit %d", len(name), MaxDocumentNameLen)
 	case !utf8.ValidString(name):
 		return errors.New("document name is not valid UTF-8")
+	case strings.IndexFunc(d.Name, isControl) >= 0:
+		return errors.New("document name contains a control character")
 	case len(d.Pages) > MaxDocumentPages:
 		return fmt.Errorf("document has %d pages, limit %d", len(d.Pages), MaxDocumentPages)
 	}
@@ -180,4 +183,11 @@ func (in Inputs) Documents(ctx context.Context) iter.Seq2[Document, error] {
 			}
 		}
 	}
+}
+
+// isControl reports the characters a name may not hold: C0 and C1 control
+// characters (a name is printed on terminals and in logs) and the Unicode
+// bidirectional overrides and isolates (which reorder what is shown).
+func isControl(r rune) bool {
+	return unicode.IsControl(r) || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }

@@ -13,28 +13,34 @@ import (
 
 // The relay: puts committed outbox rows on the bus, at least once.
 //
-// One pass is one short transaction:
+// One pass is two short transactions, and none is open across a bus call:
 //
-//  1. SELECT the oldest due, unpublished, unparked rows ORDER BY
-//     occurred_at, event_id FOR UPDATE SKIP LOCKED LIMIT BatchSize. A row
-//     whose transaction has not committed yet is simply not visible; it is
-//     still unpublished when it commits, so the next pass takes it: no
-//     high-water mark, so no row is ever skipped for committing out of
-//     order. A row another relay holds is skipped, not waited for.
-//  2. PutEvents, 10 entries a call, while holding those row locks. This is
-//     the trade-off: a second relay cannot take (and duplicate) rows in
-//     flight, at the price of a transaction that stays open across network
-//     calls. PublishTimeout bounds it (default 10 s for the whole pass);
-//     if the session dies meanwhile, the marks roll back and the rows are
-//     published again later: a duplicate, never a loss.
-//  3. Mark the accepted entries published_at = clock_timestamp(); record
-//     each rejected entry's error, count the attempt and back off
-//     exponentially; park a row once it has failed MaxAttempts times and
-//     the bus rejected it (parked rows are visible, never block others,
-//     and wait for UnparkFacts). Then COMMIT.
+//  1. Claim: SELECT the oldest due, unpublished, unparked rows FOR UPDATE
+//     SKIP LOCKED LIMIT BatchSize (due retries first, then rows never
+//     tried, in commit order), and lease them in the same transaction:
+//     next_attempt_at = now + Lease, relay_claim = the pass's claim id. A
+//     leased row is not due, so another relay skips it until the lease
+//     ends. A row whose transaction has not committed yet is simply not
+//     visible; it is still unpublished when it commits, so the next pass
+//     takes it: no high-water mark, so no row is ever skipped for
+//     committing out of order.
+//  2. PutEvents, 10 entries a call, with no transaction open, within the
+//     publish budget (PublishTimeout, and always at least leaseGuard
+//     before the lease ends), so two relays never publish the same row at
+//     once. A slow bus slows the pass; nothing on the database side can
+//     time it out.
+//  3. Settle: mark the accepted entries published_at = clock_timestamp();
+//     record each failed entry's error and back it off exponentially;
+//     park a row that can never be sent, or that the bus refused
+//     permanently MaxAttempts times (parked rows are visible, never block
+//     others, and wait for UnparkFacts); release the rest of the claim
+//     (due again). Failures and releases apply only to rows the claim
+//     still holds.
 //
-// A crash after PutEvents and before COMMIT re-publishes those rows with
-// the same event_id and a new envelope id; consumers dedupe on event_id.
+// A relay that dies after PutEvents and before Settle loses nothing: its
+// rows are due again when the lease ends and are re-published with the
+// same event_id and a new envelope id; consumers dedupe on event_id. A
+// pass whose Settle fails reports an error wrapping ErrRelayMarksLost.
 
 // Relay defaults.
 const (
@@ -43,14 +49,21 @@ const (
 	DefaultRelayBackoff        = time.Second
 	DefaultRelayBackoffMax     = 5 * time.Minute
 	DefaultRelayPublishTimeout = 10 * time.Second
-	DefaultRelayWindow         = 50 * time.Second
-	DefaultRelayPoll           = 150 * time.Millisecond
-	PutEventsMaxEntries        = 10 // EventBridge's limit per PutEvents call
+	// DefaultRelayLeaseMargin: the default lease is the publish budget
+	// plus this (20 s by default): time for the calls in flight at the
+	// budget's end to finish and for Settle.
+	DefaultRelayLeaseMargin = 10 * time.Second
+	DefaultRelayWindow      = 50 * time.Second
+	DefaultRelayPoll        = 150 * time.Millisecond
+	PutEventsMaxEntries     = 10 // EventBridge's limit per PutEvents call
 	// DefaultRelayMaxEntryBytes is EventBridge's PutEvents size limit
 	// (256 KB, counted as EntrySize does) with a margin; the relay also
 	// keeps each call's entries together under it.
 	DefaultRelayMaxEntryBytes = 256_000
 	markTimeout               = 5 * time.Second
+	// leaseGuard: the publish budget ends at least this long before the
+	// lease (as the relay measures it from the claim's return).
+	leaseGuard = 5 * time.Second
 )
 
 // Relay drains the outbox (ops.domain_event_outbox, through the Outbox
@@ -66,28 +79,31 @@ type Relay struct {
 	// Backoff doubles per failed attempt, up to BackoffMax.
 	Backoff    time.Duration
 	BackoffMax time.Duration
-	// PublishTimeout bounds the PutEvents calls of one pass (and so how
-	// long the pass holds its row locks).
+	// PublishTimeout bounds the PutEvents calls of one pass. No
+	// transaction is open meanwhile.
 	PublishTimeout time.Duration
+	// Lease is how long a pass's claim keeps its rows from other relays
+	// (default PublishTimeout + DefaultRelayLeaseMargin). The publish
+	// budget ends at least leaseGuard (5 s) before it: a Lease shorter
+	// than PublishTimeout + 5 s shortens the budget.
+	Lease time.Duration
 	// MaxEntryBytes: a row whose PutEvents entry would be larger is parked
 	// as undeliverable; a call's entries together stay under it too.
 	// Default DefaultRelayMaxEntryBytes.
 	MaxEntryBytes int
-	// IdleTimeout, when positive, is set as the
-	// idle_in_transaction_session_timeout of a pass's transaction
-	// (set_config, transaction-local): a relay that freezes or dies while
-	// holding its rows loses them to the next relay after this long. Zero
-	// or negative: not set, and the session's own setting applies. In AWS
-	// leave it zero: a set_config can pin an RDS Proxy session, and the
-	// relay's database role carries the timeout instead (ALTER ROLE … SET
-	// idle_in_transaction_session_timeout, docs/operations.md). Tests and
-	// the local rail set it.
-	IdleTimeout time.Duration
-	Log         *slog.Logger
+	Log           *slog.Logger
+
+	// Permanent, when set, says which publish errors are permanent
+	// refusals (the only ones that count toward parking a row); nil:
+	// errors.Is(err, ErrPermanentRefusal). A hook for the simulation's
+	// negative controls (func(error) bool { return true } is the relay
+	// before issue 18, which counted every refusal). Leave it nil.
+	Permanent func(error) bool
 
 	// AfterPublish, when set, runs after the PutEvents calls of a pass and
-	// before the rows are marked: fault injection for tests (a panic here is
-	// a relay dying between PutEvents and COMMIT). Leave it nil.
+	// before Settle: fault injection for tests (a panic here is a relay
+	// dying between PutEvents and marking; its rows wait for the lease to
+	// end). Leave it nil.
 	AfterPublish func()
 }
 
@@ -153,7 +169,30 @@ func (r *Relay) maxEntryBytes() int {
 	return DefaultRelayMaxEntryBytes
 }
 
-func (r *Relay) idleTimeout() time.Duration { return r.IdleTimeout }
+func (r *Relay) permanent(err error) bool {
+	if r.Permanent != nil {
+		return r.Permanent(err)
+	}
+	return errors.Is(err, ErrPermanentRefusal)
+}
+
+func (r *Relay) lease() time.Duration {
+	if r.Lease > 0 {
+		return r.Lease
+	}
+	return r.publishTimeout() + DefaultRelayLeaseMargin
+}
+
+// publishBudget is how long a pass may publish: PublishTimeout, ending at
+// least leaseGuard before the lease (half the lease when it is shorter
+// than that).
+func (r *Relay) publishBudget() time.Duration {
+	l := r.lease()
+	if l <= 2*leaseGuard {
+		return min(r.publishTimeout(), l/2)
+	}
+	return min(r.publishTimeout(), l-leaseGuard)
+}
 
 func (r *Relay) log() *slog.Logger {
 	if r.Log != nil {
@@ -177,6 +216,12 @@ func (r *Relay) DrainOnce(ctx context.Context) (RelayStats, error) {
 // then say nothing about the backlog (RelayStats.Measured is false).
 var ErrRelayNoProgress = errors.New("relay: no pass succeeded")
 
+// ErrRelayMarksLost is wrapped by a pass's error (and Run's) when the pass
+// published but could not record the outcome (Settle failed: the database
+// went away): its rows go out again after the lease, and the pass made no
+// progress. Run then fails even though the window ended.
+var ErrRelayMarksLost = errors.New("relay: a pass's marks were not written")
+
 // Run drains for window (default 50 s), passing again at once while passes
 // come back full and otherwise every poll (default 150 ms). It polls rather
 // than LISTENs: LISTEN pins an RDS Proxy session. When ctx has a deadline
@@ -188,7 +233,9 @@ var ErrRelayNoProgress = errors.New("relay: no pass succeeded")
 // first, and an error wrapping ErrRelayNoProgress (with the last pass's
 // error) when the backlog could not be read afterwards: a relay that
 // cannot reach its database fails loudly instead of reporting an empty
-// outbox.
+// outbox. When a pass of the window published but lost its marks, Run
+// returns an error wrapping ErrRelayMarksLost (with the stats): such a
+// pass made no progress, and the window is not reported as a success.
 func (r *Relay) Run(ctx context.Context, window, poll time.Duration) (RelayStats, error) {
 	if window <= 0 {
 		window = DefaultRelayWindow
@@ -203,7 +250,7 @@ func (r *Relay) Run(ctx context.Context, window, poll time.Duration) (RelayStats
 		}
 	}
 	var total RelayStats
-	var lastErr error
+	var lastErr, marksLost error
 	succeeded := 0
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -215,6 +262,9 @@ func (r *Relay) Run(ctx context.Context, window, poll time.Duration) (RelayStats
 			succeeded++
 		} else if ctx.Err() == nil {
 			lastErr = err
+		}
+		if errors.Is(err, ErrRelayMarksLost) {
+			marksLost = err
 		}
 		if ctx.Err() != nil {
 			break
@@ -237,6 +287,9 @@ func (r *Relay) Run(ctx context.Context, window, poll time.Duration) (RelayStats
 	}
 	if succeeded == 0 && lastErr != nil {
 		r.log().ErrorContext(ctx, "relay: no pass of the window succeeded", "passes", total.Passes, "err", lastErr)
+	}
+	if marksLost != nil {
+		return total, errors.Join(marksLost, ctx.Err())
 	}
 	return total, ctx.Err()
 }
@@ -280,45 +333,23 @@ func EntrySize(name string, detail []byte) int { return maxSourceBytes + len(nam
 
 const maxSourceBytes = 256
 
-// pass is one claim-publish-mark transaction. claimed is the number of
-// rows it took.
+// pass is one claim, publish, settle. claimed is the number of rows it
+// took.
 func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error) {
 	if r.Outbox == nil || r.Publisher == nil {
 		return st, 0, errors.New("relay: Outbox and Publisher are required")
 	}
 	st.Passes = 1
-	tx, err := r.Outbox.BeginRelay(ctx)
+	c, err := r.Outbox.Claim(ctx, r.batch(), r.lease())
 	if err != nil {
-		return st, 0, fmt.Errorf("relay: begin: %w", err)
+		return st, 0, fmt.Errorf("relay: claim: %w", err)
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // no-op after commit
-
-	batch, err := tx.TakeDue(ctx, r.batch())
-	if err != nil {
-		return st, 0, fmt.Errorf("relay: select due retries: %w", err)
+	if len(c.Rows) == 0 {
+		return st, 0, nil
 	}
-	if n := r.batch() - len(batch); n > 0 {
-		unsent, err := tx.TakeUnsent(ctx, n)
-		if err != nil {
-			return st, 0, fmt.Errorf("relay: select: %w", err)
-		}
-		batch = append(batch, unsent...)
-	}
-	if len(batch) == 0 {
-		return st, 0, tx.Commit(ctx)
-	}
-	// The rows stay locked across PutEvents: if this process freezes or
-	// dies without closing its connection, the server ends the session
-	// after this long idle and the rows go to the next relay.
-	if idle := r.idleTimeout(); idle > 0 {
-		if err := tx.SetIdleTimeout(ctx, idle); err != nil {
-			return st, len(batch), fmt.Errorf("relay: set idle timeout: %w", err)
-		}
-	}
-
 	var ready []prepared
 	var failures []PublishFailure
-	for _, o := range batch {
+	for _, o := range c.Rows {
 		p, why := r.prepare(o)
 		if why != "" {
 			failures = append(failures, PublishFailure{EventID: o.EventID, Msg: why, Kind: FailureUndeliverable})
@@ -332,63 +363,49 @@ func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error
 		r.AfterPublish()
 	}
 
-	// Mark even if ctx was cancelled meanwhile: the bus has the events, and
-	// an unmarked row is only re-published.
+	// Settle even if ctx was cancelled meanwhile: the bus has the events,
+	// and an unmarked row is only re-published (after the lease).
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
 	defer cancel()
-	if len(ok) > 0 {
-		n, err := tx.MarkPublished(mctx, ok)
-		if err != nil {
-			return st, len(batch), fmt.Errorf("relay: mark published: %w", err)
-		}
-		st.Published = int(n)
-	}
-	if len(failures) > 0 {
-		if err := r.recordFailures(ctx, mctx, tx, failures, &st); err != nil {
-			return st, len(batch), err
-		}
-	}
-	if err := tx.Commit(mctx); err != nil {
-		return RelayStats{Passes: 1}, len(batch), fmt.Errorf("relay: commit marks: %w", err)
-	}
-	if callErr != nil {
-		return st, len(batch), fmt.Errorf("relay: publish: %w", callErr)
-	}
-	return st, len(batch), nil
-}
-
-// recordFailures counts each failed row's attempt, records its error and
-// backs it off exponentially; it parks (with the reason on the row) an
-// undeliverable row at once and a row the bus refused MaxAttempts times.
-func (r *Relay) recordFailures(ctx, mctx context.Context, tx OutboxTx, failures []PublishFailure, st *RelayStats) error {
 	for i := range failures {
 		failures[i].Msg = truncate(failures[i].Msg, 2000)
 	}
 	base, limit := r.backoff()
-	recs, err := tx.RecordFailures(mctx, failures, base, limit, r.maxAttempts())
+	set, err := r.Outbox.Settle(mctx, c, ok, failures, base, limit, r.maxAttempts())
 	if err != nil {
-		return fmt.Errorf("relay: record failures: %w", err)
+		return RelayStats{Passes: 1}, len(c.Rows), fmt.Errorf("%w: %d rows published, their marks not written: %v",
+			ErrRelayMarksLost, len(ok), err)
 	}
-	for _, rec := range recs {
+	st.Published = int(set.Published)
+	for _, rec := range set.Failures {
 		st.Failed++
 		if rec.Parked {
 			st.Parked++
 			r.log().ErrorContext(ctx, "relay parked a fact", "event_id", rec.EventID, "attempts", rec.Attempts, "reason", rec.Reason)
 		}
 	}
-	return nil
+	if callErr != nil {
+		return st, len(c.Rows), fmt.Errorf("relay: publish: %w", callErr)
+	}
+	return st, len(c.Rows), nil
 }
 
-// publish sends the entries within PublishTimeout: rows that never failed
+// publish sends the entries within the publish budget: rows that never failed
 // in calls of up to PutEventsMaxEntries entries and MaxEntryBytes bytes,
 // then rows that failed before in calls of their own, so a row that makes
 // a whole call fail cannot keep failing the rows it was sent with. Until a
 // call succeeds, a failed call ends the pass (the bus is presumed down; the
-// rest is left as it was, due at the next pass). After a call of the pass
-// succeeded, a failed call carrying one entry counts against that entry
-// (it can be parked); a failed call carrying several backs them off.
+// rest of the claim is released, due at the next pass). After a call of
+// the pass succeeded, a failed call carrying one entry counts against that
+// entry (it can be parked) when the bus refused it permanently
+// (ErrPermanentRefusal); a failed call carrying several backs them off.
+// Only permanent refusals count toward parking: a retryable per-entry
+// error (throttling, an internal failure) and a call cut by the pass's own
+// budget back the row off without counting. A call is not started when
+// less of the budget is left than the slowest call of the pass took: a
+// slow bus ends the pass early, with the rest released, rather than cut.
 func (r *Relay) publish(ctx context.Context, ready []prepared) (ok []uuid.UUID, failures []PublishFailure, callErr error) {
-	pctx, cancel := context.WithTimeout(ctx, r.publishTimeout())
+	pctx, cancel := context.WithTimeout(ctx, r.publishBudget())
 	defer cancel()
 	var calls [][]prepared
 	var cur []prepared
@@ -411,19 +428,32 @@ func (r *Relay) publish(ctx context.Context, ready []prepared) (ok []uuid.UUID, 
 		}
 	}
 	anyOK := false
+	deadline, _ := pctx.Deadline()
+	var longest time.Duration // the slowest call of the pass so far
 	for _, call := range calls {
+		// A call that would likely outlast the budget is not started: its
+		// rows are left to Settle's release (due at the next pass, no
+		// attempt counted) instead of being cut mid-call.
+		if longest > 0 && time.Until(deadline) < longest {
+			break
+		}
 		entries := make([]BusEntry, len(call))
 		for i, p := range call {
 			entries[i] = p.entry
 		}
+		began := time.Now()
 		res, err := r.Publisher.Publish(pctx, entries)
+		longest = max(longest, time.Since(began))
 		if err == nil && len(res) != len(entries) {
 			err = fmt.Errorf("publisher returned %d results for %d entries", len(res), len(entries))
 		}
 		if err != nil {
 			kind := FailureCall
 			msg := "PutEvents call failed: " + err.Error()
-			if anyOK && len(entries) == 1 {
+			switch {
+			case pctx.Err() != nil:
+				msg = "PutEvents call cut by the pass's publish budget or cancelled: " + err.Error()
+			case anyOK && len(entries) == 1 && r.permanent(err):
 				kind = FailureRejected
 				msg = "PutEvents call carrying this entry alone failed while other calls succeeded: " + err.Error()
 			}
@@ -443,7 +473,11 @@ func (r *Relay) publish(ctx context.Context, ready []prepared) (ok []uuid.UUID, 
 				failures = append(failures, PublishFailure{EventID: entries[i].EventID,
 					Msg: fmt.Sprintf("publisher result %d names %s, not %s", i, res.EventID, entries[i].EventID)})
 			case res.Err != nil:
-				failures = append(failures, PublishFailure{EventID: entries[i].EventID, Msg: res.Err.Error(), Kind: FailureRejected})
+				kind := FailureCall // retryable: back off, never park
+				if r.permanent(res.Err) {
+					kind = FailureRejected
+				}
+				failures = append(failures, PublishFailure{EventID: entries[i].EventID, Msg: res.Err.Error(), Kind: kind})
 			default:
 				ok = append(ok, entries[i].EventID)
 			}

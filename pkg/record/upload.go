@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pramaan/brief-rail/pkg/pdftext"
+	"github.com/pramaan/brief-rail/pkg/pdftext/worker"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -37,6 +38,12 @@ type FileError struct {
 func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *FileError) Unwrap() error { return e.Err }
 
+// Extractor extracts a PDF's text. The default runs each extraction in a
+// worker process with a memory limit and a deadline (pkg/pdftext/worker),
+// so that a hostile file costs its upload and never this process;
+// pdftext.ExtractContext extracts in this process instead.
+var Extractor func(ctx context.Context, data []byte, lim pdftext.Limits) (pdftext.Document, error) = worker.Default().Extract
+
 // Prepare reads, extracts and validates one file within lim (zero fields:
 // pdftext's defaults); nothing is written.
 func Prepare(ctx context.Context, path string, lim pdftext.Limits) (Prepared, error) {
@@ -53,7 +60,7 @@ func PrepareData(ctx context.Context, path string, raw []byte, lim pdftext.Limit
 	if len(raw) == 0 {
 		return Prepared{}, &FileError{path, errors.New("file is empty (0 bytes), not a PDF")}
 	}
-	doc, err := pdftext.ExtractContext(ctx, raw, lim)
+	doc, err := Extractor(ctx, raw, lim)
 	if err != nil {
 		return Prepared{}, &FileError{path, DescribeExtractError(err)}
 	}
@@ -77,6 +84,8 @@ var limitNames = map[pdftext.Limit]string{
 	pdftext.LimitDecoded: "decompressed content",
 	pdftext.LimitTime:    "time",
 	pdftext.LimitGlyphs:  "text per page",
+	pdftext.LimitWork:    "parser work",
+	pdftext.LimitText:    "text per document",
 }
 
 // DescribeExtractError says in a person's words why a PDF was refused,
@@ -95,6 +104,8 @@ func DescribeExtractError(err error) error {
 		what = "the PDF exceeds the extraction limit on " + limitNames[limit.Limit]
 	case errors.Is(err, pdftext.ErrCorrupt):
 		what = "the PDF is corrupt or unreadable"
+	case errors.Is(err, worker.ErrKilled):
+		what = "the PDF's extraction was stopped (its worker ran out of memory or time, or the upload was interrupted)"
 	default:
 		return err
 	}

@@ -479,8 +479,13 @@ func TestSchedulesLogsAndRetention(t *testing.T) {
 			if scalar(get(eic, "MaximumRetryAttempts")) != "0" {
 				t.Errorf("%s: EventInvokeConfig.MaximumRetryAttempts is not 0", id)
 			}
-			if scalar(get(p, "ReservedConcurrentExecutions")) != "1" {
-				t.Errorf("%s: ReservedConcurrentExecutions is not 1 (runs could overlap)", id)
+			// Reservations are opt-in (ReserveConcurrency; lifecycle_test.go): with it, one.
+			reserving, err := tpl.WithParams(map[string]string{"ReserveConcurrency": "true"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, err := reserving.resolve(get(p, "ReservedConcurrentExecutions")); err != nil || toString(v) != "1" {
+				t.Errorf("%s: ReservedConcurrentExecutions is not 1 with ReserveConcurrency=true (runs could overlap): %v %v", id, v, err)
 			}
 		}
 		lg, ok := refTarget(get(get(p, "LoggingConfig"), "LogGroup"))
@@ -524,11 +529,11 @@ func TestSchedulesLogsAndRetention(t *testing.T) {
 		if id == "MigrateFunction" {
 			continue
 		}
-		if d := scalar(get(tpl.resources[id], "DependsOn")); d != "SchemaMigration" {
-			t.Errorf("%s: DependsOn %q, want SchemaMigration", id, d)
+		if d := scalar(get(tpl.resources[id], "DependsOn")); d != schemaMigrationID {
+			t.Errorf("%s: DependsOn %q, want %s", id, d, schemaMigrationID)
 		}
 	}
-	if _, err := tpl.resource("SchemaMigration", "Custom::SchemaMigration"); err != nil {
+	if _, err := tpl.resource(schemaMigrationID, "Custom::SchemaMigration"); err != nil {
 		t.Error(err)
 	}
 }
@@ -539,11 +544,11 @@ func TestSchedulesLogsAndRetention(t *testing.T) {
 func TestParameterBoundsMatchTheCode(t *testing.T) {
 	tpl := load(t)
 	bound := func(param, key string) int {
-		n, err := strconv.Atoi(scalar(get(get(get(tpl.root, "Parameters"), param), key)))
-		if err != nil {
-			t.Fatalf("%s.%s: %v", param, key, err)
+		lo, hi := patternRange(t, tpl, param)
+		if key == "MinValue" {
+			return lo
 		}
-		return n
+		return hi
 	}
 	cases := []struct {
 		param, env string

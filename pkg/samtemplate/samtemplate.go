@@ -40,6 +40,8 @@ type Template struct {
 	resources map[string]*yaml.Node // logical id -> resource mapping
 	conds     map[string]*yaml.Node
 	globalsFn *yaml.Node // Globals.Function mapping, or nil
+	// refsAsIDs: a Ref to a resource resolves to its logical id (what `sam local` does).
+	refsAsIDs bool
 }
 
 // QueueSpec is what an AWS::SQS::Queue declares, with SQS defaults filled in for absent settings.
@@ -602,6 +604,9 @@ func (t *Template) call(fn string, arg *yaml.Node) (any, error) {
 		if v, ok := t.Param(arg.Value); ok {
 			return v, nil
 		}
+		if _, ok := t.resources[arg.Value]; ok && t.refsAsIDs {
+			return arg.Value, nil
+		}
 		return nil, fmt.Errorf("%w: !Ref %s", ErrUnresolved, arg.Value)
 	case "Fn::Sub":
 		return t.sub(arg)
@@ -832,4 +837,36 @@ func (q QueueSpec) Attributes(dlqARN string) map[string]string {
 		a["RedrivePolicy"] = string(b)
 	}
 	return a
+}
+
+// SAMLocalEnv is the environment `sam local invoke --env-vars envFile` gives the function
+// logicalID: the variables the template declares for it (a Ref to a resource becomes the
+// resource's logical id, as SAM CLI resolves it; what SAM cannot resolve locally is empty),
+// overridden by envFile's "Parameters" section and then by its section named logicalID, for the
+// declared variables only. ignored names the variables envFile sets that SAM ignores because
+// the template does not declare them for the function, sorted.
+func (t *Template) SAMLocalEnv(logicalID string, envFile map[string]map[string]string) (env map[string]string, ignored []string, err error) {
+	local := *t
+	local.refsAsIDs = true
+	f, err := local.Function(logicalID)
+	if err != nil {
+		return nil, nil, err
+	}
+	env = maps.Clone(f.Env)
+	for _, name := range f.EnvUnresolved {
+		env[name] = ""
+	}
+	for _, section := range []string{"Parameters", logicalID} {
+		for k, v := range envFile[section] {
+			if _, declared := env[k]; !declared {
+				if section == logicalID {
+					ignored = append(ignored, k)
+				}
+				continue
+			}
+			env[k] = v
+		}
+	}
+	slices.Sort(ignored)
+	return env, ignored, nil
 }

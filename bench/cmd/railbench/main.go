@@ -50,6 +50,7 @@ type options struct {
 	MemModes              string        `json:"mem_modes,omitempty"`
 	BackfillMatters       int           `json:"backfill_matters"`
 	Only                  string        `json:"only,omitempty"`
+	PruneSizes            []int         `json:"prune_sizes"`
 	Out                   string        `json:"-"`
 }
 
@@ -61,7 +62,7 @@ func main() {
 		memChild(mode) // a child of the memory section; exits
 	}
 	var o options
-	var growth string
+	var growth, pruneSizes string
 	flag.IntVar(&o.Workers, "workers", 8, "workers (W) for the rail and River, and pgbench clients")
 	flag.IntVar(&o.Rebuilds, "rebuilds", 2000, "rebuilds (rail) and jobs (River) per throughput repetition")
 	flag.IntVar(&o.Batch, "batch", 10, "nudges a rail worker takes per receive (an SQS batch is up to 10)")
@@ -86,13 +87,17 @@ func main() {
 	flag.IntVar(&o.MemReps, "mem-reps", 3, "repetitions of each memory mode (medians reported)")
 	flag.StringVar(&o.MemModes, "mem-modes", "", "memory modes to run (all-in-memory,stream-digest,stream-extractive); default all")
 	flag.IntVar(&o.BackfillMatters, "backfill-matters", 10000, "outdated matters in the backfill section (live latency with and without a backfill)")
-	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill); default all")
+	flag.StringVar(&pruneSizes, "prune-frames", "10k,100k", "old frames kept (none prunable) for the frame-retention pass; e.g. 10k,100k,300k")
+	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill,prune); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
 	flag.Parse()
 
 	var err error
 	if o.Growth, err = parseSizes(growth); err != nil {
 		log.Fatalf("railbench: -growth: %v", err)
+	}
+	if o.PruneSizes, err = parseSizes(pruneSizes); err != nil {
+		log.Fatalf("railbench: -prune-frames: %v", err)
 	}
 	mode, err := parseExecMode(o.ExecMode)
 	if err != nil {
@@ -152,6 +157,7 @@ type Results struct {
 	Brief      *BriefResults      `json:"brief,omitempty"`
 	Memory     *MemoryResults     `json:"build_memory,omitempty"`
 	Backfill   *BackfillResults   `json:"backfill,omitempty"`
+	Prune      *PruneResults      `json:"frame_prune,omitempty"`
 	Summary    []SummaryLine      `json:"summary"`
 }
 
@@ -244,6 +250,12 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 	if o.want("backfill") {
 		if res.Backfill, err = runBackfill(ctx, e, o); err != nil {
 			return fmt.Errorf("backfill: %w", err)
+		}
+	}
+
+	if o.want("prune") {
+		if res.Prune, err = runPrune(ctx, e, o); err != nil {
+			return fmt.Errorf("prune: %w", err)
 		}
 	}
 

@@ -33,6 +33,18 @@ func summarize(r *Results) []SummaryLine {
 		add("extract_linearity", "%.2f (CPU time per page at 900 pages / at 100 pages: %s vs %s pages per CPU-second; 1.00 is linear)", x.LinearRatio, f1(x.GeneratedCPU["900"].Median), f1(x.GeneratedCPU["100"].Median))
 		add("extract_peak_rss_mib", "%.1f corpus, %.1f 300 pages (a child process; %.1f extracting nothing)", x.PeakRSSCorpusMiB, x.PeakRSS300MiB, x.PeakRSSBaseMiB)
 	}
+	if p := r.Prune; p != nil && len(p.Sizes) > 0 {
+		var parts, before []string
+		for _, n := range p.Sizes {
+			st := p.Stages[fmt.Sprint(n)]
+			parts = append(parts, fmt.Sprintf("%d: %.1f", n, st.Steady.Median))
+			before = append(before, fmt.Sprintf("%d: %.1f", n, st.Baseline.Median))
+		}
+		lo, hi := p.Stages[fmt.Sprint(p.Sizes[0])], p.Stages[fmt.Sprint(p.Sizes[len(p.Sizes)-1])]
+		add("frame_prune_pass_ms", "%s (old frames kept, none prunable; largest/smallest %s) / before the candidates %s (%s); a pass pruning 100 frames %.1f ms at %d; Keep %d, median of %d",
+			strings.Join(parts, " · "), ratio(hi.Steady.Median, lo.Steady.Median), strings.Join(before, " · "),
+			ratio(hi.Baseline.Median, lo.Baseline.Median), hi.Pruning.Median, hi.OldFrames, p.Keep, p.Reps)
+	}
 	if b := r.Backfill; b != nil {
 		add("live_p99_with_backfill_ratio", "%.2f (live upload -> current p99 %.1f ms with a %d-matter backfill at %g/min on its own queue and %d builders / %.1f ms without; p50 %.1f / %.1f ms; %d live demands, %s builds, median of %d)",
 			b.P99Ratio, b.WithP99.Median, b.Matters, b.BackfillRate, b.BackfillWork, b.WithoutP99.Median,

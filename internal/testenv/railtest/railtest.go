@@ -142,6 +142,61 @@ func NewDB(t testing.TB) *DB {
 	return createDB(t, "t", "", 80)
 }
 
+// NewDBWithRoleSettings is NewDB with the per-function roles' settings
+// (migration 008's ALTER ROLE … IN DATABASE … SET statement_timeout,
+// idle_in_transaction_session_timeout, lock_timeout, and any later
+// migration's) copied from the migrated template: CREATE DATABASE …
+// TEMPLATE does not copy them, and a test that connects as a function's
+// role (a login, not SET ROLE) to run under the deployed settings needs
+// them. Without roles (a migrating role that cannot create them) there is
+// nothing to copy.
+func NewDBWithRoleSettings(t testing.TB) *DB {
+	t.Helper()
+	db := NewDB(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		t.Fatalf("railtest: connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT format('ALTER ROLE %I IN DATABASE %I SET %s = %L', r.rolname, $2::text,
+            split_part(c, '=', 1), substr(c, strpos(c, '=') + 1))
+        FROM pg_db_role_setting s
+        JOIN pg_database d ON d.oid = s.setdatabase
+        JOIN pg_roles r ON r.oid = s.setrole, unnest(s.setconfig) AS c
+        WHERE d.datname = $1`, template, db.Name)
+	if err != nil {
+		t.Fatalf("railtest: read role settings: %v", err)
+	}
+	stmts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("railtest: read role settings: %v", err)
+	}
+	for _, s := range stmts {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			t.Fatalf("railtest: %s: %v", s, err)
+		}
+	}
+	return db
+}
+
+// URLAs is db's URL with its user replaced by role (the throwaway server
+// trusts local connections; a login role of migration 008 has no
+// password). It skips the test when DATABASE_URL is set: an external
+// server may not trust the role.
+func (db *DB) URLAs(t testing.TB, role string) string {
+	t.Helper()
+	if os.Getenv("DATABASE_URL") != "" {
+		t.Skipf("connecting as %s needs the throwaway server's trust authentication", role)
+	}
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		t.Fatalf("railtest: %v", err)
+	}
+	u.User = url.User(role)
+	return u.String()
+}
+
 // createDB creates a database named prefix_<pid>_<n> from tmpl (""; the
 // migrated template), with a pool of maxConns, dropped at cleanup.
 func createDB(t testing.TB, prefix, tmpl string, maxConns int32) *DB {

@@ -35,9 +35,16 @@ type Drainer interface {
 type RelayOpts struct {
 	// AfterPublish, when non-nil, must run between PutEvents and marking.
 	AfterPublish func()
-	// IdleTimeout, when non-zero, is the pass transaction's
-	// idle_in_transaction_session_timeout (rail.Relay.IdleTimeout).
-	IdleTimeout time.Duration
+	// Lease, when non-zero, is how long a pass's claim keeps its rows
+	// from the other relay (rail.Relay.Lease); zero: the relay's default.
+	// The hook for negative controls of the relay's lease.
+	Lease time.Duration
+	// Permanent, when non-nil, is rail.Relay.Permanent: which publish
+	// errors count toward parking. The hook for negative controls of the
+	// relay's refusal classification (func(error) bool { return true }
+	// counts every refusal, as before issue 18; the default relay's
+	// MaxAttempts of 1000 then needs lowering for parking to be reached).
+	Permanent func(error) bool
 }
 
 // RelayFunc builds relay i over pool and pub. The default is rail.Relay.
@@ -48,7 +55,7 @@ type RelayFunc func(i int, pool *pgxpool.Pool, pub rail.Publisher, o RelayOpts) 
 func DefaultRelay(_ int, pool *pgxpool.Pool, pub rail.Publisher, o RelayOpts) Drainer {
 	return &rail.Relay{Outbox: postgres.NewOutbox(pool), Publisher: pub, BatchSize: 4, MaxAttempts: 1000,
 		Backoff: time.Minute, BackoffMax: 5 * time.Minute, AfterPublish: o.AfterPublish,
-		IdleTimeout: o.IdleTimeout, MaxEntryBytes: SimMaxEntryBytes}
+		Lease: o.Lease, Permanent: o.Permanent, MaxEntryBytes: SimMaxEntryBytes}
 }
 
 // Config is one simulation run. Seed alone determines every step and fault.
@@ -90,11 +97,10 @@ const (
 	// entry and per call (EventBridge's is 256 KB): low enough that a
 	// payload the outbox's 4 KB CHECK accepts can be too large for it.
 	SimMaxEntryBytes = 3500
-	// RelayKillIdle is the relay's idle timeout in the "relay transaction
-	// ended by the server" fault; RelayKillWait is how long the harness
-	// waits for the server to end it before calling the rows held back.
-	RelayKillIdle = 150 * time.Millisecond
-	RelayKillWait = 3 * time.Second
+	// RelayLeaseElapsed is how far the "relay froze past its lease" fault
+	// moves the frozen relay's leases back: past the default lease
+	// (rail.DefaultRelayPublishTimeout + rail.DefaultRelayLeaseMargin).
+	RelayLeaseElapsed = rail.DefaultRelayPublishTimeout + rail.DefaultRelayLeaseMargin + time.Second
 )
 
 func (c Config) withDefaults() Config {

@@ -34,7 +34,8 @@
 // (claimed_at, not_before, last_demanded_at moved back; the database clock
 // is never replaced); the sweeper runs during an open commit; a demand
 // arrives during one. Outbox: a relay crashes between PutEvents and marking,
-// two relays run at once (one held inside PutEvents with its rows locked),
+// two relays run at once (one held inside PutEvents with its rows leased),
+// a relay freezes inside PutEvents past its lease,
 // PutEvents fails for some entries or the whole call, and two outbox rows
 // commit out of order around a relay pass. Builds end at their deadline:
 // the build's context is cancelled as it returns its frame, while its
@@ -80,6 +81,6 @@
 // outcome recorded on the build's own context (stuck rows), a build reading
 // a lagging copy of the record (missed inputs), a relay polling by a
 // high-water mark (lost facts), gauges counting a closed matter's demand
-// (false alarms), the relay before issue 10 and a relay without an idle
-// timeout (rows held back).
+// (false alarms), the relay before issue 10 and a relay whose lease never
+// ends (rows held back).
 package sim

@@ -156,8 +156,8 @@ func (r *run) doRelay() {
 }
 
 // doTwoRelays runs relay 0's pass up to PutEvents and holds it there (its
-// rows locked FOR UPDATE), runs relay 1's whole pass meanwhile, then lets
-// relay 0 finish.
+// rows leased, no transaction open), runs relay 1's whole pass meanwhile,
+// then lets relay 0 finish.
 func (r *run) doTwoRelays() {
 	r.fault(FaultTwoRelays)
 	r.setPlan(pubPlan{})
@@ -433,11 +433,12 @@ func (r *run) doOddRow() {
 	r.tracef("odd outbox row %s (%s, %d-byte payload)", id, what, len(o.payload))
 }
 
-// doRelayKilled: relay 0 takes its rows and freezes inside PutEvents (a
-// Lambda sandbox frozen mid-pass); its transaction's idle timeout ends the
-// session on the server, and relay 1 must then take and publish the rows.
-// Relay 0 wakes to a dead connection: its marks are lost, its rows go out
-// again (consumers dedupe on event_id), nothing is lost or held back.
+// doRelayKilled: relay 0 leases its rows and freezes inside PutEvents (a
+// Lambda sandbox frozen mid-pass) past its lease; relay 1 must then take
+// and publish the rows. Relay 0 wakes, publishes again (consumers dedupe
+// on event_id) and settles: its marks change nothing relay 1 did, and
+// nothing is lost or held back. No transaction is open while relay 0 is
+// frozen.
 func (r *run) doRelayKilled() {
 	r.setPlan(pubPlan{})
 	gate, entered := make(chan struct{}), make(chan struct{})
@@ -446,7 +447,7 @@ func (r *run) doRelayKilled() {
 	r.bus.mu.Unlock()
 	var err0 error
 	done := make(chan struct{})
-	relay0 := r.cfg.Relay(0, r.env.Relays[0], relayPublisher{r.bus}, RelayOpts{IdleTimeout: RelayKillIdle})
+	relay0 := r.cfg.Relay(0, r.env.Relays[0], relayPublisher{r.bus}, RelayOpts{})
 	go func() { defer close(done); _, err0 = relay0.DrainOnce(r.ctx) }()
 	select {
 	case <-entered:
@@ -455,43 +456,53 @@ func (r *run) doRelayKilled() {
 		r.bus.gate, r.bus.entered = nil, nil
 		r.bus.mu.Unlock()
 		r.relayFailed(err0, "relay0")
-		r.tracef("relay killed: relay0 had nothing to publish")
+		r.tracef("relay froze: relay0 had nothing to publish")
 		return
 	case <-time.After(15 * time.Second):
 		r.fail("relay0 never reached PutEvents")
 	}
 	r.fault(FaultRelayTxKilled)
-	// Wait for the server to end the frozen relay's session.
-	held := `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND state LIKE 'idle in transaction%'`
-	deadline := time.Now().Add(RelayKillWait)
-	for {
-		var pids []int64
-		rows, err := r.env.Admin.Query(r.ctx, held, AppName("relay0"))
-		r.must(err, "poll relay0")
-		for rows.Next() {
-			var pid int64
-			r.must(rows.Scan(&pid), "poll relay0")
-			pids = append(pids, pid)
-		}
-		r.must(rows.Err(), "poll relay0")
-		if len(pids) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			r.res.violate(VRelayHeldBack, "relay0 froze holding its rows and its session was not ended within %s", RelayKillWait)
-			for _, pid := range pids {
-				r.kill(uint32(pid)) // end it by hand so the run goes on
-			}
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
+	var inTx int
+	var lastQuery string
+	r.must(r.env.Admin.QueryRow(r.ctx, `SELECT count(*), coalesce(max(query), '') FROM pg_stat_activity WHERE application_name = $1
+        AND datname = current_database() AND state LIKE 'idle in transaction%'`, AppName("relay0")).Scan(&inTx, &lastQuery), "poll relay0")
+	if inTx > 0 {
+		r.res.violate(VRelayHeldBack, "relay0 holds a transaction open across PutEvents (last statement: %.200s)", lastQuery)
 	}
-	st1, err1 := r.newRelay(1, nil).DrainOnce(r.ctx)
-	r.relayFailed(err1, "relay1 after relay0's session ended")
+	// The rows relay 0 leased, and time passing beyond its lease.
+	rows, err := r.env.Admin.Query(r.ctx, `SELECT event_id FROM ops.domain_event_outbox
+        WHERE relay_claim IS NOT NULL AND published_at IS NULL AND parked_at IS NULL AND next_attempt_at > clock_timestamp()`)
+	r.must(err, "relay0's lease")
+	held := map[uuid.UUID]bool{}
+	for rows.Next() {
+		var id uuid.UUID
+		r.must(rows.Scan(&id), "relay0's lease")
+		held[id] = true
+	}
+	r.must(rows.Err(), "relay0's lease")
+	_, err = r.env.Admin.Exec(r.ctx, `UPDATE ops.domain_event_outbox
+        SET next_attempt_at = next_attempt_at - make_interval(secs => $1)
+        WHERE relay_claim IS NOT NULL AND published_at IS NULL AND next_attempt_at IS NOT NULL`, RelayLeaseElapsed.Seconds())
+	r.must(err, "relay0's lease ends")
+	ids := make([]string, 0, len(held))
+	for id := range held {
+		ids = append(ids, id.String())
+	}
+	left := len(held)
+	for pass := 0; pass < 20 && left > 0; pass++ {
+		st1, err1 := r.newRelay(1, nil).DrainOnce(r.ctx)
+		r.relayFailed(err1, "relay1 after relay0's lease ended")
+		r.must(r.env.Admin.QueryRow(r.ctx, `SELECT count(*) FROM ops.domain_event_outbox
+            WHERE event_id = ANY($1::uuid[]) AND published_at IS NULL AND parked_at IS NULL`, ids).Scan(&left), "relay0's rows")
+		if err1 != nil || st1.Published == 0 {
+			break
+		}
+	}
+	if left > 0 {
+		r.res.violate(VRelayHeldBack, "relay0 froze holding %d rows; %d still unpublished after its lease ended and relay1 passed", len(held), left)
+	}
 	close(gate)
 	<-done
-	if err0 == nil {
-		r.fail("relay0 marked its rows on a session the server had ended")
-	}
-	r.tracef("relay killed: relay0's transaction ended by the server; relay1 then published %d", st1.Published)
+	r.relayFailed(err0, "relay0 after waking")
+	r.tracef("relay froze: relay0's lease on %d rows ended; relay1 left %d unpublished", len(held), left)
 }

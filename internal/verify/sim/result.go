@@ -50,7 +50,7 @@ const (
 	FaultMatterReopened      = "matter re-opened"
 	FaultOddRowLegal         = "outbox row with an unusual legal payload (numbers, nesting, 2 KB)"
 	FaultOddRowUndeliverable = "outbox row the CHECKs accept but the bus cannot carry"
-	FaultRelayTxKilled       = "relay transaction ended by its idle timeout while holding rows"
+	FaultRelayTxKilled       = "relay froze inside PutEvents past its lease while holding rows"
 )
 
 // Violation kinds.

@@ -287,12 +287,12 @@ func TestNegativeControls(t *testing.T) {
 		checks: []string{sim.VRelayHeldBack},
 		broken: func(c *sim.Config) { c.Relay = newBatchRelay },
 	}, {
-		name: "relay without an idle timeout", seeds: 8, minCaught: 1,
-		why:    "a relay that does not bound its transaction's idle time holds its rows after it froze",
+		name: "relay lease that never ends", seeds: 8, minCaught: 1,
+		why:    "a relay whose claim on its rows does not end holds them after it froze",
 		checks: []string{sim.VRelayHeldBack},
 		broken: func(c *sim.Config) {
 			c.Relay = func(i int, pool *pgxpool.Pool, pub rail.Publisher, o sim.RelayOpts) sim.Drainer {
-				o.IdleTimeout = -1
+				o.Lease = 100 * 365 * 24 * time.Hour
 				return sim.DefaultRelay(i, pool, pub, o)
 			}
 		},

@@ -27,8 +27,9 @@ import (
 // client, pointed here through BaseEndpoint.
 type fakeBus struct {
 	mu       sync.Mutex
-	reject   map[string]bool // event_id → refuse the entry
-	failCall bool            // refuse whole calls (400 ValidationException)
+	reject   map[string]string        // event_id → refuse the entry with this ErrorCode
+	delay    map[string]time.Duration // event_id → answer a call carrying it this late
+	failCall bool                     // refuse whole calls (400 ValidationException)
 	calls    [][]putEntry
 }
 
@@ -51,6 +52,19 @@ func (f *fakeBus) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	f.mu.Lock()
+	var wait time.Duration
+	for _, e := range in.Entries {
+		wait = max(wait, f.delay[eventIDOf(e)])
+	}
+	f.mu.Unlock()
+	if wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-req.Context().Done(): // the client gave up (its deadline)
+			return
+		}
+	}
+	f.mu.Lock()
 	defer f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 	if f.failCall {
@@ -69,18 +83,23 @@ func (f *fakeBus) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		Entries          []result
 	}{}
 	for _, e := range in.Entries {
-		var d struct {
-			EventID string `json:"event_id"`
-		}
-		_ = json.Unmarshal([]byte(e.Detail), &d)
-		if f.reject[d.EventID] {
+		id := eventIDOf(e)
+		if code := f.reject[id]; code != "" {
 			out.FailedEntryCount++
-			out.Entries = append(out.Entries, result{ErrorCode: "InternalFailure", ErrorMessage: "the test refuses " + d.EventID})
+			out.Entries = append(out.Entries, result{ErrorCode: code, ErrorMessage: "the test refuses " + id})
 			continue
 		}
 		out.Entries = append(out.Entries, result{EventId: uuid.NewString()})
 	}
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+func eventIDOf(e putEntry) string {
+	var d struct {
+		EventID string `json:"event_id"`
+	}
+	_ = json.Unmarshal([]byte(e.Detail), &d)
+	return d.EventID
 }
 
 // set changes the bus's behaviour under its lock (the server goroutine reads it).
@@ -132,13 +151,14 @@ func row(t *testing.T, db *railtest.DB, id uuid.UUID) outboxRow {
 
 func TestPublisherSplitsAndMapsResults(t *testing.T) {
 	t.Parallel()
-	f := &fakeBus{reject: map[string]bool{}}
+	f := &fakeBus{reject: map[string]string{}}
 	p := fakePublisher(t, f)
 	var entries []rail.BusEntry
+	codes := map[int]string{4: "InternalFailure", 9: "ThrottlingException", 17: "MalformedDetail", 20: "NotAuthorizedForSourceException"}
 	for i := range 23 {
 		id := uuid.New()
-		if i == 4 || i == 17 {
-			f.reject[id.String()] = true
+		if c := codes[i]; c != "" {
+			f.reject[id.String()] = c
 		}
 		entries = append(entries, rail.BusEntry{EventID: id, Name: "document.uploaded",
 			Detail: json.RawMessage(`{"event_id":"` + id.String() + `"}`)})
@@ -153,9 +173,15 @@ func TestPublisherSplitsAndMapsResults(t *testing.T) {
 	}
 	for i, r := range res {
 		var ee *eventbridge.EntryError
-		rejected := i == 4 || i == 17
-		if r.EventID != entries[i].EventID || rejected != (r.Err != nil) || (rejected && (!errors.As(r.Err, &ee) || ee.Code != "InternalFailure")) {
+		code := codes[i]
+		rejected := code != ""
+		if r.EventID != entries[i].EventID || rejected != (r.Err != nil) || (rejected && (!errors.As(r.Err, &ee) || ee.Code != code)) {
 			t.Errorf("result %d: %+v (rejected %v)", i, r, rejected)
+		}
+		// The API reference's retryable codes are not permanent; its
+		// non-retryable ones are.
+		if permanent := code == "MalformedDetail" || code == "NotAuthorizedForSourceException"; rejected && errors.Is(r.Err, rail.ErrPermanentRefusal) != permanent {
+			t.Errorf("result %d (%s): permanent %v, want %v", i, code, errors.Is(r.Err, rail.ErrPermanentRefusal), permanent)
 		}
 	}
 	first := f.calls[0][0]
@@ -164,8 +190,9 @@ func TestPublisherSplitsAndMapsResults(t *testing.T) {
 		t.Errorf("entry on the wire: %+v", first)
 	}
 	f.set(func() { f.failCall = true })
-	if _, err := p.Publish(context.Background(), entries[:2]); err == nil || !strings.Contains(err.Error(), "ValidationException") {
-		t.Errorf("whole-call failure: %v", err)
+	if _, err := p.Publish(context.Background(), entries[:2]); err == nil || !strings.Contains(err.Error(), "ValidationException") ||
+		!errors.Is(err, rail.ErrPermanentRefusal) {
+		t.Errorf("whole-call failure: %v; want a ValidationException, permanent", err)
 	}
 }
 
@@ -173,16 +200,18 @@ func TestRelayPartialPutEventsFailure(t *testing.T) {
 	t.Parallel()
 	db := railtest.NewDB(t)
 	ctx := context.Background()
-	f := &fakeBus{reject: map[string]bool{}}
+	f := &fakeBus{reject: map[string]string{}}
 	pub := fakePublisher(t, f)
 	ref := newRef()
 	var ids []uuid.UUID
 	for range 12 {
 		ids = append(ids, record(t, db.Pool, matterFact(ref, "document.uploaded", map[string]string{"document_id": uuid.NewString()})))
 	}
-	poison, flaky := ids[2], ids[11]
-	f.reject[poison.String()] = true
-	f.reject[flaky.String()] = true
+	// poison: refused permanently; flaky: throttled, then accepted;
+	// throttled: refused with a retryable code for the whole test.
+	poison, flaky, throttled := ids[2], ids[11], ids[0]
+	f.reject[poison.String()] = "MalformedDetail"
+	f.reject[flaky.String()] = "ThrottlingException"
 
 	slow := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: pub, Backoff: time.Hour}
 	st, err := slow.DrainOnce(ctx)
@@ -192,7 +221,7 @@ func TestRelayPartialPutEventsFailure(t *testing.T) {
 	for _, id := range ids {
 		r := row(t, db, id)
 		if id == poison || id == flaky {
-			if r.published || r.attempts != 1 || !strings.Contains(r.lastError, "InternalFailure") || r.backoffSeconds < 3500 {
+			if r.published || r.attempts != 1 || !strings.Contains(r.lastError, f.reject[id.String()]) || r.backoffSeconds < 3500 {
 				t.Errorf("refused row %s: %+v; want unpublished, 1 attempt, error recorded, backed off ~1h", id, r)
 			}
 		} else if !r.published {
@@ -210,7 +239,12 @@ func TestRelayPartialPutEventsFailure(t *testing.T) {
 	if _, err := db.Pool.Exec(ctx, `UPDATE ops.domain_event_outbox SET next_attempt_at = NULL`); err != nil {
 		t.Fatal(err)
 	}
-	f.set(func() { delete(f.reject, flaky.String()) })
+	f.set(func() {
+		delete(f.reject, flaky.String())
+		f.reject[throttled.String()] = "InternalFailure" // published already: no effect
+	})
+	throttledLate := record(t, db.Pool, matterFact(ref, "document.uploaded", map[string]string{"document_id": uuid.NewString()}))
+	f.set(func() { f.reject[throttledLate.String()] = "InternalFailure" })
 	fast := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: pub, MaxAttempts: 3, Backoff: time.Millisecond, BackoffMax: time.Millisecond}
 	var later []uuid.UUID
 	for i := 0; i < 100 && !row(t, db, poison).parked; i++ {
@@ -223,6 +257,21 @@ func TestRelayPartialPutEventsFailure(t *testing.T) {
 	p := row(t, db, poison)
 	if !p.parked || p.attempts != 3 || !strings.Contains(p.lastError, "the test refuses") {
 		t.Fatalf("poison row: %+v; want parked after 3 attempts with its error", p)
+	}
+	// Refused with InternalFailure on every pass, more often than the
+	// poison row's MaxAttempts: backed off, never parked.
+	for i := 0; i < 100 && row(t, db, throttledLate).attempts < 5; i++ {
+		if _, err := fast.DrainOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if r := row(t, db, throttledLate); r.parked || r.published || r.attempts < 5 {
+		t.Errorf("row refused with a retryable code: %+v; want it retried, never parked", r)
+	}
+	f.set(func() { delete(f.reject, throttledLate.String()) })
+	if _, err := db.Pool.Exec(ctx, `UPDATE ops.domain_event_outbox SET next_attempt_at = NULL WHERE event_id = $1`, throttledLate); err != nil {
+		t.Fatal(err)
 	}
 	if st, err := fast.DrainOnce(ctx); err != nil || st.Backlog != 0 || st.ParkedTotal != 1 {
 		t.Fatalf("after parking: %+v %v", st, err)
@@ -254,5 +303,41 @@ func TestRelayPartialPutEventsFailure(t *testing.T) {
 	}
 	if st, err := fast.DrainOnce(ctx); err != nil || st.Published != 1 {
 		t.Fatalf("after recovery: %+v %v", st, err)
+	}
+}
+
+// A call carrying one retried row that the pass's own publish budget cuts
+// (the bus is slow, not refusing) backs the row off without counting it
+// toward parking, even though another call of the pass succeeded. (Before,
+// it counted as a refusal: with MaxAttempts 1 the row was parked at once.)
+func TestRelayDeadlineCutDoesNotCountTowardParking(t *testing.T) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	f := &fakeBus{reject: map[string]string{}, delay: map[string]time.Duration{}}
+	pub := fakePublisher(t, f)
+	ref := newRef()
+	slowRow := record(t, db.Pool, matterFact(ref, "document.uploaded", map[string]string{"document_id": uuid.NewString()}))
+	// It failed once before, so it is sent in a call of its own.
+	if _, err := db.Pool.Exec(ctx, `UPDATE ops.domain_event_outbox SET publish_attempts = 1, last_error = 'earlier',
+        next_attempt_at = clock_timestamp() - interval '1 second' WHERE event_id = $1`, slowRow); err != nil {
+		t.Fatal(err)
+	}
+	var fresh []uuid.UUID
+	for range 3 {
+		fresh = append(fresh, record(t, db.Pool, matterFact(ref, "document.uploaded", map[string]string{"document_id": uuid.NewString()})))
+	}
+	f.set(func() { f.delay[slowRow.String()] = 5 * time.Second })
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: pub, MaxAttempts: 1, PublishTimeout: 500 * time.Millisecond}
+	st, err := r.DrainOnce(ctx)
+	if err == nil || st.Published != 3 || st.Parked != 0 {
+		t.Fatalf("pass: %+v %v; want the 3 fresh rows published, the slow call cut (an error), nothing parked", st, err)
+	}
+	if got := row(t, db, slowRow); got.parked || got.published || !strings.Contains(got.lastError, "cut by the pass's publish budget") {
+		t.Fatalf("row whose call the budget cut: %+v; want it backed off, not parked, the cut recorded", got)
+	}
+	var refusals int
+	if err := db.Pool.QueryRow(ctx, `SELECT publish_refusals FROM ops.domain_event_outbox WHERE event_id = $1`, slowRow).Scan(&refusals); err != nil || refusals != 0 {
+		t.Fatalf("refusals %d (%v), want 0", refusals, err)
 	}
 }

@@ -11,15 +11,49 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
 // EntryError is the bus's refusal of one entry (PutEvents ErrorCode and
-// ErrorMessage). The relay records it and retries the entry with backoff.
+// ErrorMessage). The relay records it and retries the entry with backoff;
+// it wraps rail.ErrPermanentRefusal when the code is one PutEvents
+// documents as not retryable (Permanent), and only those count toward
+// parking the row.
 type EntryError struct {
 	Code    string
 	Message string
+}
+
+// permanentCodes are the PutEventsResultEntry error codes the EventBridge
+// API reference lists as non-retryable. It lists InternalFailure and
+// ThrottlingException as retryable; a code in neither list is treated as
+// retryable too (backing off for ever is visible in the backlog gauges;
+// parking a fact for a transient error would lose its effect).
+var permanentCodes = map[string]bool{
+	"AccessDeniedException":               true,
+	"InvalidAccountIdException":           true,
+	"InvalidArgument":                     true,
+	"MalformedDetail":                     true,
+	"RedactionFailure":                    true,
+	"NotAuthorizedForSourceException":     true,
+	"NotAuthorizedForDetailTypeException": true,
+}
+
+// permanentCallCodes are the whole-call error codes that retrying the same
+// request cannot fix: an invalid request (an entry the call cannot carry).
+var permanentCallCodes = map[string]bool{"ValidationException": true}
+
+// Permanent reports whether the bus will refuse the entry again.
+func (e *EntryError) Permanent() bool { return permanentCodes[e.Code] }
+
+// Unwrap is rail.ErrPermanentRefusal for a permanent refusal, else nil.
+func (e *EntryError) Unwrap() error {
+	if e.Permanent() {
+		return rail.ErrPermanentRefusal
+	}
+	return nil
 }
 
 func (e *EntryError) Error() string {
@@ -79,6 +113,10 @@ func (p *Publisher) Publish(ctx context.Context, entries []rail.BusEntry) ([]rai
 			err = fmt.Errorf("PutEvents returned %d result entries for %d request entries", len(out.Entries), len(chunk))
 		}
 		if err != nil {
+			var api smithy.APIError
+			if errors.As(err, &api) && permanentCallCodes[api.ErrorCode()] {
+				err = fmt.Errorf("%w (%w)", err, rail.ErrPermanentRefusal)
+			}
 			if start == 0 {
 				return nil, fmt.Errorf("eventbridge: PutEvents to %s: %w", bus, err)
 			}

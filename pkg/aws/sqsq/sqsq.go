@@ -48,28 +48,41 @@ func NewNudger(client *sqs.Client, queueURL string) *Nudger {
 
 // Nudge sends the nudges with DelaySeconds = delay (rounded up to whole
 // seconds, at most 900), at most ten per SendMessageBatch call. Entries SQS
-// reports as failed are retried; the error lists those that still failed
-// (nil when every nudge was accepted).
+// reports as failed are retried; the error (nil when every nudge was
+// accepted) is a *rail.NudgeError naming exactly the nudges not sent: a
+// batch SQS partly accepted is never reported as all refused.
 func (n *Nudger) Nudge(ctx context.Context, nudges []rail.Nudge, delay time.Duration) error {
 	if delay < 0 || delay > MaxDelay {
 		return fmt.Errorf("sqsq: nudge delay %s outside 0..%s", delay, MaxDelay)
 	}
 	secs := int32(math.Ceil(delay.Seconds()))
-	var errs []error
+	failed := map[int]error{}
 	for start := 0; start < len(nudges); start += MaxBatch {
-		if err := n.sendBatch(ctx, nudges[start:min(start+MaxBatch, len(nudges))], secs); err != nil {
-			errs = append(errs, err)
+		for i, err := range n.sendBatch(ctx, nudges[start:min(start+MaxBatch, len(nudges))], secs) {
+			failed[start+i] = err
 		}
 	}
-	return errors.Join(errs...)
+	if len(failed) == 0 {
+		return nil
+	}
+	return &rail.NudgeError{Failed: failed}
 }
 
-func (n *Nudger) sendBatch(ctx context.Context, batch []rail.Nudge, delaySecs int32) error {
+// sendBatch sends one batch and returns the nudges (by index in batch)
+// that were not sent, with why.
+func (n *Nudger) sendBatch(ctx context.Context, batch []rail.Nudge, delaySecs int32) map[int]error {
+	all := func(err error) map[int]error {
+		out := make(map[int]error, len(batch))
+		for i := range batch {
+			out[i] = err
+		}
+		return out
+	}
 	pending := map[string]types.SendMessageBatchRequestEntry{}
 	for i, nd := range batch {
 		body, err := EncodeNudge(nd)
 		if err != nil {
-			return err
+			return all(err)
 		}
 		e := types.SendMessageBatchRequestEntry{
 			Id:           aws.String(strconv.Itoa(i)),
@@ -96,7 +109,7 @@ func (n *Nudger) sendBatch(ctx context.Context, batch []rail.Nudge, delaySecs in
 		if attempt > 1 {
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("sqsq: send nudges: %w", ctx.Err())
+				return n.unsent(batch, pending, func(string) string { return "send nudges: " + ctx.Err().Error() })
 			case <-time.After(backoff):
 			}
 			backoff *= 2
@@ -107,7 +120,8 @@ func (n *Nudger) sendBatch(ctx context.Context, batch []rail.Nudge, delaySecs in
 		}
 		out, err := n.Client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(n.QueueURL), Entries: entries})
 		if err != nil {
-			return fmt.Errorf("sqsq: send %d nudges to %s: %w", len(entries), n.QueueURL, err)
+			msg := fmt.Sprintf("send %d nudges to %s: %v", len(entries), n.QueueURL, err)
+			return n.unsent(batch, pending, func(string) string { return msg })
 		}
 		for _, ok := range out.Successful {
 			delete(pending, aws.ToString(ok.Id))
@@ -121,15 +135,17 @@ func (n *Nudger) sendBatch(ctx context.Context, batch []rail.Nudge, delaySecs in
 			}
 		}
 	}
-	if len(pending) == 0 {
-		return nil
-	}
-	var errs []error
+	return n.unsent(batch, pending, func(id string) string { return last[id] })
+}
+
+// unsent names the pending entries of batch as not sent.
+func (n *Nudger) unsent(batch []rail.Nudge, pending map[string]types.SendMessageBatchRequestEntry, why func(id string) string) map[int]error {
+	out := make(map[int]error, len(pending))
 	for id := range pending {
 		i, _ := strconv.Atoi(id)
-		errs = append(errs, fmt.Errorf("sqsq: nudge %s (%s) not sent: %s", batch[i].Ref(), batch[i].Reason, last[id]))
+		out[i] = fmt.Errorf("sqsq: nudge %s (%s) not sent: %s", batch[i].Ref(), batch[i].Reason, why(id))
 	}
-	return errors.Join(errs...)
+	return out
 }
 
 // EncodeNudge renders a nudge's body: {"v":1,"firm_id","matter_id","reason"}.

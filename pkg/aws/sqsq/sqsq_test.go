@@ -22,6 +22,7 @@ import (
 
 	"github.com/pramaan/brief-rail/internal/testenv/ci"
 	"github.com/pramaan/brief-rail/internal/testenv/motoserver"
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/aws/sqsq"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 	default:
 		moto = s
 	}
-	code := m.Run()
+	code := railtest.Run(m)
 	if moto != nil {
 		_ = moto.Stop()
 	}

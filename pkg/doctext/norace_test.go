@@ -1,0 +1,5 @@
+//go:build !race
+
+package doctext
+
+const raceEnabled = false
