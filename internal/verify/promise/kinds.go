@@ -72,11 +72,9 @@ var AllKinds = []Kind{WUploadOne, WUploadMany, WClose, WReopen, WRegenerate, WId
 // (issue 18): each reproduces a defect another branch fixes, and the
 // oracle catches it (TestPromiseDefects). The lead removes an entry when
 // its fix merges; the default run then injects the kind too. (Defects 1,
-// 5 and 6 merged with i18-ledger: their kinds are on, and their rows
-// revert the fixes through Reverts.)
+// 5 and 6 merged with i18-ledger, 2 and 3 with i18-relay: their kinds are
+// on, and their rows revert the fixes through Reverts where a seam exists.)
 var PendingFixes = map[Kind]string{
-	FBusSlowPastBudget: "defect 2 (i18-relay): relay livelock under the relay role's idle timeout",
-	FBusThrottleStorm:  "defect 3 (i18-relay): retryable EventBridge errors park facts",
 	FBackfillSaturated: "defect 4 (i18-sweeper): backfill spills onto the live queue",
 	WBackfillSlowRate:  "defect 9 (i18-sweeper): a backfill rate below 1/min admits nothing",
 }

@@ -48,6 +48,7 @@ type Config struct {
 var Reverts = map[int]string{
 	1: "rail.Trigger.DropHeld: a closed matter's demand in flight acknowledged without demand",
 	5: "rail.Worker.AmbiguousRefusals: no CheckStorable, a refused commit treated as a lost connection",
+	3: "rail.Relay.Permanent = every error: any refusal counts toward parking, as before the fix",
 	6: "postgres.Ledger.SwallowingUncovered on the builder's and the sweeper's ledgers: quarantine swallows demand of the last attempt",
 }
 
@@ -55,6 +56,9 @@ var Reverts = map[int]string{
 func (r *run) revert() {
 	if r.cfg.Revert[1] {
 		r.trigger.Trigger.DropHeld = true
+	}
+	if r.cfg.Revert[3] {
+		r.relay.Relay.Permanent = func(error) bool { return true }
 	}
 	if r.cfg.Revert[5] {
 		r.builder.Worker.AmbiguousRefusals = true
