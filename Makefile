@@ -20,7 +20,7 @@ help:
 	@echo "make test       lint + all tests (starts its own PostgreSQL and moto_server)"
 	@echo "make build      five Lambda bootstraps under bin/ (linux/arm64, static)"
 	@echo "make lint       go vet, gofmt check and cfn-lint template.yaml"
-	@echo "make chaos SEEDS=N   the seeded fault simulation with N seeds"
+	@echo "make chaos SEEDS=N   the seeded fault simulations: the ledger sim with N seeds, the promise sim with PROMISE_SEEDS"
 	@echo "make bench      benchmarks against River, watermill and pgbench"
 	@echo "make sam-build / make deploy   AWS SAM build and deploy"
 

@@ -149,6 +149,15 @@ func (q *Queue) SetDuplicate(p float64) {
 	q.mu.Unlock()
 }
 
+// SetClock replaces the queue's clock (QueueConfig.Now) for delays,
+// visibility and retention: a simulation that advances a fake clock sets
+// it on the queues FromTemplate built. Call it before the queue is used.
+func (q *Queue) SetClock(now func() time.Time) {
+	q.mu.Lock()
+	q.cfg.Now = now
+	q.mu.Unlock()
+}
+
 func (q *Queue) now() time.Time {
 	if q.cfg.Now != nil {
 		return q.cfg.Now()
