@@ -32,9 +32,9 @@ const (
 )
 
 var (
-	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|relators?|garnishees?|employees?|employers?|carriers?|insurers?)`
+	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|relators?|garnishees?|employees?|employers?|carriers?|insurers?|complainants?)`
 	roleRun    = roleWord + `(?:\s*(?:[,/–—-]|\band\b)\s*` + roleWord + `)*`
-	roleOnlyRE = regexp.MustCompile(`(?i)^` + roleRun + `[\s.,;:]*$`)
+	roleOnlyRE = regexp.MustCompile(`(?i)^` + roleRun + `(?:\s*,?\s*\band)?[\s.,;:]*$`)
 	// A name with its role at the end, and perhaps the "v." that follows:
 	// "Mary Beavers Appellant v.", "COMMISSIONER OF INTERNAL REVENUE, Respondent".
 	nameRoleRE = regexp.MustCompile(`(?i)^(.*?[^\s,])[\s,]+(` + roleRun + `)[\s.,;:]*(v\.?|vs\.?|versus)?$`)
@@ -62,7 +62,7 @@ var (
 	// after a lone "v." ("v. 17-2543").
 	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?|\d{2}\s+(?:Cr|Civ|Cv|CV|Mag|MC|MJ|M)\.?\s+\d{1,5})(?:\s*\([A-Z]{2,4}\))?$`)
 	courtRE     = regexp.MustCompile(`(?i)\b(?:court|appeals\s+board|tribunal)\b`)
-	courtContRE = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+)?(?:district|department|circuit))$`)
+	courtContRE = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+|appellate\s+)?(?:district|department|circuit))$`)
 	// More lines that continue a court's name, read only right after it
 	// ("IN THE SUPERIOR COURT OF THE" / "STATE OF CALIFORNIA", "AT
 	// NASHVILLE"): as caption lines they are names ("STATE OF NORTH
@@ -149,8 +149,13 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			if len(p) > 160 {
 				continue // running text: its numbers are other cases'
 			}
-			for _, m := range caseLabelRE.FindAllStringSubmatch(p, -1) {
-				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") {
+			for _, ix := range caseLabelRE.FindAllStringSubmatchIndex(p, -1) {
+				m := []string{p[ix[0]:ix[1]], "", p[ix[4]:ix[5]]}
+				if ix[2] >= 0 {
+					m[1] = p[ix[2]:ix[3]]
+				}
+				before := p[:ix[0]]
+				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) {
 					continue // a lower court's number
 				}
 				mdl := strings.HasPrefix(strings.ToLower(strings.TrimSpace(m[0])), "mdl")
@@ -163,6 +168,11 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 			if m := bareCaseRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil {
 				addCase(m[1])
+			}
+			if m := appDocketRE.FindString(strings.TrimSpace(p)); m != "" && !strings.Contains(p, "(") {
+				for _, t := range appTokRE.FindAllString(m, -1) {
+					addCase(t)
+				}
 			}
 		}
 		if pi > 0 && len(dc.parties) > 0 && !captionContinues(paras) {
@@ -382,11 +392,40 @@ var (
 	doesRE     = regexp.MustCompile(`(?i)\s*;?\s*(?:and\s+)?\bdoes\s+\d+(?:\s*(?:through|thru|to|-|–)\s*\d*)?(?:\s*,?\s*inclusive)?[,.]?`)
 	doesTailRE = regexp.MustCompile(`(?i)^(?:(?:through|thru|to|-)\s*)?\d{1,4}\s*,?\s*(?:inclusive)?[,.]?$|^(?:through|thru)\b.*$`)
 	rightColRE = regexp.MustCompile(`(?i)\s(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|judgment|opinion|order|class\s+action)\s*$`)
+	// A state appellate court's own number, a letter and six digits, at
+	// the end of a caption line or alone on it, perhaps two of a
+	// consolidated appeal: "SCOT BERNSTEIN, C098443", "F086037 & F086187".
+	appDocketRE = regexp.MustCompile(`(?:^|\s)([A-Z]\d{6})((?:\s*(?:&|,|and)\s*[A-Z]\d{6})*)\s*$`)
+	appTokRE    = regexp.MustCompile(`[A-Z]\d{6}`)
+	// The right column's parenthesised notes beside a name or role line,
+	// closed or running on to the next line: "Plaintiff and Appellant,
+	// (Super. Ct. No.", "Plaintiffs and Respondents, (Consolidated)"; and
+	// what is left of one on the next line: "CVCS190001082)".
+	parenColRE  = regexp.MustCompile(`\s+\([^()]*\)?\s*$`)
+	parenTailRE = regexp.MustCompile(`^[^()\s]+\)$`)
+	// ... or in the middle of a line the cleaner joined: "Plaintiff,
+	// Cross-defendant and (Super. Ct. No. PC20180264) Respondent,".
+	parenNoRE = regexp.MustCompile(`(?i)\s*\([^()]*\bnos?\.[^()]*\)`)
+	// A superior court's number in an appellate caption is the court
+	// below's: "(Super. Ct. No. PC20180264)".
+	superCtRE = regexp.MustCompile(`(?i)\bsuper(?:ior)?\.?\s*ct\.?\s*$`)
 )
 
 func prepCaptionLine(p string) (string, bool) {
-	if t := strings.TrimSpace(p); strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") || strings.HasPrefix(t, "[") || footnoteOnlyRE.MatchString(t) {
+	if t := strings.TrimSpace(p); strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") || strings.HasPrefix(t, "[") || footnoteOnlyRE.MatchString(t) || parenTailRE.MatchString(t) {
 		return "", false
+	}
+	if t := strings.TrimSpace(p); appDocketRE.MatchString(t) {
+		if m := appDocketRE.FindStringSubmatchIndex(t); m[0] == 0 {
+			return "", false // the number alone: read by readCaption
+		}
+		p = appDocketRE.ReplaceAllString(t, "")
+	}
+	if q := parenNoRE.ReplaceAllString(p, " "); strings.TrimSpace(q) != "" {
+		p = q
+	}
+	if q := parenColRE.ReplaceAllString(p, ""); strings.TrimSpace(q) != "" {
+		p = q
 	}
 	p = pluralRE.ReplaceAllString(p, "s") // "Debtor(s)"
 	if chapterRE.MatchString(strings.TrimSpace(colJunkRE.ReplaceAllString(p, " "))) {

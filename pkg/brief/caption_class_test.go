@@ -298,3 +298,47 @@ func TestCaptionOtherCourtShapes(t *testing.T) {
 	}
 	checkParties(t, dc, []wantParty{{"Joy Vick Graham", RolePlaintiff}})
 }
+
+// A state appellate court's caption (the Third and Fifth Districts of the
+// California Court of Appeal in the dev set): the district on the line
+// under the court's name, the court's own number alone in the right
+// column or beside the first name, the superior court's number in a
+// parenthesis beside the role words, and role words running on to the
+// next line.
+func TestCaptionStateAppellateRightColumn(t *testing.T) {
+	dc := captionOf(t, lines(
+		"Filed 3/4/24",
+		"CERTIFIED FOR PUBLICATION",
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"THIRD APPELLATE DISTRICT",
+		"(Placer)",
+		"----",
+		"MARTHA ELLSWORTH, C101234",
+		"Plaintiff, Cross-defendant and (Super. Ct. No. SCV0044512)",
+		"Respondent,",
+		"v.",
+		"GRANITE BAY ORCHARDS, LLC,",
+		"Defendant, Cross-complainant and",
+		"Appellant.",
+		"APPEAL from a judgment of the Superior Court of Placer County, Ann Doe, Judge. Affirmed.",
+	))
+	wantCourt(t, dc, "Court of Appeal of the State of California Third Appellate District")
+	wantCases(t, dc, "C101234")
+	checkParties(t, dc, []wantParty{{"Martha Ellsworth", RolePlaintiff}, {"Granite Bay Orchards, LLC", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"FIFTH APPELLATE DISTRICT",
+		"HAROLD QUINTERO et al.,",
+		"F090011 & F090120",
+		"Plaintiffs and Respondents, (Consolidated)",
+		"v. (Super. Ct. No. BCV-19-100234)",
+		"SAN JOAQUIN PACKING CO.,",
+		"OPINION",
+		"Defendant and Appellant.",
+		"APPEAL from a judgment of the Superior Court of Kern County.",
+	))
+	wantCourt(t, dc, "Court of Appeal of the State of California Fifth Appellate District")
+	wantCases(t, dc, "F090011", "F090120")
+	checkParties(t, dc, []wantParty{{"Harold Quintero", RolePlaintiff}, {"San Joaquin Packing Co.", RoleDefendant}})
+}
