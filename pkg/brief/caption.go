@@ -32,7 +32,7 @@ const (
 )
 
 var (
-	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|relators?|garnishees?|employees?|employers?|carriers?|insurers?|complainants?)`
+	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|relators?|garnishees?|employees?|employers?|carriers?|insurers?|complainants?|real\s+part(?:y|ies)\s+in\s+interest)`
 	roleRun    = roleWord + `(?:\s*(?:[,/–—-]|\band\b)\s*` + roleWord + `)*`
 	roleOnlyRE = regexp.MustCompile(`(?i)^` + roleRun + `(?:\s*,?\s*\band)?[\s.,;:]*$`)
 	// A name with its role at the end, and perhaps the "v." that follows:
@@ -737,6 +737,8 @@ func roleOf(words string, side int) (Role, string) {
 	}
 	pi, di := strings.Index(w, "plaintiff"), strings.Index(w, "defendant")
 	switch {
+	case has("real part"):
+		return RoleOther, "real party in interest" // "Real Parties in Interest and Respondents"
 	case has("debtor") || has("intervenor") || has("garnishee"):
 		return RoleOther, capacity
 	case pi >= 0 && (di < 0 || pi < di):

@@ -342,3 +342,23 @@ func TestCaptionStateAppellateRightColumn(t *testing.T) {
 	wantCases(t, dc, "F090011", "F090120")
 	checkParties(t, dc, []wantParty{{"Harold Quintero", RolePlaintiff}, {"San Joaquin Packing Co.", RoleDefendant}})
 }
+
+// A real party in interest (the dev set's Third District writ appeal) is
+// neither side's plaintiff nor defendant, and its role words, run on to a
+// second line, are not a name.
+func TestCaptionRealPartyInInterest(t *testing.T) {
+	dc := captionOf(t, lines(
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"THIRD APPELLATE DISTRICT",
+		"COUNTY OF SIERRA, C104455",
+		"Plaintiff and Appellant, (Super. Ct. No. 22WM000031)",
+		"v.",
+		"TOWN OF LOYALTON,",
+		"Defendant and Respondent;",
+		"FEATHER RIVER TIMBER LLC et al.,",
+		"Real Parties in Interest and",
+		"Respondents.",
+		"APPEAL from a judgment of the Superior Court of Sierra County. Affirmed.",
+	))
+	checkParties(t, dc, []wantParty{{"County of Sierra", RolePlaintiff}, {"Town of Loyalton", RoleDefendant}, {"Feather River Timber LLC", RoleOther}})
+}
