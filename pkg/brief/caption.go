@@ -406,14 +406,21 @@ var (
 	// ... or in the middle of a line the cleaner joined: "Plaintiff,
 	// Cross-defendant and (Super. Ct. No. PC20180264) Respondent,".
 	parenNoRE = regexp.MustCompile(`(?i)\s*\([^()]*\bnos?\.[^()]*\)`)
+	// A note that opens a line and runs on ("(Super. Ct. No. 34-2019-"),
+	// and its end after a caption's words ("v. 00248972-CU-BC-GDS)").
+	parenOpenRE = regexp.MustCompile(`^\([^()]*$`)
+	parenEndRE  = regexp.MustCompile(`\s+[^()\s]+\)$`)
 	// A superior court's number in an appellate caption is the court
 	// below's: "(Super. Ct. No. PC20180264)".
 	superCtRE = regexp.MustCompile(`(?i)\bsuper(?:ior)?\.?\s*ct\.?\s*$`)
 )
 
 func prepCaptionLine(p string) (string, bool) {
-	if t := strings.TrimSpace(p); strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") || strings.HasPrefix(t, "[") || footnoteOnlyRE.MatchString(t) || parenTailRE.MatchString(t) {
+	if t := strings.TrimSpace(p); strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") || strings.HasPrefix(t, "[") || footnoteOnlyRE.MatchString(t) || parenTailRE.MatchString(t) || parenOpenRE.MatchString(t) {
 		return "", false
+	}
+	if !strings.Contains(p, "(") {
+		p = parenEndRE.ReplaceAllString(p, "")
 	}
 	if t := strings.TrimSpace(p); appDocketRE.MatchString(t) {
 		if m := appDocketRE.FindStringSubmatchIndex(t); m[0] == 0 {
@@ -563,7 +570,21 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 	var sideNames [2][]string
 	sawVersus := false
 	inRe := false // an "In re:" line whose subject follows on the next lines
-	emit := func(names []string, roles string) {
+	// roled: the side after the "v." has had its role words, so the
+	// caption's last party is named; a name-like line after it with no
+	// role words of its own is the text's first sentence ("Andrea Zack
+	// sued Peter Stickells, …"), not a party.
+	roled := false
+	var emit func(names []string, roles string)
+	emitRoleless := func(names []string) {
+		if !roled {
+			emit(names, "")
+		}
+	}
+	emit = func(names []string, roles string) {
+		if side == 1 && roles != "" {
+			roled = true
+		}
 		for _, n := range splitNames(joinNameLines(names)) {
 			role, capacity := roleOf(roles, side)
 			if inRe {
@@ -593,16 +614,16 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			continue
 		case lkCaseNo:
 			if len(pending) > 0 && side == 1 {
-				emit(pending, "")
+				emitRoleless(pending)
 			}
 			pending = nil
 			finishTitle()
 			if sawVersus {
-				side, sawVersus = 0, false
+				side, sawVersus, roled = 0, false, false
 			}
 		case lkDivider:
 			if len(pending) > 0 && side == 1 {
-				emit(pending, "")
+				emitRoleless(pending)
 				pending = nil
 			}
 		case lkCont:
@@ -680,7 +701,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			}
 		case lkStop:
 			if len(pending) > 0 && side == 1 {
-				emit(pending, "")
+				emitRoleless(pending)
 			}
 			pending = nil
 			if midVersusRE.MatchString(p) && len(sideNames[0]) > 0 && !sawVersus {
@@ -698,7 +719,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		}
 	}
 	if len(pending) > 0 && side == 1 {
-		emit(pending, "")
+		emitRoleless(pending)
 	}
 	finishTitle()
 }

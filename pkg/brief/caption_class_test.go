@@ -362,3 +362,30 @@ func TestCaptionRealPartyInInterest(t *testing.T) {
 	))
 	checkParties(t, dc, []wantParty{{"County of Sierra", RolePlaintiff}, {"Town of Loyalton", RoleDefendant}, {"Feather River Timber LLC", RoleOther}})
 }
+
+// The dev set's unpublished Third District opinions: the superior
+// court's note opens a line and runs on to the "v." line, and the
+// opinion's first sentence, which names the parties, follows the last
+// role line at once.
+func TestCaptionNoteAcrossLinesAndFirstSentence(t *testing.T) {
+	// Each line its own paragraph, as the extraction gives them.
+	dc := captionOf(t, strings.Join([]string{
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"THIRD APPELLATE DISTRICT",
+		"ORVILLE T. HANSEN, as Trustee, etc.,",
+		"Plaintiff, Cross-defendant and C103311",
+		"Respondent,",
+		"(Super. Ct. No. 34-2020-",
+		"v. 00271234-CU-BC-GDS)",
+		"WENDELL PRUITT et al.,",
+		"Defendants, Cross-complainants and",
+		"Appellants.",
+		"Orville Hansen sued Wendell Pruitt, Pruitt Farms, LLC, and others for breach of",
+		"two promissory notes secured by deeds of trust.",
+	}, "\n\n"))
+	wantCases(t, dc, "C103311")
+	checkParties(t, dc, []wantParty{{"Orville T. Hansen", RolePlaintiff}, {"Wendell Pruitt", RoleDefendant}})
+	if dc.title != "Orville T. Hansen v. Wendell Pruitt" {
+		t.Errorf("title %q", dc.title)
+	}
+}
