@@ -609,6 +609,12 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		if hadCase && k == lkSkip {
 			k = lkCaseNo
 		}
+		// A court named right after the "v." is a party: a writ's
+		// respondent ("v. / THE SUPERIOR COURT OF KINGS / COUNTY, /
+		// Respondent;").
+		if k == lkStop && sawVersus && side == 1 && len(pending) == 0 && len(sideNames[1]) == 0 && isCourtLine(p) && !strings.Contains(p, ":") {
+			k = lkName
+		}
 		switch k {
 		case lkSkip:
 			continue

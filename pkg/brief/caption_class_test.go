@@ -389,3 +389,26 @@ func TestCaptionNoteAcrossLinesAndFirstSentence(t *testing.T) {
 		t.Errorf("title %q", dc.title)
 	}
 }
+
+// A writ proceeding (the dev set's Fifth District): the respondent after
+// the "v." is a court, a party here, not the caption's court.
+func TestCaptionCourtAsRespondent(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"FIFTH APPELLATE DISTRICT",
+		"DEPARTMENT OF PESTICIDE REGULATION,",
+		"F091122",
+		"Petitioner,",
+		"(Super. Ct. No. 23CU0455)",
+		"v.",
+		"OPINION",
+		"THE SUPERIOR COURT OF TULARE",
+		"COUNTY,",
+		"Respondent;",
+		"ORCHARD GROWERS ALLIANCE,",
+		"Real Party in Interest.",
+		"ORIGINAL PROCEEDINGS; petition for writ of mandate.",
+	}, "\n\n"))
+	wantCourt(t, dc, "Court of Appeal of the State of California Fifth Appellate District")
+	checkParties(t, dc, []wantParty{{"Department of Pesticide Regulation", RolePlaintiff}, {"The Superior Court of Tulare County", RoleDefendant}, {"Orchard Growers Alliance", RoleOther}})
+}
