@@ -32,7 +32,7 @@ const (
 )
 
 var (
-	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|relators?|garnishees?|employees?|employers?|carriers?|insurers?|complainants?|real\s+part(?:y|ies)\s+in\s+interest)`
+	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|interveners?|relators?|garnishees?|employees?|employers?|carriers?|insurers?|complainants?|real\s+part(?:y|ies)\s+in\s+interest)`
 	roleRun    = roleWord + `(?:\s*(?:[,/–—-]|\band\b)\s*` + roleWord + `)*`
 	roleOnlyRE = regexp.MustCompile(`(?i)^` + roleRun + `(?:\s*,?\s*\band)?[\s.,;:]*$`)
 	// A name with its role at the end, and perhaps the "v." that follows:
@@ -756,7 +756,7 @@ func roleOf(words string, side int) (Role, string) {
 	w := strings.ToLower(words)
 	has := func(s string) bool { return strings.Contains(w, s) }
 	capacity := ""
-	for _, c := range []string{"cross-appellant", "cross-appellee", "appellant", "appellee", "petitioner", "respondent", "debtor", "intervenor", "movant", "claimant", "relator", "garnishee"} {
+	for _, c := range []string{"cross-appellant", "cross-appellee", "appellant", "appellee", "petitioner", "respondent", "debtor", "intervenor", "intervener", "movant", "claimant", "relator", "garnishee"} {
 		if has(c) {
 			capacity = c
 			break
@@ -766,7 +766,7 @@ func roleOf(words string, side int) (Role, string) {
 	switch {
 	case has("real part"):
 		return RoleOther, "real party in interest" // "Real Parties in Interest and Respondents"
-	case has("debtor") || has("intervenor") || has("garnishee"):
+	case has("debtor") || has("intervenor") || has("intervener") || has("garnishee"):
 		return RoleOther, capacity
 	case pi >= 0 && (di < 0 || pi < di):
 		return RolePlaintiff, capacity

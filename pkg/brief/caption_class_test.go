@@ -412,3 +412,23 @@ func TestCaptionCourtAsRespondent(t *testing.T) {
 	wantCourt(t, dc, "Court of Appeal of the State of California Fifth Appellate District")
 	checkParties(t, dc, []wantParty{{"Department of Pesticide Regulation", RolePlaintiff}, {"The Superior Court of Tulare County", RoleDefendant}, {"Orchard Growers Alliance", RoleOther}})
 }
+
+// "Intervener", California's spelling (the dev set's Fifth District), is
+// an intervenor: neither side.
+func TestCaptionIntervener(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"FIFTH APPELLATE DISTRICT",
+		"TULE RIVER WATER AGENCY,",
+		"F092001",
+		"Plaintiff and Appellant,",
+		"v.",
+		"MERCED IRRIGATION DISTRICT,",
+		"Defendant and Respondent;",
+		"SAN LUIS CANAL COMPANY,",
+		"Intervener and",
+		"Respondent.",
+		"APPEAL from a judgment of the Superior Court of Merced County.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Tule River Water Agency", RolePlaintiff}, {"Merced Irrigation District", RoleDefendant}, {"San Luis Canal Company", RoleOther}})
+}
