@@ -32,9 +32,9 @@ const (
 )
 
 var (
-	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|relators?|garnishees?|employees?|employers?|carriers?|insurers?)`
+	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|interveners?|relators?|garnishees?|employees?|employers?|carriers?|insurers?|complainants?|real\s+part(?:y|ies)\s+in\s+interest)`
 	roleRun    = roleWord + `(?:\s*(?:[,/–—-]|\band\b)\s*` + roleWord + `)*`
-	roleOnlyRE = regexp.MustCompile(`(?i)^` + roleRun + `[\s.,;:]*$`)
+	roleOnlyRE = regexp.MustCompile(`(?i)^` + roleRun + `(?:\s*,?\s*\band)?[\s.,;:]*$`)
 	// A name with its role at the end, and perhaps the "v." that follows:
 	// "Mary Beavers Appellant v.", "COMMISSIONER OF INTERNAL REVENUE, Respondent".
 	nameRoleRE = regexp.MustCompile(`(?i)^(.*?[^\s,])[\s,]+(` + roleRun + `)[\s.,;:]*(v\.?|vs\.?|versus)?$`)
@@ -62,7 +62,7 @@ var (
 	// after a lone "v." ("v. 17-2543").
 	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?|\d{2}\s+(?:Cr|Civ|Cv|CV|Mag|MC|MJ|M)\.?\s+\d{1,5})(?:\s*\([A-Z]{2,4}\))?$`)
 	courtRE     = regexp.MustCompile(`(?i)\b(?:court|appeals\s+board|tribunal)\b`)
-	courtContRE = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+)?(?:district|department|circuit))$`)
+	courtContRE = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+|appellate\s+)?(?:district|department|circuit))$`)
 	// More lines that continue a court's name, read only right after it
 	// ("IN THE SUPERIOR COURT OF THE" / "STATE OF CALIFORNIA", "AT
 	// NASHVILLE"): as caption lines they are names ("STATE OF NORTH
@@ -149,8 +149,13 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			if len(p) > 160 {
 				continue // running text: its numbers are other cases'
 			}
-			for _, m := range caseLabelRE.FindAllStringSubmatch(p, -1) {
-				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") {
+			for _, ix := range caseLabelRE.FindAllStringSubmatchIndex(p, -1) {
+				m := []string{p[ix[0]:ix[1]], "", p[ix[4]:ix[5]]}
+				if ix[2] >= 0 {
+					m[1] = p[ix[2]:ix[3]]
+				}
+				before := p[:ix[0]]
+				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) {
 					continue // a lower court's number
 				}
 				mdl := strings.HasPrefix(strings.ToLower(strings.TrimSpace(m[0])), "mdl")
@@ -163,6 +168,11 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 			if m := bareCaseRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil {
 				addCase(m[1])
+			}
+			if m := appDocketRE.FindString(strings.TrimSpace(p)); m != "" && !strings.Contains(p, "(") {
+				for _, t := range appTokRE.FindAllString(m, -1) {
+					addCase(t)
+				}
 			}
 		}
 		if pi > 0 && len(dc.parties) > 0 && !captionContinues(paras) {
@@ -382,11 +392,47 @@ var (
 	doesRE     = regexp.MustCompile(`(?i)\s*;?\s*(?:and\s+)?\bdoes\s+\d+(?:\s*(?:through|thru|to|-|–)\s*\d*)?(?:\s*,?\s*inclusive)?[,.]?`)
 	doesTailRE = regexp.MustCompile(`(?i)^(?:(?:through|thru|to|-)\s*)?\d{1,4}\s*,?\s*(?:inclusive)?[,.]?$|^(?:through|thru)\b.*$`)
 	rightColRE = regexp.MustCompile(`(?i)\s(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|judgment|opinion|order|class\s+action)\s*$`)
+	// A state appellate court's own number, a letter and six digits, at
+	// the end of a caption line or alone on it, perhaps two of a
+	// consolidated appeal: "SCOT BERNSTEIN, C098443", "F086037 & F086187".
+	appDocketRE = regexp.MustCompile(`(?:^|\s)([A-Z]\d{6})((?:\s*(?:&|,|and)\s*[A-Z]\d{6})*)\s*$`)
+	appTokRE    = regexp.MustCompile(`[A-Z]\d{6}`)
+	// The right column's parenthesised notes beside a name or role line,
+	// closed or running on to the next line: "Plaintiff and Appellant,
+	// (Super. Ct. No.", "Plaintiffs and Respondents, (Consolidated)"; and
+	// what is left of one on the next line: "CVCS190001082)".
+	parenColRE  = regexp.MustCompile(`\s+\([^()]*\)?\s*$`)
+	parenTailRE = regexp.MustCompile(`^[^()\s]+\)$`)
+	// ... or in the middle of a line the cleaner joined: "Plaintiff,
+	// Cross-defendant and (Super. Ct. No. PC20180264) Respondent,".
+	parenNoRE = regexp.MustCompile(`(?i)\s*\([^()]*\bnos?\.[^()]*\)`)
+	// A note that opens a line and runs on ("(Super. Ct. No. 34-2019-"),
+	// and its end after a caption's words ("v. 00248972-CU-BC-GDS)").
+	parenOpenRE = regexp.MustCompile(`^\([^()]*$`)
+	parenEndRE  = regexp.MustCompile(`\s+[^()\s]+\)$`)
+	// A superior court's number in an appellate caption is the court
+	// below's: "(Super. Ct. No. PC20180264)".
+	superCtRE = regexp.MustCompile(`(?i)\bsuper(?:ior)?\.?\s*ct\.?\s*$`)
 )
 
 func prepCaptionLine(p string) (string, bool) {
-	if t := strings.TrimSpace(p); strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") || strings.HasPrefix(t, "[") || footnoteOnlyRE.MatchString(t) {
+	if t := strings.TrimSpace(p); strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") || strings.HasPrefix(t, "[") || footnoteOnlyRE.MatchString(t) || parenTailRE.MatchString(t) || parenOpenRE.MatchString(t) {
 		return "", false
+	}
+	if !strings.Contains(p, "(") {
+		p = parenEndRE.ReplaceAllString(p, "")
+	}
+	if t := strings.TrimSpace(p); appDocketRE.MatchString(t) {
+		if m := appDocketRE.FindStringSubmatchIndex(t); m[0] == 0 {
+			return "", false // the number alone: read by readCaption
+		}
+		p = appDocketRE.ReplaceAllString(t, "")
+	}
+	if q := parenNoRE.ReplaceAllString(p, " "); strings.TrimSpace(q) != "" {
+		p = q
+	}
+	if q := parenColRE.ReplaceAllString(p, ""); strings.TrimSpace(q) != "" {
+		p = q
 	}
 	p = pluralRE.ReplaceAllString(p, "s") // "Debtor(s)"
 	if chapterRE.MatchString(strings.TrimSpace(colJunkRE.ReplaceAllString(p, " "))) {
@@ -524,7 +570,21 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 	var sideNames [2][]string
 	sawVersus := false
 	inRe := false // an "In re:" line whose subject follows on the next lines
-	emit := func(names []string, roles string) {
+	// roled: the side after the "v." has had its role words, so the
+	// caption's last party is named; a name-like line after it with no
+	// role words of its own is the text's first sentence ("Andrea Zack
+	// sued Peter Stickells, …"), not a party.
+	roled := false
+	var emit func(names []string, roles string)
+	emitRoleless := func(names []string) {
+		if !roled {
+			emit(names, "")
+		}
+	}
+	emit = func(names []string, roles string) {
+		if side == 1 && roles != "" {
+			roled = true
+		}
 		for _, n := range splitNames(joinNameLines(names)) {
 			role, capacity := roleOf(roles, side)
 			if inRe {
@@ -549,21 +609,27 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		if hadCase && k == lkSkip {
 			k = lkCaseNo
 		}
+		// A court named right after the "v." is a party: a writ's
+		// respondent ("v. / THE SUPERIOR COURT OF KINGS / COUNTY, /
+		// Respondent;").
+		if k == lkStop && sawVersus && side == 1 && len(pending) == 0 && len(sideNames[1]) == 0 && isCourtLine(p) && !strings.Contains(p, ":") {
+			k = lkName
+		}
 		switch k {
 		case lkSkip:
 			continue
 		case lkCaseNo:
 			if len(pending) > 0 && side == 1 {
-				emit(pending, "")
+				emitRoleless(pending)
 			}
 			pending = nil
 			finishTitle()
 			if sawVersus {
-				side, sawVersus = 0, false
+				side, sawVersus, roled = 0, false, false
 			}
 		case lkDivider:
 			if len(pending) > 0 && side == 1 {
-				emit(pending, "")
+				emitRoleless(pending)
 				pending = nil
 			}
 		case lkCont:
@@ -641,7 +707,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			}
 		case lkStop:
 			if len(pending) > 0 && side == 1 {
-				emit(pending, "")
+				emitRoleless(pending)
 			}
 			pending = nil
 			if midVersusRE.MatchString(p) && len(sideNames[0]) > 0 && !sawVersus {
@@ -659,7 +725,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		}
 	}
 	if len(pending) > 0 && side == 1 {
-		emit(pending, "")
+		emitRoleless(pending)
 	}
 	finishTitle()
 }
@@ -690,7 +756,7 @@ func roleOf(words string, side int) (Role, string) {
 	w := strings.ToLower(words)
 	has := func(s string) bool { return strings.Contains(w, s) }
 	capacity := ""
-	for _, c := range []string{"cross-appellant", "cross-appellee", "appellant", "appellee", "petitioner", "respondent", "debtor", "intervenor", "movant", "claimant", "relator", "garnishee"} {
+	for _, c := range []string{"cross-appellant", "cross-appellee", "appellant", "appellee", "petitioner", "respondent", "debtor", "intervenor", "intervener", "movant", "claimant", "relator", "garnishee"} {
 		if has(c) {
 			capacity = c
 			break
@@ -698,7 +764,9 @@ func roleOf(words string, side int) (Role, string) {
 	}
 	pi, di := strings.Index(w, "plaintiff"), strings.Index(w, "defendant")
 	switch {
-	case has("debtor") || has("intervenor") || has("garnishee"):
+	case has("real part"):
+		return RoleOther, "real party in interest" // "Real Parties in Interest and Respondents"
+	case has("debtor") || has("intervenor") || has("intervener") || has("garnishee"):
 		return RoleOther, capacity
 	case pi >= 0 && (di < 0 || pi < di):
 		return RolePlaintiff, capacity

@@ -298,3 +298,137 @@ func TestCaptionOtherCourtShapes(t *testing.T) {
 	}
 	checkParties(t, dc, []wantParty{{"Joy Vick Graham", RolePlaintiff}})
 }
+
+// A state appellate court's caption (the Third and Fifth Districts of the
+// California Court of Appeal in the dev set): the district on the line
+// under the court's name, the court's own number alone in the right
+// column or beside the first name, the superior court's number in a
+// parenthesis beside the role words, and role words running on to the
+// next line.
+func TestCaptionStateAppellateRightColumn(t *testing.T) {
+	dc := captionOf(t, lines(
+		"Filed 3/4/24",
+		"CERTIFIED FOR PUBLICATION",
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"THIRD APPELLATE DISTRICT",
+		"(Placer)",
+		"----",
+		"MARTHA ELLSWORTH, C101234",
+		"Plaintiff, Cross-defendant and (Super. Ct. No. SCV0044512)",
+		"Respondent,",
+		"v.",
+		"GRANITE BAY ORCHARDS, LLC,",
+		"Defendant, Cross-complainant and",
+		"Appellant.",
+		"APPEAL from a judgment of the Superior Court of Placer County, Ann Doe, Judge. Affirmed.",
+	))
+	wantCourt(t, dc, "Court of Appeal of the State of California Third Appellate District")
+	wantCases(t, dc, "C101234")
+	checkParties(t, dc, []wantParty{{"Martha Ellsworth", RolePlaintiff}, {"Granite Bay Orchards, LLC", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"FIFTH APPELLATE DISTRICT",
+		"HAROLD QUINTERO et al.,",
+		"F090011 & F090120",
+		"Plaintiffs and Respondents, (Consolidated)",
+		"v. (Super. Ct. No. BCV-19-100234)",
+		"SAN JOAQUIN PACKING CO.,",
+		"OPINION",
+		"Defendant and Appellant.",
+		"APPEAL from a judgment of the Superior Court of Kern County.",
+	))
+	wantCourt(t, dc, "Court of Appeal of the State of California Fifth Appellate District")
+	wantCases(t, dc, "F090011", "F090120")
+	checkParties(t, dc, []wantParty{{"Harold Quintero", RolePlaintiff}, {"San Joaquin Packing Co.", RoleDefendant}})
+}
+
+// A real party in interest (the dev set's Third District writ appeal) is
+// neither side's plaintiff nor defendant, and its role words, run on to a
+// second line, are not a name.
+func TestCaptionRealPartyInInterest(t *testing.T) {
+	dc := captionOf(t, lines(
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"THIRD APPELLATE DISTRICT",
+		"COUNTY OF SIERRA, C104455",
+		"Plaintiff and Appellant, (Super. Ct. No. 22WM000031)",
+		"v.",
+		"TOWN OF LOYALTON,",
+		"Defendant and Respondent;",
+		"FEATHER RIVER TIMBER LLC et al.,",
+		"Real Parties in Interest and",
+		"Respondents.",
+		"APPEAL from a judgment of the Superior Court of Sierra County. Affirmed.",
+	))
+	checkParties(t, dc, []wantParty{{"County of Sierra", RolePlaintiff}, {"Town of Loyalton", RoleDefendant}, {"Feather River Timber LLC", RoleOther}})
+}
+
+// The dev set's unpublished Third District opinions: the superior
+// court's note opens a line and runs on to the "v." line, and the
+// opinion's first sentence, which names the parties, follows the last
+// role line at once.
+func TestCaptionNoteAcrossLinesAndFirstSentence(t *testing.T) {
+	// Each line its own paragraph, as the extraction gives them.
+	dc := captionOf(t, strings.Join([]string{
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"THIRD APPELLATE DISTRICT",
+		"ORVILLE T. HANSEN, as Trustee, etc.,",
+		"Plaintiff, Cross-defendant and C103311",
+		"Respondent,",
+		"(Super. Ct. No. 34-2020-",
+		"v. 00271234-CU-BC-GDS)",
+		"WENDELL PRUITT et al.,",
+		"Defendants, Cross-complainants and",
+		"Appellants.",
+		"Orville Hansen sued Wendell Pruitt, Pruitt Farms, LLC, and others for breach of",
+		"two promissory notes secured by deeds of trust.",
+	}, "\n\n"))
+	wantCases(t, dc, "C103311")
+	checkParties(t, dc, []wantParty{{"Orville T. Hansen", RolePlaintiff}, {"Wendell Pruitt", RoleDefendant}})
+	if dc.title != "Orville T. Hansen v. Wendell Pruitt" {
+		t.Errorf("title %q", dc.title)
+	}
+}
+
+// A writ proceeding (the dev set's Fifth District): the respondent after
+// the "v." is a court, a party here, not the caption's court.
+func TestCaptionCourtAsRespondent(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"FIFTH APPELLATE DISTRICT",
+		"DEPARTMENT OF PESTICIDE REGULATION,",
+		"F091122",
+		"Petitioner,",
+		"(Super. Ct. No. 23CU0455)",
+		"v.",
+		"OPINION",
+		"THE SUPERIOR COURT OF TULARE",
+		"COUNTY,",
+		"Respondent;",
+		"ORCHARD GROWERS ALLIANCE,",
+		"Real Party in Interest.",
+		"ORIGINAL PROCEEDINGS; petition for writ of mandate.",
+	}, "\n\n"))
+	wantCourt(t, dc, "Court of Appeal of the State of California Fifth Appellate District")
+	checkParties(t, dc, []wantParty{{"Department of Pesticide Regulation", RolePlaintiff}, {"The Superior Court of Tulare County", RoleDefendant}, {"Orchard Growers Alliance", RoleOther}})
+}
+
+// "Intervener", California's spelling (the dev set's Fifth District), is
+// an intervenor: neither side.
+func TestCaptionIntervener(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"FIFTH APPELLATE DISTRICT",
+		"TULE RIVER WATER AGENCY,",
+		"F092001",
+		"Plaintiff and Appellant,",
+		"v.",
+		"MERCED IRRIGATION DISTRICT,",
+		"Defendant and Respondent;",
+		"SAN LUIS CANAL COMPANY,",
+		"Intervener and",
+		"Respondent.",
+		"APPEAL from a judgment of the Superior Court of Merced County.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Tule River Water Agency", RolePlaintiff}, {"Merced Irrigation District", RoleDefendant}, {"San Luis Canal Company", RoleOther}})
+}

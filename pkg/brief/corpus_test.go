@@ -88,6 +88,7 @@ func TestRealFilings(t *testing.T) {
 	}
 	sort.Strings(files)
 	sets := map[string]*scores{"dev": {}, "test": {}}
+	byCourt := map[string]*scores{} // "test/calctapp": one court's tallies
 	var noise []string
 	for i, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".expect.json")
@@ -107,6 +108,7 @@ func TestRealFilings(t *testing.T) {
 			t.Fatalf("%s: set %q, want dev or test", f, want.Set)
 		}
 		sc.files++
+		before := *sc
 		court, title, cases, parties, roles, kind, filed := &sc.court, &sc.title, &sc.cases, &sc.parties, &sc.roles, &sc.kind, &sc.filed
 		pdf, err := os.ReadFile(strings.TrimSuffix(f, ".expect.json") + ".pdf")
 		if err != nil {
@@ -227,6 +229,18 @@ func TestRealFilings(t *testing.T) {
 		if d.Kind != want.Kind {
 			miss("kind", d.Kind, want.Kind)
 		}
+		key := want.Set + "/" + courtID(name)
+		if byCourt[key] == nil {
+			byCourt[key] = &scores{}
+		}
+		bc := byCourt[key]
+		bc.files++
+		for _, f := range []struct{ to, now, was *tally }{
+			{&bc.court, &sc.court, &before.court}, {&bc.title, &sc.title, &before.title},
+			{&bc.cases, &sc.cases, &before.cases}, {&bc.parties, &sc.parties, &before.parties},
+		} {
+			f.to.add(f.now.tp-f.was.tp, f.now.predicted-f.was.predicted, f.now.expected-f.was.expected)
+		}
 	}
 	for _, n := range noise {
 		t.Error("noise in a Brief: " + n)
@@ -245,6 +259,19 @@ func TestRealFilings(t *testing.T) {
 		row("party roles", sc.roles)
 		row("kind", sc.kind)
 		row("filed_on", sc.filed)
+		var keys []string
+		for k := range byCourt {
+			if strings.HasPrefix(k, set+"/") {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		t.Logf("%s set by court (recall, matched / in filing): court, title, case numbers, party names", set)
+		for _, k := range keys {
+			bc := byCourt[k]
+			cell := func(tl tally) string { return fmt.Sprintf("%d/%d", tl.tp, tl.expected) }
+			t.Logf("  %-14s %2d files  court %-6s title %-6s cases %-6s parties %s", strings.TrimPrefix(k, set+"/"), bc.files, cell(bc.court), cell(bc.title), cell(bc.cases), cell(bc.parties))
+		}
 		for _, m := range sc.misses {
 			t.Log("  miss: " + m)
 		}

@@ -130,7 +130,15 @@ func (a *Assembly) Add(d Document) {
 	}
 	dc := readCaption(pages, clean.Meta.CaseNumbers)
 	docParties := &partySet{}
+	// A name the caption rules joined from lines that do not stand
+	// together on any page ("Super. Ct. JANE ROE" from two columns) is
+	// not a party: the citation check would drop it, and the builder
+	// cites only what it can show.
+	onPages := newDocPages(d.ID, d.Name, pages)
 	for _, p := range dc.parties {
+		if !anyPageHas(onPages, p.name) {
+			continue
+		}
 		docParties.add(p.name, p.role, p.capacity, true, Citation{DocumentID: d.ID, DocumentName: d.Name, Page: p.page + 1})
 	}
 	hasText := false
@@ -651,4 +659,14 @@ func titleCase(s string) string {
 		words[i] = string(r)
 	}
 	return strings.Join(words, " ")
+}
+
+// anyPageHas says whether a name stands, as a name, on some page.
+func anyPageHas(d *docPages, name string) bool {
+	for i := range d.pages {
+		if d.has(i, name, true, false) {
+			return true
+		}
+	}
+	return false
 }
