@@ -72,10 +72,11 @@ func (l *Ledger) Config() rail.Config { return l.cfg }
 // Pool returns the underlying pool.
 func (l *Ledger) Pool() *pgxpool.Pool { return l.pool }
 
-// LoadInputs reads a build's inputs (LoadInputs) on the pool: the manifest
-// and, one statement each as the build reaches them, the documents.
-func (l *Ledger) LoadInputs(ctx context.Context, ref rail.MatterRef) (rail.Inputs, error) {
-	return LoadInputs(ctx, l.pool, ref)
+// LoadInputs reads a claim's inputs (LoadClaimedInputs) on the pool: the
+// manifest and, one statement each as the build reaches them, the
+// documents, each read checking c's token in the database.
+func (l *Ledger) LoadInputs(ctx context.Context, c rail.Claim) (rail.Inputs, error) {
+	return LoadClaimedInputs(ctx, l.pool, c)
 }
 
 const demandSQL = `

@@ -94,9 +94,11 @@ type Ledger interface {
 	MarkRun(ctx context.Context, c Claim, outcome, msg string) error
 	// LatestFrame returns the matter's newest frame, found=false if none.
 	LatestFrame(ctx context.Context, ref MatterRef) (f StoredFrame, found bool, err error)
-	// LoadInputs reads the matter's title and document manifest; the
-	// returned Inputs reads each document's text when asked.
-	LoadInputs(ctx context.Context, ref MatterRef) (Inputs, error)
+	// LoadInputs reads the claimed matter's title and document manifest;
+	// the returned Inputs reads each document's text when asked. The claim's
+	// token is the read capability: once it is no longer the matter's
+	// current running claim, every read fails with ErrFenced.
+	LoadInputs(ctx context.Context, c Claim) (Inputs, error)
 }
 
 // DocumentSource reads one document of a build's manifest, with its text

@@ -186,7 +186,7 @@ func (w *Worker) markRun(ctx context.Context, c Claim, outcome, msg string) {
 // match the last landed frame's (same fingerprint and builder) the previous
 // body is reused and the builder is not called.
 func (w *Worker) build(ctx context.Context, c Claim, out *Outcome) (Frame, error) {
-	in, err := w.Ledger.LoadInputs(ctx, c.MatterRef)
+	in, err := w.Ledger.LoadInputs(ctx, c)
 	if err != nil {
 		return Frame{}, err
 	}
