@@ -253,8 +253,10 @@ const commitDemandSince = `CASE WHEN requested_generation > target_generation
 
 // bodySHA256 content-addresses a frame body ($7): the hash of its jsonb
 // text, so equal documents share one stored body (ops.matter_frame_bodies)
-// whatever their key order or spacing was.
-const bodySHA256 = `encode(sha256(convert_to($7::jsonb::text, 'UTF8')), 'hex')`
+// whatever their key order or spacing was. Schema-qualified: an
+// overloadable catalog function called with a literal is where a function
+// planted in a schema on the caller's search_path could match better.
+const bodySHA256 = `pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($7::jsonb::text, 'UTF8')), 'hex')`
 
 var commitSQL = `
 WITH fence AS (

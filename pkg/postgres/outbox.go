@@ -52,7 +52,7 @@ func (t relayTx) TakeUnsent(ctx context.Context, limit int) ([]rail.OutboxRow, e
 }
 
 func (t relayTx) SetIdleTimeout(ctx context.Context, d time.Duration) error {
-	_, err := t.tx.Exec(ctx, `SELECT set_config('idle_in_transaction_session_timeout', $1, true)`,
+	_, err := t.tx.Exec(ctx, `SELECT pg_catalog.set_config('idle_in_transaction_session_timeout', $1, true)`,
 		fmt.Sprint(d.Milliseconds()))
 	return err
 }

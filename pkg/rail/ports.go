@@ -3,6 +3,7 @@ package rail
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -126,9 +127,33 @@ type Inbox interface {
 type InboxTx interface {
 	DemandTx
 	// Receive records the facts (event ids and names, in the same order)
-	// for ref and returns the ids not seen before. One statement.
-	Receive(ctx context.Context, ref MatterRef, eventIDs []uuid.UUID, names []string) (fresh []uuid.UUID, err error)
+	// for ref and returns the ids not seen before, and the facts it
+	// refused: a fact is recorded only when it is the fact the rail's
+	// outbox holds under its event id (same firm, matter and name), and it
+	// is a duplicate only of an inbox row with the same four; anything else
+	// is refused, never taken as seen. One statement.
+	Receive(ctx context.Context, ref MatterRef, eventIDs []uuid.UUID, names []string) (fresh []uuid.UUID, refused []RefusedFact, err error)
 }
+
+// RefusedFact is a demand fact the inbox would not record, and why.
+type RefusedFact struct {
+	EventID uuid.UUID
+	Reason  string // RefusedUnconfirmed or RefusedConflict
+}
+
+// Why the inbox refuses a fact.
+const (
+	// RefusedUnconfirmed: no fact in the outbox has this event id with this
+	// firm, matter and name (a forged fact; or one redriven after the
+	// outbox pruned its row).
+	RefusedUnconfirmed = "unconfirmed"
+	// RefusedConflict: the inbox heard this event id for another firm,
+	// matter or name.
+	RefusedConflict = "conflict"
+)
+
+// ErrFactRefused is the error a refused fact's message fails with.
+var ErrFactRefused = errors.New("fact refused")
 
 // BackfillLedger is the backfill's port: the admission transaction (the
 // control row's token bucket locked for the pass) and the counts.

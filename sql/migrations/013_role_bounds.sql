@@ -178,6 +178,8 @@ BEGIN
         GRANT UPDATE (requested_generation, demand_since, uncovered_since, last_demanded_at, run_status, attempts, not_before)
             ON ops.matter_frame_jobs TO brief_trigger;
         GRANT SELECT (firm_id, matter_id, event_name) ON ops.domain_event_outbox TO brief_trigger;
+        -- the inbox's duplicate test is a no-op DO UPDATE of received_at
+        GRANT UPDATE (received_at) ON ops.trigger_inbox TO brief_trigger;
     END IF;
 
     -- builder: claim, heartbeat, fenced commit and failure write every
@@ -216,6 +218,22 @@ BEGIN
         GRANT UPDATE (parked_reason) ON ops.domain_event_outbox TO brief_sweeper;
         REVOKE UPDATE ON ops.matter_frame_runs FROM brief_sweeper;
         GRANT UPDATE (outcome, finished_at, error) ON ops.matter_frame_runs TO brief_sweeper;
+    END IF;
+
+    -- on-call (railctl; created by sql/bootstrap.sql, which also makes it
+    -- a member of brief_relay, brief_trigger and brief_sweeper so that
+    -- `railctl relay`, `regenerate` and `sweep` run those functions'
+    -- handlers with their grants): the read models, `release`, `emit`.
+    -- No DDL (it owns nothing and has CREATE on no schema), no
+    -- app.documents.
+    IF EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'brief_oncall') THEN
+        GRANT USAGE ON SCHEMA app, ops TO brief_oncall;
+        GRANT SELECT ON public.brief_rail_schema_version TO brief_oncall;
+        GRANT SELECT ON app.firms, app.matters, ops.matter_frame_jobs, ops.matter_frame_runs, ops.matter_frames,
+            ops.matter_frame_bodies, ops.domain_event_outbox, ops.trigger_inbox, ops.matter_demands,
+            ops.matter_nudges, ops.backfill_control TO brief_oncall;
+        GRANT UPDATE (run_status, attempts, not_before) ON ops.matter_frame_jobs TO brief_oncall;
+        GRANT INSERT ON ops.domain_event_outbox TO brief_oncall;
     END IF;
 END
 $$;

@@ -83,12 +83,58 @@ func doSetup() error {
 	if err != nil {
 		return fmt.Errorf("connect template: %w", err)
 	}
+	if server != nil {
+		// Our own cluster: the one-time bootstrap creates the rail's roles
+		// (the migrations then only grant to them). Not on a DATABASE_URL
+		// server, whose roles are the developer's.
+		if err := railsql.Bootstrap(ctx, conn, ""); err != nil {
+			conn.Close(ctx)
+			return err
+		}
+	}
 	_, err = railsql.Migrate(ctx, conn, nil)
 	conn.Close(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate template: %w", err)
 	}
 	return nil
+}
+
+// NewDBAsShipped13 creates a fresh database for t migrated the way a
+// database on PostgreSQL 13 or 14 starts: CREATE on schema public granted
+// to PUBLIC before the first migration (this machine's PostgreSQL 15 does
+// not grant it). Slower than NewDB (it migrates from scratch).
+func NewDBAsShipped13(t testing.TB) *DB {
+	t.Helper()
+	db := createDB(t, "pg13", "template0", 10)
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `GRANT CREATE ON SCHEMA public TO PUBLIC`); err != nil {
+		t.Fatalf("railtest: open schema public: %v", err)
+	}
+	conn, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatalf("railtest: connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := railsql.Migrate(ctx, conn, nil); err != nil {
+		t.Fatalf("railtest: migrate: %v", err)
+	}
+	return db
+}
+
+// RoleURL is db's connection string logged in as role (the throwaway
+// cluster trusts loopback logins), so the role's own settings
+// (search_path, timeouts) apply as they do for a function.
+func (db *DB) RoleURL(role string) string {
+	if !strings.HasPrefix(db.URL, "postgres://") && !strings.HasPrefix(db.URL, "postgresql://") {
+		return db.URL + " user=" + role
+	}
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		panic(err)
+	}
+	u.User = url.User(role)
+	return u.String()
 }
 
 func teardown() {

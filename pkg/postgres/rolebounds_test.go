@@ -1,0 +1,293 @@
+package postgres_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
+	"github.com/pramaan/brief-rail/pkg/postgres"
+	"github.com/pramaan/brief-rail/pkg/rail"
+)
+
+// attackDB is a database migrated the way PostgreSQL 13 and 14 ship
+// (CREATE on public open to PUBLIC before the first migration), with two
+// firms' matters: A's with a privileged document, a claim and a pending
+// fact; B's plain.
+type attackDB struct {
+	db       *railtest.DB
+	ctx      context.Context
+	a, b     rail.MatterRef
+	claim    rail.Claim
+	docA     uuid.UUID
+	pendingA uuid.UUID
+}
+
+func newAttackDB(t *testing.T) *attackDB {
+	t.Helper()
+	t.Parallel()
+	db := railtest.NewDBAsShipped13(t)
+	x := &attackDB{db: db, ctx: context.Background(),
+		a: rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()},
+		b: rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()}}
+	for _, ref := range []rail.MatterRef{x.a, x.b} {
+		if _, err := postgres.AddMatter(x.ctx, db.Pool, ref, "matter "+ref.MatterID.String()[:8]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	if x.docA, err = postgres.AddDocument(x.ctx, db.Pool, x.a, rail.NewDocument{Name: "advice.pdf",
+		Pages: []string{"PRIVILEGED AND CONFIDENTIAL: counsel's advice to Harlow"}}); err != nil {
+		t.Fatal(err)
+	}
+	if x.pendingA, err = postgres.RecordFact(x.ctx, db.Pool, rail.Fact{FirmID: x.a.FirmID,
+		MatterID: uuid.NullUUID{UUID: x.a.MatterID, Valid: true}, Name: rail.FactRegenerationRequested}); err != nil {
+		t.Fatal(err)
+	}
+	l := postgres.NewLedger(db.Pool, rail.Config{})
+	for _, ref := range []rail.MatterRef{x.a, x.b} {
+		if _, err := l.Demand(x.ctx, ref, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, ok, err := l.Claim(x.ctx, x.a, "w")
+	if err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	x.claim = c
+	return x
+}
+
+// as connects as role (logged in, so the role's own settings apply).
+func (x *attackDB) as(t *testing.T, role string) *pgx.Conn {
+	t.Helper()
+	var exists bool
+	if err := x.db.Pool.QueryRow(x.ctx, `SELECT EXISTS (SELECT FROM pg_roles WHERE rolname = $1)`, role).Scan(&exists); err != nil {
+		t.Fatal(err)
+	}
+	if !exists {
+		t.Skipf("role %s does not exist (no bootstrap on this server)", role)
+	}
+	cfg, err := pgx.ParseConfig(x.db.RoleURL(role))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	c, err := pgx.ConnectConfig(x.ctx, cfg)
+	if err != nil {
+		t.Fatalf("login as %s: %v", role, err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// refused runs one attack as role and fails the test if it succeeded.
+// Each runs in a transaction rolled back afterwards, so the attacks do not
+// disturb each other.
+func (x *attackDB) refused(t *testing.T, role, what, sql string, args ...any) {
+	t.Helper()
+	var c *pgx.Conn
+	if role == "owner" {
+		conn, err := x.db.Pool.Acquire(x.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+		c = conn.Conn()
+	} else {
+		c = x.as(t, role)
+	}
+	tx, err := c.Begin(x.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(x.ctx) }()
+	tag, err := tx.Exec(x.ctx, sql, args...)
+	if err == nil {
+		t.Errorf("%s as %s: not refused (%s)", what, role, tag)
+		return
+	}
+	t.Logf("%s as %s: refused: %v", what, role, err)
+}
+
+// The attacks of issue "Each role bounded by the database", each as the
+// role that could make it on a database migrated before these bounds; each
+// must be refused by the database itself.
+func TestEachRoleIsBoundedByTheDatabase(t *testing.T) {
+	x := newAttackDB(t)
+	a, b := x.a, x.b
+
+	// builder: another firm's privileged text, titles, facts, the token.
+	x.refused(t, "brief_builder", "read every firm's document text", `SELECT pages FROM app.documents`)
+	x.refused(t, "brief_builder", "read matter titles", `SELECT title FROM app.matters`)
+	x.refused(t, "brief_builder", "record a document.removed for another firm",
+		`INSERT INTO ops.domain_event_outbox (firm_id, matter_id, event_name) VALUES ($1, $2, 'document.removed')`, b.FirmID, b.MatterID)
+	x.refused(t, "brief_builder", "record a regeneration for the claimed matter",
+		`INSERT INTO ops.domain_event_outbox (firm_id, matter_id, event_name) VALUES ($1, $2, 'brief.regeneration_requested')`, a.FirmID, a.MatterID)
+	x.refused(t, "brief_builder", "set the fencing token back to 0",
+		`UPDATE ops.matter_frame_jobs SET claimed_generation = 0 WHERE firm_id = $1 AND matter_id = $2`, a.FirmID, a.MatterID)
+	x.refused(t, "brief_builder", "record demand",
+		`UPDATE ops.matter_frame_jobs SET requested_generation = requested_generation + 5`)
+	x.refused(t, "brief_builder", "read a document with a token it does not hold",
+		`SELECT * FROM ops.claimed_document($1, $2, $3, $4)`, a.FirmID, a.MatterID, x.claim.Token+1, x.docA)
+	x.refused(t, "brief_builder", "read another firm's manifest with its token",
+		`SELECT * FROM ops.claimed_document_manifest($1, $2, $3, $4, 10)`, b.FirmID, b.MatterID, x.claim.Token, uuid.Nil)
+	x.refused(t, "brief_builder", "create public.convert_to for the owner to run",
+		`CREATE FUNCTION public.convert_to(text, text) RETURNS bytea LANGUAGE sql AS 'SELECT ''\x00''::bytea'`)
+
+	// relay: rewrite a pending fact.
+	x.refused(t, "brief_relay", "rewrite a pending fact's firm and matter",
+		`UPDATE ops.domain_event_outbox SET firm_id = $2, matter_id = $3 WHERE event_id = $1`, x.pendingA, b.FirmID, b.MatterID)
+	x.refused(t, "brief_relay", "rewrite a pending fact's payload",
+		`UPDATE ops.domain_event_outbox SET payload = '{"forged":"1"}' WHERE event_id = $1`, x.pendingA)
+	x.refused(t, "brief_relay", "rename a pending fact",
+		`UPDATE ops.domain_event_outbox SET event_name = 'document.removed' WHERE event_id = $1`, x.pendingA)
+
+	// trigger: make a matter read current with no frame.
+	x.refused(t, "brief_trigger", "set built_generation = requested_generation",
+		`UPDATE ops.matter_frame_jobs SET target_generation = requested_generation, built_generation = requested_generation
+         WHERE firm_id = $1 AND matter_id = $2`, b.FirmID, b.MatterID)
+	x.refused(t, "brief_trigger", "move the token",
+		`UPDATE ops.matter_frame_jobs SET claimed_generation = claimed_generation + 1`)
+
+	// sweeper: mark unsent facts published, so they are never relayed.
+	x.refused(t, "brief_sweeper", "mark unsent facts published",
+		`UPDATE ops.domain_event_outbox SET published_at = clock_timestamp() WHERE published_at IS NULL`)
+	x.refused(t, "brief_sweeper", "set built_generation",
+		`UPDATE ops.matter_frame_jobs SET built_generation = target_generation`)
+
+	// the owner's own DML: the token and the counters still only go forward.
+	x.refused(t, "owner", "set the fencing token back to 0",
+		`UPDATE ops.matter_frame_jobs SET claimed_generation = 0 WHERE firm_id = $1 AND matter_id = $2`, a.FirmID, a.MatterID)
+	x.refused(t, "owner", "lower requested_generation",
+		`UPDATE ops.matter_frame_jobs SET requested_generation = 0, target_generation = 0, built_generation = 0, run_status = 'idle'`)
+	// railctl emit's statement (RecordFact): firm B with firm A's matter.
+	_, err := postgres.RecordFact(x.ctx, x.db.Pool, rail.Fact{FirmID: b.FirmID,
+		MatterID: uuid.NullUUID{UUID: a.MatterID, Valid: true}, Name: rail.FactRegenerationRequested})
+	if err == nil {
+		t.Errorf("a fact pairing firm B with firm A's matter was recorded")
+	}
+	for _, q := range []string{
+		`INSERT INTO ops.trigger_inbox (event_id, firm_id, matter_id, event_name) VALUES (gen_random_uuid(), $1, $2, 'document.uploaded')`,
+		`INSERT INTO ops.matter_demands (firm_id, matter_id, generation, n, source, occurred_at) VALUES ($1, $2, 99, 1, 'operator', clock_timestamp())`,
+		`INSERT INTO ops.matter_nudges (firm_id, matter_id, reason) VALUES ($1, $2, 'demand')`,
+	} {
+		x.refused(t, "owner", "a record pairing firm B with firm A's matter: "+strings.Fields(q)[2], q, b.FirmID, a.MatterID)
+	}
+
+	// on-call: no DDL, no roles.
+	x.refused(t, "brief_oncall", "create a table", `CREATE TABLE ops.oncall_scratch (a int)`)
+	x.refused(t, "brief_oncall", "create a role", `CREATE ROLE oncall_friend LOGIN`)
+	x.refused(t, "brief_oncall", "read document text", `SELECT pages FROM app.documents`)
+}
+
+// The builder still reads what its claim covers, and nothing once the
+// claim is gone: the token is the read capability.
+func TestBuilderReadsOnlyUnderItsClaim(t *testing.T) {
+	x := newAttackDB(t)
+	bp := railtest.Pool(t, x.db.RoleURL("brief_builder"), 2)
+	x.as(t, "brief_builder") // skips without the roles
+	in, err := postgres.LoadClaimedInputs(x.ctx, bp, x.claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []string
+	for d, err := range in.Documents(x.ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, d.Pages...)
+	}
+	if len(pages) != 1 || !strings.Contains(pages[0], "PRIVILEGED") || in.Title == "" {
+		t.Fatalf("under its claim the builder read %q (title %q), want the matter's one page", pages, in.Title)
+	}
+	// A newer claim supersedes this one: the same Inputs now read nothing.
+	if _, err := x.db.Pool.Exec(x.ctx, `UPDATE ops.matter_frame_jobs SET claimed_at = claimed_at - interval '1 hour'
+        WHERE firm_id = $1 AND matter_id = $2`, x.a.FirmID, x.a.MatterID); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := postgres.NewLedger(x.db.Pool, rail.Config{}).Claim(x.ctx, x.a, "w2"); err != nil || !ok {
+		t.Fatalf("takeover claim: %v %v", ok, err)
+	}
+	for _, err := range in.Documents(x.ctx) {
+		if !isFenced(err) {
+			t.Fatalf("a superseded claim read a document: err %v, want rail.ErrFenced", err)
+		}
+		break
+	}
+	if _, err := postgres.LoadClaimedInputs(x.ctx, bp, x.claim); !isFenced(err) {
+		t.Fatalf("a superseded claim loaded inputs: %v", err)
+	}
+}
+
+func isFenced(err error) bool {
+	return err != nil && strings.Contains(err.Error(), rail.ErrFenced.Error())
+}
+
+// The claimed_* functions' fence is the ledger's one (rules.go), word for
+// word: a change to SQLHoldsToken that the functions did not follow fails.
+func TestClaimedReadsUseTheFence(t *testing.T) {
+	b := setup(t, rail.Config{})
+	fence := postgres.SQLHoldsToken("j", "p_token")
+	for _, fn := range []string{"claimed_matter_title", "claimed_document_manifest", "claimed_document"} {
+		var src string
+		if err := b.pool.QueryRow(b.ctx, `SELECT prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+            WHERE n.nspname = 'ops' AND p.proname = $1`, fn).Scan(&src); err != nil {
+			t.Fatalf("%s: %v", fn, err)
+		}
+		if !strings.Contains(src, fence) {
+			t.Errorf("ops.%s does not check the fence %s", fn, fence)
+		}
+	}
+}
+
+// No path to the owner: the rail's roles resolve names in pg_catalog (then
+// pg_temp) only, and the commit calls the catalog's convert_to even in a
+// session whose search_path puts public first, where a role could have
+// planted a better-matching overload.
+func TestNoPathToTheOwner(t *testing.T) {
+	x := newAttackDB(t)
+	for _, role := range []string{"brief_relay", "brief_trigger", "brief_builder", "brief_sweeper", "brief_oncall"} {
+		var sp string
+		if err := x.as(t, role).QueryRow(x.ctx, `SHOW search_path`).Scan(&sp); err != nil {
+			t.Fatal(err)
+		}
+		if sp != "pg_catalog, pg_temp" {
+			t.Errorf("%s logs in with search_path %q, want pg_catalog, pg_temp", role, sp)
+		}
+	}
+	// The planted overload (as a role could on PostgreSQL 13/14 before the
+	// revoke): it records that it ran.
+	if _, err := x.db.Pool.Exec(x.ctx, `
+        CREATE TABLE public.planted_ran (who text);
+        CREATE FUNCTION public.convert_to(text, text) RETURNS bytea LANGUAGE sql AS
+            'INSERT INTO public.planted_ran VALUES (current_user) RETURNING ''\x00''::bytea';
+        GRANT INSERT ON public.planted_ran TO PUBLIC`); err != nil {
+		t.Fatal(err)
+	}
+	cfg := x.db.Pool.Config().Copy()
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		_, err := c.Exec(ctx, `SET search_path = public, pg_catalog`)
+		return err
+	}
+	owner, err := pgxpool.NewWithConfig(x.ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	l := postgres.NewLedger(owner, rail.Config{})
+	if _, err := l.Commit(x.ctx, x.claim, frameOf("x")); err != nil {
+		t.Fatal(err)
+	}
+	var ran int
+	if err := x.db.Pool.QueryRow(x.ctx, `SELECT count(*) FROM public.planted_ran`).Scan(&ran); err != nil {
+		t.Fatal(err)
+	}
+	if ran != 0 {
+		t.Errorf("the owner's commit ran the planted public.convert_to %d time(s)", ran)
+	}
+}
