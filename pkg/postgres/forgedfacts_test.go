@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -124,3 +125,38 @@ func TestForgedDemandDoesNotReleaseQuarantine(t *testing.T) {
 }
 
 var _ = uuid.Nil
+
+// quotingError is a builder error that quotes the document it choked on.
+type quotingError struct{ quote string }
+
+func (e quotingError) Error() string { return "model reply not JSON: " + e.quote }
+
+// A failed build's error reaches last_error, the run's error and the log
+// as ids, lengths and classes: never the document's or the model's text.
+func TestFailedBuildRecordsNoDocumentText(t *testing.T) {
+	b := setup(t, rail.Config{MaxAttempts: 3})
+	const secret = "PRIVILEGED AND CONFIDENTIAL: settle at 2.1m"
+	b.addDoc(t, "advice.pdf", secret)
+	b.demand(t)
+	logs := &logBuffer{}
+	w := &rail.Worker{Ledger: b.ledger, Builder: &countingBuilder{fail: quotingError{secret}}, ID: "w", Heartbeat: -1,
+		Log: slog.New(slog.NewJSONHandler(logs, nil))}
+	out, err := w.BuildOnce(b.ctx, b.ref)
+	if err != nil || !out.Failed {
+		t.Fatalf("%+v %v", out, err)
+	}
+	var runErr string
+	if err := b.pool.QueryRow(b.ctx, `SELECT error FROM ops.matter_frame_runs WHERE firm_id = $1 AND matter_id = $2`,
+		b.ref.FirmID, b.ref.MatterID).Scan(&runErr); err != nil {
+		t.Fatal(err)
+	}
+	j := b.job(t)
+	for where, text := range map[string]string{"last_error": j.LastError, "run error": runErr, "log": logs.String()} {
+		if strings.Contains(text, "PRIVILEGED") || strings.Contains(text, "2.1m") {
+			t.Errorf("%s carries the document's text: %s", where, text)
+		}
+	}
+	if !strings.Contains(j.LastError, "counting/v1") || !strings.Contains(j.LastError, "quotingError") || !strings.Contains(j.LastError, "byte") {
+		t.Errorf("last_error %q: want the builder, the error's class and its length", j.LastError)
+	}
+}

@@ -122,18 +122,20 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 		return out, nil
 	}
 	if err != nil {
+		// Recorded and logged as SafeText: ids, lengths and classes, never
+		// a document's or the model's text (safetext.go).
 		octx, cancel := w.outcomeContext(ctx)
-		fr, ferr := w.Ledger.Fail(octx, c, err)
+		fr, ferr := w.Ledger.Fail(octx, c, Safe(err))
 		cancel()
 		if errors.Is(ferr, ErrFenced) {
 			out.Fenced = true
 			return out, nil
 		}
 		if ferr != nil {
-			return out, fmt.Errorf("build failed (%v) and recording it failed: %w", err, ferr)
+			return out, fmt.Errorf("build failed (%s) and recording it failed: %w", SafeText(err), ferr)
 		}
 		out.Failed, out.Quarantined = true, fr.Status == StatusQuarantined
-		log.ErrorContext(ctx, "build failed", "err", err, "attempts", fr.Attempts, "status", fr.Status)
+		log.ErrorContext(ctx, "build failed", "err", SafeText(err), "attempts", fr.Attempts, "status", fr.Status)
 		return out, nil
 	}
 	if w.BeforeCommit != nil {
@@ -210,7 +212,7 @@ func (w *Worker) build(ctx context.Context, c Claim, out *Outcome) (Frame, error
 	}
 	out.ModelInvoked = true
 	if err != nil {
-		return Frame{}, fmt.Errorf("build with %s: %w", w.Builder.Name(), err)
+		return Frame{}, &BuildError{Builder: w.Builder.Name(), Err: err}
 	}
 	if !json.Valid(body) {
 		return Frame{}, fmt.Errorf("build with %s: body is not valid JSON", w.Builder.Name())

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// No railctl output carries the database password: not the global flag's
+// default in help or a usage error, not a connection error, not a
+// command's own error, for a URL from $DATABASE_URL or from the flag, nor
+// PGPASSWORD.
+func TestNoPasswordInAnyOutput(t *testing.T) {
+	const pw = "s3cr3t-Pa55word"
+	urls := []string{
+		"postgres://oncall:" + pw + "@127.0.0.1:1/brief?sslmode=disable&connect_timeout=1",
+		"host=127.0.0.1 port=1 user=oncall password=" + pw + " dbname=brief connect_timeout=1",
+	}
+	for _, u := range urls {
+		for _, viaFlag := range []bool{false, true} {
+			for _, args := range [][]string{
+				{"help"}, {}, {"--no-such-flag"}, {"no-such-command"},
+				{"status", "--firm", "x"},                    // a usage error of a command
+				{"status", "--firm", "11111111-1111-4111-8111-111111111111", "--matter", "22222222-2222-4222-8222-222222222222"}, // cannot connect
+				{"stale"},
+			} {
+				env := map[string]string{"DATABASE_URL": u, "PGPASSWORD": pw}
+				a := args
+				if viaFlag {
+					env["DATABASE_URL"] = ""
+					a = append([]string{"--database-url", u}, args...)
+				}
+				var o, e bytes.Buffer
+				g := &globals{stdout: &o, stderr: &e, getenv: func(k string) string { return env[k] }}
+				runGlobals(context.Background(), g, a)
+				if out := o.String() + e.String(); strings.Contains(out, pw) {
+					t.Errorf("railctl %q (url via flag %v) printed the password:\n%s", a, viaFlag, out)
+				}
+			}
+		}
+	}
+}
