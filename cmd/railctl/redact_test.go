@@ -21,7 +21,7 @@ func TestNoPasswordInAnyOutput(t *testing.T) {
 		for _, viaFlag := range []bool{false, true} {
 			for _, args := range [][]string{
 				{"help"}, {}, {"--no-such-flag"}, {"no-such-command"},
-				{"status", "--firm", "x"},                    // a usage error of a command
+				{"status", "--firm", "x"}, // a usage error of a command
 				{"status", "--firm", "11111111-1111-4111-8111-111111111111", "--matter", "22222222-2222-4222-8222-222222222222"}, // cannot connect
 				{"stale"},
 			} {
