@@ -294,16 +294,16 @@ WITH fence AS (
     -- trigger hears it and creates no demand.
     INSERT INTO ops.domain_event_outbox (firm_id, matter_id, event_name, payload, trace_header)
     SELECT fence.firm_id, fence.matter_id, 'frame.built',
-           jsonb_build_object('frame_id', frame.frame_id::text, 'token', $3::text,
+           pg_catalog.jsonb_build_object('frame_id', frame.frame_id::text, 'token', $3::text,
                               'target_generation', fence.target_generation::text),
            $8
     FROM fence, frame
 )
 SELECT frame.frame_id, fence.target_generation, fence.requested_generation,
-       coalesce((SELECT array_agg(generation ORDER BY generation) FROM served), '{}'),
-       coalesce((SELECT array_agg(n ORDER BY generation) FROM served), '{}'),
-       coalesce((SELECT array_agg(source ORDER BY generation) FROM served), '{}'),
-       coalesce((SELECT array_agg(age ORDER BY generation) FROM served), '{}')
+       coalesce((SELECT pg_catalog.array_agg(generation ORDER BY generation) FROM served), '{}'),
+       coalesce((SELECT pg_catalog.array_agg(n ORDER BY generation) FROM served), '{}'),
+       coalesce((SELECT pg_catalog.array_agg(source ORDER BY generation) FROM served), '{}'),
+       coalesce((SELECT pg_catalog.array_agg(age ORDER BY generation) FROM served), '{}')
 FROM fence, frame`
 
 // Commit lands the frame if and only if c's token is still current: the
@@ -375,7 +375,7 @@ WITH f AS (
         target_generation = built_generation,
         uncovered_since   = demand_since, -- the target is handed back: all unbuilt demand is uncovered
         not_before        = clock_timestamp()
-                            + make_interval(secs => least($6::float8, $5::float8 * power(2, greatest(attempts - 1, 0)))),
+                            + make_interval(secs => least($6::float8, $5::float8 * pg_catalog.power(2, greatest(attempts - 1, 0)))),
         last_error        = left($7, 2000)
     WHERE j.firm_id = $1 AND j.matter_id = $2 AND ` + SQLHoldsToken("j", "$3") + `
     RETURNING firm_id, matter_id, run_status, attempts

@@ -209,14 +209,14 @@ const recordFailuresSQL = `UPDATE ops.domain_event_outbox o SET
         publish_attempts = o.publish_attempts + 1,
         last_error = f.err,
         next_attempt_at = clock_timestamp()
-            + make_interval(secs => least($4::float8 * power(2, least(o.publish_attempts, 40)), $5::float8)),
+            + make_interval(secs => least($4::float8 * pg_catalog.power(2, least(o.publish_attempts, 40)), $5::float8)),
         parked_at = CASE WHEN f.kind = 2 OR (f.kind = 1 AND o.publish_attempts + 1 >= $6) THEN clock_timestamp() END,
         parked_reason = CASE
             WHEN f.kind = 2 THEN f.err
             WHEN f.kind = 1 AND o.publish_attempts + 1 >= $6
-                THEN format('the bus refused it %s times; last: %s', o.publish_attempts + 1, f.err)
+                THEN pg_catalog.format('the bus refused it %s times; last: %s', o.publish_attempts + 1, f.err)
             ELSE '' END
-    FROM unnest($1::uuid[], $2::text[], $3::int4[]) AS f(id, err, kind)
+    FROM pg_catalog.unnest($1::uuid[], $2::text[], $3::int4[]) AS f(id, err, kind)
     WHERE o.event_id = f.id
     RETURNING o.event_id, o.parked_at IS NOT NULL, o.publish_attempts, o.parked_reason`
 

@@ -2,6 +2,10 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -260,13 +264,23 @@ func TestNoPathToTheOwner(t *testing.T) {
 			t.Errorf("%s logs in with search_path %q, want pg_catalog, pg_temp", role, sp)
 		}
 	}
-	// The planted overload (as a role could on PostgreSQL 13/14 before the
-	// revoke): it records that it ran.
+	// Planted overloads (as a role could on PostgreSQL 13/14 before the
+	// revoke), each a better match than the catalog's for the arguments
+	// the ledger's statements pass (a literal for a name parameter, exact
+	// types where the catalog's is polymorphic or variadic): each records
+	// that it ran.
 	if _, err := x.db.Pool.Exec(x.ctx, `
-        CREATE TABLE public.planted_ran (who text);
+        CREATE TABLE public.planted_ran (fn text);
+        GRANT INSERT ON public.planted_ran TO PUBLIC;
         CREATE FUNCTION public.convert_to(text, text) RETURNS bytea LANGUAGE sql AS
-            'INSERT INTO public.planted_ran VALUES (current_user) RETURNING ''\x00''::bytea';
-        GRANT INSERT ON public.planted_ran TO PUBLIC`); err != nil {
+            'INSERT INTO public.planted_ran VALUES (''convert_to'') RETURNING ''\x00''::bytea';
+        CREATE FUNCTION public.jsonb_build_object(text, text, text, text, text, text) RETURNS jsonb LANGUAGE sql AS
+            'INSERT INTO public.planted_ran VALUES (''jsonb_build_object'') RETURNING ''{}''::jsonb';
+        CREATE FUNCTION public.power(integer, integer) RETURNS double precision LANGUAGE sql AS
+            'INSERT INTO public.planted_ran VALUES (''power'') RETURNING 1::float8';
+        CREATE FUNCTION public.planted_agg(bigint[], bigint) RETURNS bigint[] LANGUAGE sql AS
+            'INSERT INTO public.planted_ran VALUES (''array_agg'') RETURNING $1 || $2';
+        CREATE AGGREGATE public.array_agg(bigint) (sfunc = public.planted_agg, stype = bigint[], initcond = '{}')`); err != nil {
 		t.Fatal(err)
 	}
 	cfg := x.db.Pool.Config().Copy()
@@ -283,11 +297,62 @@ func TestNoPathToTheOwner(t *testing.T) {
 	if _, err := l.Commit(x.ctx, x.claim, frameOf("x")); err != nil {
 		t.Fatal(err)
 	}
-	var ran int
-	if err := x.db.Pool.QueryRow(x.ctx, `SELECT count(*) FROM public.planted_ran`).Scan(&ran); err != nil {
+	if _, err := l.Demand(x.ctx, x.a, 1); err != nil {
 		t.Fatal(err)
 	}
-	if ran != 0 {
-		t.Errorf("the owner's commit ran the planted public.convert_to %d time(s)", ran)
+	c, ok, err := l.Claim(x.ctx, x.a, "w2")
+	if err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if _, err := l.Fail(x.ctx, c, errors.New("boom")); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := x.db.Pool.Query(x.ctx, `SELECT DISTINCT fn FROM public.planted_ran ORDER BY fn`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ran) != 0 {
+		t.Errorf("the owner's claim, commit and failure ran the planted %v", ran)
+	}
+}
+
+// The statements name the schema of every catalog function a planted
+// overload could out-match: one called with a literal for a name parameter
+// (convert_to), a polymorphic or variadic one (unnest, array_agg,
+// jsonb_build_object, format, lag, count of an expression), or one whose
+// candidates all need a cast of the arguments passed (power).
+func TestOverloadableCatalogCallsAreQualified(t *testing.T) {
+	risky := regexp.MustCompile(`\b(convert_to|convert_from|unnest|array_agg|jsonb_agg|jsonb_build_object|json_build_object|to_jsonb|format|concat|lag|lead|power|string_agg)\(|\bcount\([^*)]`)
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "//") {
+				continue
+			}
+			for _, m := range risky.FindAllStringIndex(line, -1) {
+				if m[0] > 0 && (line[m[0]-1] == '.' || strings.HasSuffix(line[:m[0]], "fmt.Sprintf(")) {
+					continue
+				}
+				if strings.HasSuffix(line[:m[0]], "pg_catalog.") {
+					continue
+				}
+				name, _, _ := strings.Cut(line[m[0]:m[1]], "(")
+				t.Errorf("%s:%d: unqualified %s (write pg_catalog.%s)", f, i+1, name, name)
+			}
+		}
 	}
 }

@@ -199,7 +199,7 @@ func (l *Ledger) Why(ctx context.Context, ref rail.MatterRef, oc OnCallConfig, l
 	// the claim before it ended lease_expired, fenced or superseded (only
 	// a newer claim ends a live run that way).
 	rows, err = l.pool.Query(ctx, `SELECT token, target_generation, worker_id, outcome, claimed_at, finished_at, error,
-            coalesce(lag(outcome) OVER (ORDER BY token) IN ('claimed', 'lease_expired', 'fenced', 'superseded'), false)
+            coalesce(pg_catalog.lag(outcome) OVER (ORDER BY token) IN ('claimed', 'lease_expired', 'fenced', 'superseded'), false)
         FROM (SELECT * FROM ops.matter_frame_runs WHERE firm_id = $1 AND matter_id = $2
               ORDER BY token DESC LIMIT $3) AS r
         ORDER BY token`, ref.FirmID, ref.MatterID, limit)
