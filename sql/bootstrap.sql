@@ -36,8 +36,10 @@ $$;
 GRANT brief_relay, brief_trigger, brief_sweeper TO brief_oncall;
 
 -- The schema owner (the migrate function's user, DbUser) resolves names the
--- same way.
+-- same way, and alone may create in schema public (where the migrations
+-- keep their version table, public.brief_rail_schema_version).
 ALTER ROLE :"owner" SET search_path = pg_catalog, pg_temp;
+GRANT CREATE ON SCHEMA public TO :"owner";
 
 -- PostgreSQL 13 and 14 let every role create objects in schema public
 -- (which belongs to the bootstrap superuser there, so the migrations

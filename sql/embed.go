@@ -33,6 +33,7 @@ func Bootstrap(ctx context.Context, conn *pgx.Conn, owner string) error {
 	sql := strings.ReplaceAll(bootstrapSQL, `:"owner"`, pgx.Identifier{owner}.Sanitize())
 	if owner == "" { // the caller's own session is the owner and keeps its settings (tests)
 		sql = strings.ReplaceAll(bootstrapSQL, `ALTER ROLE :"owner" SET search_path = pg_catalog, pg_temp;`, "")
+		sql = strings.ReplaceAll(sql, `GRANT CREATE ON SCHEMA public TO :"owner";`, "")
 	}
 	if _, err := conn.Exec(ctx, sql); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)

@@ -6,16 +6,19 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
+	railsql "github.com/pramaan/brief-rail/sql"
 )
 
 // attackDB is a database migrated the way PostgreSQL 13 and 14 ship
@@ -354,5 +357,115 @@ func TestOverloadableCatalogCallsAreQualified(t *testing.T) {
 				t.Errorf("%s:%d: unqualified %s (write pg_catalog.%s)", f, i+1, name, name)
 			}
 		}
+	}
+}
+
+// The shape a deploy has: the administrator's one-time bootstrap, then the
+// migrations applied by a schema owner without CREATEROLE (no role is
+// created by a migration), on a PostgreSQL 13/14-shaped database. The
+// owner's own sessions resolve names in pg_catalog only; no function role
+// may create in public; the rail runs as the roles.
+func TestBootstrapThenMigrateAsAnOwnerWithoutCreateRole(t *testing.T) {
+	t.Parallel()
+	if !railtest.OwnServer() {
+		t.Skip("needs the tests' own server (a superuser admin)")
+	}
+	owner := "owner_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	railtest.AdminExec(t, `CREATE ROLE `+owner+` LOGIN NOCREATEROLE NOCREATEDB`)
+	t.Cleanup(func() { railtest.AdminExec(t, `DROP ROLE IF EXISTS `+owner) })
+	db := railtest.NewEmptyDBAsShipped13(t)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, `GRANT CREATE ON DATABASE `+db.Name+` TO `+owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := railsql.Bootstrap(ctx, admin, owner); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { railtest.AdminExec(t, `REVOKE ALL ON DATABASE `+db.Name+` FROM `+owner) })
+
+	oc, err := pgx.Connect(ctx, db.RoleURL(owner))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oc.Close(ctx)
+	var sp string
+	if err := oc.QueryRow(ctx, `SHOW search_path`).Scan(&sp); err != nil || sp != "pg_catalog, pg_temp" {
+		t.Fatalf("the owner logs in with search_path %q (%v), want pg_catalog, pg_temp", sp, err)
+	}
+	var roles int
+	if err := oc.QueryRow(ctx, `SELECT count(*) FROM pg_catalog.pg_roles`).Scan(&roles); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := railsql.Migrate(ctx, oc, nil); err != nil {
+		t.Fatalf("migrate as %s (no CREATEROLE): %v", owner, err)
+	}
+	var after int
+	if err := oc.QueryRow(ctx, `SELECT count(*) FROM pg_catalog.pg_roles`).Scan(&after); err != nil || after != roles {
+		t.Fatalf("the migrations created roles: %d -> %d (%v)", roles, after, err)
+	}
+
+	x := &attackDB{db: db, ctx: ctx}
+	x.refused(t, "brief_builder", "create public.convert_to", `CREATE FUNCTION public.convert_to(text, text) RETURNS bytea LANGUAGE sql AS 'SELECT ''\x00''::bytea'`)
+	x.refused(t, "brief_oncall", "create a table in public", `CREATE TABLE public.scratch (a int)`)
+
+	// The rail works as the roles on this database: demand as the trigger,
+	// a build as the builder.
+	ref := rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()}
+	if _, err := postgres.AddMatter(ctx, oc, ref, "Owner v. Bootstrap"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := postgres.AddDocument(ctx, oc, ref, rail.NewDocument{Name: "a.pdf", Pages: []string{"page one"}}); err != nil {
+		t.Fatal(err)
+	}
+	tp := railtest.Pool(t, db.RoleURL("brief_trigger"), 2)
+	if _, err := postgres.NewLedger(tp, rail.Config{}).Demand(ctx, ref, 1); err != nil {
+		t.Fatalf("demand as brief_trigger: %v", err)
+	}
+	bp := railtest.Pool(t, db.RoleURL("brief_builder"), 2)
+	w := &rail.Worker{Ledger: postgres.NewLedger(bp, rail.Config{}), Builder: rail.DigestBuilder{}, ID: "w", Heartbeat: -1}
+	if out, err := w.BuildOnce(ctx, ref); err != nil || !out.Landed {
+		t.Fatalf("build as brief_builder: %+v %v", out, err)
+	}
+}
+
+// Where the host has not made the decision (schema public open to every
+// role and not the migrating role's), the migration says so.
+func TestMigrationWarnsWhenPublicIsOpenAndNotOurs(t *testing.T) {
+	t.Parallel()
+	if !railtest.OwnServer() {
+		t.Skip("needs the tests' own server (a superuser admin)")
+	}
+	owner := "owner_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	railtest.AdminExec(t, `CREATE ROLE `+owner+` LOGIN NOCREATEROLE NOCREATEDB`)
+	t.Cleanup(func() { railtest.AdminExec(t, `DROP ROLE IF EXISTS `+owner) })
+	db := railtest.NewEmptyDBAsShipped13(t)
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `GRANT CREATE ON DATABASE `+db.Name+` TO `+owner); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { railtest.AdminExec(t, `REVOKE ALL ON DATABASE `+db.Name+` FROM `+owner) })
+	cfg, err := pgx.ParseConfig(db.RoleURL(owner))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notices []string
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { notices = append(notices, n.Severity+": "+n.Message) }
+	oc, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oc.Close(ctx)
+	if _, err := railsql.Migrate(ctx, oc, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(notices, func(n string) bool {
+		return strings.HasPrefix(n, "WARNING") && strings.Contains(n, "schema public is open") && strings.Contains(n, "bootstrap.sql")
+	}) {
+		t.Fatalf("no warning about the open schema public; notices: %q", notices)
 	}
 }

@@ -106,11 +106,8 @@ func doSetup() error {
 // not grant it). Slower than NewDB (it migrates from scratch).
 func NewDBAsShipped13(t testing.TB) *DB {
 	t.Helper()
-	db := createDB(t, "pg13", "template0", 10)
+	db := NewEmptyDBAsShipped13(t)
 	ctx := context.Background()
-	if _, err := db.Pool.Exec(ctx, `GRANT CREATE ON SCHEMA public TO PUBLIC`); err != nil {
-		t.Fatalf("railtest: open schema public: %v", err)
-	}
 	conn, err := pgx.Connect(ctx, db.URL)
 	if err != nil {
 		t.Fatalf("railtest: connect: %v", err)
@@ -121,6 +118,35 @@ func NewDBAsShipped13(t testing.TB) *DB {
 	}
 	return db
 }
+
+// NewEmptyDBAsShipped13 is NewDBAsShipped13 before the first migration:
+// a fresh database whose schema public belongs to the bootstrap superuser
+// and is open to CREATE by every role, as PostgreSQL 13 and 14 create one.
+func NewEmptyDBAsShipped13(t testing.TB) *DB {
+	t.Helper()
+	db := createDB(t, "pg13", "template0", 10)
+	if _, err := db.Pool.Exec(context.Background(), `GRANT CREATE ON SCHEMA public TO PUBLIC`); err != nil {
+		t.Fatalf("railtest: open schema public: %v", err)
+	}
+	return db
+}
+
+// AdminExec runs one statement as the admin role on the server's
+// maintenance database (CREATE ROLE, DROP ROLE: cluster-wide objects).
+func AdminExec(t testing.TB, sql string) {
+	t.Helper()
+	if err := setup(); err != nil {
+		t.Fatalf("railtest: %v", err)
+	}
+	if err := adminExec(context.Background(), sql); err != nil {
+		t.Fatalf("railtest: %s: %v", oneLine(sql), err)
+	}
+}
+
+// OwnServer reports whether the tests run on a server railtest started
+// (where the admin is a superuser and the bootstrap ran), not on a
+// DATABASE_URL server.
+func OwnServer() bool { return setup() == nil && server != nil }
 
 // RoleURL is db's connection string logged in as role (the throwaway
 // cluster trusts loopback logins), so the role's own settings
