@@ -61,7 +61,7 @@ func (t *ledgerTx) Rollback(ctx context.Context) error { return t.tx.Rollback(ct
 const inboxSQL = `
 WITH e AS (
     SELECT x.event_id::uuid AS event_id, x.event_name
-    FROM pg_catalog.unnest($1::text[], $4::text[]) AS x (event_id, event_name)
+    FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($4::text[])) AS x (event_id, event_name)
 ), v AS (
     SELECT e.event_id, e.event_name, EXISTS (
         SELECT 1 FROM ops.domain_event_outbox o

@@ -60,7 +60,7 @@ func RecordNudges(ctx context.Context, q Querier, queue string, nudges []rail.Nu
 	_, err := q.Exec(ctx, `INSERT INTO ops.matter_nudges
         (firm_id, matter_id, reason, queue, delay_seconds, trace_header, error)
         SELECT u.firm_id::uuid, u.matter_id::uuid, u.reason, $5, $6, u.trace_header, left($7, 2000)
-        FROM pg_catalog.unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u (firm_id, matter_id, reason, trace_header)`,
+        FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::text[]), pg_catalog.unnest($4::text[])) AS u (firm_id, matter_id, reason, trace_header)`,
 		firms, matters, reasons, traces, queue, delay.Seconds(), msg)
 	if err != nil {
 		return fmt.Errorf("record %d nudges: %w", len(nudges), err)

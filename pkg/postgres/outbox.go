@@ -216,7 +216,7 @@ const recordFailuresSQL = `UPDATE ops.domain_event_outbox o SET
             WHEN f.kind = 1 AND o.publish_attempts + 1 >= $6
                 THEN pg_catalog.format('the bus refused it %s times; last: %s', o.publish_attempts + 1, f.err)
             ELSE '' END
-    FROM pg_catalog.unnest($1::uuid[], $2::text[], $3::int4[]) AS f(id, err, kind)
+    FROM ROWS FROM (pg_catalog.unnest($1::uuid[]), pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::int4[])) AS f(id, err, kind)
     WHERE o.event_id = f.id
     RETURNING o.event_id, o.parked_at IS NOT NULL, o.publish_attempts, o.parked_reason`
 

@@ -398,14 +398,15 @@ func TestBootstrapThenMigrateAsAnOwnerWithoutCreateRole(t *testing.T) {
 		t.Fatalf("the owner logs in with search_path %q (%v), want pg_catalog, pg_temp", sp, err)
 	}
 	var roles int
-	if err := oc.QueryRow(ctx, `SELECT count(*) FROM pg_catalog.pg_roles`).Scan(&roles); err != nil {
+	railRoles := `SELECT count(*) FROM pg_catalog.pg_roles WHERE rolname LIKE 'brief\_%'`
+	if err := oc.QueryRow(ctx, railRoles).Scan(&roles); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := railsql.Migrate(ctx, oc, nil); err != nil {
 		t.Fatalf("migrate as %s (no CREATEROLE): %v", owner, err)
 	}
 	var after int
-	if err := oc.QueryRow(ctx, `SELECT count(*) FROM pg_catalog.pg_roles`).Scan(&after); err != nil || after != roles {
+	if err := oc.QueryRow(ctx, railRoles).Scan(&after); err != nil || after != roles {
 		t.Fatalf("the migrations created roles: %d -> %d (%v)", roles, after, err)
 	}
 
