@@ -287,3 +287,23 @@ func (s claimedDocumentSource) ReadDocument(ctx context.Context, ref rail.Matter
 	}
 	return d, true, nil
 }
+
+// ClaimedLatestFrame is LatestFrame for the builder holding c (rail.Ledger):
+// the frame is read through ops.claimed_latest_frame, which answers only
+// while c's token is the matter's current running claim (the builder role
+// reads no frame body otherwise). One statement.
+func (l *Ledger) ClaimedLatestFrame(ctx context.Context, c rail.Claim) (f rail.StoredFrame, found bool, err error) {
+	err = l.q.QueryRow(ctx, `SELECT frame_id, token, target_generation, fingerprint, builder, model_invoked,
+            built_at, body, builder_version, model_id, prompt_hash
+        FROM ops.claimed_latest_frame($1, $2, $3)`, c.FirmID, c.MatterID, c.Token).
+		Scan(&f.FrameID, &f.Token, &f.Target, &f.Fingerprint, &f.Builder, &f.ModelInvoked, &f.BuiltAt, &f.Body,
+			&f.Identity.Version, &f.Identity.ModelID, &f.Identity.PromptHash)
+	f.Identity.Name = f.Builder
+	if errors.Is(err, pgx.ErrNoRows) {
+		return rail.StoredFrame{}, false, nil
+	}
+	if err != nil {
+		return rail.StoredFrame{}, false, fmt.Errorf("latest frame %s token %d: %w", c.MatterRef, c.Token, claimedReadError(err))
+	}
+	return f, true, nil
+}

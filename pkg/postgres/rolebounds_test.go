@@ -143,6 +143,10 @@ func TestEachRoleIsBoundedByTheDatabase(t *testing.T) {
 		`SELECT * FROM ops.claimed_document($1, $2, $3, $4)`, a.FirmID, a.MatterID, x.claim.Token+1, x.docA)
 	x.refused(t, "brief_builder", "read another firm's manifest with its token",
 		`SELECT * FROM ops.claimed_document_manifest($1, $2, $3, $4, 10)`, b.FirmID, b.MatterID, x.claim.Token, uuid.Nil)
+	x.refused(t, "brief_builder", "read every firm's Brief", `SELECT body FROM ops.matter_frames`)
+	x.refused(t, "brief_builder", "read every firm's stored Brief bodies", `SELECT body FROM ops.matter_frame_bodies`)
+	x.refused(t, "brief_builder", "read another firm's newest frame with its token",
+		`SELECT * FROM ops.claimed_latest_frame($1, $2, $3)`, b.FirmID, b.MatterID, x.claim.Token)
 	x.refused(t, "brief_builder", "create public.convert_to for the owner to run",
 		`CREATE FUNCTION public.convert_to(text, text) RETURNS bytea LANGUAGE sql AS 'SELECT ''\x00''::bytea'`)
 
@@ -229,6 +233,9 @@ func TestBuilderReadsOnlyUnderItsClaim(t *testing.T) {
 	if _, err := postgres.LoadClaimedInputs(x.ctx, bp, x.claim); !isFenced(err) {
 		t.Fatalf("a superseded claim loaded inputs: %v", err)
 	}
+	if _, _, err := postgres.NewLedger(bp, rail.Config{}).ClaimedLatestFrame(x.ctx, x.claim); !isFenced(err) {
+		t.Fatalf("a superseded claim read the newest frame: %v", err)
+	}
 }
 
 func isFenced(err error) bool {
@@ -240,7 +247,7 @@ func isFenced(err error) bool {
 func TestClaimedReadsUseTheFence(t *testing.T) {
 	b := setup(t, rail.Config{})
 	fence := postgres.SQLHoldsToken("j", "p_token")
-	for _, fn := range []string{"claimed_matter_title", "claimed_document_manifest", "claimed_document"} {
+	for _, fn := range []string{"claimed_matter_title", "claimed_document_manifest", "claimed_document", "claimed_latest_frame"} {
 		var src string
 		if err := b.pool.QueryRow(b.ctx, `SELECT prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
             WHERE n.nspname = 'ops' AND p.proname = $1`, fn).Scan(&src); err != nil {
@@ -431,6 +438,14 @@ func TestBootstrapThenMigrateAsAnOwnerWithoutCreateRole(t *testing.T) {
 	w := &rail.Worker{Ledger: postgres.NewLedger(bp, rail.Config{}), Builder: rail.DigestBuilder{}, ID: "w", Heartbeat: -1}
 	if out, err := w.BuildOnce(ctx, ref); err != nil || !out.Landed {
 		t.Fatalf("build as brief_builder: %+v %v", out, err)
+	}
+	// Unchanged inputs: the builder reads the newest frame through its
+	// claim and reuses it.
+	if _, err := postgres.NewLedger(tp, rail.Config{}).Demand(ctx, ref, 1); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := w.BuildOnce(ctx, ref); err != nil || !out.Landed || out.ModelInvoked {
+		t.Fatalf("rebuild with unchanged inputs as brief_builder: %+v %v (want landed, the previous body reused)", out, err)
 	}
 }
 

@@ -93,8 +93,9 @@ type Ledger interface {
 	// MarkRun records how an attempt ended when the ledger row was not
 	// changed by it. Best effort.
 	MarkRun(ctx context.Context, c Claim, outcome, msg string) error
-	// LatestFrame returns the matter's newest frame, found=false if none.
-	LatestFrame(ctx context.Context, ref MatterRef) (f StoredFrame, found bool, err error)
+	// ClaimedLatestFrame returns the claimed matter's newest frame,
+	// found=false if none; ErrFenced once c is not the current claim.
+	ClaimedLatestFrame(ctx context.Context, c Claim) (f StoredFrame, found bool, err error)
 	// LoadInputs reads the claimed matter's title and document manifest;
 	// the returned Inputs reads each document's text when asked. The claim's
 	// token is the read capability: once it is no longer the matter's

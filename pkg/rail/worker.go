@@ -194,7 +194,7 @@ func (w *Worker) build(ctx context.Context, c Claim, out *Outcome) (Frame, error
 	}
 	id := IdentityOf(w.Builder)
 	fp := in.FingerprintFor(id)
-	prev, found, err := w.Ledger.LatestFrame(ctx, c.MatterRef)
+	prev, found, err := w.Ledger.ClaimedLatestFrame(ctx, c)
 	if err != nil {
 		return Frame{}, err
 	}

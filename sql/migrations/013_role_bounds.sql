@@ -12,10 +12,10 @@
 --     claimed_generation, requested_generation or built_generation.
 --   * The builder records no fact but frame.built.
 --   * The token is the builder's read capability: it has no SELECT on
---     app.documents (nor on app.matters' title); it reads a matter's
---     manifest and documents through three SECURITY DEFINER functions that
---     answer only while the caller's token is the row's current running
---     claim.
+--     app.documents, app.matters' title or any frame body; it reads a
+--     matter's manifest, documents and newest frame through four SECURITY
+--     DEFINER functions that answer only while the caller's token is the
+--     row's current running claim.
 --   * Composite foreign keys from the outbox (when it names a matter), the
 --     trigger's inbox, the demand and nudge records to app.matters. They
 --     are added NOT VALID here (a brief lock, no scan) and validated by the
@@ -128,6 +128,31 @@ BEGIN
 END
 $$;
 
+-- The matter's newest frame (the Brief, which quotes its documents), for
+-- the builder's unchanged-inputs check.
+CREATE FUNCTION ops.claimed_latest_frame(p_firm uuid, p_matter uuid, p_token bigint)
+    RETURNS TABLE (frame_id uuid, token bigint, target_generation bigint, fingerprint text, builder text,
+                   model_invoked boolean, built_at timestamptz, body text, builder_version text, model_id text,
+                   prompt_hash text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM FROM ops.matter_frame_jobs j
+    WHERE j.firm_id = p_firm AND j.matter_id = p_matter
+      AND (j.claimed_generation = p_token AND j.run_status = 'running');
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'token % is not the current claim on %/%', p_token, p_firm, p_matter USING ERRCODE = 'BR001';
+    END IF;
+    RETURN QUERY
+        SELECT f.frame_id, f.token, f.target_generation, f.fingerprint, f.builder, f.model_invoked, f.built_at,
+               coalesce(f.body, b.body)::text, f.builder_version, f.model_id, f.prompt_hash
+        FROM ops.matter_frames f LEFT JOIN ops.matter_frame_bodies b
+          ON b.firm_id = f.firm_id AND b.matter_id = f.matter_id AND b.body_sha256 = f.body_sha256
+        WHERE f.firm_id = p_firm AND f.matter_id = p_matter
+        ORDER BY f.token DESC LIMIT 1;
+END
+$$;
+
+REVOKE ALL ON FUNCTION ops.claimed_latest_frame(uuid, uuid, bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION ops.claimed_matter_title(uuid, uuid, bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION ops.claimed_document_manifest(uuid, uuid, bigint, uuid, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION ops.claimed_document(uuid, uuid, bigint, uuid) FROM PUBLIC;
@@ -194,7 +219,13 @@ BEGIN
         GRANT SELECT (firm_id, matter_id, status) ON app.matters TO brief_builder;
         GRANT EXECUTE ON FUNCTION ops.claimed_matter_title(uuid, uuid, bigint),
             ops.claimed_document_manifest(uuid, uuid, bigint, uuid, integer),
-            ops.claimed_document(uuid, uuid, bigint, uuid) TO brief_builder;
+            ops.claimed_document(uuid, uuid, bigint, uuid),
+            ops.claimed_latest_frame(uuid, uuid, bigint) TO brief_builder;
+        -- no frame body of any matter but through claimed_latest_frame: the
+        -- commit's keys and ids, and FrameLanded's lookup, only
+        REVOKE SELECT ON ops.matter_frames, ops.matter_frame_bodies FROM brief_builder;
+        GRANT SELECT (frame_id, firm_id, matter_id, token) ON ops.matter_frames TO brief_builder;
+        GRANT SELECT (firm_id, matter_id, body_sha256) ON ops.matter_frame_bodies TO brief_builder;
         -- the commit stamps served demand: two columns
         REVOKE UPDATE ON ops.matter_demands FROM brief_builder;
         GRANT UPDATE (served_token, served_at) ON ops.matter_demands TO brief_builder;
@@ -247,7 +278,8 @@ $$;
 --   DROP FUNCTION ops.refuse_generation_backwards(), ops.refuse_role_write(),
 --       ops.claimed_matter_title(uuid, uuid, bigint),
 --       ops.claimed_document_manifest(uuid, uuid, bigint, uuid, integer),
---       ops.claimed_document(uuid, uuid, bigint, uuid);
+--       ops.claimed_document(uuid, uuid, bigint, uuid),
+--       ops.claimed_latest_frame(uuid, uuid, bigint);
 --   ALTER TABLE ops.domain_event_outbox DROP CONSTRAINT domain_event_outbox_matter_fk;
 --   ALTER TABLE ops.trigger_inbox DROP CONSTRAINT trigger_inbox_matter_fk;
 --   ALTER TABLE ops.matter_demands DROP CONSTRAINT matter_demands_matter_fk;

@@ -175,7 +175,7 @@ func TestRelayPartialPutEventsFailure(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeBus{reject: map[string]bool{}}
 	pub := fakePublisher(t, f)
-	ref := newRef()
+	ref := newRef(t, db.Pool)
 	var ids []uuid.UUID
 	for range 12 {
 		ids = append(ids, record(t, db.Pool, matterFact(ref, "document.uploaded", map[string]string{"document_id": uuid.NewString()})))
