@@ -537,7 +537,7 @@ func TestEndToEndThreeUploadsOneFrame(t *testing.T) {
 	}
 	// One fingerprint: the Brief records the one its ledger row carries
 	// (the worker's skip-if-unchanged key).
-	if fr, ok, err := s.builder.Worker.Ledger.LatestFrame(s.ctx, ref); err != nil || !ok || fr.Fingerprint != b.InputFingerprint {
+	if fr, ok, err := postgres.NewLedger(s.db.Pool, rail.Config{}).LatestFrame(s.ctx, ref); err != nil || !ok || fr.Fingerprint != b.InputFingerprint {
 		t.Fatalf("ledger fingerprint %q (found %v, err %v), Brief's input_fingerprint %q", fr.Fingerprint, ok, err, b.InputFingerprint)
 	}
 	for _, id := range docs {
