@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // No railctl output carries the database password: not the global flag's
@@ -40,4 +42,28 @@ func TestNoPasswordInAnyOutput(t *testing.T) {
 			}
 		}
 	}
+}
+
+// railctl emit cannot pair one firm with another firm's matter: the
+// outbox's key to app.matters refuses the fact, and nothing is recorded.
+func TestEmitRefusesAnotherFirmsMatter(t *testing.T) {
+	c, _, matter := newCLI(t)
+	other := "99999999-9999-4999-8999-999999999999"
+	code, _, errOut := c.run("emit", "--firm", other, "--matter", matter, "--name", "brief.regeneration_requested")
+	if code == exitOK {
+		t.Fatalf("emit with firm B and firm A's matter succeeded")
+	}
+	if !strings.Contains(errOut, "foreign key") && !strings.Contains(errOut, "matter") {
+		t.Errorf("emit's error does not say why: %s", errOut)
+	}
+	conn, err := pgx.Connect(context.Background(), c.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM ops.domain_event_outbox WHERE firm_id = $1`, other).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the refused fact is in the outbox: %d rows (%v)", n, err)
+	}
+	t.Logf("refused: %s", strings.TrimSpace(errOut))
 }
