@@ -3,10 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 )
 
 // No railctl output carries the database password: not the global flag's
@@ -66,4 +71,46 @@ func TestEmitRefusesAnotherFirmsMatter(t *testing.T) {
 		t.Errorf("the refused fact is in the outbox: %d rows (%v)", n, err)
 	}
 	t.Logf("refused: %s", strings.TrimSpace(errOut))
+}
+
+// On-call runs railctl as brief_oncall (no DDL, no CREATEROLE): its read
+// models and commands work under that role's grants.
+func TestOnCallCommandsRunAsTheOnCallRole(t *testing.T) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	owner := cli{t: t, url: db.URL}
+	firm, matter := uuid.NewString(), uuid.NewString()
+	owner.must("matter", "add", "--firm", firm, "--matter", matter, "--title", "Harlow v. Penmark")
+	text := filepath.Join(t.TempDir(), "complaint.txt")
+	if err := os.WriteFile(text, []byte("page one\fpage two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	owner.must("doc", "add", "--firm", firm, "--matter", matter, "--name", "complaint.txt", "--text-file", text)
+	var exists bool
+	if err := db.Pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT FROM pg_roles WHERE rolname = 'brief_oncall')`).Scan(&exists); err != nil || !exists {
+		t.Skip("no brief_oncall role (no bootstrap on this server)")
+	}
+	oc := cli{t: t, url: db.RoleURL("brief_oncall")}
+	m := []string{"--firm", firm, "--matter", matter}
+	for _, args := range [][]string{
+		append([]string{"regenerate"}, m...),
+		append([]string{"demand"}, m...),
+		append([]string{"status"}, m...),
+		append([]string{"runs"}, m...),
+		append([]string{"why"}, m...),
+		{"stale"},
+		{"outbox", "parked"},
+		{"backfill", "status"},
+		{"backfill", "pause"},
+		{"backfill", "resume"},
+	} {
+		if code, out, errOut := oc.run(args...); code != exitOK && code != exitNothing {
+			t.Errorf("railctl %v as brief_oncall: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	if _, err := db.Pool.Exec(context.Background(), `UPDATE ops.matter_frame_jobs SET run_status = 'quarantined'
+        WHERE matter_id = $1`, matter); err != nil {
+		t.Fatal(err)
+	}
+	oc.must(append([]string{"release"}, m...)...)
 }
