@@ -26,6 +26,13 @@ BEGIN
         -- No statement of a rail role resolves a name through a schema
         -- another role can create objects in.
         EXECUTE pg_catalog.format('ALTER ROLE %I SET search_path = pg_catalog, pg_temp', r);
+        -- Session limits in the rail's database (RDS Proxy rejects startup
+        -- options, so they live on the role; migration 008 sets the same
+        -- only when the migrating role may alter roles).
+        EXECUTE pg_catalog.format('ALTER ROLE %I IN DATABASE %I SET statement_timeout = %L', r, pg_catalog.current_database(),
+            CASE r WHEN 'brief_sweeper' THEN '50s' ELSE '30s' END);
+        EXECUTE pg_catalog.format('ALTER ROLE %I IN DATABASE %I SET idle_in_transaction_session_timeout = %L', r, pg_catalog.current_database(), '10s');
+        EXECUTE pg_catalog.format('ALTER ROLE %I IN DATABASE %I SET lock_timeout = %L', r, pg_catalog.current_database(), '10s');
     END LOOP;
 END
 $$;

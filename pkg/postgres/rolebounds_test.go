@@ -418,6 +418,10 @@ func TestBootstrapThenMigrateAsAnOwnerWithoutCreateRole(t *testing.T) {
 	}
 
 	x := &attackDB{db: db, ctx: ctx}
+	var timeout string
+	if err := x.as(t, "brief_builder").QueryRow(ctx, `SHOW statement_timeout`).Scan(&timeout); err != nil || timeout != "30s" {
+		t.Errorf("brief_builder's statement_timeout in the rail's database = %q (%v), want 30s from the bootstrap", timeout, err)
+	}
 	x.refused(t, "brief_builder", "create public.convert_to", `CREATE FUNCTION public.convert_to(text, text) RETURNS bytea LANGUAGE sql AS 'SELECT ''\x00''::bytea'`)
 	x.refused(t, "brief_oncall", "create a table in public", `CREATE TABLE public.scratch (a int)`)
 
