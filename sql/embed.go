@@ -8,6 +8,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/tern/v2/migrate"
@@ -15,6 +16,30 @@ import (
 
 //go:embed migrations/*.sql
 var files embed.FS
+
+//go:embed bootstrap.sql
+var bootstrapSQL string
+
+// BootstrapSQL is sql/bootstrap.sql: the one-time, administrator-run
+// creation of the rail's roles and their settings, with the schema
+// owner's name as psql's :"owner" variable.
+func BootstrapSQL() string { return bootstrapSQL }
+
+// Bootstrap runs sql/bootstrap.sql on conn (an administrator's session on
+// the rail's database) for the schema owner named owner, as psql -v
+// owner=... would; owner "" leaves the owner's settings alone. It is not
+// part of Migrate.
+func Bootstrap(ctx context.Context, conn *pgx.Conn, owner string) error {
+	sql := strings.ReplaceAll(bootstrapSQL, `:"owner"`, pgx.Identifier{owner}.Sanitize())
+	if owner == "" { // the caller's own session is the owner and keeps its settings (tests)
+		sql = strings.ReplaceAll(bootstrapSQL, `ALTER ROLE :"owner" SET search_path = pg_catalog, pg_temp;`, "")
+		sql = strings.ReplaceAll(sql, `GRANT CREATE ON SCHEMA public TO :"owner";`, "")
+	}
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	return nil
+}
 
 // Migrations returns the migration files, named NNN_name.sql.
 func Migrations() fs.FS {

@@ -55,8 +55,10 @@ func TestLocalRailRunsTheSweeperFunction(t *testing.T) {
         RETURNING event_id::text`).Scan(&outboxID); err != nil {
 		t.Fatal(err)
 	}
-	if err := pool.QueryRow(ctx, `INSERT INTO ops.trigger_inbox (event_id, firm_id, matter_id, event_name, received_at)
-        VALUES (gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 'document.uploaded', clock_timestamp() - interval '400 hours')
+	if err := pool.QueryRow(ctx, `WITH f AS (INSERT INTO app.firms (firm_id) VALUES (gen_random_uuid()) RETURNING firm_id),
+             m AS (INSERT INTO app.matters (firm_id, matter_id) SELECT firm_id, gen_random_uuid() FROM f RETURNING firm_id, matter_id)
+        INSERT INTO ops.trigger_inbox (event_id, firm_id, matter_id, event_name, received_at)
+        SELECT gen_random_uuid(), firm_id, matter_id, 'document.uploaded', clock_timestamp() - interval '400 hours' FROM m
         RETURNING event_id::text`).Scan(&inboxID); err != nil {
 		t.Fatal(err)
 	}

@@ -108,13 +108,22 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdo
 
 // runGlobals runs one command line with g's streams, environment and hooks.
 func runGlobals(ctx context.Context, g *globals, args []string) int {
+	// Every byte railctl writes is redacted of the session's passwords
+	// (redact.go); the URL comes from the flag or $DATABASE_URL, read after
+	// parsing so no default ever prints it.
+	secrets := func() []string { return secretsOf(g.databaseURL, g.env) }
+	g.stdout, g.stderr = redactor{w: g.stdout, secrets: secrets}, redactor{w: g.stderr, secrets: secrets}
 	stdout, stderr := g.stdout, g.stderr
 	fs := flag.NewFlagSet("railctl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&g.databaseURL, "database-url", g.env("DATABASE_URL"), "PostgreSQL connection string (default $DATABASE_URL)")
+	fs.StringVar(&g.databaseURL, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL; never printed)")
 	fs.Usage = func() { usage(stderr, fs) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	parseErr := fs.Parse(args)
+	if g.databaseURL == "" {
+		g.databaseURL = g.env("DATABASE_URL")
+	}
+	if parseErr != nil {
+		if errors.Is(parseErr, flag.ErrHelp) {
 			return exitOK
 		}
 		return exitUsage

@@ -62,7 +62,7 @@ const DefaultBackfillRate = 30
 type Config struct {
 	Function        string
 	EventBus        string        // relay
-	EventSource     string        // relay
+	EventSource     string        // relay (the envelopes' source), trigger (the only source it takes)
 	BuildQueueURL   string        // trigger, builder, sweeper
 	Lease           time.Duration // builder, sweeper
 	SettleDelay     time.Duration // trigger, builder (follow-ups)

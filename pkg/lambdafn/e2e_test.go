@@ -537,7 +537,7 @@ func TestEndToEndThreeUploadsOneFrame(t *testing.T) {
 	}
 	// One fingerprint: the Brief records the one its ledger row carries
 	// (the worker's skip-if-unchanged key).
-	if fr, ok, err := s.builder.Worker.Ledger.LatestFrame(s.ctx, ref); err != nil || !ok || fr.Fingerprint != b.InputFingerprint {
+	if fr, ok, err := postgres.NewLedger(s.db.Pool, rail.Config{}).LatestFrame(s.ctx, ref); err != nil || !ok || fr.Fingerprint != b.InputFingerprint {
 		t.Fatalf("ledger fingerprint %q (found %v, err %v), Brief's input_fingerprint %q", fr.Fingerprint, ok, err, b.InputFingerprint)
 	}
 	for _, id := range docs {
@@ -620,7 +620,11 @@ func TestEndToEndMalformedTriggerMessageFailsAloneThenDeadLetters(t *testing.T) 
 	s := newStack(t)
 	ref, _ := s.seedUploads(0)
 	s.send(s.trigQ, `{"detail-type":"document.uploaded","source":"pramaan.domain","detail":{"event_id":"not-a-uuid"}}`)
-	good := uuid.New()
+	good, err := postgres.RecordFact(s.ctx, s.db.Pool, rail.Fact{FirmID: ref.FirmID,
+		MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true}, Name: rail.FactRegenerationRequested})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.send(s.trigQ, envelope(rail.FactRegenerationRequested, good, ref))
 
 	received, failed := s.pollOnce(s.trigQ, "TriggerFunction", s.triggerH(), s.batch("TriggerFunction", s.trigQ))
@@ -692,20 +696,38 @@ func TestEndToEndLostNudgesAreRecoveredBySweeper(t *testing.T) {
 	}
 }
 
-func TestEndToEndUnknownAndMisfiledFactsAreNoOps(t *testing.T) {
+// Facts naming an unknown matter or another firm's matter are no facts the
+// rail recorded (no outbox row can name them): each is refused, comes back
+// after every visibility timeout until maxReceiveCount, and ends in the
+// trigger DLQ (TriggerDLQNotEmptyAlarm), counted as FactsRefused; nothing is
+// written or nudged. A fact that creates no demand is acknowledged once.
+func TestEndToEndUnknownAndMisfiledFactsAreRefusedThenDeadLettered(t *testing.T) {
 	s := newStack(t)
 	ref, _ := s.seedUploads(0)
 	s.send(s.trigQ, envelope(rail.FactDocumentUploaded, uuid.New(), rail.MatterRef{FirmID: ref.FirmID, MatterID: uuid.New()}))
 	s.send(s.trigQ, envelope(rail.FactDocumentUploaded, uuid.New(), rail.MatterRef{FirmID: uuid.New(), MatterID: ref.MatterID}))
 	s.send(s.trigQ, envelope("matter.renamed", uuid.New(), ref))
-	if n := s.drainTrigger(); n != 3 {
-		t.Fatalf("received %d, want 3 (each once: acknowledged)", n)
+	spec, err := s.tpl.Queue("TriggerQueue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Duration(spec.RedriveMaxReceiveCount*testVisibility+15) * time.Second)
+	for s.depth(s.trigDLQ) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("refused facts not dead-lettered after %d receives (DLQ %d)", spec.RedriveMaxReceiveCount, s.depth(s.trigDLQ))
+		}
+		s.pollOnce(s.trigQ, "TriggerFunction", s.triggerH(), s.batch("TriggerFunction", s.trigQ))
+		time.Sleep(200 * time.Millisecond)
 	}
 	var jobs, inbox int
 	if err := s.db.Pool.QueryRow(s.ctx, `SELECT (SELECT count(*) FROM ops.matter_frame_jobs), (SELECT count(*) FROM ops.trigger_inbox)`).Scan(&jobs, &inbox); err != nil {
 		t.Fatal(err)
 	}
-	if jobs != 0 || inbox != 0 || s.depth(s.buildQ) != 0 || s.depth(s.trigDLQ) != 0 {
-		t.Fatalf("jobs %d inbox %d build queue %d DLQ %d: want nothing written, sent or dead-lettered", jobs, inbox, s.depth(s.buildQ), s.depth(s.trigDLQ))
+	if jobs != 0 || inbox != 0 || s.depth(s.buildQ) != 0 || s.depth(s.trigDLQ) != 2 || s.depth(s.trigQ) != 0 {
+		t.Fatalf("jobs %d inbox %d build queue %d DLQ %d trigger queue %d: want nothing written or sent, the two refused facts dead-lettered",
+			jobs, inbox, s.depth(s.buildQ), s.depth(s.trigDLQ), s.depth(s.trigQ))
+	}
+	if !strings.Contains(s.logs.String(), "fact refused") || !strings.Contains(s.metrics.String(), rail.MetricFactsRefused) {
+		t.Fatal("the refusals were not logged and counted")
 	}
 }

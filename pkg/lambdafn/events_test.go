@@ -43,6 +43,12 @@ func TestEventSamplesAreAcceptedByTheirHandlers(t *testing.T) {
 		Name: "complaint.pdf", Pages: []string{"Harlow Logistics sued Penmark Freight on 3 March 2025."}}); err != nil {
 		t.Fatal(err)
 	}
+	// The sample's fact, as the rail recorded it (the trigger confirms a
+	// demand fact against its outbox row).
+	if _, err := postgres.RecordFact(s.ctx, s.db.Pool, rail.Fact{EventID: sampleEventID, FirmID: ref.FirmID,
+		MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true}, Name: rail.FactDocumentUploaded}); err != nil {
+		t.Fatal(err)
+	}
 
 	ctx, cancel := s.invocation("TriggerFunction")
 	resp, err := s.trigger.Handle(ctx, trig)

@@ -68,6 +68,9 @@ func flush(ctx context.Context, m *emf.Logger, log *slog.Logger) {
 // queue, each body an EventBridge envelope.
 type TriggerHandler struct {
 	Trigger *rail.Trigger
+	// Source is the only envelope source taken (the relay's,
+	// RAIL_EVENT_SOURCE): any other fails its message alone.
+	Source  string
 	Metrics *emf.Logger
 	Log     *slog.Logger
 }
@@ -78,6 +81,7 @@ func NewTrigger(cfg Config, d Deps) *TriggerHandler {
 	return &TriggerHandler{
 		Trigger: &rail.Trigger{Ledger: postgres.NewLedger(d.Pool, cfg.RailConfig()), Nudger: d.nudger(cfg),
 			SettleDelay: cfg.SettleDelay, Log: d.log(), Metrics: m},
+		Source:  cfg.EventSource,
 		Metrics: m, Log: d.log(),
 	}
 }
@@ -91,7 +95,7 @@ func (h *TriggerHandler) Handle(ctx context.Context, ev events.SQSEvent) (events
 	msgs := make([]rail.InboundFact, len(ev.Records))
 	for i, r := range ev.Records {
 		msgs[i] = rail.InboundFact{MessageID: r.MessageId, TraceHeader: r.Attributes[attrTraceHeader]}
-		env, err := sqsq.DecodeEnvelope(r.Body)
+		env, err := sqsq.DecodeRailEnvelope(r.Body, h.Source)
 		if err != nil {
 			msgs[i].Err = fmt.Errorf("%w (receive %s; dead-lettered after the queue's maxReceiveCount)",
 				err, r.Attributes["ApproximateReceiveCount"])

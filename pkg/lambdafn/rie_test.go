@@ -222,6 +222,9 @@ func sampleRef(t testing.TB) rail.MatterRef {
 	return ref
 }
 
+// sampleEventID is the event id of events/trigger.json's fact.
+var sampleEventID = uuid.MustParse("44444444-4444-4444-8444-444444444444")
+
 func TestBootstrapsUnderLambdaRuntime(t *testing.T) {
 	s := newEmulatorStack(t)
 	emulatorBin(t)
@@ -238,7 +241,9 @@ func TestBootstrapsUnderLambdaRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventID, err := postgres.RecordFact(s.ctx, tx, rail.Fact{FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true},
+	// The fact events/trigger.json carries (the trigger confirms a demand
+	// fact against the outbox row under its event id).
+	eventID, err := postgres.RecordFact(s.ctx, tx, rail.Fact{EventID: sampleEventID, FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true},
 		Name: rail.FactDocumentUploaded, Payload: map[string]string{"document_id": docID.String()}})
 	if err != nil {
 		t.Fatal(err)
@@ -396,5 +401,79 @@ func waitOutput(t testing.TB, em *rie.Emulator, want string) string {
 			t.Fatalf("%q never appeared in the function's output:\n%s", want, out)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// sqsEnvelope is one trigger-queue record carrying an EventBridge envelope
+// with source and a fact.
+func sqsEnvelope(msgID, source string, eventID uuid.UUID, ref rail.MatterRef, name string) map[string]any {
+	detail := map[string]any{"event_id": eventID.String(), "event_name": name, "firm_id": ref.FirmID.String(),
+		"matter_id": ref.MatterID.String(), "occurred_at": "2026-01-15T09:29:59.512Z", "payload": map[string]any{}}
+	body, _ := json.Marshal(map[string]any{"version": "0", "id": uuid.NewString(), "detail-type": name, "source": source,
+		"account": "123456789012", "time": "2026-01-15T09:30:00Z", "region": "eu-west-1", "resources": []any{}, "detail": detail})
+	return map[string]any{"messageId": msgID, "receiptHandle": "rh-" + msgID, "body": string(body),
+		"attributes": map[string]string{"ApproximateReceiveCount": "1"}, "messageAttributes": map[string]any{},
+		"eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:eu-west-1:123456789012:trigger", "awsRegion": "eu-west-1"}
+}
+
+// A forged fact silences no one, through the trigger function's own
+// bootstrap under the Lambda runtime, as brief_trigger: firm B's fact
+// carrying firm A's pending event id, and a fact from a source that is not
+// the rail's, fail their messages (retried, then dead-lettered); firm A's
+// genuine fact in the same batch records its demand.
+func TestTriggerRefusesForgedFactsUnderLambdaRuntime(t *testing.T) {
+	s := newEmulatorStack(t)
+	emulatorBin(t)
+	a := rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()}
+	b := rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()}
+	for _, ref := range []rail.MatterRef{a, b} {
+		if _, err := postgres.AddMatter(s.ctx, s.db.Pool, ref, "matter"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	genuine, err := postgres.RecordFact(s.ctx, s.db.Pool, rail.Fact{FirmID: a.FirmID,
+		MatterID: uuid.NullUUID{UUID: a.MatterID, Valid: true}, Name: rail.FactRegenerationRequested})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := postgres.RecordFact(s.ctx, s.db.Pool, rail.Fact{FirmID: b.FirmID,
+		MatterID: uuid.NullUUID{UUID: b.MatterID, Valid: true}, Name: rail.FactRegenerationRequested})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trigger := s.startFunction("TriggerFunction", asRole(t, s.db.URL, fnRoles["TriggerFunction"]), nil)
+	ev, _ := json.Marshal(map[string]any{"Records": []any{
+		sqsEnvelope("forged", rail.DefaultEventSource, genuine, b, rail.FactRegenerationRequested),
+		sqsEnvelope("foreign", "attacker.domain", other, b, rail.FactRegenerationRequested),
+		sqsEnvelope("genuine", rail.DefaultEventSource, genuine, a, rail.FactRegenerationRequested),
+	}})
+	var tr struct {
+		BatchItemFailures []struct {
+			ItemIdentifier string `json:"itemIdentifier"`
+		} `json:"batchItemFailures"`
+	}
+	if err := json.Unmarshal(invokeOK(t, trigger, ev), &tr); err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, f := range tr.BatchItemFailures {
+		failed = append(failed, f.ItemIdentifier)
+	}
+	sort.Strings(failed)
+	if strings.Join(failed, ",") != "foreign,forged" {
+		t.Fatalf("batch item failures %v, want the forged and the foreign messages", failed)
+	}
+	if j := s.job(a); j.RequestedGeneration != 1 {
+		t.Fatalf("firm A's genuine fact: job %+v, want requested 1", j)
+	}
+	var bJobs int
+	if err := s.db.Pool.QueryRow(s.ctx, `SELECT count(*) FROM ops.matter_frame_jobs WHERE matter_id = $1`, b.MatterID).Scan(&bJobs); err != nil {
+		t.Fatal(err)
+	}
+	if bJobs != 0 {
+		t.Fatal("a refused fact recorded demand on firm B's matter")
+	}
+	if out := trigger.Output(); !strings.Contains(out, "FactsRefused") {
+		t.Errorf("the refusal was not counted (no FactsRefused metric in the function's output)")
 	}
 }

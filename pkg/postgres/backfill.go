@@ -88,7 +88,7 @@ func (l *Ledger) CountOutdated(ctx context.Context, deployed rail.BuilderIdentit
 func (l *Ledger) BackfillControl(ctx context.Context) (rail.BackfillStatus, error) {
 	var st rail.BackfillStatus
 	err := l.pool.QueryRow(ctx, `SELECT paused, changed_at, changed_by, admitted,
-            (SELECT count(DISTINCT (firm_id, matter_id)) FROM ops.matter_demands
+            (SELECT pg_catalog.count(DISTINCT (firm_id, matter_id)) FROM ops.matter_demands
              WHERE served_at IS NULL AND source = 'backfill')
         FROM ops.backfill_control WHERE singleton`).Scan(&st.Paused, &st.ChangedAt, &st.ChangedBy, &st.Admitted, &st.InFlight)
 	return st, err

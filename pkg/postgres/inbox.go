@@ -46,22 +46,78 @@ func (t *ledgerTx) DemandFrom(ctx context.Context, ref rail.MatterRef, n int, o 
 func (t *ledgerTx) Commit(ctx context.Context) error   { return t.tx.Commit(ctx) }
 func (t *ledgerTx) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
 
+// inboxSQL verifies and records one matter's demand facts ($1 event ids,
+// $4 names; $2, $3 the matter). A fact is confirmed when the outbox holds
+// it: the same event id with this firm, matter and name (the relay puts
+// nothing else on the bus). A confirmed fact is inserted; on an event id
+// already in the inbox the DO UPDATE (a no-op write) fires only for the
+// same firm, matter and name, so the row comes back as a duplicate; for
+// any other it does not, and the fact is a conflict. DO UPDATE reads the
+// newest committed row under its lock, so a concurrent redelivery is a
+// duplicate, never a conflict. xmax is 0 only on a row this statement
+// inserted. A fact the outbox no longer holds (pruned after publication)
+// but the inbox does, with the same four, is a duplicate too: a redrive
+// after the outbox's retention still dedupes.
 const inboxSQL = `
-INSERT INTO ops.trigger_inbox (event_id, firm_id, matter_id, event_name)
-SELECT e.event_id::uuid, $2, $3, e.event_name
-FROM unnest($1::text[], $4::text[]) AS e (event_id, event_name)
-ORDER BY e.event_id::uuid
-ON CONFLICT (event_id) DO NOTHING
-RETURNING event_id`
+WITH e AS (
+    SELECT x.event_id::uuid AS event_id, x.event_name
+    FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($4::text[])) AS x (event_id, event_name)
+), v AS (
+    SELECT e.event_id, e.event_name, EXISTS (
+        SELECT 1 FROM ops.domain_event_outbox o
+        WHERE o.event_id = e.event_id AND o.firm_id = $2 AND o.matter_id = $3 AND o.event_name = e.event_name
+    ) AS confirmed
+    FROM e
+), ins AS (
+    INSERT INTO ops.trigger_inbox AS i (event_id, firm_id, matter_id, event_name)
+    SELECT v.event_id, $2, $3, v.event_name FROM v WHERE v.confirmed
+    ORDER BY v.event_id
+    ON CONFLICT (event_id) DO UPDATE SET received_at = i.received_at
+        WHERE (i.firm_id, i.matter_id, i.event_name) = (EXCLUDED.firm_id, EXCLUDED.matter_id, EXCLUDED.event_name)
+    RETURNING i.event_id, i.xmax::text = '0' AS inserted
+)
+SELECT v.event_id::text,
+       CASE WHEN ins.inserted THEN 'fresh'
+            WHEN ins.event_id IS NOT NULL THEN 'duplicate'
+            WHEN v.confirmed THEN '` + rail.RefusedConflict + `'
+            WHEN EXISTS (SELECT 1 FROM ops.trigger_inbox i
+                         WHERE i.event_id = v.event_id AND (i.firm_id, i.matter_id, i.event_name) = ($2, $3, v.event_name))
+                THEN 'duplicate'
+            ELSE '` + rail.RefusedUnconfirmed + `' END
+FROM v LEFT JOIN ins ON ins.event_id = v.event_id`
 
-// Receive inserts the facts' inbox rows and returns the event ids not seen
-// before. One statement.
-func (t *ledgerTx) Receive(ctx context.Context, ref rail.MatterRef, eventIDs []uuid.UUID, names []string) ([]uuid.UUID, error) {
+// Receive verifies the facts, inserts the inbox rows of those not seen
+// before and returns their ids, and the facts refused (rail.InboxTx). One
+// statement.
+func (t *ledgerTx) Receive(ctx context.Context, ref rail.MatterRef, eventIDs []uuid.UUID, names []string) ([]uuid.UUID, []rail.RefusedFact, error) {
 	rows, err := t.tx.Query(ctx, inboxSQL, idStrings(eventIDs), ref.FirmID, ref.MatterID, names) // exec mode has no uuid[] encode plan
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	var (
+		fresh   []uuid.UUID
+		refused []rail.RefusedFact
+		id      string
+		verdict string
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &verdict}, func() error {
+		u, err := uuid.Parse(id)
+		if err != nil {
+			return err
+		}
+		switch verdict {
+		case "fresh":
+			fresh = append(fresh, u)
+		case "duplicate":
+		default:
+			refused = append(refused, rail.RefusedFact{EventID: u, Reason: verdict})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return fresh, refused, nil
 }
 
 // FactsHeard counts how many of the facts with these event ids the trigger

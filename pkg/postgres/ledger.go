@@ -86,10 +86,11 @@ func (l *Ledger) Config() rail.Config { return l.cfg }
 // Pool returns the underlying pool.
 func (l *Ledger) Pool() *pgxpool.Pool { return l.pool }
 
-// LoadInputs reads a build's inputs (LoadInputs) on the pool: the manifest
-// and, one statement each as the build reaches them, the documents.
-func (l *Ledger) LoadInputs(ctx context.Context, ref rail.MatterRef) (rail.Inputs, error) {
-	return LoadInputs(ctx, l.pool, ref)
+// LoadInputs reads a claim's inputs (LoadClaimedInputs) on the pool: the
+// manifest and, one statement each as the build reaches them, the
+// documents, each read checking c's token in the database.
+func (l *Ledger) LoadInputs(ctx context.Context, c rail.Claim) (rail.Inputs, error) {
+	return LoadClaimedInputs(ctx, l.pool, c)
 }
 
 const demandSQL = `
@@ -272,8 +273,10 @@ const commitDemandSince = `CASE WHEN requested_generation > target_generation
 
 // bodySHA256 content-addresses a frame body ($7): the hash of its jsonb
 // text, so equal documents share one stored body (ops.matter_frame_bodies)
-// whatever their key order or spacing was.
-const bodySHA256 = `encode(sha256(convert_to($7::jsonb::text, 'UTF8')), 'hex')`
+// whatever their key order or spacing was. Schema-qualified: an
+// overloadable catalog function called with a literal is where a function
+// planted in a schema on the caller's search_path could match better.
+const bodySHA256 = `pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($7::jsonb::text, 'UTF8')), 'hex')`
 
 var commitSQL = `
 WITH fence AS (
@@ -312,16 +315,16 @@ WITH fence AS (
     -- trigger hears it and creates no demand.
     INSERT INTO ops.domain_event_outbox (firm_id, matter_id, event_name, payload, trace_header)
     SELECT fence.firm_id, fence.matter_id, 'frame.built',
-           jsonb_build_object('frame_id', frame.frame_id::text, 'token', $3::text,
+           pg_catalog.jsonb_build_object('frame_id', frame.frame_id::text, 'token', $3::text,
                               'target_generation', fence.target_generation::text),
            $8
     FROM fence, frame
 )
 SELECT frame.frame_id, fence.target_generation, fence.requested_generation,
-       coalesce((SELECT array_agg(generation ORDER BY generation) FROM served), '{}'),
-       coalesce((SELECT array_agg(n ORDER BY generation) FROM served), '{}'),
-       coalesce((SELECT array_agg(source ORDER BY generation) FROM served), '{}'),
-       coalesce((SELECT array_agg(age ORDER BY generation) FROM served), '{}')
+       coalesce((SELECT pg_catalog.array_agg(generation ORDER BY generation) FROM served), '{}'),
+       coalesce((SELECT pg_catalog.array_agg(n ORDER BY generation) FROM served), '{}'),
+       coalesce((SELECT pg_catalog.array_agg(source ORDER BY generation) FROM served), '{}'),
+       coalesce((SELECT pg_catalog.array_agg(age ORDER BY generation) FROM served), '{}')
 FROM fence, frame`
 
 // Commit lands the frame if and only if c's token is still current: the
@@ -420,7 +423,7 @@ WITH f AS (
         target_generation = built_generation,
         uncovered_since   = demand_since, -- the target is handed back: all unbuilt demand is uncovered
         not_before        = clock_timestamp()
-                            + make_interval(secs => least($6::float8, $5::float8 * power(2, greatest(attempts - 1, 0)))),
+                            + make_interval(secs => least($6::float8, $5::float8 * pg_catalog.power(2, greatest(attempts - 1, 0)))),
         last_error        = left($7, 2000)
     WHERE j.firm_id = $1 AND j.matter_id = $2 AND ` + SQLHoldsToken("j", "$3") + `
     RETURNING firm_id, matter_id, run_status, attempts

@@ -61,8 +61,8 @@ func RecordNudges(ctx context.Context, q Querier, queue string, nudges []rail.Nu
 	}
 	_, err := q.Exec(ctx, `INSERT INTO ops.matter_nudges
         (firm_id, matter_id, reason, queue, delay_seconds, trace_header, error)
-        SELECT u.firm_id::uuid, u.matter_id::uuid, u.reason, $5, $6, u.trace_header, left(u.error, 2000)
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $7::text[]) AS u (firm_id, matter_id, reason, trace_header, error)`,
+        SELECT u.firm_id::uuid, u.matter_id::uuid, u.reason, $5, $6, u.trace_header, pg_catalog.left(u.error, 2000)
+        FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::text[]), pg_catalog.unnest($4::text[]), pg_catalog.unnest($7::text[])) AS u (firm_id, matter_id, reason, trace_header, error)`,
 		firms, matters, reasons, traces, queue, delay.Seconds(), msgs)
 	if err != nil {
 		return fmt.Errorf("record %d nudges: %w", len(nudges), err)

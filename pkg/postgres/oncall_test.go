@@ -18,7 +18,7 @@ import (
 // and returns the InboundFact the trigger would receive for it.
 func recordedFact(t *testing.T, b *bundle, ref rail.MatterRef, name string) rail.InboundFact {
 	t.Helper()
-	in := fact(ref, name)
+	in := unrecordedFact(ref, name)
 	id, err := postgres.RecordFact(b.ctx, b.pool, rail.Fact{EventID: in.Fact.EventID, FirmID: ref.FirmID,
 		MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true}, Name: name, TraceHeader: in.TraceHeader})
 	if err != nil {

@@ -280,14 +280,14 @@ const recordFailuresSQL = `UPDATE ops.domain_event_outbox o SET
         last_error = f.err,
         relay_claim = NULL,
         next_attempt_at = clock_timestamp()
-            + make_interval(secs => least($4::float8 * power(2, least(o.publish_attempts, 40)), $5::float8)),
+            + make_interval(secs => least($4::float8 * pg_catalog.power(2, least(o.publish_attempts, 40)), $5::float8)),
         parked_at = CASE WHEN f.kind = 2 OR (f.kind = 1 AND o.publish_refusals + 1 >= $6) THEN clock_timestamp() END,
         parked_reason = CASE
             WHEN f.kind = 2 THEN f.err
             WHEN f.kind = 1 AND o.publish_refusals + 1 >= $6
-                THEN format('the bus refused it permanently %s times; last: %s', o.publish_refusals + 1, f.err)
+                THEN pg_catalog.format('the bus refused it permanently %s times; last: %s', o.publish_refusals + 1, f.err)
             ELSE '' END
-    FROM unnest($1::uuid[], $2::text[], $3::int4[]) AS f(id, err, kind)
+    FROM ROWS FROM (pg_catalog.unnest($1::uuid[]), pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::int4[])) AS f(id, err, kind)
     WHERE o.event_id = f.id AND o.relay_claim = $7::uuid AND o.published_at IS NULL
     RETURNING o.event_id, o.parked_at IS NOT NULL, o.publish_attempts, o.parked_reason`
 

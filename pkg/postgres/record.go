@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
@@ -212,4 +213,99 @@ func (s documentSource) ReadDocument(ctx context.Context, ref rail.MatterRef, id
 		return rail.Document{}, false, err
 	}
 	return d, true, nil
+}
+
+// errNotClaimed is the SQLSTATE the claimed_* read functions raise when the
+// token is not the matter's current running claim.
+const errNotClaimed = "BR001"
+
+// claimedReadError maps a claimed read's refusal to rail.ErrFenced.
+func claimedReadError(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == errNotClaimed {
+		return fmt.Errorf("%w (the token no longer grants reads)", rail.ErrFenced)
+	}
+	return err
+}
+
+// LoadClaimedInputs is LoadInputs for a builder holding claim c: the title,
+// the manifest and each document are read through the database's claimed_*
+// functions (the builder role has no SELECT on app.documents), which answer
+// only while c's token is the matter's current running claim. Same
+// statements per build as LoadInputs: one for the title, one per manifest
+// page, one per document.
+func LoadClaimedInputs(ctx context.Context, q Querier, c rail.Claim) (rail.Inputs, error) {
+	ref := c.MatterRef
+	var title *string
+	err := q.QueryRow(ctx, `SELECT ops.claimed_matter_title($1, $2, $3)`, ref.FirmID, ref.MatterID, c.Token).Scan(&title)
+	if err != nil {
+		return rail.Inputs{}, fmt.Errorf("load inputs %s token %d: %w", ref, c.Token, claimedReadError(err))
+	}
+	var manifest []rail.DocumentMeta
+	after := uuid.Nil
+	for {
+		rows, err := q.Query(ctx, `SELECT document_id, name, content_sha256, page_count, uploaded_at
+            FROM ops.claimed_document_manifest($1, $2, $3, $4, $5)`, ref.FirmID, ref.MatterID, c.Token, after, rail.ManifestPage)
+		if err != nil {
+			return rail.Inputs{}, fmt.Errorf("load inputs %s token %d: %w", ref, c.Token, claimedReadError(err))
+		}
+		page, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rail.DocumentMeta, error) {
+			var d rail.DocumentMeta
+			err := r.Scan(&d.ID, &d.Name, &d.SHA256, &d.PageCount, &d.UploadedAt)
+			return d, err
+		})
+		if err != nil {
+			return rail.Inputs{}, fmt.Errorf("load inputs %s token %d: %w", ref, c.Token, claimedReadError(err))
+		}
+		manifest = append(manifest, page...)
+		if len(page) < rail.ManifestPage {
+			t := ""
+			if title != nil {
+				t = *title
+			}
+			return rail.InputsFrom(ref, t, manifest, claimedDocumentSource{q: q, token: c.Token}), nil
+		}
+		after = page[len(page)-1].ID
+	}
+}
+
+// claimedDocumentSource reads a claim's documents one statement each,
+// through ops.claimed_document.
+type claimedDocumentSource struct {
+	q     Querier
+	token int64
+}
+
+func (s claimedDocumentSource) ReadDocument(ctx context.Context, ref rail.MatterRef, id uuid.UUID) (rail.Document, bool, error) {
+	d := rail.Document{ID: id}
+	err := s.q.QueryRow(ctx, `SELECT name, pages, content_sha256, note, uploaded_at
+        FROM ops.claimed_document($1, $2, $3, $4)`, ref.FirmID, ref.MatterID, s.token, id).
+		Scan(&d.Name, &d.Pages, &d.SHA256, &d.Note, &d.UploadedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return rail.Document{}, false, nil
+	}
+	if err != nil {
+		return rail.Document{}, false, claimedReadError(err)
+	}
+	return d, true, nil
+}
+
+// ClaimedLatestFrame is LatestFrame for the builder holding c (rail.Ledger):
+// the frame is read through ops.claimed_latest_frame, which answers only
+// while c's token is the matter's current running claim (the builder role
+// reads no frame body otherwise). One statement.
+func (l *Ledger) ClaimedLatestFrame(ctx context.Context, c rail.Claim) (f rail.StoredFrame, found bool, err error) {
+	err = l.q.QueryRow(ctx, `SELECT frame_id, token, target_generation, fingerprint, builder, model_invoked,
+            built_at, body, builder_version, model_id, prompt_hash
+        FROM ops.claimed_latest_frame($1, $2, $3)`, c.FirmID, c.MatterID, c.Token).
+		Scan(&f.FrameID, &f.Token, &f.Target, &f.Fingerprint, &f.Builder, &f.ModelInvoked, &f.BuiltAt, &f.Body,
+			&f.Identity.Version, &f.Identity.ModelID, &f.Identity.PromptHash)
+	f.Identity.Name = f.Builder
+	if errors.Is(err, pgx.ErrNoRows) {
+		return rail.StoredFrame{}, false, nil
+	}
+	if err != nil {
+		return rail.StoredFrame{}, false, fmt.Errorf("latest frame %s token %d: %w", c.MatterRef, c.Token, claimedReadError(err))
+	}
+	return f, true, nil
 }

@@ -88,7 +88,20 @@ func newTrigger(b *bundle) (*rail.Trigger, *nudgeRecorder, *logBuffer, *counts) 
 		Log: slog.New(slog.NewJSONHandler(logs, nil)), Metrics: cs}, rec, logs, cs
 }
 
-func fact(ref rail.MatterRef, name string) rail.InboundFact {
+// fact is a fact as the rail records it: its outbox row is written first
+// (the trigger confirms a demand fact against it), unless no outbox row can
+// exist (an unknown or misfiled matter, a name the grammar refuses): those
+// are unrecorded, i.e. forged.
+func (b *bundle) fact(t *testing.T, ref rail.MatterRef, name string) rail.InboundFact {
+	t.Helper()
+	f := unrecordedFact(ref, name)
+	_, _ = postgres.RecordFact(b.ctx, b.pool, rail.Fact{EventID: f.Fact.EventID, FirmID: ref.FirmID,
+		MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true}, Name: name, TraceHeader: f.TraceHeader})
+	return f
+}
+
+// unrecordedFact is a fact no outbox row backs.
+func unrecordedFact(ref rail.MatterRef, name string) rail.InboundFact {
 	id := uuid.New()
 	return rail.InboundFact{MessageID: "m-" + id.String()[:8], TraceHeader: "Root=1-00000000-" + strings.ReplaceAll(id.String(), "-", "")[:24] + ";Sampled=1",
 		Fact: rail.FactDetail{EventID: id, EventName: name, FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true}}}
@@ -117,8 +130,8 @@ func TestTriggerCoalescesOneMatterIntoOneDemandAndOneNudge(t *testing.T) {
 	other := b.newMatter(t, "Other v. Matter")
 	tr, rec, _, cs := newTrigger(b)
 	msgs := []rail.InboundFact{
-		fact(b.ref, rail.FactDocumentUploaded), fact(other, rail.FactDocumentRemoved),
-		fact(b.ref, rail.FactDocumentUploaded), fact(b.ref, rail.FactRegenerationRequested),
+		b.fact(t, b.ref, rail.FactDocumentUploaded), b.fact(t, other, rail.FactDocumentRemoved),
+		b.fact(t, b.ref, rail.FactDocumentUploaded), b.fact(t, b.ref, rail.FactRegenerationRequested),
 	}
 	noErrors(t, tr.Handle(b.ctx, msgs))
 	if j := b.job(t); j.RequestedGeneration != 3 {
@@ -142,7 +155,7 @@ func TestTriggerCoalescesOneMatterIntoOneDemandAndOneNudge(t *testing.T) {
 func TestTriggerDedupesOnEventID(t *testing.T) {
 	b := setup(t, rail.Config{})
 	tr, rec, _, _ := newTrigger(b)
-	f1, f2 := fact(b.ref, rail.FactDocumentUploaded), fact(b.ref, rail.FactDocumentUploaded)
+	f1, f2 := b.fact(t, b.ref, rail.FactDocumentUploaded), b.fact(t, b.ref, rail.FactDocumentUploaded)
 	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{f1, f1, f2})) // a duplicate inside one batch
 	if j := b.job(t); j.RequestedGeneration != 2 {
 		t.Fatalf("requested = %d, want 2", j.RequestedGeneration)
@@ -150,7 +163,7 @@ func TestTriggerDedupesOnEventID(t *testing.T) {
 	// Redelivered later, alone and with a new one; the envelope id would differ, event_id does not.
 	f1.MessageID = "redelivered"
 	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{f1}))
-	f3 := fact(b.ref, rail.FactDocumentRemoved)
+	f3 := b.fact(t, b.ref, rail.FactDocumentRemoved)
 	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{f2, f3}))
 	if j := b.job(t); j.RequestedGeneration != 3 {
 		t.Fatalf("requested = %d after redeliveries, want 3", j.RequestedGeneration)
@@ -163,7 +176,7 @@ func TestTriggerDedupesOnEventID(t *testing.T) {
 func TestTriggerConcurrentDuplicatesDemandOnce(t *testing.T) {
 	b := setup(t, rail.Config{})
 	tr, _, _, _ := newTrigger(b)
-	f := fact(b.ref, rail.FactDocumentUploaded)
+	f := b.fact(t, b.ref, rail.FactDocumentUploaded)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() { noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{f})) })
@@ -178,7 +191,7 @@ func TestTriggerIgnoresFactsThatCreateNoDemand(t *testing.T) {
 	b := setup(t, rail.Config{})
 	tr, rec, logs, _ := newTrigger(b)
 	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{
-		fact(b.ref, rail.FactFrameBuilt), fact(b.ref, "matter.renamed"), fact(b.ref, ""),
+		b.fact(t, b.ref, rail.FactFrameBuilt), b.fact(t, b.ref, "matter.renamed"), b.fact(t, b.ref, ""),
 	}))
 	if j := b.job(t); j.RequestedGeneration != 0 {
 		t.Fatalf("requested = %d, want 0", j.RequestedGeneration)
@@ -191,25 +204,36 @@ func TestTriggerIgnoresFactsThatCreateNoDemand(t *testing.T) {
 	}
 }
 
-// Facts for an unknown matter, or for a matter filed under another firm,
-// are acknowledged and write nothing (they would fail the same way for
-// ever). A fact for a closed matter is not one of them: its demand is
-// recorded and held (TestTriggerHoldsAClosedMattersDemand).
-func TestTriggerUnknownAndMisfiledMattersAreNoOps(t *testing.T) {
+// A fact naming an unknown matter, or another firm's matter, cannot be a
+// fact the rail recorded (the outbox's key to app.matters refuses one): it
+// is refused, counted and fails its message (retried, then dead-lettered),
+// every time it comes back. A closed matter's fact is not one of them: its
+// demand is recorded and held (TestTriggerHoldsAClosedMattersDemand).
+func TestTriggerUnknownAndMisfiledFactsAreRefusedClosedIsHeld(t *testing.T) {
 	b := setup(t, rail.Config{})
 	tr, rec, logs, cs := newTrigger(b)
 	closed := b.newMatter(t, "Closed v. Matter")
+	closedFact := b.fact(t, closed, rail.FactDocumentUploaded)
 	if err := postgres.SetMatterStatus(b.ctx, b.pool, closed, "closed"); err != nil {
 		t.Fatal(err)
 	}
 	unknown := rail.MatterRef{FirmID: b.ref.FirmID, MatterID: uuid.New()}
 	misfiled := rail.MatterRef{FirmID: uuid.New(), MatterID: b.ref.MatterID} // another firm names our matter
-	good := fact(b.ref, rail.FactDocumentUploaded)
+	good := b.fact(t, b.ref, rail.FactDocumentUploaded)
 	errs := tr.Handle(b.ctx, []rail.InboundFact{
-		fact(unknown, rail.FactDocumentUploaded), fact(closed, rail.FactDocumentUploaded),
-		fact(misfiled, rail.FactRegenerationRequested), good,
+		b.fact(t, unknown, rail.FactDocumentUploaded), closedFact,
+		b.fact(t, misfiled, rail.FactRegenerationRequested), good,
 	})
-	noErrors(t, errs)
+	for i, want := range []bool{true, false, true, false} {
+		if got := errs[i] != nil; got != want {
+			t.Errorf("message %d: err %v, want refused=%v", i, errs[i], want)
+		} else if want && (!errors.Is(errs[i], rail.ErrFactRefused) || !strings.Contains(errs[i].Error(), rail.RefusedUnconfirmed)) {
+			t.Errorf("message %d: %v, want ErrFactRefused (unconfirmed)", i, errs[i])
+		}
+	}
+	if cs.get(rail.MetricFactsRefused) != 2 {
+		t.Errorf("FactsRefused = %v, want 2", cs.get(rail.MetricFactsRefused))
+	}
 	if j := b.job(t); j.RequestedGeneration != 1 {
 		t.Fatalf("requested = %d, want 1 (only the good fact)", j.RequestedGeneration)
 	}
@@ -227,13 +251,13 @@ func TestTriggerUnknownAndMisfiledMattersAreNoOps(t *testing.T) {
 	if cs.get(rail.MetricDemandsRecorded) != 2 || cs.get(rail.MetricDemandsHeld) != 1 {
 		t.Fatalf("DemandsRecorded %v, DemandsHeld %v: want 2 and 1", cs.get(rail.MetricDemandsRecorded), cs.get(rail.MetricDemandsHeld))
 	}
-	for _, want := range []string{rail.ErrUnknownMatter.Error(), rail.ErrFirmMismatch.Error(), "held"} {
-		if !strings.Contains(logs.String(), want) {
-			t.Errorf("log lacks reason %q", want)
-		}
+	if !strings.Contains(logs.String(), "held") || !strings.Contains(logs.String(), "fact refused") {
+		t.Errorf("log lacks the closed matter's hold or the refusals: %s", logs)
 	}
-	// Redelivering the no-ops stays a no-op: no poison loop.
-	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{fact(unknown, rail.FactDocumentUploaded)}))
+	// Redelivered, a refused fact is refused again: never taken as seen.
+	if errs := tr.Handle(b.ctx, []rail.InboundFact{unrecordedFact(unknown, rail.FactDocumentUploaded)}); errs[0] == nil {
+		t.Fatal("a redelivered unconfirmed fact was acknowledged")
+	}
 }
 
 // An upload in flight when its matter closes: the document and its fact
@@ -251,8 +275,8 @@ func TestTriggerHoldsAClosedMattersDemand(t *testing.T) {
 	if _, err := b.ledger.Commit(b.ctx, c, frameOf("before the upload")); err != nil {
 		t.Fatal(err)
 	}
-	up := fact(b.ref, rail.FactDocumentUploaded) // committed while open...
-	b.setStatus(t, "closed")                     // ...and the matter closes before the trigger hears it
+	up := b.fact(t, b.ref, rail.FactDocumentUploaded) // committed while open...
+	b.setStatus(t, "closed")                          // ...and the matter closes before the trigger hears it
 	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{up}))
 
 	j := b.job(t)
@@ -293,7 +317,7 @@ func TestTriggerMalformedFailsAlone(t *testing.T) {
 	b := setup(t, rail.Config{})
 	tr, rec, logs, _ := newTrigger(b)
 	bad := rail.InboundFact{MessageID: "bad-1", Err: errors.New("body is not JSON")}
-	errs := tr.Handle(b.ctx, []rail.InboundFact{fact(b.ref, rail.FactDocumentUploaded), bad, fact(b.ref, rail.FactDocumentUploaded)})
+	errs := tr.Handle(b.ctx, []rail.InboundFact{b.fact(t, b.ref, rail.FactDocumentUploaded), bad, b.fact(t, b.ref, rail.FactDocumentUploaded)})
 	if errs[0] != nil || errs[2] != nil || errs[1] == nil {
 		t.Fatalf("errs = %v: want only the malformed message to fail", errs)
 	}
@@ -309,7 +333,7 @@ func TestTriggerNudgeFailureStillAcknowledges(t *testing.T) {
 	b := setup(t, rail.Config{})
 	tr, rec, logs, _ := newTrigger(b)
 	rec.fail = errors.New("queue unreachable")
-	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{fact(b.ref, rail.FactDocumentUploaded)}))
+	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{b.fact(t, b.ref, rail.FactDocumentUploaded)}))
 	if j := b.job(t); j.RequestedGeneration != 1 {
 		t.Fatalf("requested = %d, want 1: demand must survive a lost nudge", j.RequestedGeneration)
 	}
@@ -332,7 +356,7 @@ func TestTriggerDatabaseErrorFailsThatMatterOnly(t *testing.T) {
 	tr, _, _, _ := newTrigger(b)
 	ctx, cancel := context.WithCancel(b.ctx)
 	cancel()
-	errs := tr.Handle(ctx, []rail.InboundFact{fact(b.ref, rail.FactDocumentUploaded), fact(b.ref, rail.FactFrameBuilt)})
+	errs := tr.Handle(ctx, []rail.InboundFact{b.fact(t, b.ref, rail.FactDocumentUploaded), b.fact(t, b.ref, rail.FactFrameBuilt)})
 	if errs[0] == nil || errs[1] != nil {
 		t.Fatalf("errs = %v: want the demand fact to fail (retry) and the no-op to be acknowledged", errs)
 	}
@@ -341,7 +365,7 @@ func TestTriggerDatabaseErrorFailsThatMatterOnly(t *testing.T) {
 func TestPruneInbox(t *testing.T) {
 	b := setup(t, rail.Config{})
 	tr, _, _, _ := newTrigger(b)
-	old, fresh := fact(b.ref, rail.FactDocumentUploaded), fact(b.ref, rail.FactDocumentUploaded)
+	old, fresh := b.fact(t, b.ref, rail.FactDocumentUploaded), b.fact(t, b.ref, rail.FactDocumentUploaded)
 	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{old, fresh}))
 	if _, err := b.pool.Exec(b.ctx, `UPDATE ops.trigger_inbox SET received_at = received_at - interval '16 days'
         WHERE event_id = $1`, old.Fact.EventID); err != nil {
@@ -359,7 +383,7 @@ func TestPruneInbox(t *testing.T) {
 func TestTriggerDemandFactWithoutMatterIsANoOp(t *testing.T) {
 	b := setup(t, rail.Config{})
 	tr, rec, logs, _ := newTrigger(b)
-	f := fact(b.ref, rail.FactRegenerationRequested)
+	f := b.fact(t, b.ref, rail.FactRegenerationRequested)
 	f.Fact.MatterID = uuid.NullUUID{}
 	noErrors(t, tr.Handle(b.ctx, []rail.InboundFact{f}))
 	if inboxCount(t, b) != 0 || len(rec.all()) != 0 || !strings.Contains(logs.String(), "names no matter") {

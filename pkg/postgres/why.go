@@ -73,7 +73,8 @@ func (l *Ledger) Why(ctx context.Context, ref rail.MatterRef, oc OnCallConfig, l
 	// Facts and their receipts.
 	rows, err := l.pool.Query(ctx, `SELECT o.event_id, o.event_name, o.occurred_at, o.published_at, o.parked_at,
             o.trace_header, o.last_error, o.publish_attempts, i.received_at
-        FROM ops.domain_event_outbox o LEFT JOIN ops.trigger_inbox i ON i.event_id = o.event_id
+        FROM ops.domain_event_outbox o LEFT JOIN ops.trigger_inbox i
+          ON i.event_id = o.event_id AND i.firm_id = o.firm_id AND i.matter_id = o.matter_id
         WHERE o.matter_id = $2 AND o.firm_id = $1
         ORDER BY o.occurred_at DESC LIMIT $3`, ref.FirmID, ref.MatterID, limit)
 	if err != nil {
@@ -198,7 +199,7 @@ func (l *Ledger) Why(ctx context.Context, ref rail.MatterRef, oc OnCallConfig, l
 	// the claim before it ended lease_expired, fenced or superseded (only
 	// a newer claim ends a live run that way).
 	rows, err = l.pool.Query(ctx, `SELECT token, target_generation, worker_id, outcome, claimed_at, finished_at, error,
-            coalesce(lag(outcome) OVER (ORDER BY token) IN ('claimed', 'lease_expired', 'fenced', 'superseded'), false)
+            coalesce(pg_catalog.lag(outcome) OVER (ORDER BY token) IN ('claimed', 'lease_expired', 'fenced', 'superseded'), false)
         FROM (SELECT * FROM ops.matter_frame_runs WHERE firm_id = $1 AND matter_id = $2
               ORDER BY token DESC LIMIT $3) AS r
         ORDER BY token`, ref.FirmID, ref.MatterID, limit)

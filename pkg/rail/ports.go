@@ -139,11 +139,14 @@ type Ledger interface {
 	// MarkRun records how an attempt ended when the ledger row was not
 	// changed by it. Best effort.
 	MarkRun(ctx context.Context, c Claim, outcome, msg string) error
-	// LatestFrame returns the matter's newest frame, found=false if none.
-	LatestFrame(ctx context.Context, ref MatterRef) (f StoredFrame, found bool, err error)
-	// LoadInputs reads the matter's title and document manifest; the
-	// returned Inputs reads each document's text when asked.
-	LoadInputs(ctx context.Context, ref MatterRef) (Inputs, error)
+	// ClaimedLatestFrame returns the claimed matter's newest frame,
+	// found=false if none; ErrFenced once c is not the current claim.
+	ClaimedLatestFrame(ctx context.Context, c Claim) (f StoredFrame, found bool, err error)
+	// LoadInputs reads the claimed matter's title and document manifest;
+	// the returned Inputs reads each document's text when asked. The claim's
+	// token is the read capability: once it is no longer the matter's
+	// current running claim, every read fails with ErrFenced.
+	LoadInputs(ctx context.Context, c Claim) (Inputs, error)
 }
 
 // DocumentSource reads one document of a build's manifest, with its text
@@ -171,9 +174,33 @@ type Inbox interface {
 type InboxTx interface {
 	DemandTx
 	// Receive records the facts (event ids and names, in the same order)
-	// for ref and returns the ids not seen before. One statement.
-	Receive(ctx context.Context, ref MatterRef, eventIDs []uuid.UUID, names []string) (fresh []uuid.UUID, err error)
+	// for ref and returns the ids not seen before, and the facts it
+	// refused: a fact is recorded only when it is the fact the rail's
+	// outbox holds under its event id (same firm, matter and name), and it
+	// is a duplicate only of an inbox row with the same four; anything else
+	// is refused, never taken as seen. One statement.
+	Receive(ctx context.Context, ref MatterRef, eventIDs []uuid.UUID, names []string) (fresh []uuid.UUID, refused []RefusedFact, err error)
 }
+
+// RefusedFact is a demand fact the inbox would not record, and why.
+type RefusedFact struct {
+	EventID uuid.UUID
+	Reason  string // RefusedUnconfirmed or RefusedConflict
+}
+
+// Why the inbox refuses a fact.
+const (
+	// RefusedUnconfirmed: no fact in the outbox has this event id with this
+	// firm, matter and name (a forged fact; or one redriven after the
+	// outbox pruned its row).
+	RefusedUnconfirmed = "unconfirmed"
+	// RefusedConflict: the inbox heard this event id for another firm,
+	// matter or name.
+	RefusedConflict = "conflict"
+)
+
+// ErrFactRefused is the error a refused fact's message fails with.
+var ErrFactRefused = errors.New("fact refused")
 
 // BackfillLedger is the backfill's port: the admission transaction (the
 // control row's token bucket locked for the pass) and the counts.

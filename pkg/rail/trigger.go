@@ -51,6 +51,9 @@ const (
 	MetricDemandsRecorded = "DemandsRecorded" // matters given new demand
 	MetricFactsCoalesced  = "FactsCoalesced"  // facts folded into another fact's demand
 	MetricDemandsHeld     = "DemandsHeld"     // of DemandsRecorded: on a closed matter, held until re-opened
+	// MetricFactsRefused counts demand facts the inbox refused (RefusedFact):
+	// each such message fails, is retried and ends in the trigger's DLQ.
+	MetricFactsRefused = "FactsRefused"
 )
 
 // Trigger turns demand facts into ledger demand and nudges. Safe for
@@ -96,16 +99,23 @@ type matterFacts struct {
 //   - A malformed message fails alone.
 //   - A fact that creates no demand (an unknown name, frame.built) is
 //     acknowledged and changes nothing.
-//   - A fact naming an unknown matter or one filed under another firm is
-//     acknowledged with a logged reason and nothing written: it would fail
-//     the same way forever.
+//   - A demand fact is verified, not trusted: it must be the fact the
+//     rail's outbox holds under its event_id (same firm, matter and name).
+//     One that is not (forged, or naming an unknown matter or one filed
+//     under another firm, which no outbox row can), or whose event_id the
+//     inbox heard for another firm, matter or name, is refused: its message
+//     fails alone (ErrFactRefused; retried, then dead-lettered, where the
+//     trigger DLQ alarm sees it), it is logged and counted
+//     (MetricFactsRefused), and it writes nothing and is never taken as
+//     seen.
 //   - A fact for a closed matter is recorded like any other (inbox rows and
 //     demand, one transaction) and its demand is held on the matter's row:
 //     not claimed, not nudged, counted by MattersClosedWithDemand, and
 //     built after the matter is re-opened (the sweeper re-nudges it). A
 //     fact committed while its matter was open (an upload in flight when
 //     it closed) is never acknowledged away.
-//   - Facts already seen (the same event_id) add no demand.
+//   - Facts already seen (the same event_id, firm, matter and name) add no
+//     demand.
 //   - The new facts for one matter become one transaction holding their
 //     inbox rows and one demand of n, then one nudge for the matter, sent
 //     after the commit with the settle delay. A nudge that cannot be sent is
@@ -146,12 +156,15 @@ func (t *Trigger) Handle(ctx context.Context, msgs []InboundFact) []error {
 
 	var nudges []Nudge
 	for _, g := range groups {
-		n, err := t.record(ctx, msgs, g)
+		n, refused, err := t.record(ctx, msgs, g)
 		if err != nil {
 			for _, i := range g.index {
 				errs[i] = err
 			}
 			continue
+		}
+		for _, i := range g.index {
+			errs[i] = refused[msgs[i].Fact.EventID]
 		}
 		if n.Reason != "" {
 			nudges = append(nudges, n)
@@ -167,9 +180,10 @@ func (t *Trigger) Handle(ctx context.Context, msgs []InboundFact) []error {
 }
 
 // record writes one matter's new facts and their demand in one transaction.
-// It returns the nudge to send (zero when nothing new was recorded) or an
+// It returns the nudge to send (zero when nothing new was recorded), the
+// refused facts' errors by event id (each fails its message alone), or an
 // error that fails the matter's messages.
-func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts) (Nudge, error) {
+func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts) (_ Nudge, refusedErrs map[uuid.UUID]error, _ error) {
 	log := t.log().With("firm_id", g.ref.FirmID, "matter_id", g.ref.MatterID)
 	ids := make([]uuid.UUID, 0, len(g.index))
 	names := make([]string, 0, len(g.index))
@@ -185,16 +199,27 @@ func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts
 
 	tx, err := t.Ledger.BeginInbox(ctx)
 	if err != nil {
-		return Nudge{}, fmt.Errorf("trigger %s: begin: %w", g.ref, err)
+		return Nudge{}, nil, fmt.Errorf("trigger %s: begin: %w", g.ref, err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	fresh, err := tx.Receive(ctx, g.ref, ids, names)
+	fresh, refused, err := tx.Receive(ctx, g.ref, ids, names)
 	if err != nil {
-		return Nudge{}, fmt.Errorf("trigger %s: inbox: %w", g.ref, err)
+		return Nudge{}, nil, fmt.Errorf("trigger %s: inbox: %w", g.ref, err)
+	}
+	if len(refused) > 0 {
+		refusedErrs = make(map[uuid.UUID]error, len(refused))
+		for _, r := range refused {
+			refusedErrs[r.EventID] = fmt.Errorf("trigger %s: event %s: %w (%s)", g.ref, r.EventID, ErrFactRefused, r.Reason)
+			log.ErrorContext(ctx, "fact refused: not the fact the rail recorded under its event_id; failing its message (retried, then dead-lettered)",
+				"event_id", r.EventID, "reason", r.Reason)
+		}
+		t.count(MetricFactsRefused, len(refused))
 	}
 	if len(fresh) == 0 {
-		log.InfoContext(ctx, "facts already recorded; acknowledged", "event_ids", ids)
-		return Nudge{}, nil
+		if len(refused) < len(ids) {
+			log.InfoContext(ctx, "facts already recorded; acknowledged", "event_ids", ids)
+		}
+		return Nudge{}, refusedErrs, nil
 	}
 	origin := DemandOrigin{Source: DemandFromFact, EventIDs: fresh}
 	for _, i := range g.index { // the first new fact's trace continues into the build
@@ -210,15 +235,15 @@ func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts
 		// retrying it would only loop.
 		log.WarnContext(ctx, "facts name no matter of this firm; acknowledged without demand",
 			"reason", err.Error(), "event_ids", ids)
-		return Nudge{}, nil
+		return Nudge{}, refusedErrs, nil
 	case err != nil:
-		return Nudge{}, fmt.Errorf("trigger %s: %w", g.ref, err)
+		return Nudge{}, nil, fmt.Errorf("trigger %s: %w", g.ref, err)
 	case res.Held && t.DropHeld: // the negative control: the defect, on purpose
 		log.WarnContext(ctx, "matter closed; facts acknowledged without demand (DropHeld)", "event_ids", ids)
-		return Nudge{}, nil
+		return Nudge{}, refusedErrs, nil
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return Nudge{}, fmt.Errorf("trigger %s: commit: %w", g.ref, err)
+		return Nudge{}, nil, fmt.Errorf("trigger %s: commit: %w", g.ref, err)
 	}
 	t.count(MetricDemandsRecorded, 1)
 	t.count(MetricFactsCoalesced, len(fresh)-1)
@@ -229,11 +254,11 @@ func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts
 		log.InfoContext(ctx, "demand recorded and held: the matter is closed; it is built after re-opening",
 			"facts", len(fresh), "duplicates", len(g.index)-len(fresh),
 			"requested_generation", res.Requested, "run_status", res.Status)
-		return Nudge{}, nil
+		return Nudge{}, refusedErrs, nil
 	}
 	log.InfoContext(ctx, "demand recorded", "facts", len(fresh), "duplicates", len(g.index)-len(fresh),
 		"requested_generation", res.Requested, "run_status", res.Status)
 
 	return Nudge{V: 1, FirmID: g.ref.FirmID, MatterID: g.ref.MatterID, Reason: ReasonDemand,
-		TraceHeader: origin.TraceHeader}, nil
+		TraceHeader: origin.TraceHeader}, refusedErrs, nil
 }

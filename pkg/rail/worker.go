@@ -175,20 +175,23 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 // fail records a failed attempt (the build's error, or the commit's the
 // database refused) on a detached context: the row goes back to idle with
 // its backoff, or to quarantined.
+//
+// The cause is recorded and logged as SafeText: ids, lengths and classes,
+// never a document's or the model's text (safetext.go).
 func (w *Worker) fail(ctx context.Context, c Claim, out Outcome, cause error, what string) (Outcome, error) {
 	octx, cancel := w.outcomeContext(ctx)
-	fr, ferr := w.Ledger.Fail(octx, c, cause)
+	fr, ferr := w.Ledger.Fail(octx, c, Safe(cause))
 	cancel()
 	if errors.Is(ferr, ErrFenced) {
 		out.Fenced = true
 		return out, nil
 	}
 	if ferr != nil {
-		return out, fmt.Errorf("%s (%v) and recording it failed: %w", what, cause, ferr)
+		return out, fmt.Errorf("%s (%s) and recording it failed: %w", what, SafeText(cause), ferr)
 	}
 	out.Failed, out.Quarantined = true, fr.Status == StatusQuarantined
 	w.log().ErrorContext(ctx, what, "firm_id", c.FirmID, "matter_id", c.MatterID, "token", c.Token,
-		"target", c.Target, "err", cause, "attempts", fr.Attempts, "status", fr.Status)
+		"target", c.Target, "err", SafeText(cause), "attempts", fr.Attempts, "status", fr.Status)
 	return out, nil
 }
 
@@ -206,13 +209,13 @@ func (w *Worker) markRun(ctx context.Context, c Claim, outcome, msg string) {
 // match the last landed frame's (same fingerprint and builder) the previous
 // body is reused and the builder is not called.
 func (w *Worker) build(ctx context.Context, c Claim, out *Outcome) (Frame, error) {
-	in, err := w.Ledger.LoadInputs(ctx, c.MatterRef)
+	in, err := w.Ledger.LoadInputs(ctx, c)
 	if err != nil {
 		return Frame{}, err
 	}
 	id := IdentityOf(w.Builder)
 	fp := in.FingerprintFor(id)
-	prev, found, err := w.Ledger.LatestFrame(ctx, c.MatterRef)
+	prev, found, err := w.Ledger.ClaimedLatestFrame(ctx, c)
 	if err != nil {
 		return Frame{}, err
 	}
@@ -230,7 +233,7 @@ func (w *Worker) build(ctx context.Context, c Claim, out *Outcome) (Frame, error
 	}
 	out.ModelInvoked = true
 	if err != nil {
-		return Frame{}, fmt.Errorf("build with %s: %w", w.Builder.Name(), err)
+		return Frame{}, &BuildError{Builder: w.Builder.Name(), Err: err}
 	}
 	if !json.Valid(body) {
 		return Frame{}, fmt.Errorf("build with %s: body is not valid JSON", w.Builder.Name())

@@ -2,6 +2,7 @@ package samtemplate
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -131,6 +132,8 @@ func policyDocs(tpl *Template) map[string]*yaml.Node {
 		case "AWS::IAM::ManagedPolicy", "AWS::IAM::Policy", "AWS::IAM::RolePolicy", "AWS::SQS::QueuePolicy",
 			"AWS::SNS::TopicPolicy", "AWS::S3::BucketPolicy":
 			docs[id] = get(p, "PolicyDocument")
+		case "AWS::Events::EventBusPolicy": // one statement, under Properties
+			docs[id] = p
 		case "AWS::Serverless::Function":
 			for i, pol := range items(get(p, "Policies")) {
 				if get(pol, "Statement") != nil {
@@ -588,5 +591,246 @@ func TestParameterBoundsMatchTheCode(t *testing.T) {
 	}
 	if lo := bound("LeaseSeconds", "MinValue"); lo <= builder.Timeout {
 		t.Errorf("LeaseSeconds MinValue %d does not outlast the builder's %d s timeout", lo, builder.Timeout)
+	}
+}
+
+// exceptions returns what a Deny statement's conditions exempt from it, through both branches
+// of an !If around the Condition: the logical ids named by aws:SourceArn and aws:PrincipalArn
+// (!GetAtt X.Arn, !Ref Param).
+func exceptions(st statement) (sources, principals map[string]bool) {
+	sources, principals = map[string]bool{}, map[string]bool{}
+	for _, c := range leaves(get(st.raw, "Condition")) {
+		for _, ne := range []*yaml.Node{get(c, "ArnNotEquals"), get(c, "ArnNotLike")} {
+			for _, v := range leaves(get(ne, "aws:SourceArn")) {
+				if id, ok := refTarget(v); ok {
+					sources[id] = true
+				}
+			}
+			for _, v := range leaves(get(ne, "aws:PrincipalArn")) {
+				if id, ok := refTarget(v); ok && id != "AWS::NoValue" {
+					principals[id] = true
+				}
+			}
+		}
+	}
+	return sources, principals
+}
+
+// covers reports whether st names the resource !GetAtt id.Arn.
+func covers(st statement, id string) bool {
+	for _, r := range st.resources {
+		if fn, arg, ok := intrinsic(r); ok && fn == "Fn::GetAtt" && arg.Value == id+".Arn" {
+			return true
+		}
+	}
+	return false
+}
+
+// Who may put a message on the rail's queues and a fact on its bus is bounded by resource
+// policies, not by the senders' good behaviour: each queue denies sqs:SendMessage to every
+// principal but exactly the template roles whose policies send to it (and on-call's role, a
+// parameter), the trigger queue to all but its rule; the created bus denies events:PutEvents with
+// the rail's source to all but the role that publishes.
+func TestResourcePoliciesBoundTheSenders(t *testing.T) {
+	tpl := load(t)
+	var denies []statement
+	for _, id := range tpl.resourcesOfType("AWS::SQS::QueuePolicy") {
+		for _, st := range statements(get(get(tpl.resources[id], "Properties"), "PolicyDocument"), id) {
+			if scalar(get(st.raw, "Effect")) == "Deny" && slices.Contains(st.actions, "sqs:SendMessage") {
+				if scalar(get(st.raw, "Principal")) != "*" {
+					t.Errorf("%s: a Deny that does not cover every principal", st.where)
+				}
+				denies = append(denies, st)
+			}
+		}
+	}
+	roles := tpl.resourcesOfType("AWS::IAM::Role")
+	for _, q := range tpl.Queues() {
+		var deny *statement
+		for i := range denies {
+			if covers(denies[i], q) {
+				deny = &denies[i]
+			}
+		}
+		if deny == nil {
+			t.Errorf("%s: no queue policy denies sqs:SendMessage to other principals", q)
+			continue
+		}
+		sources, principals := exceptions(*deny)
+		senders := map[string]bool{}
+		for _, r := range roles {
+			if grants(roleStatements(tpl, r), "sqs:SendMessage", q) {
+				senders[r] = true
+			}
+		}
+		for r := range senders {
+			if !principals[r] {
+				t.Errorf("%s: %s sends to it but %s denies it", q, r, deny.where)
+			}
+		}
+		for p := range principals {
+			if !senders[p] && p != "OnCallRoleArn" {
+				t.Errorf("%s: %s exempts %s, which does not send to it", q, deny.where, p)
+			}
+		}
+		for src := range sources {
+			if targets, _ := tpl.RuleTargets(src); !slices.Contains(targets, q) && !isRuleDLQ(tpl, src, q) {
+				t.Errorf("%s: %s exempts %s, which does not deliver to it", q, deny.where, src)
+			}
+		}
+	}
+	// The trigger queue: the rule delivers, no role sends.
+	for _, st := range denies {
+		if covers(st, "TriggerQueue") {
+			if sources, _ := exceptions(st); !sources["TriggerRule"] {
+				t.Errorf("%s: the rule's delivery is not exempt", st.where)
+			}
+		}
+	}
+
+	// The bus.
+	bp := tpl.resources["EventBusPolicy"]
+	if bp == nil || scalar(get(bp, "Condition")) != "CreateBus" {
+		t.Fatal("no EventBusPolicy on the bus the stack creates (Condition CreateBus)")
+	}
+	sts := statements(get(bp, "Properties"), "EventBusPolicy")
+	if len(sts) != 1 || scalar(get(sts[0].raw, "Effect")) != "Deny" || !slices.Contains(sts[0].actions, "events:PutEvents") ||
+		scalar(get(sts[0].raw, "Principal")) != "*" {
+		t.Fatalf("EventBusPolicy: want one Deny of events:PutEvents for every principal, got %+v", sts)
+	}
+	if src, ok := refTarget(get(get(get(sts[0].raw, "Condition"), "StringEquals"), "events:source")); !ok || src != "EventSource" {
+		t.Error("EventBusPolicy: the Deny is not keyed on the rail's source (events:source = !Ref EventSource)")
+	}
+	_, principals := exceptions(sts[0])
+	publishers := map[string]bool{}
+	for _, r := range roles {
+		for _, st := range roleStatements(tpl, r) {
+			if slices.Contains(st.actions, "events:PutEvents") {
+				publishers[r] = true
+			}
+		}
+	}
+	if !maps.Equal(principals, publishers) || len(publishers) != 1 {
+		t.Errorf("EventBusPolicy exempts %v; the roles that publish are %v (want exactly the relay's)", principals, publishers)
+	}
+}
+
+// isRuleDLQ: queue q is rule's target dead-letter queue.
+func isRuleDLQ(tpl *Template, rule, q string) bool {
+	for _, tg := range items(get(get(tpl.resources[rule], "Properties"), "Targets")) {
+		if id, ok := refTarget(get(get(tg, "DeadLetterConfig"), "Arn")); ok && id == q {
+			return true
+		}
+	}
+	return false
+}
+
+// With KmsKeyArn set, every log group, the created bus and every queue use it, and every role
+// that sends to or consumes a queue may use it; without, nothing names it.
+func TestKMSKeyOption(t *testing.T) {
+	tpl := load(t)
+	isKeyIf := func(n *yaml.Node) bool {
+		fn, arg, ok := intrinsic(n)
+		if !ok || fn != "Fn::If" || len(items(arg)) != 3 || scalar(items(arg)[0]) != "HasKmsKey" {
+			return false
+		}
+		id, ok := refTarget(items(arg)[1])
+		return ok && id == "KmsKeyArn"
+	}
+	for typ, prop := range map[string]string{"AWS::Logs::LogGroup": "KmsKeyId", "AWS::SQS::Queue": "KmsMasterKeyId",
+		"AWS::Events::EventBus": "KmsKeyIdentifier"} {
+		ids := tpl.resourcesOfType(typ)
+		if len(ids) == 0 {
+			t.Errorf("no %s", typ)
+		}
+		for _, id := range ids {
+			if !isKeyIf(get(get(tpl.resources[id], "Properties"), prop)) {
+				t.Errorf("%s: %s is not !If [HasKmsKey, !Ref KmsKeyArn, ...]", id, prop)
+			}
+		}
+	}
+	for _, r := range tpl.resourcesOfType("AWS::IAM::Role") {
+		sts := roleStatements(tpl, r)
+		usesQueue := false
+		for _, q := range tpl.Queues() {
+			usesQueue = usesQueue || grants(sts, "sqs:SendMessage", q) || grants(sts, "sqs:ReceiveMessage", q)
+		}
+		mayUseKey := slices.ContainsFunc(sts, func(st statement) bool {
+			id, ok := "", false
+			if len(st.resources) == 1 {
+				id, ok = refTarget(st.resources[0])
+			}
+			return ok && id == "KmsKeyArn" && slices.Contains(st.actions, "kms:Decrypt") && slices.Contains(st.actions, "kms:GenerateDataKey")
+		})
+		if usesQueue != mayUseKey {
+			t.Errorf("%s: uses a queue %v, may use the queues' key %v", r, usesQueue, mayUseKey)
+		}
+	}
+}
+
+// The builder invokes Bedrock in the stack's region only, unless BedrockCrossRegion (default
+// false) allows the inference profile to route elsewhere; and then only through that profile.
+func TestBedrockStaysInTheStacksRegion(t *testing.T) {
+	tpl := load(t)
+	if def, _ := tpl.Param("BedrockCrossRegion"); def != "false" {
+		t.Fatalf("BedrockCrossRegion defaults to %q, want false", def)
+	}
+	found := 0
+	for _, pol := range items(get(get(tpl.resources["BuilderRole"], "Properties"), "Policies")) {
+		for _, el := range items(get(get(pol, "PolicyDocument"), "Statement")) {
+			cond := ""
+			if fn, arg, ok := intrinsic(el); ok && fn == "Fn::If" {
+				cond = scalar(items(arg)[0])
+			}
+			for _, st := range statements(&yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: "Statement"}, el}}, "BuilderRole") {
+				if !slices.Contains(st.actions, "bedrock:InvokeModel") {
+					continue
+				}
+				found++
+				for _, r := range st.resources {
+					if r.Kind != yaml.ScalarNode { // a !Sub's variable map (leaves flattens the !Sub list)
+						continue
+					}
+					arn := r.Value
+					anyRegion := strings.Contains(arn, ":bedrock:*:")
+					if !anyRegion && !strings.Contains(arn, ":bedrock:${AWS::Region}:") {
+						t.Errorf("%s: Bedrock resource %q names no region", st.where, arn)
+					}
+					if anyRegion && (cond != "BedrockCrossRegionInference" ||
+						get(get(get(st.raw, "Condition"), "StringEquals"), "bedrock:InferenceProfileArn") == nil) {
+						t.Errorf("%s: %q allows any region outside BedrockCrossRegion, or not only through the profile", st.where, arn)
+					}
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no bedrock:InvokeModel statement on BuilderRole")
+	}
+}
+
+// No function's database user may be empty (it would connect as the schema owner): the
+// parameters refuse "" and a rule refuses DbUser itself.
+func TestFunctionDatabaseUsersAreRequired(t *testing.T) {
+	tpl := load(t)
+	params := get(tpl.root, "Parameters")
+	for _, name := range []string{"RelayDbUser", "TriggerDbUser", "BuilderDbUser", "SweeperDbUser"} {
+		re, err := regexp.Compile(scalar(get(get(params, name), "AllowedPattern")))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if re.MatchString("") || !re.MatchString("brief_relay") {
+			t.Errorf("%s: AllowedPattern %q accepts an empty user (or refuses a role name)", name, re)
+		}
+	}
+	rules := get(tpl.root, "Rules")
+	if get(rules, "FunctionUsersAreNotTheOwner") == nil {
+		t.Error("no rule refusing DbUser as a function's user")
+	}
+	for _, id := range tpl.Functions() {
+		env := get(get(get(get(tpl.resources[id], "Properties"), "Environment"), "Variables"), "DB_USER")
+		if fn, _, ok := intrinsic(env); ok && fn == "Fn::If" {
+			t.Errorf("%s: DB_USER falls back to another user", id)
+		}
 	}
 }

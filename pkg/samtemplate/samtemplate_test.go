@@ -230,7 +230,7 @@ func TestFunctionEnvironment(t *testing.T) {
 			t.Errorf("%s: RAIL_BUILD_QUEUE_URL should be known only at deploy time", id)
 		}
 	}
-	over, err := tpl.WithParams(map[string]string{"EventBusName": "shared-bus", "BuilderDbUser": "brief_builder", "RelayDbUser": ""})
+	over, err := tpl.WithParams(map[string]string{"EventBusName": "shared-bus", "BuilderDbUser": "brief_builder", "RelayDbUser": "relay_2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,8 +245,8 @@ func TestFunctionEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Env["DB_USER"] != "brief_rail" {
-		t.Errorf("relay DB_USER = %q; a builder-only user leaked", r.Env["DB_USER"])
+	if r.Env["DB_USER"] != "relay_2" {
+		t.Errorf("relay DB_USER = %q; want its own parameter's value", r.Env["DB_USER"])
 	}
 }
 

@@ -83,12 +83,84 @@ func doSetup() error {
 	if err != nil {
 		return fmt.Errorf("connect template: %w", err)
 	}
+	if server != nil {
+		// Our own cluster: the one-time bootstrap creates the rail's roles
+		// (the migrations then only grant to them). Not on a DATABASE_URL
+		// server, whose roles are the developer's.
+		if err := railsql.Bootstrap(ctx, conn, ""); err != nil {
+			conn.Close(ctx)
+			return err
+		}
+	}
 	_, err = railsql.Migrate(ctx, conn, nil)
 	conn.Close(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate template: %w", err)
 	}
 	return nil
+}
+
+// NewDBAsShipped13 creates a fresh database for t migrated the way a
+// database on PostgreSQL 13 or 14 starts: CREATE on schema public granted
+// to PUBLIC before the first migration (this machine's PostgreSQL 15 does
+// not grant it). Slower than NewDB (it migrates from scratch).
+func NewDBAsShipped13(t testing.TB) *DB {
+	t.Helper()
+	db := NewEmptyDBAsShipped13(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatalf("railtest: connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := railsql.Migrate(ctx, conn, nil); err != nil {
+		t.Fatalf("railtest: migrate: %v", err)
+	}
+	return db
+}
+
+// NewEmptyDBAsShipped13 is NewDBAsShipped13 before the first migration:
+// a fresh database whose schema public belongs to the bootstrap superuser
+// and is open to CREATE by every role, as PostgreSQL 13 and 14 create one.
+func NewEmptyDBAsShipped13(t testing.TB) *DB {
+	t.Helper()
+	db := createDB(t, "pg13", "template0", 10)
+	if _, err := db.Pool.Exec(context.Background(), `GRANT CREATE ON SCHEMA public TO PUBLIC`); err != nil {
+		t.Fatalf("railtest: open schema public: %v", err)
+	}
+	return db
+}
+
+// AdminExec runs one statement as the admin role on the server's
+// maintenance database (CREATE ROLE, DROP ROLE: cluster-wide objects).
+func AdminExec(t testing.TB, sql string) {
+	t.Helper()
+	if err := setup(); err != nil {
+		t.Fatalf("railtest: %v", err)
+	}
+	if err := adminExec(context.Background(), sql); err != nil {
+		t.Fatalf("railtest: %s: %v", oneLine(sql), err)
+	}
+}
+
+// OwnServer reports whether the tests run on a server railtest started
+// (where the admin is a superuser and the bootstrap ran), not on a
+// DATABASE_URL server.
+func OwnServer() bool { return setup() == nil && server != nil }
+
+// RoleURL is db's connection string logged in as role (the throwaway
+// cluster trusts loopback logins), so the role's own settings
+// (search_path, timeouts) apply as they do for a function.
+func (db *DB) RoleURL(role string) string {
+	if !strings.HasPrefix(db.URL, "postgres://") && !strings.HasPrefix(db.URL, "postgresql://") {
+		return db.URL + " user=" + role
+	}
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		panic(err)
+	}
+	u.User = url.User(role)
+	return u.String()
 }
 
 func teardown() {

@@ -410,10 +410,12 @@ func (r *run) doOddRow() {
 		o.payload, o.legal, o.why, occurred = `{}`, false, "occurred_at infinity", "'infinity'"
 	case 6:
 		o.payload, o.legal, o.why, occurred = `{}`, false, "occurred_at in year 12026", "'12026-01-01T00:00:00Z'"
-	case 7:
-		o.payload, o.legal, o.why, firm = `{}`, false, "nil firm id", "'00000000-0000-0000-0000-000000000000'"
-	case 8:
+	case 7: // no matter: the outbox's key to app.matters admits a firm-level fact under any firm id
+		o.payload, o.legal, o.why, firm, matter = `{}`, false, "nil firm id", "'00000000-0000-0000-0000-000000000000'", "NULL"
+	case 8: // the key admits it only for a matter that exists: the firm's nil-id matter
 		o.payload, o.legal, o.why, matter = `{}`, false, "nil matter id", "'00000000-0000-0000-0000-000000000000'"
+		_, err := r.env.Admin.Exec(r.ctx, `INSERT INTO app.matters (firm_id, matter_id) VALUES (`+firm+`, `+matter+`) ON CONFLICT DO NOTHING`)
+		r.must(err, "insert the nil-id matter")
 	default:
 		o.payload = `{"ok": true, "none": null, "list": []}`
 	}

@@ -189,7 +189,7 @@ func (r *run) newUUID() uuid.UUID {
 // setup empties the lane's tables and creates the seed's matters.
 func (r *run) setup() {
 	// DELETE, not TRUNCATE: the tables are small and TRUNCATE costs ~80ms.
-	for _, t := range []string{"ops.domain_event_outbox", "ops.matter_frame_runs", "ops.matter_frames", "ops.matter_frame_bodies", "ops.matter_frame_jobs",
+	for _, t := range []string{"ops.domain_event_outbox", "ops.trigger_inbox", "ops.matter_demands", "ops.matter_nudges", "ops.matter_frame_runs", "ops.matter_frames", "ops.matter_frame_bodies", "ops.matter_frame_jobs",
 		"app.documents", "app.matters", "app.firms"} {
 		_, err := r.env.Admin.Exec(r.ctx, "DELETE FROM "+t)
 		r.must(err, "clear "+t)

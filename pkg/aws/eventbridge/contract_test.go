@@ -202,7 +202,7 @@ func TestRelayPartialPutEventsFailure(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeBus{reject: map[string]string{}}
 	pub := fakePublisher(t, f)
-	ref := newRef()
+	ref := newRef(t, db.Pool)
 	var ids []uuid.UUID
 	for range 12 {
 		ids = append(ids, record(t, db.Pool, matterFact(ref, "document.uploaded", map[string]string{"document_id": uuid.NewString()})))
@@ -316,7 +316,7 @@ func TestRelayDeadlineCutDoesNotCountTowardParking(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeBus{reject: map[string]string{}, delay: map[string]time.Duration{}}
 	pub := fakePublisher(t, f)
-	ref := newRef()
+	ref := newRef(t, db.Pool)
 	slowRow := record(t, db.Pool, matterFact(ref, "document.uploaded", map[string]string{"document_id": uuid.NewString()}))
 	// It failed once before, so it is sent in a call of its own.
 	if _, err := db.Pool.Exec(ctx, `UPDATE ops.domain_event_outbox SET publish_attempts = 1, last_error = 'earlier',

@@ -193,7 +193,16 @@ func matterFact(ref rail.MatterRef, name string, payload map[string]string) rail
 	return rail.Fact{FirmID: ref.FirmID, MatterID: uuid.NullUUID{UUID: ref.MatterID, Valid: true}, Name: name, Payload: payload}
 }
 
-func newRef() rail.MatterRef { return rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()} }
+// newRef adds a matter (the outbox names only matters that exist: its key
+// to app.matters) and returns it.
+func newRef(t *testing.T, q postgres.Querier) rail.MatterRef {
+	t.Helper()
+	ref := rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()}
+	if _, err := postgres.AddMatter(context.Background(), q, ref, ""); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
 
 func unpublished(t *testing.T, pool *pgxpool.Pool) int {
 	t.Helper()
@@ -208,7 +217,7 @@ func (m *moto) testEndToEnd(t *testing.T) {
 	t.Parallel()
 	db := railtest.NewDB(t)
 	bus, queue := m.busToQueue(t)
-	ref := newRef()
+	ref := newRef(t, db.Pool)
 	doc := uuid.NewString()
 	want := map[uuid.UUID]string{}
 	var unrouted []uuid.UUID
@@ -274,7 +283,7 @@ func (m *moto) testOutOfOrderCommits(t *testing.T) {
 	ctx := context.Background()
 	bus, queue := m.busToQueue(t)
 	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: eventbridge.New(m.cfg, bus, ""), PublishTimeout: motoTimeout}
-	ref := newRef()
+	ref := newRef(t, db.Pool)
 
 	t1, err := db.Pool.Begin(ctx)
 	if err != nil {
@@ -321,7 +330,7 @@ func (m *moto) testCrashBetweenPutEventsAndMark(t *testing.T) {
 	db := railtest.NewDB(t)
 	ctx := context.Background()
 	bus, queue := m.busToQueue(t)
-	ref := newRef()
+	ref := newRef(t, db.Pool)
 	ids := map[uuid.UUID]bool{}
 	for range 3 {
 		ids[record(t, db.Pool, matterFact(ref, "brief.regeneration_requested", nil))] = true

@@ -237,6 +237,24 @@ func DecodeEnvelope(body string) (Envelope, error) {
 	return Envelope{ID: raw.ID, DetailType: raw.DetailType, Source: raw.Source, Detail: d}, nil
 }
 
+// ErrForeignSource: an envelope whose source is not the rail's. EventBridge
+// lets any principal allowed to PutEvents on a bus set any source not
+// starting with "aws.", so the trigger takes facts only from the rail's.
+var ErrForeignSource = errors.New("sqsq: envelope source is not the rail's")
+
+// DecodeRailEnvelope is DecodeEnvelope for the trigger: the envelope's
+// source must be source (the relay's, RAIL_EVENT_SOURCE).
+func DecodeRailEnvelope(body, source string) (Envelope, error) {
+	env, err := DecodeEnvelope(body)
+	if err != nil {
+		return Envelope{}, err
+	}
+	if source == "" || env.Source != source {
+		return Envelope{}, fmt.Errorf("%w: envelope %s has source %q, want %q", ErrForeignSource, env.ID, env.Source, source)
+	}
+	return env, nil
+}
+
 // Source receives from an SQS queue for a poller outside Lambda (railctl's
 // local rail over SQS): the messages in the shape Lambda's event source
 // mapping delivers them, system attributes (AWSTraceHeader, receive count)

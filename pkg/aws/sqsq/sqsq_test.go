@@ -278,3 +278,21 @@ func TestDecodeEnvelope(t *testing.T) {
 		}
 	}
 }
+
+// The trigger takes facts only from the rail's source: EventBridge lets any
+// principal with PutEvents on the bus set any source not starting "aws.".
+func TestDecodeRailEnvelopeRefusesAForeignSource(t *testing.T) {
+	body := `{"id":"e1","detail-type":"document.uploaded","source":"attacker.domain","detail":{"event_id":"44444444-4444-4444-8444-444444444444",` +
+		`"event_name":"document.uploaded","firm_id":"11111111-1111-4111-8111-111111111111","matter_id":"22222222-2222-4222-8222-222222222222",` +
+		`"occurred_at":"2026-01-15T09:29:59.512Z","payload":{}}}`
+	if _, err := sqsq.DecodeRailEnvelope(body, "pramaan.domain"); !errors.Is(err, sqsq.ErrForeignSource) {
+		t.Fatalf("foreign source: %v, want ErrForeignSource", err)
+	}
+	ok := strings.Replace(body, "attacker.domain", "pramaan.domain", 1)
+	if _, err := sqsq.DecodeRailEnvelope(ok, "pramaan.domain"); err != nil {
+		t.Fatalf("the rail's source: %v", err)
+	}
+	if _, err := sqsq.DecodeRailEnvelope(ok, ""); !errors.Is(err, sqsq.ErrForeignSource) {
+		t.Fatalf("no configured source must take nothing: %v", err)
+	}
+}
