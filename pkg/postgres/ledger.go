@@ -353,7 +353,7 @@ func (l *Ledger) Commit(ctx context.Context, c rail.Claim, f rail.Frame) (rail.C
 		return rail.CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, rail.ErrFenced)
 	}
 	if refused(err) {
-		return rail.CommitResult{}, fmt.Errorf("commit %s token %d: %w: %w", c.MatterRef, c.Token, rail.ErrCommitRefused, err)
+		return rail.CommitResult{}, commitRefused{fmt.Errorf("commit %s token %d: %w: %w", c.MatterRef, c.Token, rail.ErrCommitRefused, err)}
 	}
 	if err != nil {
 		return rail.CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, err)
@@ -374,6 +374,23 @@ func (l *Ledger) Commit(ctx context.Context, c rail.Claim, f rail.Frame) (rail.C
 // response ends the session (the server terminating it, a shutdown) and,
 // like a lost connection or a client-side timeout, says nothing certain
 // about whether the commit landed.
+// commitRefused is a commit the database refused. Its safe text (what
+// last_error, the run and the logs keep) names the refusal's SQLSTATE and
+// constraint, never the server's message, which may quote the body.
+type commitRefused struct{ err error }
+
+func (e commitRefused) Error() string { return e.err.Error() }
+func (e commitRefused) Unwrap() error { return e.err }
+func (e commitRefused) SafeMessage() string {
+	var pe *pgconn.PgError
+	errors.As(e.err, &pe)
+	s := rail.ErrCommitRefused.Error() + " (SQLSTATE " + pe.Code
+	if pe.ConstraintName != "" {
+		s += ", constraint " + pe.ConstraintName
+	}
+	return s + ")"
+}
+
 func refused(err error) bool {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {

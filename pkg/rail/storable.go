@@ -43,8 +43,24 @@ const (
 // (what json.Valid checks), and, beyond that, no \u0000 escape, no
 // unpaired UTF-16 surrogate escape, every number within numeric's range
 // and scale, and under jsonb's size limit. The error wraps
-// ErrBodyNotStorable and says what and where.
+// ErrBodyNotStorable and says what and where (classes, byte offsets and
+// lengths: never the body's text, so it is a SafeMessager and reaches
+// last_error whole).
 func CheckStorable(body []byte) error {
+	if err := checkStorable(body); err != nil {
+		return notStorable{err}
+	}
+	return nil
+}
+
+// notStorable is CheckStorable's error: its text is the rail's own.
+type notStorable struct{ err error }
+
+func (e notStorable) Error() string       { return e.err.Error() }
+func (e notStorable) Unwrap() error       { return e.err }
+func (e notStorable) SafeMessage() string { return e.err.Error() }
+
+func checkStorable(body []byte) error {
 	if !utf8.Valid(body) {
 		return fmt.Errorf("%w: not valid UTF-8", ErrBodyNotStorable)
 	}
@@ -164,11 +180,11 @@ func checkNumber(body []byte, i int) (int, error) {
 	}
 	num := string(body[start:i])
 	if exp > maxNumericExponent || exp < -maxNumericExponent {
-		return 0, fmt.Errorf("number %.40s at byte %d: exponent out of numeric's range", num, start)
+		return 0, fmt.Errorf("number of %d characters at byte %d: exponent out of numeric's range", len(num), start)
 	}
 	if scale := int64(fracTo-fracFrom) - exp; scale > maxNumericScale {
-		return 0, fmt.Errorf("number %.40s at byte %d: %d digits after the decimal point, numeric keeps at most %d",
-			num, start, scale, maxNumericScale)
+		return 0, fmt.Errorf("number of %d characters at byte %d: %d digits after the decimal point, numeric keeps at most %d",
+			len(num), start, scale, maxNumericScale)
 	}
 	// The most significant nonzero digit's power of ten.
 	msd, nonzero := int64(0), false
@@ -187,7 +203,7 @@ func checkNumber(body []byte, i int) (int, error) {
 		}
 	}
 	if nonzero && msd+exp > maxNumericExp10 {
-		return 0, fmt.Errorf("number %.40s at byte %d: larger than numeric holds (10^%d and above)", num, start, maxNumericExp10+1)
+		return 0, fmt.Errorf("number of %d characters at byte %d: larger than numeric holds (10^%d and above)", len(num), start, maxNumericExp10+1)
 	}
 	return i, nil
 }

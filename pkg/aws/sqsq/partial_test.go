@@ -90,6 +90,10 @@ func TestPartlyFailedBatchIsRecordedNudgeByNudge(t *testing.T) {
 	refused := map[int]bool{3: true, 11: true} // one in each SendMessageBatch of ten
 	for i := range 14 {
 		nd := rail.Nudge{V: 1, FirmID: uuid.New(), MatterID: uuid.New(), Reason: rail.ReasonSweep}
+		// the nudge record names matters that exist (its key to app.matters)
+		if _, err := postgres.AddMatter(ctx, db.Pool, nd.Ref(), ""); err != nil {
+			t.Fatal(err)
+		}
 		if refused[i] {
 			f.refuse[nd.MatterID.String()] = true
 		}
