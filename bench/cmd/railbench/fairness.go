@@ -77,19 +77,19 @@ const fairTemplate = "../template.yaml" // railbench runs from bench/
 func runFairness(ctx context.Context, e *env, o options) (*FairnessResults, error) {
 	const (
 		smallFirms    = 50
-		smallInterval = 50 * time.Millisecond  // 20 uploads a second across the small firms: one per firm every 2.5 s
+		smallInterval = 80 * time.Millisecond  // 12.5 uploads a second across the small firms: one per firm every 4 s
 		builders      = 10                     // the build queue's MaximumConcurrency
 		triggers      = 5                      // the trigger queue's MaximumConcurrency (template.yaml)
-		buildTime     = 100 * time.Millisecond // a model call, scaled down (minutes when deployed)
-		minRun        = 6 * time.Second        // small firms upload at least this long; with the import, until it is current
+		buildTime     = 200 * time.Millisecond // a model call, scaled down (minutes when deployed)
+		minRun        = 8 * time.Second        // small firms upload at least this long; with the import, until it is current
 		importAfter   = time.Second            // the import starts after the small firms' steady state
-		importBatch   = 50                     // the import's documents per host transaction
+		importBatch   = 20                     // the import's documents per host transaction: 200 a second, 3x what the builders serve
 		importEvery   = 100 * time.Millisecond // one such transaction every this long
 	)
 	r := &FairnessResults{SmallFirms: smallFirms, SmallInterval: smallInterval.String(), ImportMatters: o.FairImport,
 		Builders: builders, BuildTime: buildTime.String(), MinRunDuration: minRun.String(), Reps: o.Reps, Notes: []string{
 			"the local rail end to end: an upload is a host transaction (record.AddDocument: the document and its document.uploaded fact); the relay (polling every 20 ms) puts the fact on the in-process bus, the trigger rule delivers it to the trigger queue, the trigger handler records demand and nudges the build queue (settle delay 10 ms), the builder handler (batch 1, as deployed) claims, builds for build_time, commits",
-			"small firms: one matter each, uploads round-robin every small_upload_interval for at least min_run_duration (with the import: until the import is current, then 500 ms more); the import: one firm's import_matters matters, one document each, in one host transaction after 1 s",
+			"small firms: one matter each, uploads round-robin every small_upload_interval for at least min_run_duration (with the import: until the import is current, then 500 ms more); the import: one firm's import_matters matters, one document each, 20 per host transaction every 100 ms from 1 s on (200 a second, three times what the builders serve, so the backlog is on the build queue)",
 			"upload -> current: each demand's served_at - occurred_at (the fact's time, the host transaction's clock; the commit's clock), database clock",
 			"fair: the build queue (pkg/localbus) delivers by firm: fewest in flight first (the approximation of SQS fair queues documented in pkg/localbus); unfair: Queue.SetFair(false), send order, the same run's control",
 			"capacity bound: the builder-time (handler invocations, claim + build + commit) of every invocation that ran while the import was incomplete, divided by builders; idle_builder_ms_while_queued: builder slots idle while a build-queue message was visible, sampled every 2 ms",
