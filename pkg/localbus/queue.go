@@ -26,8 +26,9 @@
 // within a group messages go in send order. So a tenant with a backlog never
 // starves another that has only a few messages, and no receiver waits while
 // any message is visible (work-conserving). SQS's own detection is
-// statistical and approximate; this one is exact, which makes the local rail
-// fairer than AWS at small scale, never less. Messages without a group id
+// statistical and approximate; this one is exact and deterministic, so the
+// local rail shows the intended behaviour, not SQS's timing of it. Messages
+// without a group id
 // form one group (the trigger queue's envelopes, whose order is unchanged).
 // SetFair(false) turns the ordering off (plain send order, the control the
 // benchmark compares against).
