@@ -6,6 +6,9 @@
 # bench/results/latest.json. Pass flags with BENCH_FLAGS, e.g.
 #   make bench BENCH_FLAGS='-growth 0,1M,10M'
 #   make bench BENCH_FLAGS='-only throughput,pgbench -reps 9'
+#   make bench BENCH_FLAGS='-only fairness -reps 3'   # small firms beside one firm's bulk import
+# Every section runs by default, the fairness section included (fair_small_firm_p99_ratio,
+# unfair_small_firm_p99_ratio, fair_import_completion_vs_capacity, fair_idle_builder_ms_while_queued).
 # Include this file from the main Makefile (after its default target).
 
 BENCH_GO    ?= go

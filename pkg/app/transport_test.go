@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/google/uuid"
 
 	"github.com/pramaan/brief-rail/pkg/app"
 	"github.com/pramaan/brief-rail/pkg/rail"
@@ -31,5 +32,47 @@ func TestAWSTransport(t *testing.T) {
 	all := app.AWSTransport(acfg, app.Config{BuildQueueURL: "http://q/build", BackfillQueueURL: "http://q/backfill"}, "http://q/trigger")
 	if all.BackfillNudger == nil || all.BuildQueue == nil || all.BackfillQueue == nil || all.TriggerQueue == nil {
 		t.Fatalf("transport with every queue lacks one: %+v", all)
+	}
+}
+
+// The local transport is fair by firm, as the deployed queues are: a nudge
+// on either build queue carries its firm as the message group, and the
+// build queue serves a firm with nothing in flight ahead of another firm's
+// backlog (make run and make serve get this wiring).
+func TestLocalTransportIsFairByFirm(t *testing.T) {
+	cfg := app.Config{EventBus: "b", EventSource: "s"}
+	w, err := app.LocalWiring("../../template.yaml", cfg, 0.01, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := app.LocalTransport(w, nil)
+	ctx := context.Background()
+	big, small := uuid.New(), uuid.New()
+	var backlog []rail.Nudge
+	for range 20 {
+		backlog = append(backlog, rail.Nudge{V: 1, FirmID: big, MatterID: uuid.New(), Reason: rail.ReasonDemand})
+	}
+	if err := tr.Nudger.Nudge(ctx, backlog, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Nudger.Nudge(ctx, []rail.Nudge{{V: 1, FirmID: small, MatterID: uuid.New(), Reason: rail.ReasonDemand}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	var firms []string
+	for range 2 { // two builder invocations of one message each
+		msgs, err := tr.BuildQueue.Receive(ctx, 1, 0)
+		if err != nil || len(msgs) != 1 {
+			t.Fatalf("receive: %v %v", msgs, err)
+		}
+		firms = append(firms, msgs[0].Attributes["MessageGroupId"])
+	}
+	if firms[0] != big.String() || firms[1] != small.String() {
+		t.Fatalf("two receives gave groups %v: want the big firm's oldest, then the small firm's ahead of the backlog", firms)
+	}
+	if err := tr.BackfillNudger.Nudge(ctx, []rail.Nudge{{V: 1, FirmID: small, MatterID: uuid.New(), Reason: rail.ReasonBackfill}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if msgs, err := tr.BackfillQueue.Receive(ctx, 1, 0); err != nil || len(msgs) != 1 || msgs[0].Attributes["MessageGroupId"] != small.String() {
+		t.Fatalf("backfill queue: %+v %v", msgs, err)
 	}
 }

@@ -219,7 +219,8 @@ func (b *Bus) Publish(ctx context.Context, entries []rail.BusEntry) ([]rail.Publ
 
 // Nudger implements rail.Nudger on a queue: each nudge is sent as the
 // build-queue body {"v":1,"firm_id","matter_id","reason"} with
-// DelaySeconds = delay rounded up to whole seconds, as the SQS adapter does.
+// DelaySeconds = delay rounded up to whole seconds and the firm id as its
+// message group (fair delivery among firms), as the SQS adapter does.
 type Nudger struct {
 	Queue *Queue
 	// Exact keeps sub-second delays as given instead of rounding them up
@@ -244,7 +245,7 @@ func (n *Nudger) Nudge(ctx context.Context, nudges []rail.Nudge, delay time.Dura
 			failed[i] = err
 			continue
 		}
-		if _, err := n.Queue.Send(body, delay, nd.TraceHeader); err != nil {
+		if _, err := n.Queue.SendGroup(body, delay, nd.TraceHeader, nd.FirmID.String()); err != nil {
 			failed[i] = fmt.Errorf("localbus: nudge %s: %w", nd.Ref(), err)
 			continue
 		}

@@ -9,7 +9,29 @@
 //   - a receive count per message, and redrive to a dead-letter queue once
 //     a message has been received maxReceiveCount times without a delete;
 //   - batch receive of at most ten messages, with long polling;
-//   - an optional fault knob that delivers a message twice.
+//   - an optional fault knob that delivers a message twice;
+//   - fair delivery by message group, as SQS fair queues do on a standard
+//     queue (see Fairness below).
+//
+// # Fairness
+//
+// A message sent with a group id (SendGroup; the Nudger passes the firm id,
+// as the SQS adapter sets MessageGroupId) belongs to that tenant. SQS fair
+// queues watch how many messages each tenant has in flight and, when one
+// tenant holds a disproportionate share, deliver the other tenants' messages
+// ahead of its backlog. This queue approximates that deterministically: each
+// receive picks, one message at a time, a visible message of the group with
+// the fewest messages in flight (counting those picked in this receive),
+// ties going to the group whose oldest visible message was sent first, and
+// within a group messages go in send order. So a tenant with a backlog never
+// starves another that has only a few messages, and no receiver waits while
+// any message is visible (work-conserving). SQS's own detection is
+// statistical and approximate; this one is exact and deterministic, so the
+// local rail shows the intended behaviour, not SQS's timing of it. Messages
+// without a group id
+// form one group (the trigger queue's envelopes, whose order is unchanged).
+// SetFair(false) turns the ordering off (plain send order, the control the
+// benchmark compares against).
 //
 // Queue settings come from samtemplate (QueueConfigFromSpec), so local and
 // deployed wiring cannot drift; a scale factor shrinks the timings for
@@ -64,6 +86,9 @@ type QueueConfig struct {
 	// handles, as SQS's at-least-once delivery allows.
 	Duplicate float64
 	Seed      uint64 // seeds the fault knob
+	// Unfair delivers visible messages in send order, ignoring their groups
+	// (a standard queue before fair queues; the benchmark's control).
+	Unfair bool
 	// Now is the queue's clock for delays, visibility and retention; nil:
 	// time.Now. A test passes a fake clock, advances it, and receives with
 	// wait 0 (a long poll's wait is real time).
@@ -116,6 +141,7 @@ type Queue struct {
 type message struct {
 	id        string
 	body      string
+	group     string            // MessageGroupId: the tenant; "" when none
 	attrs     map[string]string // system attributes: AWSTraceHeader
 	sentAt    time.Time
 	visibleAt time.Time // available for receive from this time
@@ -170,10 +196,27 @@ func (q *Queue) wake() {
 	q.notify = make(chan struct{})
 }
 
+// SetFair turns fair delivery by group on (the default) or off.
+func (q *Queue) SetFair(fair bool) {
+	q.mu.Lock()
+	q.cfg.Unfair = !fair
+	q.mu.Unlock()
+}
+
 // Send enqueues body. delay < 0 takes the queue's default delay; otherwise
 // it is the message's DelaySeconds (at most 900 s). traceHeader, if set,
 // travels as the AWSTraceHeader system attribute. It returns the message id.
 func (q *Queue) Send(body string, delay time.Duration, traceHeader string) (string, error) {
+	return q.SendGroup(body, delay, traceHeader, "")
+}
+
+// SendGroup is Send with a message group id (SQS's MessageGroupId on a
+// standard queue): the tenant fair delivery balances across. At most 128
+// characters, as SQS allows.
+func (q *Queue) SendGroup(body string, delay time.Duration, traceHeader, group string) (string, error) {
+	if len(group) > 128 {
+		return "", fmt.Errorf("%w: message group id of %d characters (at most 128)", ErrBadRequest, len(group))
+	}
 	if body == "" || len(body) > MaxBodyBytes {
 		return "", fmt.Errorf("%w: body of %d bytes (want 1..%d)", ErrBadRequest, len(body), MaxBodyBytes)
 	}
@@ -192,7 +235,7 @@ func (q *Queue) Send(body string, delay time.Duration, traceHeader string) (stri
 		copies = 2
 	}
 	for range copies {
-		m := &message{id: id, body: body, sentAt: now, visibleAt: now.Add(delay), attrs: map[string]string{}}
+		m := &message{id: id, body: body, group: group, sentAt: now, visibleAt: now.Add(delay), attrs: map[string]string{}}
 		if traceHeader != "" {
 			m.attrs["AWSTraceHeader"] = traceHeader
 		}
@@ -212,7 +255,7 @@ func (q *Queue) resend(m *message, from string) {
 	for k, v := range m.attrs {
 		attrs[k] = v
 	}
-	q.msgs = append(q.msgs, &message{id: m.id, body: m.body, sentAt: now, visibleAt: now, attrs: attrs})
+	q.msgs = append(q.msgs, &message{id: m.id, body: m.body, group: m.group, sentAt: now, visibleAt: now, attrs: attrs})
 	q.wake()
 }
 
@@ -266,10 +309,13 @@ func max0(d time.Duration) time.Duration {
 
 // take collects up to max available messages (q.mu held). It returns the
 // earliest future time a message becomes available and the messages to
-// dead-letter.
+// dead-letter. Which visible messages it picks is the fairness rule (see
+// the package doc); with Unfair, the first max in send order.
 func (q *Queue) take(max int) (got []events.SQSMessage, next time.Time, dead []*message) {
 	now := q.now()
 	keep := q.msgs[:0]
+	var visible []*message       // in send order
+	inflight := map[string]int{} // by group, messages hidden after a receive
 	for _, m := range q.msgs {
 		if q.cfg.Retention > 0 && now.Sub(m.sentAt) > q.cfg.Retention {
 			continue // expired
@@ -277,6 +323,9 @@ func (q *Queue) take(max int) (got []events.SQSMessage, next time.Time, dead []*
 		if now.Before(m.visibleAt) {
 			if next.IsZero() || m.visibleAt.Before(next) {
 				next = m.visibleAt
+			}
+			if m.inflight {
+				inflight[m.group]++
 			}
 			keep = append(keep, m)
 			continue
@@ -287,22 +336,63 @@ func (q *Queue) take(max int) (got []events.SQSMessage, next time.Time, dead []*
 			q.moved++
 			continue
 		}
-		if len(got) < max {
-			m.receives++
-			if m.receives == 1 {
-				m.firstRecv = now
-			}
-			q.seq++
-			m.receipt = fmt.Sprintf("%s#%d", m.id, q.seq)
-			m.inflight = true
-			m.visibleAt = now.Add(q.cfg.Visibility)
-			got = append(got, q.toSQS(m))
-		}
+		visible = append(visible, m)
 		keep = append(keep, m)
 	}
 	clear(q.msgs[len(keep):])
 	q.msgs = keep
+	for _, m := range q.pick(visible, inflight, max) {
+		m.receives++
+		if m.receives == 1 {
+			m.firstRecv = now
+		}
+		q.seq++
+		m.receipt = fmt.Sprintf("%s#%d", m.id, q.seq)
+		m.inflight = true
+		m.visibleAt = now.Add(q.cfg.Visibility)
+		got = append(got, q.toSQS(m))
+	}
 	return got, next, dead
+}
+
+// pick chooses up to max of the visible messages (in send order): one at a
+// time, the oldest of the group with the fewest in flight, ties to the
+// group whose oldest visible message comes first.
+func (q *Queue) pick(visible []*message, inflight map[string]int, max int) []*message {
+	if len(visible) <= max || q.cfg.Unfair {
+		return visible[:min(max, len(visible))]
+	}
+	var order []string // groups by their oldest visible message
+	byGroup := map[string][]*message{}
+	for _, m := range visible {
+		if _, ok := byGroup[m.group]; !ok {
+			order = append(order, m.group)
+		}
+		byGroup[m.group] = append(byGroup[m.group], m)
+	}
+	if len(order) == 1 {
+		return visible[:max]
+	}
+	out := make([]*message, 0, max)
+	for len(out) < max {
+		best := ""
+		found := false
+		for _, g := range order {
+			if len(byGroup[g]) == 0 {
+				continue
+			}
+			if !found || inflight[g] < inflight[best] {
+				best, found = g, true
+			}
+		}
+		if !found {
+			break
+		}
+		out = append(out, byGroup[best][0])
+		byGroup[best] = byGroup[best][1:]
+		inflight[best]++
+	}
+	return out
 }
 
 func (q *Queue) toSQS(m *message) events.SQSMessage {
@@ -315,6 +405,9 @@ func (q *Queue) toSQS(m *message) events.SQSMessage {
 	}
 	for k, v := range m.attrs {
 		attrs[k] = v
+	}
+	if m.group != "" {
+		attrs["MessageGroupId"] = m.group
 	}
 	return events.SQSMessage{
 		MessageId:      m.id,

@@ -97,8 +97,10 @@ func (l *Ledger) BackfillControl(ctx context.Context) (rail.BackfillStatus, erro
 // outdatedSQL reads every open matter's ledger row once ($1-$4: the
 // deployed identity; SQLOutdated reads built_by, and the newest frame only
 // for a row that predates it): the outdated ones, and of those the
-// eligible for admission (current, idle), the longest unbuilt first (by
-// the last claim's time), up to $5; then one row with the two counts
+// eligible for admission (current, idle), up to $5 round-robin across
+// firms (each firm's longest unbuilt first, by the last claim's time; then
+// every firm's second, ...: a firm with a thousand outdated matters takes
+// one admission per round); then one row with the two counts
 // (firm and matter NULL). One scan, not one for the list and one for the
 // gauge (docs/benchmarks.md, "The sweeper at scale").
 var outdatedSQL = `
@@ -109,7 +111,12 @@ WITH o AS MATERIALIZED (
     JOIN app.matters m USING (firm_id, matter_id)
     WHERE m.status = 'open' AND ` + SQLOutdated("j", "$1::text", "$2::text", "$3::text", "$4::text") + `
 ), pick AS (
-    SELECT firm_id, matter_id FROM o WHERE eligible ORDER BY claimed_at NULLS FIRST, firm_id, matter_id LIMIT $5
+    SELECT firm_id, matter_id FROM (
+        SELECT firm_id, matter_id, claimed_at,
+               row_number() OVER (PARTITION BY firm_id ORDER BY claimed_at NULLS FIRST, matter_id) AS firm_rank
+        FROM o WHERE eligible) e
+    WHERE firm_rank <= $5
+    ORDER BY firm_rank, claimed_at NULLS FIRST, firm_id, matter_id LIMIT $5
 )
 SELECT firm_id, matter_id, NULL::int, NULL::int FROM pick
 UNION ALL

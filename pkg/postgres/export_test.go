@@ -11,3 +11,10 @@ const (
 	MarkFramesSQL  = markFramesSQL
 	PruneFramesSQL = pruneFramesSQL
 )
+
+// The fair selections (the sweeper's re-nudges, the backfill's
+// admission), for their cost test.
+var (
+	SweepUnservedSQL = sweepUnservedSQL
+	OutdatedSQL      = outdatedSQL
+)

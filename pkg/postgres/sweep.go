@@ -80,19 +80,34 @@ WHERE j.firm_id = r.firm_id AND j.matter_id = r.matter_id AND ` + SQLHoldsToken(
 // end of its backoff (not_before). Live demand comes first, then the
 // backfill's; each row says whether its unserved demand is the backfill's
 // only (such a re-nudge goes to the backfill queue).
+//
+// Fair among firms: within each of the two, matters are taken round-robin
+// across firms (each firm's oldest unserved demand first, then every firm's
+// second, ...), so a firm with a thousand unserved matters takes one slot
+// per round, not the whole pass, and no firm takes more than $3. The
+// window sorts the candidates once (the same rows the plain ORDER BY read;
+// docs/benchmarks.md, "Fair among firms", has the plan at scale).
 var sweepUnservedSQL = `
-SELECT j.firm_id, j.matter_id,
-       EXISTS (SELECT 1 FROM ops.matter_demands d
-               WHERE d.firm_id = j.firm_id AND d.matter_id = j.matter_id AND d.served_at IS NULL
-                 AND d.source = 'backfill')
-       AND NOT EXISTS (SELECT 1 FROM ops.matter_demands d
-               WHERE d.firm_id = j.firm_id AND d.matter_id = j.matter_id AND d.served_at IS NULL
-                 AND d.source <> 'backfill') AS backfill_only
-FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)
-WHERE m.status = 'open' AND ` + SQLClaimable("j", "$1", "$4") + `
-  AND coalesce(j.last_demanded_at, '-infinity') < clock_timestamp() - make_interval(secs => $2)
-  AND coalesce(greatest(j.claimed_at, j.not_before), '-infinity') < clock_timestamp() - make_interval(secs => $2)
-ORDER BY backfill_only, j.demand_since NULLS LAST
+WITH u AS (
+    SELECT j.firm_id, j.matter_id, j.demand_since,
+           EXISTS (SELECT 1 FROM ops.matter_demands d
+                   WHERE d.firm_id = j.firm_id AND d.matter_id = j.matter_id AND d.served_at IS NULL
+                     AND d.source = 'backfill')
+           AND NOT EXISTS (SELECT 1 FROM ops.matter_demands d
+                   WHERE d.firm_id = j.firm_id AND d.matter_id = j.matter_id AND d.served_at IS NULL
+                     AND d.source <> 'backfill') AS backfill_only
+    FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)
+    WHERE m.status = 'open' AND ` + SQLClaimable("j", "$1", "$4") + `
+      AND coalesce(j.last_demanded_at, '-infinity') < clock_timestamp() - make_interval(secs => $2)
+      AND coalesce(greatest(j.claimed_at, j.not_before), '-infinity') < clock_timestamp() - make_interval(secs => $2)
+), ranked AS (
+    SELECT u.*, row_number() OVER (PARTITION BY backfill_only, firm_id
+                                   ORDER BY demand_since NULLS LAST, matter_id) AS firm_rank
+    FROM u
+)
+SELECT firm_id, matter_id, backfill_only FROM ranked
+WHERE firm_rank <= $3
+ORDER BY backfill_only, firm_rank, demand_since NULLS LAST, firm_id
 LIMIT $3`
 
 var gaugesSQL = `
@@ -150,7 +165,7 @@ func (l *Ledger) MarkExpiredLeases(ctx context.Context) (int, error) {
 }
 
 // Unserved lists up to limit matters to re-nudge (rail.SweepLedger), live
-// demand first. The grace is the configuration's RenudgeGrace (the sweep
+// demand first, each round-robin across firms. The grace is the configuration's RenudgeGrace (the sweep
 // grace, outlasting the settle delay).
 func (l *Ledger) Unserved(ctx context.Context, limit int) ([]rail.UnservedMatter, error) {
 	if limit <= 0 {

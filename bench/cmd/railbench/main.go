@@ -51,6 +51,7 @@ type options struct {
 	BackfillMatters       int           `json:"backfill_matters"`
 	Only                  string        `json:"only,omitempty"`
 	PruneSizes            []int         `json:"prune_sizes"`
+	FairImport            int           `json:"fair_import_matters"`
 	Out                   string        `json:"-"`
 }
 
@@ -88,7 +89,8 @@ func main() {
 	flag.StringVar(&o.MemModes, "mem-modes", "", "memory modes to run (all-in-memory,stream-digest,stream-extractive); default all")
 	flag.IntVar(&o.BackfillMatters, "backfill-matters", 10000, "outdated matters in the backfill section (live latency with and without a backfill)")
 	flag.StringVar(&pruneSizes, "prune-frames", "10k,100k", "old frames kept (none prunable) for the frame-retention pass; e.g. 10k,100k,300k")
-	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill,prune); default all")
+	flag.IntVar(&o.FairImport, "fair-import", 1000, "matters in the fairness section's bulk import (one document each)")
+	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill,prune,fairness); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
 	flag.Parse()
 
@@ -158,6 +160,7 @@ type Results struct {
 	Memory     *MemoryResults     `json:"build_memory,omitempty"`
 	Backfill   *BackfillResults   `json:"backfill,omitempty"`
 	Prune      *PruneResults      `json:"frame_prune,omitempty"`
+	Fairness   *FairnessResults   `json:"fairness,omitempty"`
 	Summary    []SummaryLine      `json:"summary"`
 }
 
@@ -256,6 +259,12 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 	if o.want("prune") {
 		if res.Prune, err = runPrune(ctx, e, o); err != nil {
 			return fmt.Errorf("prune: %w", err)
+		}
+	}
+
+	if o.want("fairness") {
+		if res.Fairness, err = runFairness(ctx, e, o); err != nil {
+			return fmt.Errorf("fairness: %w", err)
 		}
 	}
 

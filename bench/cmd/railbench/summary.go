@@ -50,6 +50,7 @@ func summarize(r *Results) []SummaryLine {
 			b.P99Ratio, b.WithP99.Median, b.Matters, b.BackfillRate, b.BackfillWork, b.WithoutP99.Median,
 			b.WithP50.Median, b.WithoutP50.Median, b.LiveDemands, b.BuildTime, b.Reps)
 	}
+	summarizeFairness(r.Fairness, add)
 	if m := r.Memory; m != nil && len(m.Modes) > 0 {
 		add("build_peak_rss", "stream %.0f MB / all-in-memory %.0f MB = %.2fx (digest builder, LoadInputs+Build in a child process); %d documents x %d pages, %.0f MB of text, median of %d",
 			m.Modes["stream-digest"].MedianMB, m.Modes["all-in-memory"].MedianMB, m.StreamRatio,

@@ -47,7 +47,8 @@ func NewNudger(client *sqs.Client, queueURL string) *Nudger {
 }
 
 // Nudge sends the nudges with DelaySeconds = delay (rounded up to whole
-// seconds, at most 900), at most ten per SendMessageBatch call. Entries SQS
+// seconds, at most 900) and MessageGroupId = the firm id (GroupID), at most
+// ten per SendMessageBatch call. Entries SQS
 // reports as failed are retried; the error (nil when every nudge was
 // accepted) is a *rail.NudgeError naming exactly the nudges not sent: a
 // batch SQS partly accepted is never reported as all refused.
@@ -88,6 +89,11 @@ func (n *Nudger) sendBatch(ctx context.Context, batch []rail.Nudge, delaySecs in
 			Id:           aws.String(strconv.Itoa(i)),
 			MessageBody:  aws.String(body),
 			DelaySeconds: delaySecs,
+			// SQS fair queues: on a standard queue the group id names the
+			// tenant, and when one firm has a backlog SQS delivers the
+			// other firms' messages ahead of it. Every nudge (demand,
+			// follow-up, retry, sweep, backfill) goes through here.
+			MessageGroupId: aws.String(GroupID(nd)),
 		}
 		if nd.TraceHeader != "" {
 			e.MessageSystemAttributes = map[string]types.MessageSystemAttributeValue{
@@ -137,6 +143,10 @@ func (n *Nudger) sendBatch(ctx context.Context, batch []rail.Nudge, delaySecs in
 	}
 	return n.unsent(batch, pending, func(id string) string { return last[id] })
 }
+
+// GroupID is the MessageGroupId a nudge carries on a standard queue (SQS
+// fair queues): its firm's id, so fairness is per tenant, not per matter.
+func GroupID(nd rail.Nudge) string { return nd.FirmID.String() }
 
 // unsent names the pending entries of batch as not sent.
 func (n *Nudger) unsent(batch []rail.Nudge, pending map[string]types.SendMessageBatchRequestEntry, why func(id string) string) map[int]error {

@@ -296,3 +296,59 @@ func TestDecodeRailEnvelopeRefusesAForeignSource(t *testing.T) {
 		t.Fatalf("no configured source must take nothing: %v", err)
 	}
 }
+
+// Every nudge carries its firm id as MessageGroupId (SQS fair queues on a
+// standard queue), whatever its reason, in every batch: on the wire, and as
+// moto keeps it, in the received message's MessageGroupId attribute.
+func TestNudgerSendsFirmAsMessageGroupID(t *testing.T) {
+	c, wire := recordingClient(t)
+	url := queue(t, c)
+	n := sqsq.NewNudger(c, url)
+	reasons := []string{rail.ReasonDemand, rail.ReasonFollowUp, rail.ReasonSweep, rail.ReasonBackfill, rail.ReasonRetry}
+	firms := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	var sent []rail.Nudge
+	for i := range 23 { // three SendMessageBatch calls
+		sent = append(sent, rail.Nudge{V: 1, FirmID: firms[i%len(firms)], MatterID: uuid.New(), Reason: reasons[i%len(reasons)]})
+	}
+	if err := n.Nudge(context.Background(), sent, 0); err != nil {
+		t.Fatal(err)
+	}
+	var entries int
+	for _, body := range strings.Split(wire.all(), "\n") {
+		var req struct {
+			Entries []struct {
+				MessageBody    string
+				MessageGroupId *string
+			}
+		}
+		if json.Unmarshal([]byte(body), &req) != nil || len(req.Entries) == 0 {
+			continue
+		}
+		for _, e := range req.Entries {
+			entries++
+			nd, err := sqsq.DecodeNudge(e.MessageBody)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.MessageGroupId == nil || *e.MessageGroupId != nd.FirmID.String() {
+				t.Fatalf("entry for %s (%s) went with MessageGroupId %v, want its firm id", nd.Ref(), nd.Reason, e.MessageGroupId)
+			}
+		}
+	}
+	if entries != len(sent) {
+		t.Fatalf("saw %d entries on the wire, sent %d", entries, len(sent))
+	}
+	got := receiveAll(t, c, url, len(sent), 20*time.Second)
+	if len(got) != len(sent) {
+		t.Fatalf("received %d, sent %d", len(got), len(sent))
+	}
+	for _, m := range got {
+		nd, err := sqsq.DecodeNudge(*m.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]; g != nd.FirmID.String() {
+			t.Fatalf("received %s with MessageGroupId %q, want firm %s", nd.Ref(), g, nd.FirmID)
+		}
+	}
+}
