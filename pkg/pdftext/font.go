@@ -32,6 +32,7 @@ const maxWidthEntries = 1 << 16
 func loadFont(v pdf.Value, b *budget) *font {
 	f := &font{scale: 0.001, dw: 0, widths: map[int]float64{}}
 	subtype := v.Key("Subtype").Name()
+	var ws pdf.Value
 	if subtype == "Type3" {
 		if m := v.Key("FontMatrix"); m.Kind() == pdf.Array && m.Len() >= 1 {
 			if s := m.Index(0).Float64(); finite(s) && s != 0 {
@@ -52,7 +53,7 @@ func loadFont(v pdf.Value, b *budget) *font {
 	} else {
 		f.codeLen = func(s string) int { return min(1, len(s)) }
 		first := int(v.Key("FirstChar").Int64())
-		ws := v.Key("Widths")
+		ws = v.Key("Widths")
 		n := min(ws.Len(), maxWidthEntries)
 		for i := 0; i < n; i++ {
 			f.widths[first+i] = ws.Index(i).Float64()
@@ -74,6 +75,9 @@ func loadFont(v pdf.Value, b *budget) *font {
 				f.codeLen = codeLenFunc(lens)
 			}
 		}
+	}
+	if !f.twoByte && ws.Len() == 0 && subtype != "Type3" {
+		f.standardWidths(v.Key("BaseFont").Name())
 	}
 	return f
 }
@@ -445,3 +449,28 @@ var winAnsiHigh = func() (t [256]rune) {
 	}
 	return t
 }()
+
+// standardWidths gives a simple font without /Widths the metrics of the
+// standard font it names, if it names one: each code's width is that of
+// the character it shows.
+func (f *font) standardWidths(base string) {
+	m := standardMetrics(base)
+	if m == nil {
+		return
+	}
+	for c := 0; c < 256; c++ {
+		raw := string([]byte{byte(c)})
+		t, ok := f.toUnicode[raw]
+		if !ok && f.simple != nil {
+			t = f.simple.Decode(raw)
+		}
+		if r, n := utf8.DecodeRuneInString(t); n > 0 && n == len(t) {
+			if w, ok := m[r]; ok {
+				f.widths[c] = w
+			}
+		}
+	}
+	if len(f.widths) > 0 {
+		f.widthsOK = true
+	}
+}

@@ -445,6 +445,8 @@ type run struct {
 	end        float64 // x after the last glyph
 	exact      bool    // glyph widths are known, so gaps can be measured
 	text       strings.Builder
+	space      bool    // a space character is not yet written (see layoutDir)
+	spaceX     float64 // where it starts
 }
 
 type line struct {
@@ -541,16 +543,38 @@ func layoutDir(glyphs []glyph) string {
 		}
 		total += len(g.s)
 		if cur != nil && math.Abs(g.y-cur.y) <= baselineSlop*size && g.x >= cur.end-0.5*size {
+			if cur.space {
+				// A space character after which the next glyph is
+				// drawn back over the glyph before the space leaves no
+				// gap on the page and separates nothing (an OCR text
+				// layer's word boxes, "CEV" " " "A"). Only where the
+				// widths are known: a guessed width cannot tell.
+				cur.space = false
+				if !(g.exact && g.x < cur.spaceX) {
+					cur.text.WriteByte(' ')
+				}
+			}
 			if (cur.exact && g.exact && g.x-cur.end > wordGap*size) || (!g.exact && g.x-cur.end > 0.5*size) {
 				cur.text.WriteByte(' ')
 			}
 		} else {
+			if cur != nil && cur.space {
+				cur.text.WriteByte(' ')
+				cur.space = false
+			}
 			cur = &run{x: g.x, y: g.y, size: size, exact: true}
 			runs = append(runs, cur)
 		}
-		cur.text.WriteString(g.s)
 		cur.end = math.Max(g.ex, g.x)
 		cur.exact = cur.exact && g.exact
+		if g.s == " " && g.exact && cur.text.Len() > 0 {
+			cur.space, cur.spaceX = true, g.x
+			continue
+		}
+		cur.text.WriteString(g.s)
+	}
+	if cur != nil && cur.space {
+		cur.text.WriteByte(' ')
 	}
 
 	// Lines: sort runs top to bottom (stable, so equal positions keep stream

@@ -180,9 +180,39 @@ func TestExtractRawContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "Hello world.\n\nSecondline"; doc.Pages[0] != want {
-		// Without /Widths the gap inside a TJ array cannot be measured, so
-		// the two TJ strings are joined as shown.
+	if want := "Hello world.\n\nSecond line"; doc.Pages[0] != want {
+		// Helvetica is a standard font: without /Widths its widths are
+		// still known, so the quarter-em gap inside the TJ array is a
+		// space.
+		t.Errorf("page = %q, want %q", doc.Pages[0], want)
+	}
+}
+
+// An OCR text layer in a standard font without /Widths (Times-Roman, one
+// Tm per word) writes "CEV" and "A" as two words with a space between,
+// the second drawn back over the end of the first: on the page there is
+// no gap, and pdftotext reads "CEVA". A space followed by a word at the
+// space's own width stays a space, and so does a gap the font's widths
+// show inside one string of a font with no /Widths.
+func TestExtractStandardFontWidths(t *testing.T) {
+	// Times-Roman at 12: C .667 + E .611 + V .722 = 2 em = 24; "of" .5 + .333;
+	// the space .25.
+	content := "BT /F1 12 Tf 1 0 0 1 100 700 Tm (CEV ) Tj 1 0 0 1 123.4 700 Tm (A has) Tj ET " +
+		"BT /F1 12 Tf 1 0 0 1 100 660 Tm (of ) Tj 1 0 0 1 113 660 Tm (the) Tj ET " +
+		"BT /F2 12 Tf 1 0 0 1 100 620 Tm [(Second) -250 (line)] TJ ET"
+	data := rawPDF(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> /Contents 4 0 R >>",
+		fmt.Sprintf("<< /Length %d >>\n%s", len(content), textPage(content)),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman /Encoding /WinAnsiEncoding >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Bold /Encoding /WinAnsiEncoding >>",
+	)
+	doc, err := pdftext.Extract(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "CEVA has\n\nof the\n\nSecond line"; doc.Pages[0] != want {
 		t.Errorf("page = %q, want %q", doc.Pages[0], want)
 	}
 }

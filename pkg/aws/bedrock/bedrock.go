@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -173,7 +175,7 @@ func (b *Builder) Build(ctx context.Context, in brief.Input) (brief.Brief, error
 			Temperature: aws.Float32(0),
 			MaxTokens:   aws.Int32(b.maxTokens),
 		},
-	})
+	}, readOnlyRequestBody)
 	if err != nil {
 		return brief.Brief{}, fmt.Errorf("bedrock: converse with %s: %w", b.modelID, err)
 	}
@@ -196,3 +198,34 @@ func (b *Builder) Build(ctx context.Context, in brief.Input) (brief.Brief, error
 	}
 	return p.Assemble(text.String())
 }
+
+// readOnlyRequestBody makes the call send its request body through Read
+// only. The SDK closes the request body as soon as the response headers
+// are in, while net/http's writer may still be making its last read of
+// the body (the one that checks it held no more than Content-Length). The
+// SDK's body answers that read with io.EOF once closed when it is read
+// through WriteTo (as io.Copy prefers), and io.Copy hands WriteTo's io.EOF
+// back as an error; the transport then takes the request as failed and
+// closes the connection, under the reply still being read ("read tcp …:
+// use of closed network connection"). Through Read, a closed body is a
+// clean end of the body.
+func readOnlyRequestBody(o *bedrockruntime.Options) {
+	if o.HTTPClient != nil {
+		o.HTTPClient = readOnlyBodyClient{o.HTTPClient}
+	}
+}
+
+type readOnlyBodyClient struct{ next bedrockruntime.HTTPClient }
+
+func (c readOnlyBodyClient) Do(r *http.Request) (*http.Response, error) {
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = readOnlyBody{r.Body}
+	}
+	return c.next.Do(r)
+}
+
+// readOnlyBody hides every method of the body but Read and Close.
+type readOnlyBody struct{ rc io.ReadCloser }
+
+func (b readOnlyBody) Read(p []byte) (int, error) { return b.rc.Read(p) }
+func (b readOnlyBody) Close() error               { return b.rc.Close() }

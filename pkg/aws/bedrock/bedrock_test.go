@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/pramaan/brief-rail/internal/testenv/briefsample"
@@ -293,4 +296,51 @@ func recordedReply(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return body.Output.Message.Content[0].Text
+}
+
+// slowConn returns from each write a while after the bytes went out, so
+// that the reply's headers are in (and the SDK has closed the request
+// body) before net/http's writer makes its last read of that body.
+type slowConn struct{ net.Conn }
+
+func (c slowConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	time.Sleep(150 * time.Millisecond)
+	return n, err
+}
+
+// The reply is read whole even when the request's writer finishes after
+// the reply began: the connection is not closed under it. (Before the
+// request body was sent through Read only, this failed every time with
+// "use of closed network connection", and at random in the tests above.)
+func TestBedrockReplyOutlivesRequestWriter(t *testing.T) {
+	body := recorded(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body[:len(body)/2])
+		w.(http.Flusher).Flush()
+		time.Sleep(600 * time.Millisecond)
+		w.Write(body[len(body)/2:])
+	}))
+	t.Cleanup(srv.Close)
+	hc := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		dial := tr.DialContext
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return slowConn{c}, nil
+		}
+	})
+	client := bedrockruntime.New(bedrockruntime.Options{
+		Region: "eu-west-2", BaseEndpoint: aws.String(srv.URL), RetryMaxAttempts: 1, HTTPClient: hc,
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "secret"}, nil
+		}),
+	})
+	if _, err := bedrock.New(client, modelID).Build(context.Background(), sampleInput(t)); err != nil {
+		t.Fatal(err)
+	}
 }
