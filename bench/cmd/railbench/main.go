@@ -51,6 +51,7 @@ type options struct {
 	BackfillMatters       int           `json:"backfill_matters"`
 	Only                  string        `json:"only,omitempty"`
 	PruneSizes            []int         `json:"prune_sizes"`
+	PerUploadMatters      int           `json:"per_upload_matters"`
 	Out                   string        `json:"-"`
 }
 
@@ -87,8 +88,9 @@ func main() {
 	flag.IntVar(&o.MemReps, "mem-reps", 3, "repetitions of each memory mode (medians reported)")
 	flag.StringVar(&o.MemModes, "mem-modes", "", "memory modes to run (all-in-memory,stream-digest,stream-extractive); default all")
 	flag.IntVar(&o.BackfillMatters, "backfill-matters", 10000, "outdated matters in the backfill section (live latency with and without a backfill)")
+	flag.IntVar(&o.PerUploadMatters, "per-upload-matters", 200, "matters in the per-served-upload burst (three uploads then a Regenerate on each)")
 	flag.StringVar(&pruneSizes, "prune-frames", "10k,100k", "old frames kept (none prunable) for the frame-retention pass; e.g. 10k,100k,300k")
-	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill,prune); default all")
+	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill,prune,perupload); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
 	flag.Parse()
 
@@ -158,6 +160,7 @@ type Results struct {
 	Memory     *MemoryResults     `json:"build_memory,omitempty"`
 	Backfill   *BackfillResults   `json:"backfill,omitempty"`
 	Prune      *PruneResults      `json:"frame_prune,omitempty"`
+	PerUpload  *PerUploadResults  `json:"per_served_upload,omitempty"`
 	Summary    []SummaryLine      `json:"summary"`
 }
 
@@ -250,6 +253,12 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 	if o.want("backfill") {
 		if res.Backfill, err = runBackfill(ctx, e, o); err != nil {
 			return fmt.Errorf("backfill: %w", err)
+		}
+	}
+
+	if o.want("perupload") {
+		if res.PerUpload, err = runPerUpload(ctx, e, o); err != nil {
+			return fmt.Errorf("per served upload: %w", err)
 		}
 	}
 
