@@ -282,7 +282,10 @@ func perUploadRail(ctx context.Context, e *env, matters, uploads, builders int, 
 	})
 	start := time.Now()
 	err = burst(rctx, refs, uploads,
-		func(ref rail.MatterRef, u int) error { _, err := record.StoreDocument(rctx, pool, ref, benchDocument(u)); return err },
+		func(ref rail.MatterRef, u int) error {
+			_, err := record.StoreDocument(rctx, pool, ref, benchDocument(u))
+			return err
+		},
 		func(ref rail.MatterRef) error { _, err := record.Regenerate(rctx, pool, ref); return err })
 	if err == nil {
 		err = railQuiet(rctx, pool, refs[0].FirmID, matters*(uploads+1))
