@@ -11,3 +11,6 @@ const (
 	MarkFramesSQL  = markFramesSQL
 	PruneFramesSQL = pruneFramesSQL
 )
+
+// The relay's one-statement claim, for its plan test.
+var RelayClaimSQL = relayClaimSQL
