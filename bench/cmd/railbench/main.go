@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -92,7 +93,18 @@ func main() {
 	flag.StringVar(&pruneSizes, "prune-frames", "10k,100k", "old frames kept (none prunable) for the frame-retention pass; e.g. 10k,100k,300k")
 	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill,prune,perupload); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
+	cpuProfile := flag.String("cpuprofile", "", "write this process's CPU profile (the rail's and the peers' client side) to the file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatalf("railbench: -cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatalf("railbench: -cpuprofile: %v", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	var err error
 	if o.Growth, err = parseSizes(growth); err != nil {
@@ -109,6 +121,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, o, mode); err != nil {
+		pprof.StopCPUProfile()
 		log.Fatalf("railbench: %v", err)
 	}
 }
