@@ -12,7 +12,7 @@ RACE     ?= -race
 
 .DEFAULT_GOAL := help
 
-.PHONY: help test test-short lint vet fmt-check tools host-bootstraps run serve run-anywhere railctl clean
+.PHONY: help test test-short lint vet fmt-check tools rie host-bootstraps run serve run-anywhere railctl clean
 
 help:
 	@echo "make run        run the rail locally and play the quickstart (three PDFs -> a Brief)"
@@ -33,9 +33,7 @@ LOCAL_BIN   := $(CURDIR)/.local/bin
 # the Go module proxy into .local/bin (internal/testenv/rie finds it there).
 # pdftotext (Debian's poppler-utils) is the reference text pkg/pdftext's recall test measures
 # against; tests only, never shipped: apt-get as root, or through sudo when there is one.
-tools:
-	@test -x $(LOCAL_BIN)/aws-lambda-rie || { echo "installing aws-lambda-rie $(RIE_VERSION) into .local/bin (go install)"; \
-	  GOBIN=$(LOCAL_BIN) $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION); }
+tools: rie
 	@command -v moto_server >/dev/null 2>&1 || { echo "installing moto[server] (pip)"; $(PIP) install --quiet "moto[server]>=5,<6"; }
 	@command -v $(CFN_LINT) >/dev/null 2>&1 || { echo "installing cfn-lint (pip)"; $(PIP) install --quiet "cfn-lint>=1,<2"; }
 	@command -v pdftotext >/dev/null 2>&1 || { \
@@ -45,6 +43,12 @@ tools:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq poppler-utils >/dev/null || \
 	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq poppler-utils >/dev/null; } || \
 	  echo "apt-get could not install poppler-utils"; }
+
+# The emulator alone (make bench's cold-start section needs only it).
+rie:
+	@test -x $(LOCAL_BIN)/aws-lambda-rie || { echo "installing aws-lambda-rie $(RIE_VERSION) into .local/bin (go install)"; \
+	  GOBIN=$(LOCAL_BIN) $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION); } && \
+	  test -x $(LOCAL_BIN)/aws-lambda-rie || { echo "aws-lambda-rie is not in $(LOCAL_BIN) after go install"; exit 1; }
 
 test: tools lint host-bootstraps
 	$(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) ./...

@@ -16,11 +16,17 @@ BENCH_FLAGS ?=
 
 .PHONY: bench bench-vet
 
-# Then each function's cold start under the Lambda runtime emulator (make tools installs it): the
-# medians of 5 starts of the init duration and of the bootstrap's peak memory.
-bench:
+# Then each function's cold start under the Lambda runtime emulator (the rie target installs it, as
+# make test's tools does; CI=true makes a missing emulator a failure, never a silent skip): the medians
+# of 5 starts of the init duration and of the bootstrap's peak memory, as `name: value`.
+bench: rie
 	cd bench && $(BENCH_GO) run ./cmd/railbench $(BENCH_FLAGS)
-	$(BENCH_GO) test -count=1 -run '^$$' -bench ColdStart -benchtime 5x ./pkg/lambdafn/ | grep -E '^(Benchmark|ok|FAIL|---)' 
+	@out=$$(CI=true $(BENCH_GO) test -count=1 -run '^$$' -bench ColdStart -benchtime 5x ./pkg/lambdafn/ 2>&1); st=$$?; \
+	echo "$$out" | grep -E '^(Benchmark|ok|FAIL|---|\s+\S+_test\.go)'; \
+	if [ $$st -ne 0 ] || ! echo "$$out" | grep -q 'init-ms'; then echo "bench: the cold-start section failed or measured nothing (is aws-lambda-rie in .local/bin? make rie)"; exit 1; fi; \
+	echo "$$out" | awk '/init-ms/ { n = $$1; sub(/^BenchmarkColdStart\//, "", n); sub(/-[0-9]+$$/, "", n); \
+		for (i = 2; i < NF; i++) { if ($$(i+1) == "init-ms") init = $$i; if ($$(i+1) == "maxrss-MB") mb = $$i }; \
+		printf "coldstart_%s_init_ms: %s\ncoldstart_%s_maxrss_mb: %s\n", n, init, n, mb }'
 	@# The isolated PDF worker's cost per document (a real 2-page order): in this process, in a warm
 	@# worker, in a cold one; medians of 5 runs of 20 documents, as `name: value`.
 	$(BENCH_GO) test -count=5 -run '^$$' -bench WorkerOverhead -benchtime 20x ./pkg/pdftext/worker/ | \

@@ -18,3 +18,6 @@ var (
 	SweepUnservedSQL = sweepUnservedSQL
 	OutdatedSQL      = outdatedSQL
 )
+
+// The relay's one-statement claim, for its plan test.
+var RelayClaimSQL = relayClaimSQL

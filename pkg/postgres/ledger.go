@@ -294,11 +294,13 @@ WITH fence AS (
     INSERT INTO ops.matter_frame_bodies AS b (firm_id, matter_id, body_sha256, body)
     SELECT firm_id, matter_id, ` + bodySHA256 + `, $7::jsonb FROM fence
     ON CONFLICT (firm_id, matter_id, body_sha256) DO UPDATE SET used_at = clock_timestamp()
+    RETURNING b.body_sha256 -- the hash is computed once, here; the frame takes it from the body row
 ), frame AS (
     INSERT INTO ops.matter_frames
         (firm_id, matter_id, token, target_generation, fingerprint, builder, model_invoked, body_sha256,
          builder_version, model_id, prompt_hash)
-    SELECT firm_id, matter_id, $3, target_generation, $4, $5, $6, ` + bodySHA256 + `, $9, $10, $11 FROM fence
+    SELECT fence.firm_id, fence.matter_id, $3, fence.target_generation, $4, $5, $6, body.body_sha256, $9, $10, $11
+    FROM fence, body
     RETURNING frame_id
 ), served AS (
     -- The demands this frame serves: every unserved one it covers.

@@ -28,43 +28,19 @@ type Outbox struct {
 // NewOutbox returns the relay's outbox over pool.
 func NewOutbox(pool *pgxpool.Pool) *Outbox { return &Outbox{pool: pool} }
 
-// Claim takes the due rows (relayRetrySQL, then relayUnsentSQL, FOR UPDATE
-// SKIP LOCKED) and leases them in the same transaction (relayLeaseSQL):
-// until the lease ends they are in neither select, so another relay skips
-// them without any lock being held.
+// Claim takes the due rows and leases them in one statement
+// (relayClaimSQL: relayRetrySQL's rows first, then relayUnsentSQL's, each
+// FOR UPDATE SKIP LOCKED, and leased): until the lease
+// ends they are in neither select, so another relay skips them without any
+// lock being held. One round trip, no transaction around it.
 func (o *Outbox) Claim(ctx context.Context, limit int, lease time.Duration) (rail.OutboxClaim, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return rail.OutboxClaim{}, fmt.Errorf("claim id: %w", err)
 	}
 	c := rail.OutboxClaim{ID: id}
-	err = pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
-		rows, err := take(ctx, tx, relayRetrySQL, limit)
-		if err != nil {
-			return fmt.Errorf("select due retries: %w", err)
-		}
-		if n := limit - len(rows); n > 0 {
-			unsent, err := take(ctx, tx, relayUnsentSQL, n)
-			if err != nil {
-				return fmt.Errorf("select unsent: %w", err)
-			}
-			rows = append(rows, unsent...)
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		ids := make([]uuid.UUID, len(rows))
-		for i, r := range rows {
-			ids[i] = r.EventID
-		}
-		if _, err := tx.Exec(ctx, relayLeaseSQL, idStrings(ids), id.String(), lease.Seconds()); err != nil {
-			return fmt.Errorf("lease: %w", err)
-		}
-		c.Rows = rows
-		return nil
-	})
-	if err != nil {
-		return rail.OutboxClaim{}, err
+	if c.Rows, err = take(ctx, o.pool, relayClaimSQL, limit, id.String(), lease.Seconds()); err != nil {
+		return rail.OutboxClaim{}, fmt.Errorf("claim due rows: %w", err)
 	}
 	return c, nil
 }
@@ -94,16 +70,24 @@ func (o *Outbox) Settle(ctx context.Context, c rail.OutboxClaim, published []uui
 			rest = append(rest, r.EventID)
 		}
 	}
-	err := pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
+	// The usual pass settles with one statement (every row published): it
+	// needs no transaction around it. Otherwise the statements share one.
+	parts := 0
+	for _, n := range []int{len(published), len(failures), len(rest)} {
+		if n > 0 {
+			parts++
+		}
+	}
+	settle := func(q Querier) error {
 		if len(published) > 0 {
-			tag, err := tx.Exec(ctx, relayMarkSQL, idStrings(published))
+			tag, err := q.Exec(ctx, relayMarkSQL, idStrings(published))
 			if err != nil {
 				return fmt.Errorf("mark published: %w", err)
 			}
 			s.Published = tag.RowsAffected()
 		}
 		if len(failures) > 0 {
-			rs, err := tx.Query(ctx, recordFailuresSQL,
+			rs, err := q.Query(ctx, recordFailuresSQL,
 				idStrings(ids), msgs, kinds, base.Seconds(), limit.Seconds(), maxAttempts, c.ID.String())
 			if err != nil {
 				return fmt.Errorf("record failures: %w", err)
@@ -118,12 +102,20 @@ func (o *Outbox) Settle(ctx context.Context, c rail.OutboxClaim, published []uui
 			}
 		}
 		if len(rest) > 0 {
-			if _, err := tx.Exec(ctx, relayReleaseSQL, idStrings(rest), c.ID.String()); err != nil {
+			if _, err := q.Exec(ctx, relayReleaseSQL, idStrings(rest), c.ID.String()); err != nil {
 				return fmt.Errorf("release: %w", err)
 			}
 		}
 		return nil
-	})
+	}
+	var err error
+	switch parts {
+	case 0:
+	case 1:
+		err = settle(o.pool)
+	default:
+		err = pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error { return settle(tx) })
+	}
 	if err != nil {
 		return rail.Settled{}, err
 	}
@@ -140,9 +132,6 @@ func (o *Outbox) Gauges(ctx context.Context) (rail.OutboxGauges, error) {
 // off) and relay_claim (whose pass holds it). The published mark keeps the
 // first publication's time and leaves a parked row parked.
 const (
-	relayLeaseSQL = `UPDATE ops.domain_event_outbox
-        SET relay_claim = $2::uuid, next_attempt_at = clock_timestamp() + make_interval(secs => $3)
-        WHERE event_id = ANY($1::uuid[])`
 	relayMarkSQL = `UPDATE ops.domain_event_outbox
         SET published_at = clock_timestamp(), next_attempt_at = NULL, relay_claim = NULL
         WHERE event_id = ANY($1::uuid[]) AND published_at IS NULL AND parked_at IS NULL`
@@ -216,14 +205,14 @@ func RecordFact(ctx context.Context, q Querier, f rail.Fact) (uuid.UUID, error) 
 // LOCKED: no high-water mark, and a row another relay holds is skipped,
 // not waited for.
 const (
-	relayRetrySQL = `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at, trace_header, publish_attempts
+	relayRetrySQL = `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at, trace_header, publish_attempts, next_attempt_at
         FROM ops.domain_event_outbox
         WHERE published_at IS NULL AND parked_at IS NULL
           AND next_attempt_at <= (SELECT clock_timestamp())
         ORDER BY next_attempt_at, occurred_at, event_id
         LIMIT $1
         FOR UPDATE SKIP LOCKED`
-	relayUnsentSQL = `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at, trace_header, publish_attempts
+	relayUnsentSQL = `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at, trace_header, publish_attempts, next_attempt_at
         FROM ops.domain_event_outbox
         WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NULL
         ORDER BY occurred_at, event_id
@@ -231,16 +220,41 @@ const (
         FOR UPDATE SKIP LOCKED`
 )
 
+// relayClaimSQL is the claim: up to $1 due retries (relayRetrySQL), then
+// unsent rows (relayUnsentSQL) to fill the batch, leased to claim $2 for $3
+// seconds, returned in the order the selects give (retries first). The
+// unsent arm may lock up to $1 rows the batch does not take (when retries
+// are due): they are left as they were, unlocked when the statement ends.
+var relayClaimSQL = `WITH retry AS (` + relayRetrySQL + `
+), unsent AS (` + relayUnsentSQL + `
+), picked AS (
+    SELECT r.*, 0 AS arm FROM retry r
+    UNION ALL
+    SELECT u.*, 1 FROM unsent u
+    ORDER BY arm, next_attempt_at, occurred_at, event_id
+    LIMIT $1
+), leased AS (
+    -- By key (an array, like the marks): a primary-key lookup per row
+    -- whatever the planner makes of the CTE's size.
+    UPDATE ops.domain_event_outbox AS o
+    SET relay_claim = $2::uuid, next_attempt_at = clock_timestamp() + make_interval(secs => $3)
+    WHERE o.event_id = ANY ((SELECT array_agg(event_id) FROM picked)::uuid[])
+    RETURNING o.event_id
+)
+SELECT p.event_id, p.firm_id, p.matter_id, p.event_name, p.payload, p.occurred_at, p.trace_header, p.publish_attempts
+FROM picked p JOIN leased l ON l.event_id = p.event_id
+ORDER BY p.arm, p.next_attempt_at, p.occurred_at, p.event_id`
+
 // take runs one of the relay's selects and reads its rows one by one: a
 // column that cannot be read marks that row unreadable (it is parked
 // alone) instead of failing the pass.
-func take(ctx context.Context, tx pgx.Tx, sql string, limit int) ([]rail.OutboxRow, error) {
-	rows, err := tx.Query(ctx, sql, limit)
+func take(ctx context.Context, q Querier, sql string, args ...any) ([]rail.OutboxRow, error) {
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	tm := tx.Conn().TypeMap()
+	tm := rows.Conn().TypeMap()
 	var out []rail.OutboxRow
 	for rows.Next() {
 		var (

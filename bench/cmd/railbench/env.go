@@ -90,7 +90,9 @@ CREATE SCHEMA bench;
 CREATE TABLE bench.results (
     scenario text NOT NULL, key text NOT NULL, attempt int NOT NULL,
     written_at timestamptz NOT NULL DEFAULT clock_timestamp());
-CREATE TABLE bench.demands (key text PRIMARY KEY, requested int NOT NULL DEFAULT 0, built int NOT NULL DEFAULT 0)`); err != nil {
+CREATE TABLE bench.demands (key text PRIMARY KEY, requested int NOT NULL DEFAULT 0, built int NOT NULL DEFAULT 0);
+CREATE TABLE bench.river_briefs (firm_id uuid NOT NULL, matter_id uuid NOT NULL, body jsonb NOT NULL, documents uuid[] NOT NULL,
+    built_at timestamptz NOT NULL DEFAULT clock_timestamp(), PRIMARY KEY (firm_id, matter_id))`); err != nil {
 		e.close()
 		return nil, fmt.Errorf("bench tables: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -52,6 +53,7 @@ type options struct {
 	Only                  string        `json:"only,omitempty"`
 	PruneSizes            []int         `json:"prune_sizes"`
 	FairImport            int           `json:"fair_import_matters"`
+	PerUploadMatters      int           `json:"per_upload_matters"`
 	Out                   string        `json:"-"`
 }
 
@@ -88,11 +90,23 @@ func main() {
 	flag.IntVar(&o.MemReps, "mem-reps", 3, "repetitions of each memory mode (medians reported)")
 	flag.StringVar(&o.MemModes, "mem-modes", "", "memory modes to run (all-in-memory,stream-digest,stream-extractive); default all")
 	flag.IntVar(&o.BackfillMatters, "backfill-matters", 10000, "outdated matters in the backfill section (live latency with and without a backfill)")
+	flag.IntVar(&o.PerUploadMatters, "per-upload-matters", 200, "matters in the per-served-upload burst (three uploads then a Regenerate on each)")
 	flag.StringVar(&pruneSizes, "prune-frames", "10k,100k", "old frames kept (none prunable) for the frame-retention pass; e.g. 10k,100k,300k")
 	flag.IntVar(&o.FairImport, "fair-import", 1000, "matters in the fairness section's bulk import (one document each)")
-	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill,prune,fairness); default all")
+	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill,prune,fairness,perupload); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
+	cpuProfile := flag.String("cpuprofile", "", "write this process's CPU profile (the rail's and the peers' client side) to the file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatalf("railbench: -cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatalf("railbench: -cpuprofile: %v", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	var err error
 	if o.Growth, err = parseSizes(growth); err != nil {
@@ -109,6 +123,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, o, mode); err != nil {
+		pprof.StopCPUProfile()
 		log.Fatalf("railbench: %v", err)
 	}
 }
@@ -161,6 +176,7 @@ type Results struct {
 	Backfill   *BackfillResults   `json:"backfill,omitempty"`
 	Prune      *PruneResults      `json:"frame_prune,omitempty"`
 	Fairness   *FairnessResults   `json:"fairness,omitempty"`
+	PerUpload  *PerUploadResults  `json:"per_served_upload,omitempty"`
 	Summary    []SummaryLine      `json:"summary"`
 }
 
@@ -253,6 +269,12 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 	if o.want("backfill") {
 		if res.Backfill, err = runBackfill(ctx, e, o); err != nil {
 			return fmt.Errorf("backfill: %w", err)
+		}
+	}
+
+	if o.want("perupload") {
+		if res.PerUpload, err = runPerUpload(ctx, e, o); err != nil {
+			return fmt.Errorf("per served upload: %w", err)
 		}
 	}
 

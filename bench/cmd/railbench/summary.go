@@ -45,6 +45,30 @@ func summarize(r *Results) []SummaryLine {
 			strings.Join(parts, " · "), ratio(hi.Steady.Median, lo.Steady.Median), strings.Join(before, " · "),
 			ratio(hi.Baseline.Median, lo.Baseline.Median), hi.Pruning.Median, hi.OldFrames, p.Keep, p.Reps)
 	}
+	if u := r.PerUpload; u != nil {
+		tail := fmt.Sprintf("(%d matters x %d uploads then a Regenerate, median of %d)", u.Matters, u.Uploads, u.Reps)
+		for _, sys := range []string{"rail", "river", "river_unique"} {
+			p, ok := u.Systems[sys]
+			if !ok {
+				continue
+			}
+			add(sys+"_xacts_per_served_upload", "%.2f %s", p.Xacts.Median, tail)
+			add(sys+"_round_trips_per_served_upload", "%.2f %s", p.RoundTrips.Median, tail)
+			add(sys+"_rows_written_per_served_upload", "%.2f %s", p.Rows.Median, tail)
+			add(sys+"_wal_bytes_per_served_upload", "%.0f %s", p.WALBytes.Median, tail)
+			add(sys+"_model_calls_per_served_upload", "%.2f %s", p.ModelCalls.Median, tail)
+			if sys == "rail" {
+				add("rail_lambda_invocations_per_served_upload", "%.2f trigger+builder, plus %.2f relay (scheduled, time-driven) %s", p.Invocations.Median, p.RelayInv.Median, tail)
+			}
+			if sys == "river_unique" {
+				add("river_unique_uploads_not_in_final_brief", "%.0f %s", p.Lost.Median, tail)
+			}
+		}
+		if a, b := u.Systems["rail"], u.Systems["river"]; a.WALBytes.Median > 0 {
+			add("river_vs_rail_wal_bytes_per_served_upload", "%s (River one job per upload / rail; above 1: the rail writes less)", ratio(b.WALBytes.Median, a.WALBytes.Median))
+			add("river_vs_rail_xacts_per_served_upload", "%s", ratio(b.Xacts.Median, a.Xacts.Median))
+		}
+	}
 	if b := r.Backfill; b != nil {
 		add("live_p99_with_backfill_ratio", "%.2f (live upload -> current p99 %.1f ms with a %d-matter backfill at %g/min on its own queue and %d builders / %.1f ms without; p50 %.1f / %.1f ms; %d live demands, %s builds, median of %d)",
 			b.P99Ratio, b.WithP99.Median, b.Matters, b.BackfillRate, b.BackfillWork, b.WithoutP99.Median,
