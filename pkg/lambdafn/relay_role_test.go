@@ -16,6 +16,7 @@ import (
 	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/emf"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
 
@@ -87,10 +88,14 @@ func relayAsItsRole(t *testing.T, window time.Duration, facts int) (*railtest.DB
 	}
 	t.Logf("brief_relay's idle_in_transaction_session_timeout: %s", idle)
 	batch := &pgx.Batch{}
-	firm := uuid.New()
+	// One matter (the outbox's key to app.matters): its facts are the backlog.
+	ref := rail.MatterRef{FirmID: uuid.New(), MatterID: uuid.New()}
+	if _, err := postgres.AddMatter(context.Background(), db.Pool, ref, ""); err != nil {
+		t.Fatal(err)
+	}
 	for range facts {
 		batch.Queue(`INSERT INTO ops.domain_event_outbox (firm_id, matter_id, event_name, payload)
-            VALUES ($1, $2, 'document.uploaded', jsonb_build_object('document_id', gen_random_uuid()::text))`, firm, uuid.New())
+            VALUES ($1, $2, 'document.uploaded', jsonb_build_object('document_id', gen_random_uuid()::text))`, ref.FirmID, ref.MatterID)
 	}
 	if err := db.Pool.SendBatch(context.Background(), batch).Close(); err != nil {
 		t.Fatal(err)
