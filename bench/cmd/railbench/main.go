@@ -51,6 +51,7 @@ type options struct {
 	BackfillMatters       int           `json:"backfill_matters"`
 	Only                  string        `json:"only,omitempty"`
 	PruneSizes            []int         `json:"prune_sizes"`
+	Day                   dayOptions    `json:"day"`
 	Out                   string        `json:"-"`
 }
 
@@ -62,7 +63,7 @@ func main() {
 		memChild(mode) // a child of the memory section; exits
 	}
 	var o options
-	var growth, pruneSizes string
+	var growth, pruneSizes, dayScales string
 	flag.IntVar(&o.Workers, "workers", 8, "workers (W) for the rail and River, and pgbench clients")
 	flag.IntVar(&o.Rebuilds, "rebuilds", 2000, "rebuilds (rail) and jobs (River) per throughput repetition")
 	flag.IntVar(&o.Batch, "batch", 10, "nudges a rail worker takes per receive (an SQS batch is up to 10)")
@@ -88,7 +89,17 @@ func main() {
 	flag.StringVar(&o.MemModes, "mem-modes", "", "memory modes to run (all-in-memory,stream-digest,stream-extractive); default all")
 	flag.IntVar(&o.BackfillMatters, "backfill-matters", 10000, "outdated matters in the backfill section (live latency with and without a backfill)")
 	flag.StringVar(&pruneSizes, "prune-frames", "10k,100k", "old frames kept (none prunable) for the frame-retention pass; e.g. 10k,100k,300k")
-	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill,prune); default all")
+	flag.StringVar(&dayScales, "day-scale", "0.1,0.25,0.5", "section day: fractions of the day's volume to run, each on a fresh database; e.g. 0.1,0.5,1.0")
+	flag.IntVar(&o.Day.Firms, "day-firms", 2000, "section day: firms (Zipf-distributed sizes)")
+	flag.IntVar(&o.Day.Uploads, "day-uploads", 200000, "section day: uploads in the day at scale 1")
+	flag.IntVar(&o.Day.Matters, "day-matters", 20000, "section day: matters at scale 1 (at least one per firm)")
+	flag.DurationVar(&o.Day.Length, "day-length", 3*time.Minute, "section day: the 24 hours compressed into this long")
+	flag.DurationVar(&o.Day.BuildReal, "day-build-time", 30*time.Second, "section day: the build (model call) time in real time; compressed with the day")
+	flag.IntVar(&o.Day.Builders, "day-builders", 64, "section day: builder concurrency on the build queue (MaximumConcurrency)")
+	flag.IntVar(&o.Day.Backfillers, "day-backfill-builders", 8, "section day: builder concurrency on the backfill queue (BackfillConcurrency)")
+	flag.Float64Var(&o.Day.ZipfS, "day-zipf", 1.0, "section day: Zipf exponent of firm sizes")
+	flag.Uint64Var(&o.Day.Seed, "day-seed", 21, "section day: workload seed")
+	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill,prune,day); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
 	flag.Parse()
 
@@ -98,6 +109,9 @@ func main() {
 	}
 	if o.PruneSizes, err = parseSizes(pruneSizes); err != nil {
 		log.Fatalf("railbench: -prune-frames: %v", err)
+	}
+	if o.Day.Scales, err = parseScales(dayScales); err != nil {
+		log.Fatalf("railbench: -day-scale: %v", err)
 	}
 	mode, err := parseExecMode(o.ExecMode)
 	if err != nil {
@@ -158,6 +172,7 @@ type Results struct {
 	Memory     *MemoryResults     `json:"build_memory,omitempty"`
 	Backfill   *BackfillResults   `json:"backfill,omitempty"`
 	Prune      *PruneResults      `json:"frame_prune,omitempty"`
+	Day        *DayResults        `json:"day,omitempty"`
 	Summary    []SummaryLine      `json:"summary"`
 }
 
@@ -256,6 +271,12 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 	if o.want("prune") {
 		if res.Prune, err = runPrune(ctx, e, o); err != nil {
 			return fmt.Errorf("prune: %w", err)
+		}
+	}
+
+	if o.want("day") {
+		if res.Day, err = runDay(ctx, e, o.Day); err != nil {
+			return fmt.Errorf("day: %w", err)
 		}
 	}
 

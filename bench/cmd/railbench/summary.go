@@ -45,6 +45,9 @@ func summarize(r *Results) []SummaryLine {
 			strings.Join(parts, " · "), ratio(hi.Steady.Median, lo.Steady.Median), strings.Join(before, " · "),
 			ratio(hi.Baseline.Median, lo.Baseline.Median), hi.Pruning.Median, hi.OldFrames, p.Keep, p.Reps)
 	}
+	if d := r.Day; d != nil {
+		out = append(out, daySummary(d)...)
+	}
 	if b := r.Backfill; b != nil {
 		add("live_p99_with_backfill_ratio", "%.2f (live upload -> current p99 %.1f ms with a %d-matter backfill at %g/min on its own queue and %d builders / %.1f ms without; p50 %.1f / %.1f ms; %d live demands, %s builds, median of %d)",
 			b.P99Ratio, b.WithP99.Median, b.Matters, b.BackfillRate, b.BackfillWork, b.WithoutP99.Median,
