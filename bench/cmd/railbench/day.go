@@ -45,7 +45,8 @@ type dayOptions struct {
 	Firms       int           `json:"firms"`
 	Uploads     int           `json:"uploads_at_full_scale"`
 	Matters     int           `json:"matters_at_full_scale"`
-	Length      time.Duration `json:"day_length_ns"`
+	Length      time.Duration `json:"day_length_ns"` // at scale 1
+	FixedLength bool          `json:"fixed_length"`  // every scale's day is Length (else Length x scale)
 	BuildReal   time.Duration `json:"build_time_real_ns"`
 	Builders    int           `json:"builder_concurrency"`
 	Backfillers int           `json:"backfill_concurrency"`
@@ -57,14 +58,9 @@ const realDay = 24 * time.Hour
 
 // DayResults is the section's output.
 type DayResults struct {
-	Options     dayOptions `json:"options"`
-	Compression float64    `json:"compression"` // real seconds per compressed second
-	BuildTime   string     `json:"build_time_compressed"`
-	SettleDelay string     `json:"settle_delay_compressed"`
-	SweepEvery  string     `json:"sweep_every"`
-	BackfillPM  float64    `json:"backfill_rate_per_compressed_minute"`
-	Scales      []DayScale `json:"scales"`
-	Notes       []string   `json:"notes"`
+	Options dayOptions `json:"options"`
+	Scales  []DayScale `json:"scales"`
+	Notes   []string   `json:"notes"`
 }
 
 // DayLatency is upload -> current for one firm-size class, milliseconds of
@@ -79,6 +75,12 @@ type DayLatency struct {
 // DayScale is one scale's run.
 type DayScale struct {
 	Scale       float64 `json:"scale"`
+	Length      string  `json:"day_length"`
+	Compression float64 `json:"compression"` // real seconds per compressed second
+	BuildTime   string  `json:"build_time_compressed"`
+	SettleDelay string  `json:"settle_delay_compressed"`
+	SweepEvery  string  `json:"sweep_every"`
+	BackfillPM  float64 `json:"backfill_rate_per_minute"`
 	Firms       int     `json:"firms"`
 	Matters     int     `json:"matters"`
 	Uploads     int     `json:"uploads"`
@@ -379,19 +381,15 @@ func (p *pgCPU) seconds() float64 {
 }
 
 func runDay(ctx context.Context, e *env, o dayOptions) (*DayResults, error) {
-	c := float64(realDay) / float64(o.Length)
-	comp := func(d time.Duration) time.Duration { return time.Duration(float64(d) / c) }
-	r := &DayResults{Options: o, Compression: round(c, 1), BuildTime: comp(o.BuildReal).String(),
-		SettleDelay: comp(10 * time.Second).String(), Notes: []string{
-			"a day of 24 h compressed into day_length: every time of the workload (session starts, gaps between a person's uploads, the Regenerate 5 min and the close 2 h after a session) and the build time are divided by the compression; latencies are compressed milliseconds on the database clock (fact occurred_at -> the demand's served_at, the commit of the frame covering it)",
-			"not compressed (the local rail's own timings, as make run's): the lease (10 s), queue timings (the template's x0.01), the relay's window (1 s) and the builder's backoff (1 s base); the sweeper runs every max(60 s compressed, 1 s)",
-			"firms of Zipf sizes (weight 1/rank^s) get matters and sessions in proportion; a session is 1 + geometric uploads (mean 2.5, at most 12) on one matter, 0.5% are bulk imports of 50-200; 10% end in a Regenerate, 1% in a close (the matter gets no uploads after); size classes by rank: large 1-20, medium 21-200, small 201+",
-			"every matter starts the day with a Brief built by model-a (yesterday's); at noon the rail is redeployed with model-b (a second app.Assemble and RunLocal on the same queues, then the first stopped: its in-flight builds are cancelled and retried), so the sweeper's backfill admits the outdated matters at 30 per real minute on the backfill queue",
-			"transactions: pg_stat_database.xact_commit of the scale's own database (rail, generator and the section's reads); rail_xact_per_upload subtracts the generator's (one per upload, Regenerate and close); WAL: pg_stat_wal.wal_bytes (the whole server; nothing else runs in this section)",
-			"database CPU: the PostgreSQL server's processes from /proc/<pid>/stat (the postmaster with its reaped children and every live backend), sampled each second; peak is the busiest second, in cores of this 2-core machine",
-		}}
-	r.SweepEvery = max(comp(time.Minute), time.Second).String()
-	r.BackfillPM = round(30*c, 1)
+	r := &DayResults{Options: o, Notes: []string{
+		"each scale's day is day_length x scale long unless -day-fixed-length (so every scale runs at the same upload rate, and the figures' growth is the growth with the day's volume: firms' matters, documents, frames and ledger rows, not this machine's saturation); its compression is 24 h / its day's length",
+		"a day of 24 h compressed into day_length: every time of the workload (session starts, gaps between a person's uploads, the Regenerate 5 min and the close 2 h after a session) and the build time are divided by the compression; latencies are compressed milliseconds on the database clock (fact occurred_at -> the demand's served_at, the commit of the frame covering it)",
+		"not compressed (the local rail's own timings, as make run's): the lease (10 s), queue timings (the template's x0.01), the relay's window (1 s) and the builder's backoff (1 s base); the sweeper runs every max(60 s compressed, 250 ms) (fewer passes than a real day's 1,440 at these compressions: its fixed cost per pass is under-counted, and the backfill, bounded by its builders in flight per pass, admits less than it would)",
+		"firms of Zipf sizes (weight 1/rank^s) get matters and sessions in proportion; a session is 1 + geometric uploads (mean 2.5, at most 12) on one matter, 0.5% are bulk imports of 50-200; 10% end in a Regenerate, 1% in a close (the matter gets no uploads after); size classes by rank: large 1-20, medium 21-200, small 201+",
+		"every matter starts the day with a Brief built by model-a (yesterday's); at noon the rail is redeployed with model-b (a second app.Assemble and RunLocal on the same queues, then the first stopped: its in-flight builds are cancelled and retried), so the sweeper's backfill admits the outdated matters at 30 per real minute on the backfill queue",
+		"transactions: pg_stat_database.xact_commit of the scale's own database (rail, generator and the section's reads); rail_xact_per_upload subtracts the generator's (one per upload, Regenerate and close) and the section's own reads while it waits for the drain; WAL: pg_stat_wal.wal_bytes (the whole server; nothing else runs in this section)",
+		"database CPU: the PostgreSQL server's processes from /proc/<pid>/stat (the postmaster with its reaped children and every live backend), sampled each second; peak is the busiest second, in cores of this 2-core machine",
+	}}
 	for _, s := range o.Scales {
 		ds, err := runDayScale(ctx, e, o, s)
 		if err != nil {
@@ -403,11 +401,17 @@ func runDay(ctx context.Context, e *env, o dayOptions) (*DayResults, error) {
 }
 
 func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*DayScale, error) {
+	if !o.FixedLength {
+		o.Length = time.Duration(float64(o.Length) * scale)
+	}
 	c := float64(realDay) / float64(o.Length)
 	comp := func(d time.Duration) time.Duration { return time.Duration(float64(d) / c) }
 	w := buildDayWorkload(o, scale)
 	ds := &DayScale{Scale: scale, Firms: len(w.firmIDs), Matters: len(w.matters), Uploads: w.uploads, Sessions: w.sessions,
-		Regenerates: w.regens, Closes: w.closes, Latency: map[string]DayLatency{}, Errors: map[string]int64{}}
+		Regenerates: w.regens, Closes: w.closes, Latency: map[string]DayLatency{}, Errors: map[string]int64{},
+		Length: o.Length.String(), Compression: round(c, 1), BuildTime: comp(o.BuildReal).String(),
+		SettleDelay: comp(10 * time.Second).String(), SweepEvery: max(comp(time.Minute), 250*time.Millisecond).String(),
+		BackfillPM: math.Min(30*c, 10000)}
 	db := fmt.Sprintf("%s_day_%d", e.benchDB, int(scale*1000))
 	if err := e.adminExec(ctx, "CREATE DATABASE "+pgx.Identifier{db}.Sanitize()); err != nil {
 		return nil, err
@@ -482,7 +486,7 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 		}
 		rctx, cancel := context.WithCancel(ctx)
 		wait := app.RunLocal(rctx, rl, app.LocalOptions{TriggerQueue: tr.TriggerQueue, BuildQueue: tr.BuildQueue,
-			BackfillQueue: tr.BackfillQueue, SweepEvery: max(comp(time.Minute), time.Second),
+			BackfillQueue: tr.BackfillQueue, SweepEvery: max(comp(time.Minute), 250*time.Millisecond),
 			BuilderConcurrency: o.Builders, BackfillConcurrency: o.Backfillers, TriggerConcurrency: 4,
 			OnError: func(fn string, err error) {
 				errMu.Lock()
@@ -623,6 +627,7 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 	// Drain: every upload on an open matter served (a closed matter's
 	// held demand is counted, not waited for).
 	deadline := time.Now().Add(max(o.Length, 2*time.Minute))
+	ownXacts := int64(1) // the frame count before the day
 	for ctx.Err() == nil {
 		var behind int
 		if err := conn.QueryRow(ctx, `SELECT count(*) FROM ops.matter_demands d JOIN app.matters m USING (firm_id, matter_id)
@@ -632,13 +637,14 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 			return nil, err
 		}
 		var unheard int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM ops.domain_event_outbox o
-            WHERE o.event_name = 'document.uploaded' AND NOT EXISTS (SELECT 1 FROM ops.matter_demands d WHERE o.event_id = ANY (d.event_ids))
-            AND o.occurred_at > now() - interval '1 hour'`).Scan(&unheard); err != nil {
+		if err := conn.QueryRow(ctx, `WITH heard AS (SELECT unnest(event_ids) AS id FROM ops.matter_demands)
+            SELECT count(*) FROM ops.domain_event_outbox o
+            WHERE o.event_name = 'document.uploaded' AND NOT EXISTS (SELECT 1 FROM heard h WHERE h.id = o.event_id)`).Scan(&unheard); err != nil {
 			stopRail()
 			stopSampler()
 			return nil, err
 		}
+		ownXacts += 2
 		if behind == 0 && unheard == 0 {
 			break
 		}
@@ -672,7 +678,7 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 		ds.DBCPUSeconds, ds.DBCPUPeak = math.NaN(), math.NaN()
 	}
 	ds.XactCommit, ds.XactRollback = after.commit-before.commit, after.rollback-before.rollback
-	ds.XactGenerator = genXacts.Load()
+	ds.XactGenerator = genXacts.Load() + ownXacts
 	ds.WALBytes = after.wal - before.wal
 	up := float64(ds.Uploads)
 	ds.XactPerUpload = round(float64(ds.XactCommit)/up, 2)
@@ -734,7 +740,7 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 	ds.UploadsUnserved = ds.Uploads - len(lat["all"])
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM ops.domain_event_outbox o JOIN app.matters m USING (firm_id, matter_id)
         WHERE o.event_name = 'document.uploaded' AND m.status = 'closed'
-          AND NOT EXISTS (SELECT 1 FROM ops.matter_demands d WHERE o.event_id = ANY (d.event_ids) AND d.served_at IS NOT NULL)`).Scan(&ds.UploadsHeld); err != nil {
+          AND NOT EXISTS (SELECT 1 FROM (SELECT unnest(event_ids) AS id FROM ops.matter_demands WHERE served_at IS NOT NULL) h WHERE h.id = o.event_id)`).Scan(&ds.UploadsHeld); err != nil {
 		return nil, err
 	}
 	a := ds.Latency["all"]
@@ -821,9 +827,9 @@ func daySummary(d *DayResults) []SummaryLine {
 	}
 	o := d.Options
 	add("day_uploads", func(s DayScale) string {
-		return fmt.Sprintf("%d", s.Uploads)
-	}, fmt.Sprintf("uploads at each scale of %d in a day, %d firms (Zipf s=%g), 24 h compressed into %s (x%.0f); build %s real = %s compressed; builders %d, backfill builders %d",
-		o.Uploads, o.Firms, o.ZipfS, o.Length, d.Compression, o.BuildReal, d.BuildTime, o.Builders, o.Backfillers))
+		return fmt.Sprintf("%d(day %s x%.0f, build %s, peak %.0f/s)", s.Uploads, s.Length, s.Compression, s.BuildTime, s.PeakUploadsPerS)
+	}, fmt.Sprintf("uploads at each scale of %d in a day, %d firms (Zipf s=%g), 24 h compressed into the day shown; build %s real, compressed with the day; builders %d, backfill builders %d",
+		o.Uploads, o.Firms, o.ZipfS, o.BuildReal, o.Builders, o.Backfillers))
 	for _, cl := range dayClasses {
 		add("day_upload_to_current_ms_"+cl, func(s DayScale) string {
 			l := s.Latency[cl]
