@@ -56,6 +56,9 @@ type dayOptions struct {
 
 const realDay = 24 * time.Hour
 
+// dayIdle: how long the idle rail's floor is measured, before each day.
+const dayIdle = 10 * time.Second
+
 // DayResults is the section's output.
 type DayResults struct {
 	Options dayOptions `json:"options"`
@@ -115,6 +118,17 @@ type DayScale struct {
 	DBCPUmsPerUp    float64          `json:"db_cpu_ms_per_upload"`
 	PeakUploadsPerS float64          `json:"peak_uploads_per_s"`
 	Errors          map[string]int64 `json:"handler_errors"`
+	Sweeps          int64            `json:"sweeper_invocations"`
+	// The idle rail's floor, per second (measured before the day), and
+	// the day's figures less that floor over the day's wall time: the
+	// work each upload adds.
+	IdleXactPerS   float64 `json:"idle_xact_per_s"`
+	IdleWALPerS    float64 `json:"idle_wal_bytes_per_s"`
+	IdleCPUCores   float64 `json:"idle_db_cpu_cores"`
+	MargXactPerUp  float64 `json:"marginal_rail_xact_per_upload"`
+	MargWALPerUp   float64 `json:"marginal_wal_bytes_per_upload"`
+	MargCPUmsPerUp float64 `json:"marginal_db_cpu_ms_per_upload"`
+	RelayRuns      int64   `json:"relay_invocations"`
 }
 
 // dayClass is a firm's size class by its Zipf rank.
@@ -473,7 +487,7 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 		return nil, err
 	}
 	tr := app.LocalTransport(wiring, nil)
-	var calls atomic.Int64
+	var calls, sweeps, relays atomic.Int64
 	var errMu sync.Mutex
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	start := func(model string) (stop func(), err error) {
@@ -488,6 +502,7 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 		wait := app.RunLocal(rctx, rl, app.LocalOptions{TriggerQueue: tr.TriggerQueue, BuildQueue: tr.BuildQueue,
 			BackfillQueue: tr.BackfillQueue, SweepEvery: max(comp(time.Minute), 250*time.Millisecond),
 			BuilderConcurrency: o.Builders, BackfillConcurrency: o.Backfillers, TriggerConcurrency: 4,
+			OnSweep: func(lambdafn.SweepResult) { sweeps.Add(1) }, OnRelay: func(lambdafn.RelayResult) { relays.Add(1) },
 			OnError: func(fn string, err error) {
 				errMu.Lock()
 				ds.Errors[fn]++
@@ -523,6 +538,35 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 		return nil, err
 	}
 	stopRail := stopA
+	// The rail idle (no uploads) for a while: its floor per second (the
+	// relay's polls, the sweeper's passes, the pollers), which a real day
+	// pays per real second, not per upload.
+	time.Sleep(time.Second)
+	idle0, err := readCounters(ctx, admin, db)
+	if err != nil {
+		stopRail()
+		return nil, err
+	}
+	idleCPU0, idleAt := math.NaN(), time.Now()
+	if cpu != nil {
+		idleCPU0 = cpu.seconds()
+	}
+	time.Sleep(dayIdle)
+	idle1, err := readCounters(ctx, admin, db)
+	if err != nil {
+		stopRail()
+		return nil, err
+	}
+	idleSecs := time.Since(idleAt).Seconds()
+	ds.IdleXactPerS = round(float64(idle1.commit-idle0.commit)/idleSecs, 1)
+	ds.IdleWALPerS = round(float64(idle1.wal-idle0.wal)/idleSecs, 0)
+	if cpu != nil {
+		ds.IdleCPUCores = round((cpu.seconds()-idleCPU0)/idleSecs, 3)
+	}
+	before = idle1
+	if cpu != nil {
+		cpu0 = cpu.seconds()
+	}
 	began := time.Now()
 
 	// Sample the database's CPU each second.
@@ -685,7 +729,12 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 	ds.RailXactPerUp = round(float64(ds.XactCommit-ds.XactGenerator)/up, 2)
 	ds.WALPerUpload = round(float64(ds.WALBytes)/up, 0)
 	ds.DBCPUmsPerUp = round(ds.DBCPUSeconds*1000/up, 3)
+	wall := time.Since(began).Seconds() - 1.5 // less the wait for the statistics
+	ds.MargXactPerUp = round((float64(ds.XactCommit-ds.XactGenerator)-ds.IdleXactPerS*wall)/up, 2)
+	ds.MargWALPerUp = round((float64(ds.WALBytes)-ds.IdleWALPerS*wall)/up, 0)
+	ds.MargCPUmsPerUp = round((ds.DBCPUSeconds-ds.IdleCPUCores*wall)*1000/up, 3)
 	ds.ModelCalls = calls.Load()
+	ds.Sweeps, ds.RelayRuns = sweeps.Load(), relays.Load()
 	ds.ModelPerUpload = round(float64(ds.ModelCalls)/up, 3)
 
 	// What landed, and each upload's latency, off the database.
@@ -850,6 +899,12 @@ func daySummary(d *DayResults) []SummaryLine {
 		"busiest second of the PostgreSQL processes' CPU (/proc/<pid>/stat of the postmaster, its reaped children and live backends), of 2 shared cores")
 	add("day_db_cpu_ms_per_upload", func(s DayScale) string { return fmt.Sprintf("%.2f", s.DBCPUmsPerUp) },
 		"PostgreSQL CPU over the scale's run per upload")
+	add("day_idle_floor", func(s DayScale) string {
+		return fmt.Sprintf("%.0fxact/s,%.0fB/s,%.3fcores", s.IdleXactPerS, s.IdleWALPerS, s.IdleCPUCores)
+	}, "the idle rail per second (relay polls, sweeper passes), measured 10 s before each day; paid per real second, not per upload")
+	add("day_marginal_per_upload", func(s DayScale) string {
+		return fmt.Sprintf("%.2fxact,%.0fB,%.2fms", s.MargXactPerUp, s.MargWALPerUp, s.MargCPUmsPerUp)
+	}, "rail transactions, WAL bytes and database CPU per upload less the idle floor over the day's wall time: what sizing scales with")
 	add("day_uploads_not_current", func(s DayScale) string {
 		return fmt.Sprintf("%d(held %d)", s.UploadsUnserved, s.UploadsHeld)
 	}, "uploads not served at the end; held: on a matter closed before its build landed")
