@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -26,6 +27,7 @@ import (
 	"github.com/pramaan/brief-rail/pkg/aws/bedrock"
 	"github.com/pramaan/brief-rail/pkg/emf"
 	"github.com/pramaan/brief-rail/pkg/lambdafn"
+	"github.com/pramaan/brief-rail/pkg/localbus"
 	"github.com/pramaan/brief-rail/pkg/pgconn"
 	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
@@ -320,6 +322,25 @@ func (b dayBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage,
 	return json.Marshal(map[string]any{"title": in.Title, "documents": len(in.Manifest), "by": b.id.ModelID})
 }
 
+// gatedSource is a queue a stopping rail's pollers read: once closed it
+// receives nothing (after the long poll's wait), so no new invocation
+// starts.
+type gatedSource struct {
+	localbus.Source
+	closed *atomic.Bool
+}
+
+func (g gatedSource) Receive(ctx context.Context, max int, wait time.Duration) ([]events.SQSMessage, error) {
+	if g.closed.Load() {
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		return nil, nil
+	}
+	return g.Source.Receive(ctx, max, wait)
+}
+
 // dbCounters are the server's counters the section reads.
 type dbCounters struct {
 	commit, rollback, wal int64
@@ -400,7 +421,7 @@ func runDay(ctx context.Context, e *env, o dayOptions) (*DayResults, error) {
 		"a day of 24 h compressed into day_length: every time of the workload (session starts, gaps between a person's uploads, the Regenerate 5 min and the close 2 h after a session) and the build time are divided by the compression; latencies are compressed milliseconds on the database clock (fact occurred_at -> the demand's served_at, the commit of the frame covering it)",
 		"not compressed (the local rail's own timings, as make run's): the lease (10 s), queue timings (the template's x0.01), the relay's window (1 s) and the builder's backoff (1 s base); the sweeper runs every max(60 s compressed, 250 ms) (fewer passes than a real day's 1,440 at these compressions: its fixed cost per pass is under-counted, and the backfill, bounded by its builders in flight per pass, admits less than it would)",
 		"firms of Zipf sizes (weight 1/rank^s) get matters and sessions in proportion; a session is 1 + geometric uploads (mean 2.5, at most 12) on one matter, 0.5% are bulk imports of 50-200; 10% end in a Regenerate, 1% in a close (the matter gets no uploads after); size classes by rank: large 1-20, medium 21-200, small 201+",
-		"every matter starts the day with a Brief built by model-a (yesterday's); at noon the rail is redeployed with model-b (a second app.Assemble and RunLocal on the same queues, then the first stopped: its in-flight builds are cancelled and retried), so the sweeper's backfill admits the outdated matters at 30 per real minute on the backfill queue",
+		"every matter starts the day with a Brief built by model-a (yesterday's); at noon the rail is redeployed with model-b (a second app.Assemble and RunLocal on the same queues; the first one's pollers stop receiving, its invocations in flight finish, then it stops, as a Lambda deploy lets them), so the sweeper's backfill admits the outdated matters at 30 per real minute on the backfill queue",
 		"transactions: pg_stat_database.xact_commit of the scale's own database (rail, generator and the section's reads); rail_xact_per_upload subtracts the generator's (one per upload, Regenerate and close) and the section's own reads while it waits for the drain; WAL: pg_stat_wal.wal_bytes (the whole server; nothing else runs in this section)",
 		"database CPU: the PostgreSQL server's processes from /proc/<pid>/stat (the postmaster with its reaped children and every live backend), sampled each second; peak is the busiest second, in cores of this 2-core machine",
 	}}
@@ -499,8 +520,12 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 			return nil, err
 		}
 		rctx, cancel := context.WithCancel(ctx)
-		wait := app.RunLocal(rctx, rl, app.LocalOptions{TriggerQueue: tr.TriggerQueue, BuildQueue: tr.BuildQueue,
-			BackfillQueue: tr.BackfillQueue, SweepEvery: max(comp(time.Minute), 250*time.Millisecond),
+		// Stopping is a deploy's: the pollers stop receiving, invocations
+		// in flight finish (as Lambda lets them), then the rest stops.
+		gate := &atomic.Bool{}
+		gated := func(src localbus.Source) localbus.Source { return gatedSource{Source: src, closed: gate} }
+		wait := app.RunLocal(rctx, rl, app.LocalOptions{TriggerQueue: gated(tr.TriggerQueue), BuildQueue: gated(tr.BuildQueue),
+			BackfillQueue: gated(tr.BackfillQueue), SweepEvery: max(comp(time.Minute), 250*time.Millisecond),
 			BuilderConcurrency: o.Builders, BackfillConcurrency: o.Backfillers, TriggerConcurrency: 4,
 			OnSweep: func(lambdafn.SweepResult) { sweeps.Add(1) }, OnRelay: func(lambdafn.RelayResult) { relays.Add(1) },
 			OnError: func(fn string, err error) {
@@ -508,7 +533,12 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 				ds.Errors[fn]++
 				errMu.Unlock()
 			}})
-		return func() { cancel(); wait() }, nil
+		return func() {
+			gate.Store(true)
+			time.Sleep(2*comp(o.BuildReal) + 2*time.Second) // the pollers' long poll, then the builds in flight
+			cancel()
+			wait()
+		}, nil
 	}
 
 	admin, err := pgx.Connect(ctx, e.adminURL)
@@ -622,6 +652,8 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 		})
 	}
 	noon := o.Length / 2
+	var handover sync.WaitGroup
+	defer handover.Wait()
 	redeployed := false
 	var perSecond []int
 	for _, ev := range w.events {
@@ -633,7 +665,7 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 				close(work)
 				return nil, err
 			}
-			stopA()
+			handover.Go(stopA)
 			stopRail, redeployed = stopB, true
 			logf("day %g: noon, redeployed with model-b", scale)
 		}
