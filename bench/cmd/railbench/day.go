@@ -633,6 +633,9 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 	for range 16 {
 		genWG.Go(func() {
 			for ev := range work {
+				lag := int64(time.Since(began.Add(ev.At))) // how late the host application does it
+				for m := lagMax.Load(); lag > m && !lagMax.CompareAndSwap(m, lag); m = lagMax.Load() {
+				}
 				ref := w.matters[ev.Matter]
 				var err error
 				switch ev.Kind {
@@ -671,8 +674,6 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 		}
 		if d := time.Until(began.Add(ev.At)); d > 0 {
 			time.Sleep(d)
-		} else if lag := -d; int64(lag) > lagMax.Load() {
-			lagMax.Store(int64(lag))
 		}
 		if ev.Kind == 'u' {
 			sec := int(ev.At / time.Second)
