@@ -444,8 +444,8 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 	w := buildDayWorkload(o, scale)
 	ds := &DayScale{Scale: scale, Firms: len(w.firmIDs), Matters: len(w.matters), Uploads: w.uploads, Sessions: w.sessions,
 		Regenerates: w.regens, Closes: w.closes, Latency: map[string]DayLatency{}, Errors: map[string]int64{},
-		Length: o.Length.String(), Compression: round(c, 1), BuildTime: comp(o.BuildReal).String(),
-		SettleDelay: comp(10 * time.Second).String(), SweepEvery: max(comp(time.Minute), 250*time.Millisecond).String(),
+		Length: o.Length.String(), Compression: round(c, 1), BuildTime: comp(o.BuildReal).Round(100 * time.Microsecond).String(),
+		SettleDelay: comp(10 * time.Second).Round(100 * time.Microsecond).String(), SweepEvery: max(comp(time.Minute), 250*time.Millisecond).String(),
 		BackfillPM: math.Min(30*c, 10000)}
 	db := fmt.Sprintf("%s_day_%d", e.benchDB, int(scale*1000))
 	if err := e.adminExec(ctx, "CREATE DATABASE "+pgx.Identifier{db}.Sanitize()); err != nil {
