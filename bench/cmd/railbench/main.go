@@ -54,6 +54,7 @@ type options struct {
 	PruneSizes            []int         `json:"prune_sizes"`
 	FairImport            int           `json:"fair_import_matters"`
 	PerUploadMatters      int           `json:"per_upload_matters"`
+	Day                   dayOptions    `json:"day"`
 	Out                   string        `json:"-"`
 }
 
@@ -65,7 +66,7 @@ func main() {
 		memChild(mode) // a child of the memory section; exits
 	}
 	var o options
-	var growth, pruneSizes string
+	var growth, pruneSizes, dayScales string
 	flag.IntVar(&o.Workers, "workers", 8, "workers (W) for the rail and River, and pgbench clients")
 	flag.IntVar(&o.Rebuilds, "rebuilds", 2000, "rebuilds (rail) and jobs (River) per throughput repetition")
 	flag.IntVar(&o.Batch, "batch", 10, "nudges a rail worker takes per receive (an SQS batch is up to 10)")
@@ -93,7 +94,18 @@ func main() {
 	flag.IntVar(&o.PerUploadMatters, "per-upload-matters", 200, "matters in the per-served-upload burst (three uploads then a Regenerate on each)")
 	flag.StringVar(&pruneSizes, "prune-frames", "10k,100k", "old frames kept (none prunable) for the frame-retention pass; e.g. 10k,100k,300k")
 	flag.IntVar(&o.FairImport, "fair-import", 1000, "matters in the fairness section's bulk import (one document each)")
-	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill,prune,fairness,perupload); default all")
+	flag.StringVar(&dayScales, "day-scale", "0.02,0.05,0.1", "section day: fractions of the day's volume to run, each on a fresh database; e.g. 0.1,0.5,1.0")
+	flag.IntVar(&o.Day.Firms, "day-firms", 2000, "section day: firms (Zipf-distributed sizes)")
+	flag.IntVar(&o.Day.Uploads, "day-uploads", 200000, "section day: uploads in the day at scale 1")
+	flag.IntVar(&o.Day.Matters, "day-matters", 20000, "section day: matters at scale 1 (at least one per firm)")
+	flag.DurationVar(&o.Day.Length, "day-length", 40*time.Minute, "section day: the 24 hours at scale 1 compressed into this long; each scale's day is this x its scale (the same upload rate) unless -day-fixed-length")
+	flag.BoolVar(&o.Day.FixedLength, "day-fixed-length", false, "section day: every scale's day is -day-length long (the rate grows with the scale)")
+	flag.DurationVar(&o.Day.BuildReal, "day-build-time", 30*time.Second, "section day: the build (model call) time in real time; compressed with the day")
+	flag.IntVar(&o.Day.Builders, "day-builders", 64, "section day: builder concurrency on the build queue (MaximumConcurrency)")
+	flag.IntVar(&o.Day.Backfillers, "day-backfill-builders", 8, "section day: builder concurrency on the backfill queue (BackfillConcurrency)")
+	flag.Float64Var(&o.Day.ZipfS, "day-zipf", 1.0, "section day: Zipf exponent of firm sizes")
+	flag.Uint64Var(&o.Day.Seed, "day-seed", 21, "section day: workload seed")
+	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill,prune,fairness,perupload,day); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
 	cpuProfile := flag.String("cpuprofile", "", "write this process's CPU profile (the rail's and the peers' client side) to the file")
 	flag.Parse()
@@ -114,6 +126,9 @@ func main() {
 	}
 	if o.PruneSizes, err = parseSizes(pruneSizes); err != nil {
 		log.Fatalf("railbench: -prune-frames: %v", err)
+	}
+	if o.Day.Scales, err = parseScales(dayScales); err != nil {
+		log.Fatalf("railbench: -day-scale: %v", err)
 	}
 	mode, err := parseExecMode(o.ExecMode)
 	if err != nil {
@@ -177,6 +192,7 @@ type Results struct {
 	Prune      *PruneResults      `json:"frame_prune,omitempty"`
 	Fairness   *FairnessResults   `json:"fairness,omitempty"`
 	PerUpload  *PerUploadResults  `json:"per_served_upload,omitempty"`
+	Day        *DayResults        `json:"day,omitempty"`
 	Summary    []SummaryLine      `json:"summary"`
 }
 
@@ -287,6 +303,12 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 	if o.want("fairness") {
 		if res.Fairness, err = runFairness(ctx, e, o); err != nil {
 			return fmt.Errorf("fairness: %w", err)
+		}
+	}
+
+	if o.want("day") {
+		if res.Day, err = runDay(ctx, e, o.Day); err != nil {
+			return fmt.Errorf("day: %w", err)
 		}
 	}
 

@@ -69,6 +69,9 @@ func summarize(r *Results) []SummaryLine {
 			add("river_vs_rail_xacts_per_served_upload", "%s", ratio(b.Xacts.Median, a.Xacts.Median))
 		}
 	}
+	if d := r.Day; d != nil {
+		out = append(out, daySummary(d)...)
+	}
 	if b := r.Backfill; b != nil {
 		add("live_p99_with_backfill_ratio", "%.2f (live upload -> current p99 %.1f ms with a %d-matter backfill at %g/min on its own queue and %d builders / %.1f ms without; p50 %.1f / %.1f ms; %d live demands, %s builds, median of %d)",
 			b.P99Ratio, b.WithP99.Median, b.Matters, b.BackfillRate, b.BackfillWork, b.WithoutP99.Median,
