@@ -341,13 +341,13 @@ func (g gatedSource) Receive(ctx context.Context, max int, wait time.Duration) (
 	return g.Source.Receive(ctx, max, wait)
 }
 
-// dbCounters are the server's counters the section reads.
-type dbCounters struct {
+// dayCounters are the server's counters the day section reads.
+type dayCounters struct {
 	commit, rollback, wal int64
 }
 
-func readCounters(ctx context.Context, admin *pgx.Conn, db string) (dbCounters, error) {
-	var c dbCounters
+func readDayCounters(ctx context.Context, admin *pgx.Conn, db string) (dayCounters, error) {
+	var c dayCounters
 	_, _ = admin.Exec(ctx, `SELECT pg_stat_clear_snapshot()`)
 	err := admin.QueryRow(ctx, `SELECT d.xact_commit, d.xact_rollback, w.wal_bytes::bigint
         FROM pg_stat_database d, pg_stat_wal w WHERE d.datname = $1`, db).Scan(&c.commit, &c.rollback, &c.wal)
@@ -550,7 +550,7 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 	if cpuErr != nil {
 		logf("day: database CPU not sampled: %v", cpuErr)
 	}
-	before, err := readCounters(ctx, admin, db)
+	before, err := readDayCounters(ctx, admin, db)
 	if err != nil {
 		return nil, err
 	}
@@ -572,7 +572,7 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 	// relay's polls, the sweeper's passes, the pollers), which a real day
 	// pays per real second, not per upload.
 	time.Sleep(time.Second)
-	idle0, err := readCounters(ctx, admin, db)
+	idle0, err := readDayCounters(ctx, admin, db)
 	if err != nil {
 		stopRail()
 		return nil, err
@@ -582,7 +582,7 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 		idleCPU0 = cpu.seconds()
 	}
 	time.Sleep(dayIdle)
-	idle1, err := readCounters(ctx, admin, db)
+	idle1, err := readDayCounters(ctx, admin, db)
 	if err != nil {
 		stopRail()
 		return nil, err
@@ -744,7 +744,7 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 	stopSampler()
 	samplerWG.Wait()
 	time.Sleep(1500 * time.Millisecond) // closed backends' statistics reach pg_stat_database
-	after, err := readCounters(ctx, admin, db)
+	after, err := readDayCounters(ctx, admin, db)
 	if err != nil {
 		return nil, err
 	}
