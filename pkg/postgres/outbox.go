@@ -238,7 +238,7 @@ var relayClaimSQL = `WITH retry AS (` + relayRetrySQL + `
     -- whatever the planner makes of the CTE's size.
     UPDATE ops.domain_event_outbox AS o
     SET relay_claim = $2::uuid, next_attempt_at = clock_timestamp() + make_interval(secs => $3)
-    WHERE o.event_id = ANY ((SELECT array_agg(event_id) FROM picked)::uuid[])
+    WHERE o.event_id = ANY ((SELECT pg_catalog.array_agg(event_id) FROM picked)::uuid[])
     RETURNING o.event_id
 )
 SELECT p.event_id, p.firm_id, p.matter_id, p.event_name, p.payload, p.occurred_at, p.trace_header, p.publish_attempts
