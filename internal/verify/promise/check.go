@@ -105,6 +105,9 @@ func (r *run) afterBuild() {
 			if f := r.failures[x.ref]; f != nil {
 				late := now.Sub(f.at)
 				bound := f.backoff + sweepEvery + r.settle + maxFaultTick
+				if f.bySweeper {
+					bound = f.backoff + r.builder.Worker.Ledger.Config().RenudgeGrace() + sweepEvery + maxFaultTick
+				}
 				if !f.excused && late > bound {
 					r.violate(VRetryLate, "%s: retry claimed %v after the failure; backoff %v, bound %v", short(x.ref), late, f.backoff, bound)
 				}
@@ -118,7 +121,8 @@ func (r *run) afterBuild() {
 		if x.outcome == "failed" && !r.seenRuns[fkey] {
 			r.seenRuns[fkey] = true
 			if x.status != rail.StatusQuarantined && x.claimedGen == x.token && r.faulty() {
-				r.failures[x.ref] = &failure{at: now, backoff: time.Duration(max(x.backoff, 0) * float64(time.Second))}
+				r.failures[x.ref] = &failure{at: now, backoff: time.Duration(max(x.backoff, 0) * float64(time.Second)),
+					bySweeper: r.inv.backfill}
 			}
 		}
 	}

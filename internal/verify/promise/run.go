@@ -43,19 +43,40 @@ type Config struct {
 }
 
 // Reverts are the seams that switch a merged fix of issue 18 off in the
-// assembled handlers, by defect number. A defect whose fix has not merged
-// on this branch has none (its kind is in PendingFixes instead).
+// assembled handlers, by defect number (defect 2's is the oracle's own
+// wrapper, heldOutbox: its fix is a structure, not a switch). A defect
+// whose fix has not merged has none (its kind is in PendingFixes instead).
 var Reverts = map[int]string{
 	1: "rail.Trigger.DropHeld: a closed matter's demand in flight acknowledged without demand",
 	5: "rail.Worker.AmbiguousRefusals: no CheckStorable, a refused commit treated as a lost connection",
+	2: "heldOutbox around rail.Relay.Outbox: a transaction on the relay's role open from the claim across PutEvents to the marks, which die with it",
 	3: "rail.Relay.Permanent = every error: any refusal counts toward parking, as before the fix",
 	6: "postgres.Ledger.SwallowingUncovered on the builder's and the sweeper's ledgers: quarantine swallows demand of the last attempt",
+	4: "rail.Reverts.BackfillOnLiveQueue and UnboundedBackfill (app.Deps.Reverts): backfill-only demand re-nudged on the live queue, admission bounded by the rate alone",
+	8: "rail.Reverts.NoRetryNudge (app.Deps.Reverts): no nudge at the end of a failed build's backoff",
+	9: "rail.Reverts.MinuteCappedCredit (app.Deps.Reverts): the backfill's bucket holds one minute's worth, so a rate below 1/min admits nothing",
+}
+
+// railReverts is what Config.Revert asks of the seams pkg/app hands to the
+// sweeper, the backfill and the builder (app.Deps.Reverts).
+func (c Config) railReverts() rail.Reverts {
+	return rail.Reverts{BackfillOnLiveQueue: c.Revert[4], UnboundedBackfill: c.Revert[4],
+		NoRetryNudge: c.Revert[8], MinuteCappedCredit: c.Revert[9]}
 }
 
 // revert applies Config.Revert to the freshly assembled handlers.
 func (r *run) revert() {
 	if r.cfg.Revert[1] {
 		r.trigger.Trigger.DropHeld = true
+	}
+	if r.cfg.Revert[2] {
+		r.relay.Relay.Outbox = &heldOutbox{Outbox: r.relay.Relay.Outbox, pool: r.env.Pools[RoleRelay]}
+		// Before the fix the pass published until its budget, equal to the
+		// role's idle timeout, ran out; the fixed relay starts no call that
+		// would outlast its budget, so the revert gives the pass twice the
+		// idle timeout to publish in, as the old relay's calls ran past it.
+		r.budget = 2 * r.env.RoleSettings[RoleRelay]["idle_in_transaction_session_timeout"]
+		r.relay.Relay.PublishTimeout = r.budget
 	}
 	if r.cfg.Revert[3] {
 		r.relay.Relay.Permanent = func(error) bool { return true }
@@ -124,6 +145,9 @@ type invocation struct {
 	busLatency      time.Duration
 	killed          bool
 	built           []rail.MatterRef
+	// backfill: the builder invocation took its nudge off the backfill
+	// queue.
+	backfill bool
 }
 
 // failure is a failed build waiting for its retry.
@@ -131,6 +155,10 @@ type failure struct {
 	at      time.Time
 	backoff time.Duration
 	excused bool
+	// bySweeper: a backfill build failed; its retry is the sweeper's
+	// re-nudge onto the backfill queue (the builder nudges only the live
+	// queue), due after the backoff and the sweeper's grace.
+	bySweeper bool
 }
 
 type run struct {
@@ -373,7 +401,8 @@ func (r *run) assemble() {
 	one := func(fn, role string) *app.Rail {
 		cfg, err := lambdafn.LoadConfig(fn, r.getenv)
 		r.must(err, fn+" config")
-		a, err := app.Assemble(cfg, app.Deps{Pool: r.env.Pools[role], Transport: r.transport, Builder: &simBuilder{r: r}, Log: log})
+		a, err := app.Assemble(cfg, app.Deps{Pool: r.env.Pools[role], Transport: r.transport, Builder: &simBuilder{r: r}, Log: log,
+			Reverts: r.cfg.railReverts()})
 		r.must(err, "assemble "+fn)
 		if fn == lambdafn.Builder {
 			r.maxAttempts, r.settle = cfg.MaxAttempts, cfg.SettleDelay
@@ -770,6 +799,7 @@ func (r *run) pollBuilds(q *localbus.Queue, batch int) int {
 	}
 	saved := r.inv
 	r.startInvocation()
+	r.inv.backfill = q == r.backfillQ
 	ctx, cancel := context.WithTimeout(r.ctx, timeout)
 	resp, err := r.builder.Handle(ctx, events.SQSEvent{Records: msgs})
 	cancel()
