@@ -498,18 +498,37 @@ func (r *run) advance(d time.Duration) {
 }
 
 func (r *run) drainBuilds() {
+	// A failed build whose retry waits on saturated builders is excused
+	// (the live queue's for a live build, the backfill queue's for a
+	// backfill build), whenever it failed: a poll outside the drain (a
+	// random step) can fail a build while its queue's builders are
+	// saturated.
 	if r.clock.Now().After(r.saturated) {
 		for range 20 {
 			if r.pollBuilds(r.buildQ, 1) == 0 {
 				break
 			}
 		}
+	} else {
+		r.excuseFailures(false)
 	}
 	if r.clock.Now().After(r.bfStuck) {
 		for range 20 {
 			if r.pollBuilds(r.backfillQ, 1) == 0 {
 				break
 			}
+		}
+	} else {
+		r.excuseFailures(true)
+	}
+}
+
+// excuseFailures excuses the pending failed builds of the backfill
+// (bySweeper) or of live demand.
+func (r *run) excuseFailures(bySweeper bool) {
+	for _, f := range r.failures {
+		if f.bySweeper == bySweeper {
+			f.excused = true
 		}
 	}
 }
@@ -830,11 +849,12 @@ func (r *run) invokeSweeper() {
 	res, err := r.sweeper.Handle(ctx, lambdafn.ScheduleEvent{Source: app.ScheduleSource, Task: lambdafn.Sweeper})
 	cancel()
 	r.res.Sweeps++
-	r.tracef("sweeper: renudged %d quarantined %d behind %d closed-with-demand %d backfilled %d outdated %d err=%v",
-		res.Renudged, res.Quarantined, res.MattersBehind, res.MattersClosedWithDemand, res.Backfilled, res.Outdated, err)
-	if err == nil {
-		r.checkGauges(res)
+	r.tracef("sweeper: renudged %d (backfill queue %d) quarantined %d behind %d closed-with-demand %d backfilled %d outdated %d err=%v",
+		res.Renudged, res.RenudgedBackfill, res.Quarantined, res.MattersBehind, res.MattersClosedWithDemand, res.Backfilled, res.Outdated, err)
+	if err != nil && len(res.FailedSteps) == 0 {
+		return // the invocation failed before its pass (no step ran)
 	}
+	r.checkGauges(res)
 }
 
 // killRole ends every session of role in the lane's database (connection
