@@ -217,6 +217,7 @@ func (r *run) settleBuilds() {
 // ---------------------------------------------------------------- quiescence
 
 func (r *run) quiesce() {
+	defer r.timed("quiesce")()
 	end := r.clock.Now().Add(quiesceFor)
 	var settledFor time.Duration
 	for r.clock.Now().Before(end) {
@@ -472,6 +473,7 @@ func (r *run) readDLQ() {
 // checkEnd runs the oracle after quiescence. final: every matter has been
 // re-opened.
 func (r *run) checkEnd(final bool) {
+	defer r.timed("checkEnd")()
 	r.readDLQ()
 	for _, s := range r.readMatters() {
 		if !s.frameParseOK {

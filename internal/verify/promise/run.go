@@ -351,6 +351,7 @@ func (r *run) newUUID() uuid.UUID {
 // ---------------------------------------------------------------- setup
 
 func (r *run) setup() {
+	defer r.timed("setup")()
 	_, err := r.env.Admin.Exec(r.ctx, resetSQL)
 	r.must(err, "reset tables")
 	r.identity = bedrock.Identity(r.model)
@@ -380,6 +381,7 @@ func (r *run) getenv(k string) string {
 // each over its own role's pool, on the local transport (built once) with
 // the fault points in front of the bus and the nudgers.
 func (r *run) assemble() {
+	defer r.timed("assemble")()
 	if r.wiring == nil {
 		cfg, err := lambdafn.LoadConfig(lambdafn.Relay, r.getenv)
 		r.must(err, "relay config")
