@@ -123,7 +123,7 @@ func (r *run) afterBuild() {
 			r.seenRuns[fkey] = true
 			if x.status != rail.StatusQuarantined && x.claimedGen == x.token && r.faulty() {
 				r.failures[x.ref] = &failure{at: now, backoff: time.Duration(max(x.backoff, 0) * float64(time.Second)),
-					bySweeper: r.inv.backfill}
+					bySweeper: r.inv.backfill, excused: slices.Contains(r.inv.unsent, x.ref)}
 			}
 		}
 	}

@@ -123,6 +123,7 @@ func (n *faultNudger) Nudge(ctx context.Context, nudges []rail.Nudge, delay time
 	if n.r.faulty() && n.r.chance(FNudgeSendFailed, 0.03) {
 		for _, nd := range nudges {
 			n.r.excuse(nd.Ref())
+			n.r.inv.unsent = append(n.r.inv.unsent, nd.Ref())
 		}
 		return errors.New("sqs: SendMessageBatch: simulated failure")
 	}

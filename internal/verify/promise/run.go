@@ -148,6 +148,10 @@ type invocation struct {
 	// backfill: the builder invocation took its nudge off the backfill
 	// queue.
 	backfill bool
+	// unsent: matters whose nudge this invocation failed to send (a
+	// failed build's retry nudge among them, sent before afterBuild
+	// records the failure).
+	unsent []rail.MatterRef
 }
 
 // failure is a failed build waiting for its retry.
