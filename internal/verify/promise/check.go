@@ -107,7 +107,12 @@ func (r *run) afterBuild() {
 				late := now.Sub(f.at)
 				bound := f.backoff + sweepEvery + r.settle + maxFaultTick
 				if f.bySweeper {
-					bound = f.backoff + r.builder.Worker.Ledger.Config().RenudgeGrace() + sweepEvery + maxFaultTick
+					// The sweeper's re-nudge: the grace after the backoff, then
+					// the first sweep after it, which runs at the first tick
+					// past its minute, a minute the simulation restarts at any
+					// unscheduled sweep (a random step), so up to two periods
+					// and a tick later; its nudge is claimed at the next tick.
+					bound = f.backoff + r.builder.Worker.Ledger.Config().RenudgeGrace() + 2*sweepEvery + 2*maxFaultTick
 				}
 				if !f.excused && late > bound {
 					r.violate(VRetryLate, "%s: retry claimed %v after the failure; backoff %v, bound %v", short(x.ref), late, f.backoff, bound)
