@@ -319,11 +319,10 @@ var restatedOnPurpose = map[string]string{
 	"internal/verify/sim/sim_test.go": "its negative controls swap in broken claims and gauges",
 	"sql/migrations/001_ledger.sql":   "an applied migration (its sweep index was dropped by 004); never rewritten",
 	"bench/cmd/rulecost/main.go":      "the experiment that compared SQL functions with these rules restates both",
-	// The promise oracle judges the rail by what a firm lives, written in
-	// its own words: composed from the rules it checks, a wrong rule would
-	// blind the check that should catch it.
-	"internal/verify/promise/check.go": "the promise oracle states the promise independently of the rules it checks",
-	"internal/verify/promise/hops.go":  "the promise oracle states the promise independently of the rules it checks",
+	// The promise oracle reads the ledger in its own words, so a rule
+	// broken in rules.go is not also broken in the check of it.
+	"internal/verify/promise/check.go": "the oracle's independent reading of an outdated matter (VOutdatedLeft)",
+	"internal/verify/promise/hops.go":  "the oracle's independent reading of a last attempt (the scenario of defect 6)",
 }
 
 // TestRulesDefinedOnce: each of the ledger's rules is written in the

@@ -68,7 +68,13 @@ func newDeadlineRig(t *testing.T, fb rail.FrameBuilder) *deadlineRig {
 // deadline, which it returns.
 func (r *deadlineRig) invoke(left time.Duration) (events.SQSEventResponse, time.Time) {
 	r.t.Helper()
-	body := `{"v":1,"firm_id":"` + r.ref.FirmID.String() + `","matter_id":"` + r.ref.MatterID.String() + `","reason":"demand"}`
+	return r.invokeFor("demand", left)
+}
+
+// invokeFor is invoke with the nudge's reason.
+func (r *deadlineRig) invokeFor(reason string, left time.Duration) (events.SQSEventResponse, time.Time) {
+	r.t.Helper()
+	body := `{"v":1,"firm_id":"` + r.ref.FirmID.String() + `","matter_id":"` + r.ref.MatterID.String() + `","reason":"` + reason + `"}`
 	dl := time.Now().Add(left)
 	ctx, cancel := context.WithDeadline(context.Background(), dl)
 	defer cancel()

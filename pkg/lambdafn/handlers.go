@@ -289,7 +289,12 @@ func (h *BuilderHandler) one(ctx context.Context, r events.SQSMessage) (err erro
 		h.Metrics.Count(MetricCommitsFenced, 1)
 	case out.Failed:
 		h.Metrics.Count(MetricBuildsFailed, 1)
-		if !out.Quarantined && !h.Reverts.NoRetryNudge {
+		// A backfill build's retry is the sweeper's: the builder nudges the
+		// live queue only, and backfill work never goes there (issue 18,
+		// defect 4); the sweeper re-nudges the matter once its backoff and
+		// grace are over, onto the backfill queue while its demand is the
+		// backfill's alone, onto the live queue if live demand came since.
+		if !out.Quarantined && !h.Reverts.NoRetryNudge && nd.Reason != rail.ReasonBackfill {
 			h.retry(ctx, log, nd, out)
 		}
 	}

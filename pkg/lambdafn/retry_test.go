@@ -86,3 +86,24 @@ func TestBuilderNudgesAFailedBuildForTheEndOfItsBackoff(t *testing.T) {
 		})
 	}
 }
+
+// A failed backfill build gets no retry nudge from the builder: its nudger
+// is the live build queue's, and backfill work never goes there (issue 18,
+// defect 4; the promise simulation found the retry nudge of a failed
+// backfill build on the live queue after defect 8's fix). The sweeper
+// re-nudges the demand onto the backfill queue once its backoff and grace
+// are over.
+func TestBuilderSendsNoLiveRetryNudgeForAFailedBackfillBuild(t *testing.T) {
+	r := newDeadlineRig(t, failing{})
+	nudges := &nudgeLog{}
+	r.h.Nudger = nudges
+	if resp, _ := r.invokeFor(rail.ReasonBackfill, time.Minute); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("a recorded failure is acknowledged: %+v", resp)
+	}
+	if j := r.job(); j.RunStatus != rail.StatusIdle || j.Attempts != 1 || j.NotBefore == nil {
+		t.Fatalf("row after the failure: %+v", j)
+	}
+	if len(nudges.sent) != 0 {
+		t.Fatalf("a failed backfill build nudged the live build queue: %+v", nudges.sent)
+	}
+}

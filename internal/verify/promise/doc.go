@@ -88,7 +88,7 @@
 //     dead-letter queue.
 //   - VParkedTransient: every parked fact was refused permanently at least
 //     once (or is undeliverable); VGauges checks OutboxParked counts them.
-//   - VGauges, at every sweep: MattersBehind, MattersQuarantined,
+//   - VGauges, at every sweep (a pass with a failed step: the steps that ran): MattersBehind, MattersQuarantined,
 //     MattersClosedWithDemand, OutboxBacklog and OutboxParked as the
 //     sweeper reported them equal the ledger read right after;
 //     VMissingAlarm: an open matter's unbuilt document is accounted for by
@@ -101,8 +101,11 @@
 //     running (unless its connection was killed: then the outcome is
 //     honestly unknown and the lease decides).
 //   - VRetryLate: a failed build's retry is claimed within its backoff plus
-//     a sweep period, the settle delay and a tick, unless a fault on its
-//     path (a lost or delayed nudge, saturation, a kill) excuses it.
+//     a sweep period, the settle delay and a tick (a backfill build's: its
+//     backoff plus the sweeper's re-nudge grace, a sweep period and a tick,
+//     since its retry is the sweeper's), unless a fault on its path (a
+//     lost, delayed or unsent nudge, its queue's builders saturated, a
+//     kill) excuses it.
 //   - VQuarantineSwallowed: no quarantined row holds demand recorded after
 //     its last attempt's claim.
 //   - VOutdatedLeft: after the last quiescence no open matter's newest

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pramaan/brief-rail/pkg/aws/eventbridge"
 	"github.com/pramaan/brief-rail/pkg/rail"
@@ -121,6 +123,7 @@ func (n *faultNudger) Nudge(ctx context.Context, nudges []rail.Nudge, delay time
 	if n.r.faulty() && n.r.chance(FNudgeSendFailed, 0.03) {
 		for _, nd := range nudges {
 			n.r.excuse(nd.Ref())
+			n.r.inv.unsent = append(n.r.inv.unsent, nd.Ref())
 		}
 		return errors.New("sqs: SendMessageBatch: simulated failure")
 	}
@@ -228,4 +231,51 @@ func (r *run) lastAttempt(ref rail.MatterRef) bool {
 		r.violate(VHarness, "last attempt: %v", err)
 	}
 	return last
+}
+
+// heldOutbox is defect 2's revert (Config.Revert[2]): the relay's outbox
+// port with a transaction held open on the relay's own role from the claim
+// to the settle, across the PutEvents calls, and the marks made only if
+// that transaction is still alive — the shape of the relay before issue 18,
+// where the claim's transaction carried the marks. When the bus is slow
+// past the relay role's idle_in_transaction_session_timeout the database
+// ends the session and the pass's marks are lost, as they were then. The
+// fix (no transaction across the bus call) is the production code's
+// structure, not a switch, so the revert is this wrapper in the oracle and
+// no production code changes.
+type heldOutbox struct {
+	rail.Outbox
+	pool *pgxpool.Pool
+	tx   pgx.Tx
+}
+
+func (h *heldOutbox) Claim(ctx context.Context, limit int, lease time.Duration) (rail.OutboxClaim, error) {
+	c, err := h.Outbox.Claim(ctx, limit, lease)
+	if err != nil || len(c.Rows) == 0 {
+		return c, err
+	}
+	tx, err := h.pool.Begin(ctx)
+	if err == nil {
+		if _, err = tx.Exec(ctx, `SELECT 1`); err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}
+	if err != nil {
+		return c, fmt.Errorf("the pass's transaction (defect 2's revert): %w", err)
+	}
+	h.tx = tx
+	return c, nil
+}
+
+func (h *heldOutbox) Settle(ctx context.Context, c rail.OutboxClaim, published []uuid.UUID, failures []rail.PublishFailure,
+	base, limit time.Duration, maxAttempts int) (rail.Settled, error) {
+	if tx := h.tx; tx != nil {
+		h.tx = nil
+		_, err := tx.Exec(ctx, `SELECT 1`)
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		if err != nil {
+			return rail.Settled{}, fmt.Errorf("the pass's transaction, open across PutEvents, ended: %w", err)
+		}
+	}
+	return h.Outbox.Settle(ctx, c, published, failures, base, limit, maxAttempts)
 }

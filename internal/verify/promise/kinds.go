@@ -68,25 +68,23 @@ var AllKinds = []Kind{WUploadOne, WUploadMany, WClose, WReopen, WRegenerate, WId
 	FBuildFailed, FBuildTimeout, FBuildThrottled, FBuildRefusedBody, FBuildersSaturated, FBuildLate,
 	FBackfillSaturated, FDemandDuringBuild, FKillDuringBuild, FSweeperConnKilled, FTriggerConnsKilled}
 
-// PendingFixes are the kinds switched off by default on this branch
-// (issue 18): each reproduces a defect another branch fixes, and the
-// oracle catches it (TestPromiseDefects). The lead removes an entry when
-// its fix merges; the default run then injects the kind too. (Defects 1,
-// 5 and 6 merged with i18-ledger, 2 and 3 with i18-relay: their kinds are
-// on, and their rows revert the fixes through Reverts where a seam exists.)
-var PendingFixes = map[Kind]string{
-	FBackfillSaturated: "defect 4 (i18-sweeper): backfill spills onto the live queue",
-	WBackfillSlowRate:  "defect 9 (i18-sweeper): a backfill rate below 1/min admits nothing",
-}
+// PendingFixes are the kinds switched off by default because they
+// reproduce a defect whose fix has not merged; the default run injects
+// every other kind. Empty: every fix of issue 18 has merged (defects 1, 5
+// and 6 with i18-ledger, 2 and 3 with i18-relay, 4, 8 and 9 with
+// i18-sweeper), so the default run injects every kind, and each defect's
+// row in TestPromiseDefects reverts its fix through Reverts where a seam
+// exists. A later defect found by the oracle before its fix merges goes
+// here (its kind) and into PendingViolations (what it produces through
+// kinds that stay on), each entry naming the defect.
+var PendingFixes = map[Kind]string{}
 
-// PendingViolations are violation kinds that today's code produces through
-// kinds that stay on (a failed build is an ordinary fault): the default run
-// reports them by count, as known, instead of failing. The lead removes an
-// entry when its fix merges.
-var PendingViolations = map[string]string{
-	VRetryLate:           "defect 8 (i18-sweeper): a failed build waits for the sweeper's grace, not its backoff",
-	VBackfillOnLiveQueue: "defect 4 (i18-sweeper): backfill demand whose build failed is re-nudged onto the live queue",
-}
+// PendingViolations are violation kinds that the code produces through
+// kinds that stay on: the default run reports them by count, as known,
+// instead of failing. Empty since i18-sweeper merged (defects 8 and 4 were
+// the last: a failed build retried at the sweeper's grace, and a failed
+// backfill build re-nudged onto the live queue).
+var PendingViolations = map[string]string{}
 
 // Scenarios are the kinds with a scenario (Config.Force plays one; see
 // force). A share of the default run's seeds (ScenarioShare) plays one of

@@ -43,19 +43,40 @@ type Config struct {
 }
 
 // Reverts are the seams that switch a merged fix of issue 18 off in the
-// assembled handlers, by defect number. A defect whose fix has not merged
-// on this branch has none (its kind is in PendingFixes instead).
+// assembled handlers, by defect number (defect 2's is the oracle's own
+// wrapper, heldOutbox: its fix is a structure, not a switch). A defect
+// whose fix has not merged has none (its kind is in PendingFixes instead).
 var Reverts = map[int]string{
 	1: "rail.Trigger.DropHeld: a closed matter's demand in flight acknowledged without demand",
 	5: "rail.Worker.AmbiguousRefusals: no CheckStorable, a refused commit treated as a lost connection",
+	2: "heldOutbox around rail.Relay.Outbox: a transaction on the relay's role open from the claim across PutEvents to the marks, which die with it",
 	3: "rail.Relay.Permanent = every error: any refusal counts toward parking, as before the fix",
 	6: "postgres.Ledger.SwallowingUncovered on the builder's and the sweeper's ledgers: quarantine swallows demand of the last attempt",
+	4: "rail.Reverts.BackfillOnLiveQueue and UnboundedBackfill (app.Deps.Reverts): backfill-only demand re-nudged on the live queue, admission bounded by the rate alone",
+	8: "rail.Reverts.NoRetryNudge (app.Deps.Reverts): no nudge at the end of a failed build's backoff",
+	9: "rail.Reverts.MinuteCappedCredit (app.Deps.Reverts): the backfill's bucket holds one minute's worth, so a rate below 1/min admits nothing",
+}
+
+// railReverts is what Config.Revert asks of the seams pkg/app hands to the
+// sweeper, the backfill and the builder (app.Deps.Reverts).
+func (c Config) railReverts() rail.Reverts {
+	return rail.Reverts{BackfillOnLiveQueue: c.Revert[4], UnboundedBackfill: c.Revert[4],
+		NoRetryNudge: c.Revert[8], MinuteCappedCredit: c.Revert[9]}
 }
 
 // revert applies Config.Revert to the freshly assembled handlers.
 func (r *run) revert() {
 	if r.cfg.Revert[1] {
 		r.trigger.Trigger.DropHeld = true
+	}
+	if r.cfg.Revert[2] {
+		r.relay.Relay.Outbox = &heldOutbox{Outbox: r.relay.Relay.Outbox, pool: r.env.Pools[RoleRelay]}
+		// Before the fix the pass published until its budget, equal to the
+		// role's idle timeout, ran out; the fixed relay starts no call that
+		// would outlast its budget, so the revert gives the pass twice the
+		// idle timeout to publish in, as the old relay's calls ran past it.
+		r.budget = 2 * r.env.RoleSettings[RoleRelay]["idle_in_transaction_session_timeout"]
+		r.relay.Relay.PublishTimeout = r.budget
 	}
 	if r.cfg.Revert[3] {
 		r.relay.Relay.Permanent = func(error) bool { return true }
@@ -124,6 +145,13 @@ type invocation struct {
 	busLatency      time.Duration
 	killed          bool
 	built           []rail.MatterRef
+	// backfill: the builder invocation took its nudge off the backfill
+	// queue.
+	backfill bool
+	// unsent: matters whose nudge this invocation failed to send (a
+	// failed build's retry nudge among them, sent before afterBuild
+	// records the failure).
+	unsent []rail.MatterRef
 }
 
 // failure is a failed build waiting for its retry.
@@ -131,6 +159,10 @@ type failure struct {
 	at      time.Time
 	backoff time.Duration
 	excused bool
+	// bySweeper: a backfill build failed; its retry is the sweeper's
+	// re-nudge onto the backfill queue (the builder nudges only the live
+	// queue), due after the backoff and the sweeper's grace.
+	bySweeper bool
 }
 
 type run struct {
@@ -323,6 +355,7 @@ func (r *run) newUUID() uuid.UUID {
 // ---------------------------------------------------------------- setup
 
 func (r *run) setup() {
+	defer r.timed("setup")()
 	_, err := r.env.Admin.Exec(r.ctx, resetSQL)
 	r.must(err, "reset tables")
 	r.identity = bedrock.Identity(r.model)
@@ -352,6 +385,7 @@ func (r *run) getenv(k string) string {
 // each over its own role's pool, on the local transport (built once) with
 // the fault points in front of the bus and the nudgers.
 func (r *run) assemble() {
+	defer r.timed("assemble")()
 	if r.wiring == nil {
 		cfg, err := lambdafn.LoadConfig(lambdafn.Relay, r.getenv)
 		r.must(err, "relay config")
@@ -373,7 +407,8 @@ func (r *run) assemble() {
 	one := func(fn, role string) *app.Rail {
 		cfg, err := lambdafn.LoadConfig(fn, r.getenv)
 		r.must(err, fn+" config")
-		a, err := app.Assemble(cfg, app.Deps{Pool: r.env.Pools[role], Transport: r.transport, Builder: &simBuilder{r: r}, Log: log})
+		a, err := app.Assemble(cfg, app.Deps{Pool: r.env.Pools[role], Transport: r.transport, Builder: &simBuilder{r: r}, Log: log,
+			Reverts: r.cfg.railReverts()})
 		r.must(err, "assemble "+fn)
 		if fn == lambdafn.Builder {
 			r.maxAttempts, r.settle = cfg.MaxAttempts, cfg.SettleDelay
@@ -469,18 +504,37 @@ func (r *run) advance(d time.Duration) {
 }
 
 func (r *run) drainBuilds() {
+	// A failed build whose retry waits on saturated builders is excused
+	// (the live queue's for a live build, the backfill queue's for a
+	// backfill build), whenever it failed: a poll outside the drain (a
+	// random step) can fail a build while its queue's builders are
+	// saturated.
 	if r.clock.Now().After(r.saturated) {
 		for range 20 {
 			if r.pollBuilds(r.buildQ, 1) == 0 {
 				break
 			}
 		}
+	} else {
+		r.excuseFailures(false)
 	}
 	if r.clock.Now().After(r.bfStuck) {
 		for range 20 {
 			if r.pollBuilds(r.backfillQ, 1) == 0 {
 				break
 			}
+		}
+	} else {
+		r.excuseFailures(true)
+	}
+}
+
+// excuseFailures excuses the pending failed builds of the backfill
+// (bySweeper) or of live demand.
+func (r *run) excuseFailures(bySweeper bool) {
+	for _, f := range r.failures {
+		if f.bySweeper == bySweeper {
+			f.excused = true
 		}
 	}
 }
@@ -770,6 +824,7 @@ func (r *run) pollBuilds(q *localbus.Queue, batch int) int {
 	}
 	saved := r.inv
 	r.startInvocation()
+	r.inv.backfill = q == r.backfillQ
 	ctx, cancel := context.WithTimeout(r.ctx, timeout)
 	resp, err := r.builder.Handle(ctx, events.SQSEvent{Records: msgs})
 	cancel()
@@ -800,11 +855,12 @@ func (r *run) invokeSweeper() {
 	res, err := r.sweeper.Handle(ctx, lambdafn.ScheduleEvent{Source: app.ScheduleSource, Task: lambdafn.Sweeper})
 	cancel()
 	r.res.Sweeps++
-	r.tracef("sweeper: renudged %d quarantined %d behind %d closed-with-demand %d backfilled %d outdated %d err=%v",
-		res.Renudged, res.Quarantined, res.MattersBehind, res.MattersClosedWithDemand, res.Backfilled, res.Outdated, err)
-	if err == nil {
-		r.checkGauges(res)
+	r.tracef("sweeper: renudged %d (backfill queue %d) quarantined %d behind %d closed-with-demand %d backfilled %d outdated %d err=%v",
+		res.Renudged, res.RenudgedBackfill, res.Quarantined, res.MattersBehind, res.MattersClosedWithDemand, res.Backfilled, res.Outdated, err)
+	if err != nil && len(res.FailedSteps) == 0 {
+		return // the invocation failed before its pass (no step ran)
 	}
+	r.checkGauges(res)
 }
 
 // killRole ends every session of role in the lane's database (connection
