@@ -78,6 +78,11 @@ func (b countingBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMes
 
 type dbCounters struct{ xacts, rows, wal int64 }
 
+// since is what the counters grew by from before to c.
+func (c dbCounters) since(before dbCounters) dbCounters {
+	return dbCounters{c.xacts - before.xacts, c.rows - before.rows, c.wal - before.wal}
+}
+
 // readCounters reads the server's counters once all other backends on the
 // bench database have gone (a backend flushes its statistics at exit, so
 // every pool is closed before this runs), in one statement.
@@ -327,7 +332,7 @@ func perUploadRail(ctx context.Context, e *env, matters, uploads, builders int, 
 		return res, err
 	}
 	after, err := readCounters(ctx, e)
-	res.c = dbCounters{after.xacts - before.xacts, after.rows - before.rows, after.wal - before.wal}
+	res.c = after.since(before)
 	res.inv, res.relay, res.models = inv.Load(), relays.Load(), models.Load()
 	return res, err
 }
@@ -464,7 +469,7 @@ func perUploadRiver(ctx context.Context, e *env, matters, uploads, workers int, 
 		return res, err
 	}
 	after, err := readCounters(ctx, e)
-	res.c = dbCounters{after.xacts - before.xacts, after.rows - before.rows, after.wal - before.wal}
+	res.c = after.since(before)
 	res.models = models.Load()
 	return res, err
 }
