@@ -35,6 +35,12 @@ import (
 // "amended" title, then name) wins, and the superseded responses are kept
 // in the entry's history. The newest complaint (the same order) gives the
 // allegations.
+//
+// A counterclaim (an answer whose title carries one) is paired the same
+// way with the answers to the counterclaim. A pleading that numbers no
+// paragraph may letter them (A., B., …); a count of unnumbered prose is
+// answered as a whole ("Count I"), and unnumbered allegations under a
+// heading by the response under the same heading.
 
 // ResponseStatus is what a response does with an allegation.
 type ResponseStatus string
