@@ -427,6 +427,15 @@ Pages:
 			}
 			// Letters run A, B, C, …: "R. 4:5-4" (a court rule) starting a
 			// line is not paragraph R.
+			// In an answer, a lettered line inside a numbered response is
+			// an item of that response ("5. Beta admits that: A. … B. …").
+			inNumbered := kind == KindAnswer && cur != nil && cur.num > 0 && cur.num < letterKey
+			if inNumbered && letterParaRE.MatchString(para) && !cur.restated {
+				if len(cur.text) < maxItemText {
+					cur.text += " " + para
+				}
+				continue
+			}
 			if m := letterParaRE.FindStringSubmatch(para); m != nil && int(m[1][0]-'A') == lastLetter+1 && (!isHeading(para) || kind == KindComplaint) {
 				lastLetter++
 				if prayer {
@@ -870,9 +879,18 @@ func pairWith(complaints, answers []*pleading) []Response {
 				nums, clauses := paraRefs(p.text)
 				whole := responseStatus(p.text)
 				grouped := len(nums) > 1
+				// A response that names one paragraph only is read whole:
+				// "Beta admits that … . Beta denies the remaining
+				// allegations of paragraph 3." admits part of 3. Clause by
+				// clause only when it answers several paragraphs
+				// differently ("admits paragraph 3 and denies paragraph 4").
+				single := true
+				for _, n := range nums {
+					single = single && n == nums[0]
+				}
 				for j, n := range nums {
 					st := responseStatus(clauses[j])
-					if st == StatusNotAnswered {
+					if st == StatusNotAnswered || single {
 						st = whole
 					}
 					note := statusNote(st, p.text)

@@ -200,3 +200,43 @@ jcounsel@example.com
 		}
 	}
 }
+
+// An answer's numbered response may itemize with letters: the items are
+// the response's (here, its denial), not lettered responses of their own.
+func TestResponsesLetteredItemsOfANumberedResponse(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Admitted.
+3. Beta admits that the parties signed an agreement, and states that:
+A. the agreement is dated March 4, 2024; and
+B. Beta denies the remaining allegations of paragraph 3.
+4. Denied.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	r := responseOf(t, b, "3")
+	if r.Status != brief.StatusPartlyAdmitted || r.Response == nil || !strings.Contains(r.Response.Text, "denies the remaining") {
+		t.Errorf("paragraph 3: %s %+v, want partly admitted by the response with its items", r.Status, r.Response)
+	}
+	if r := responseOf(t, b, "4"); r.Status != brief.StatusDenied {
+		t.Errorf("paragraph 4: %s", r.Status)
+	}
+}
+
+// The commonest partial admission of real answers is two sentences:
+// "Beta admits that … . Beta denies the remaining allegations of
+// paragraph 3." — partly admitted, not denied because the sentence that
+// names the paragraph only denies.
+func TestResponsesAdmitsThenDeniesTheRemaining(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Beta admits that it is a corporation. Beta denies the remaining allegations of paragraph 2.
+3. Beta admits that the parties signed an agreement on March 3, 2024. Except as expressly admitted, Beta denies the allegations of paragraph 3.
+4. Paragraph 4 is denied, except that Beta admits that the agreement mentions widgets.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	for _, n := range []string{"2", "3", "4"} {
+		if r := responseOf(t, b, n); r.Status != brief.StatusPartlyAdmitted {
+			t.Errorf("paragraph %s: %s, want partly admitted (%q)", n, r.Status, textOf(r.Response))
+		}
+	}
+}
