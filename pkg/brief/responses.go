@@ -138,7 +138,8 @@ type pleadingPara struct {
 	// pending: an answer's paragraph that names paragraphs but whose
 	// status is on the wrapped line after it.
 	pending bool
-	body    int // paragraphs joined to it after its first line
+	body    int    // paragraphs joined to it after its first line
+	span    [2]int // an answer's range-numbered paragraph: the paragraphs it answers
 }
 
 // pleading is a complaint or an answer as the pairing needs it.
@@ -165,6 +166,9 @@ var (
 	// A telephone number at a line's start ("(609) 665-9350") is not a
 	// paragraph numbered 609.
 	phoneRE = regexp.MustCompile(`^\(\d{3}\)\s*\d{3}[-.\s]\d{4}\b`)
+	// An answer's paragraph numbered with the range it answers: "2-3.
+	// Admitted.", "5.–7. Denied.", "8 through 10. Denied."
+	rangeParaRE = regexp.MustCompile(`^\(?(\d{1,3})\.?\s*(?:-|–|—|through|to)\s*(\d{1,3})[.):]\s+(\S.*)$`)
 	// A lettered paragraph: "A. Statutory Character of NJTA", "(B) …".
 	letterParaRE = regexp.MustCompile(`^\(?([A-Z])[.)]\s+(\S.*)$`)
 	// A count's heading: "COUNT I – DECLARATORY JUDGMENT", "FIRST COUNT",
@@ -403,6 +407,16 @@ Pages:
 			if kind == KindAnswer && generalDenyRE.MatchString(para) && general == nil {
 				general = &pleadingPara{text: clip(para, maxItemText), page: pi}
 			}
+			if m := rangeParaRE.FindStringSubmatch(para); m != nil && kind == KindAnswer {
+				a, _ := strconv.Atoi(m[1])
+				z, _ := strconv.Atoi(m[2])
+				if a > 0 && z > a && z-a <= MaxResponses {
+					last, maxNum = z, max(maxNum, z)
+					cur = add(pleadingPara{num: a, label: m[1] + "-" + m[2], text: para, page: pi, span: [2]int{a, z}})
+					started, letter, heading = true, nil, ""
+					continue
+				}
+			}
 			if m := numParaRE.FindStringSubmatch(para); m != nil && !phoneRE.MatchString(para) {
 				n, _ := strconv.Atoi(m[1])
 				if prayer && n <= maxNum {
@@ -490,6 +504,14 @@ Pages:
 				continue
 			}
 			if kind == KindAnswer {
+				if cur != nil && cur.num > 0 && !cur.restated && wrapped(para) {
+					// A numbered response's wrapped line, on the next
+					// page too ("… and" / "denies the remaining …").
+					if len(cur.text) < maxItemText {
+						cur.text += " " + para
+					}
+					continue
+				}
 				if cur != nil && answerLabelRE.MatchString(para) {
 					// The numbered paragraph restated the allegation;
 					// this one responds to it.
@@ -727,6 +749,20 @@ func paraRefs(text string) (nums []int, clauses []string) {
 	return nums, clauses
 }
 
+// spanRefs is paraRefs for an answer's paragraph, and the range a
+// range-numbered paragraph ("2-3. Admitted.") answers, each with the whole
+// paragraph as its clause.
+func spanRefs(p pleadingPara) (nums []int, clauses []string) {
+	if p.span[1] == 0 {
+		return paraRefs(p.text)
+	}
+	for n := p.span[0]; n <= p.span[1]; n++ {
+		nums = append(nums, n)
+		clauses = append(clauses, p.text)
+	}
+	return nums, clauses
+}
+
 // ofDocRE is what follows a paragraph reference that names its document.
 var ofDocRE = regexp.MustCompile(`(?i)^\s*of\s+(?:the\s+|this\s+|said\s+|[a-z]+['’]s?\s+){0,3}["“”']?([a-z]+)`)
 
@@ -846,7 +882,7 @@ func pairWith(complaints, answers []*pleading) []Response {
 		refs := make([][]int, len(an.paras))
 		for i, p := range an.paras {
 			if !p.restated && !p.labelled && p.section == "" {
-				refs[i], _ = paraRefs(p.text)
+				refs[i], _ = spanRefs(p)
 				for _, n := range refs[i] {
 					explicit[n] = true
 				}
@@ -876,7 +912,7 @@ func pairWith(complaints, answers []*pleading) []Response {
 				continue
 			}
 			if len(refs[i]) > 0 {
-				nums, clauses := paraRefs(p.text)
+				nums, clauses := spanRefs(p)
 				whole := responseStatus(p.text)
 				grouped := len(nums) > 1
 				// A response that names one paragraph only is read whole:

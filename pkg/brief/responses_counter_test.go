@@ -240,3 +240,36 @@ func TestResponsesAdmitsThenDeniesTheRemaining(t *testing.T) {
 		}
 	}
 }
+
+// Real answers number a response with the range it answers ("2-3.
+// Admitted.", "5.–6. Denied.") and carry a response over a page break,
+// the status on the next page's wrapped line: neither shifts the responses
+// after it onto the wrong paragraphs.
+func TestResponsesRangeNumberedAndPageSpanning(t *testing.T) {
+	complaint := pleadingCaption + `COMPLAINT
+1. Acme is a Delaware limited liability company.
+2. Beta is a North Dakota corporation.
+3. The parties signed a Supply Agreement.
+4. Beta delivered no widgets in June 2024, and Acme lost
+` + "\f" + `customers as a result.
+5. Acme sent a notice of breach.
+6. Beta did not cure.
+7. Acme has suffered damages.
+`
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2-3. Admitted.
+4. Beta admits that it delivered no widgets in June 2024 and
+` + "\f" + `denies the remaining allegations of paragraph 4.
+5.–6. Denied.
+7. Beta lacks knowledge or information sufficient to form a belief about Acme's damages.
+`
+	b := buildWritten(t, complaint, answer)
+	want := "1:admitted@1/1 2:admitted@1/1 3:admitted@1/1 4:partly_admitted@1/1 5:denied@2/2 6:denied@2/2 7:no_knowledge@2/2"
+	if got := responsesOf(b, "doc1.pdf"); got != want {
+		t.Errorf("responses\n got %s\nwant %s", got, want)
+	}
+	if r := responseOf(t, b, "3"); !strings.Contains(r.Note, "grouped") {
+		t.Errorf("paragraph 3: note %q, want the grouped response noted", r.Note)
+	}
+}
