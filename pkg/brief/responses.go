@@ -588,9 +588,16 @@ Pages:
 }
 
 var (
-	noResponseRE  = regexp.MustCompile(`\bno\s+(?:further\s+)?(?:response|answer)\s+(?:is\s+)?(?:required|necessary|needed)|\blegal\s+conclusions?\b|\bconclusions?\s+of\s+law\b`)
-	noKnowledgeRE = regexp.MustCompile(`\b(?:without|lacks?|lacking|insufficient|not\s+have)\s+(?:sufficient\s+)?(?:knowledge|information)\b|\bknowledge\s+or\s+information\s+sufficient\b`)
-	partlyRE      = regexp.MustCompile(`\badmit(?:s|ted)?\s+in\s+part\b|\bdenied\s+in\s+part\b|\badmits?\s+only\b|\badmit(?:s|ted)?\b[^.;]*\bexcept\b`)
+	// "no response is required", "requires no response", "does not
+	// require a response", a legal conclusion.
+	noResponseRE = regexp.MustCompile(`\bno\s+(?:further\s+)?(?:response|answer)\s+(?:is\s+)?(?:required|necessary|needed)|\brequires?\s+no\s+(?:further\s+)?(?:response|answer)|\b(?:does|do)\s+not\s+require\s+(?:a\s+|any\s+)?(?:further\s+)?(?:response|answer)|\blegal\s+conclusions?\b|\bconclusions?\s+of\s+law\b`)
+	// "lacks knowledge or information", "without sufficient
+	// information", "denied for lack of knowledge".
+	noKnowledgeRE = regexp.MustCompile(`\b(?:without|lacks?|lacking|insufficient|not\s+have)\s+(?:sufficient\s+)?(?:knowledge|information)\b|\black\s+of\s+(?:sufficient\s+)?(?:knowledge|information)\b|\bknowledge\s+or\s+information\s+sufficient\b`)
+	// Phrases that name denial without denying: "neither admits nor
+	// denies", "does not deny".
+	notDenialRE = regexp.MustCompile(`\b(?:not|nor|never|neither)\s+den(?:y|ies|ied)\b`)
+	partlyRE    = regexp.MustCompile(`\badmit(?:s|ted)?\s+in\s+part\b|\bdenied\s+in\s+part\b|\badmits?\s+only\b|\badmit(?:s|ted)?\b[^.;]*\bexcept\b`)
 	// Phrases that name admission without admitting.
 	notAdmissionRE = regexp.MustCompile(`\b(?:not|neither|never|nor)\s+(?:expressly\s+|specifically\s+|otherwise\s+)?admit(?:s|ted)?\b|\bexcept\s+as\s+(?:expressly\s+|specifically\s+|otherwise\s+)?(?:herein\s+)?admitted\b|\bunless\s+(?:expressly\s+)?admitted\b`)
 	admitRE        = regexp.MustCompile(`\badmit(?:s|ted)?\b`)
@@ -645,7 +652,7 @@ func responseStatus(text string) ResponseStatus {
 	noKnow := noKnowledgeRE.MatchString(t)
 	admit := admitRE.MatchString(notAdmissionRE.ReplaceAllString(t, " "))
 	partly := admit && partlyRE.MatchString(t) || deniedInPartRE.MatchString(t)
-	deny := denyRE.MatchString(t)
+	deny := denyRE.MatchString(notDenialRE.ReplaceAllString(t, " "))
 	switch {
 	case partly || admit && (deny || noKnow):
 		return StatusPartlyAdmitted

@@ -273,3 +273,25 @@ func TestResponsesRangeNumberedAndPageSpanning(t *testing.T) {
 		t.Errorf("paragraph 3: note %q, want the grouped response noted", r.Note)
 	}
 }
+
+// Real answers' other wordings of the statuses: "requires no response",
+// "does not require a response", "denied for lack of knowledge" (Rule
+// 8(b)(5)), "neither admits nor denies" (not a denial: flagged).
+func TestResponsesOtherWordings(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+1. Paragraph 1 characterizes the action and requires no response.
+2. Paragraph 2 states Plaintiff's theory of the case and does not require a response.
+3. Denied for lack of knowledge.
+4. Beta neither admits nor denies the allegations of paragraph 4 and leaves Acme to its proofs.
+5. Denied.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	for n, st := range map[string]brief.ResponseStatus{"1": brief.StatusNoResponseRequired, "2": brief.StatusNoResponseRequired, "3": brief.StatusNoKnowledge, "4": brief.StatusNotAnswered, "5": brief.StatusDenied} {
+		if r := responseOf(t, b, n); r.Status != st {
+			t.Errorf("paragraph %s: %s, want %s (%q)", n, r.Status, st, textOf(r.Response))
+		}
+	}
+	if r := responseOf(t, b, "4"); !strings.Contains(r.Note, "8(b)(6)") {
+		t.Errorf("paragraph 4: note %q, want the Rule 8(b)(6) flag", r.Note)
+	}
+}
