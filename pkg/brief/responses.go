@@ -846,7 +846,13 @@ func pairResponses(pls []*pleading) []Response {
 		case p.kind == KindAnswer && p.counter:
 			counters = append(counters, p)
 		case p.kind == KindAnswer:
-			answers = append(answers, p)
+			// An "answer" that responds to no paragraph (a counterclaim
+			// titled as an answer, a scan whose text says nothing) does
+			// not answer the complaint: pairing with it would flag every
+			// allegation as deemed admitted.
+			if answersAny(p.paras) || p.general != nil {
+				answers = append(answers, p)
+			}
 			if p.claim != nil {
 				claims = append(claims, p.claim)
 			}

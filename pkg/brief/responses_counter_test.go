@@ -295,3 +295,29 @@ func TestResponsesOtherWordings(t *testing.T) {
 		t.Errorf("paragraph 4: note %q, want the Rule 8(b)(6) flag", r.Note)
 	}
 }
+
+// A counterclaim titled as an answer responds to none of the complaint's
+// paragraphs: it is no answer to the complaint, whose allegations are not
+// flagged as deemed admitted because of it (a matter with no readable
+// answer pairs nothing).
+func TestResponsesACounterclaimIsNoAnswerToTheComplaint(t *testing.T) {
+	counterclaim := pleadingCaption + `AMENDED ANSWER AND COUNTER CLAIM
+INTRODUCTION
+Beta submits this counterclaim for a declaration.
+A. Fees
+The fees Acme charged exceed its costs.
+B. Notice
+Acme sent no notice.
+`
+	reply := pleadingCaption + `ANSWER TO COUNTERCLAIM
+A. The allegations contained in paragraph A of the Counterclaim are denied.
+B. The allegations contained in paragraph B of the Counterclaim are admitted.
+`
+	b := buildWritten(t, writtenComplaint, counterclaim, reply)
+	if got := responsesOf(b, "doc1.pdf"); got != "" {
+		t.Errorf("the complaint's allegations are paired with the counterclaim: %s", got)
+	}
+	if got, want := responsesOf(b, "doc2.pdf"), "A:denied@1/1 B:admitted@1/1"; got != want {
+		t.Errorf("counterclaim: %s, want %s", got, want)
+	}
+}

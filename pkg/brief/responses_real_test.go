@@ -33,6 +33,9 @@ type realPair struct {
 		AllegationPage int                  `json:"allegation_page"`
 		ResponsePage   int                  `json:"response_page"` // 0: no response
 	} `json:"expected"`
+	// Unpaired are documents of the matter whose allegations must not be
+	// listed: no readable response to them is in the matter.
+	Unpaired []string `json:"unpaired"`
 	// Floor is the share of expected entries the test requires right (1
 	// when omitted): the score is reported either way.
 	Floor float64 `json:"floor"`
@@ -86,6 +89,11 @@ func TestResponsesRealPairs(t *testing.T) {
 			}
 			got := map[string]brief.Response{}
 			for _, r := range b.Responses {
+				for _, u := range want.Unpaired {
+					if r.Allegation.DocumentName == u {
+						t.Errorf("%s paragraph %s listed (%s), but no readable response to it is in the matter", u, r.Paragraph, r.Status)
+					}
+				}
 				if r.Allegation.DocumentName == want.Allegations {
 					if _, dup := got[r.Paragraph]; dup {
 						t.Errorf("paragraph %q paired twice", r.Paragraph)
