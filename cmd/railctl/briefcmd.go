@@ -214,13 +214,21 @@ var statusText = map[brief.ResponseStatus]string{
 
 // printResponses prints the allegations and responses as a table: the
 // paragraph, what the response does, the allegation and the response,
-// each with its page.
+// each with its page. The paragraph column is as wide as the longest
+// label (a letter, a number, "Count III", up to 14 characters); when the
+// allegations come from more than one pleading (a complaint and a
+// counterclaim) each names its document.
 func printResponses(w io.Writer, rs []brief.Response) {
 	if len(rs) == 0 {
 		return
 	}
+	width, docs := 5, map[string]bool{}
+	for _, r := range rs {
+		width = max(width, min(14, len([]rune(r.Paragraph))))
+		docs[r.Allegation.DocumentID] = true
+	}
 	fmt.Fprintf(w, "\nRESPONSES (%d): each allegation and the answer's response\n", len(rs))
-	fmt.Fprintf(w, "  %-5s %-30s %-52s %s\n", "para", "status", "allegation", "response")
+	fmt.Fprintf(w, "  %-*s %-30s %-52s %s\n", width, "para", "status", "allegation", "response")
 	for _, r := range rs {
 		st := statusText[r.Status]
 		if st == "" {
@@ -231,12 +239,15 @@ func printResponses(w io.Writer, rs []brief.Response) {
 			resp = fmt.Sprintf("[%s p.%d] %s", esc(r.Response.DocumentName), r.Response.Page, clip(esc(r.Response.Text), 90))
 		}
 		alleg := fmt.Sprintf("[p.%d] %s", r.Allegation.Page, clip(esc(r.Allegation.Text), 44))
-		fmt.Fprintf(w, "  %-5s %-30s %-52s %s\n", clip(esc(r.Paragraph), 5), st, alleg, resp)
+		if len(docs) > 1 {
+			alleg = fmt.Sprintf("[%s p.%d] %s", esc(r.Allegation.DocumentName), r.Allegation.Page, clip(esc(r.Allegation.Text), 44))
+		}
+		fmt.Fprintf(w, "  %-*s %-30s %-52s %s\n", width, clip(esc(r.Paragraph), width), st, alleg, resp)
 		if r.Note != "" {
-			fmt.Fprintf(w, "  %-5s %-30s note: %s\n", "", "", clip(esc(r.Note), 150))
+			fmt.Fprintf(w, "  %-*s %-30s note: %s\n", width, "", "", clip(esc(r.Note), 150))
 		}
 		for _, h := range r.History {
-			fmt.Fprintf(w, "  %-5s %-30s earlier: [%s p.%d] %s — %s\n", "", "", esc(h.Response.DocumentName), h.Response.Page, statusText[h.Status], clip(esc(h.Response.Text), 60))
+			fmt.Fprintf(w, "  %-*s %-30s earlier: [%s p.%d] %s — %s\n", width, "", "", esc(h.Response.DocumentName), h.Response.Page, statusText[h.Status], clip(esc(h.Response.Text), 60))
 		}
 	}
 }

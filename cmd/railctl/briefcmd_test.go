@@ -88,3 +88,32 @@ func TestPrintBriefResponsesAndMarks(t *testing.T) {
 		t.Errorf("the model-asserted party is not marked:\n%s", got)
 	}
 }
+
+// A matter's responses that pair a complaint and a counterclaim: the
+// table names each allegation's document, and a label wider than a number
+// ("Count III", "INTRODUCTION") prints whole.
+func TestPrintResponsesOfAComplaintAndACounterclaim(t *testing.T) {
+	rs := []brief.Response{
+		{Paragraph: "1", Allegation: brief.Passage{DocumentID: "d1", DocumentName: "complaint.pdf", Page: 1, Text: "1. Plaintiff is an agency."},
+			Response: &brief.Passage{DocumentID: "d2", DocumentName: "answer-and-counterclaim.pdf", Page: 1, Text: "1. Admitted."}, Status: brief.StatusAdmitted},
+		{Paragraph: "INTRODUCTION", Allegation: brief.Passage{DocumentID: "d2", DocumentName: "answer-and-counterclaim.pdf", Page: 1, Text: "Defendant submits this counterclaim."},
+			Response: &brief.Passage{DocumentID: "d3", DocumentName: "answer-to-counterclaim.pdf", Page: 1, Text: "The allegations of the Introduction are legal conclusions."}, Status: brief.StatusNoResponseRequired},
+		{Paragraph: "Count III", Allegation: brief.Passage{DocumentID: "d2", DocumentName: "answer-and-counterclaim.pdf", Page: 4, Text: "COUNT III PUBLIC TRUST"},
+			Response: &brief.Passage{DocumentID: "d3", DocumentName: "answer-to-counterclaim.pdf", Page: 2, Text: "3. Plaintiff denies the allegations contained in Count III."}, Status: brief.StatusDenied},
+	}
+	var out bytes.Buffer
+	printResponses(&out, rs)
+	got := out.String()
+	for _, want := range []string{
+		"  para         status",
+		"  INTRODUCTION no response required",
+		"  Count III    denied",
+		"[complaint.pdf p.1] 1. Plaintiff is an agency.",
+		"[answer-and-counterclaim.pdf p.4] COUNT III PUBLIC TRUST",
+		"[answer-to-counterclaim.pdf p.2] 3. Plaintiff denies",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Allegations and responses: when a matter holds a complaint and an answer,
@@ -34,6 +35,12 @@ import (
 // "amended" title, then name) wins, and the superseded responses are kept
 // in the entry's history. The newest complaint (the same order) gives the
 // allegations.
+//
+// A counterclaim (an answer whose title carries one) is paired the same
+// way with the answers to the counterclaim. A pleading that numbers no
+// paragraph may letter them (A., B., …); a count of unnumbered prose is
+// answered as a whole ("Count I"), and unnumbered allegations under a
+// heading by the response under the same heading.
 
 // ResponseStatus is what a response does with an allegation.
 type ResponseStatus string
@@ -97,18 +104,42 @@ type PriorResponse struct {
 // pleading).
 const MaxResponses = 400
 
+// Keys of the paragraphs a pairing matches on: a paragraph number is its
+// own key (1–999); a lettered paragraph ("A.") is letterKey plus its place
+// in the alphabet; a count answered as a whole is countKey plus its
+// number; a headed section of unnumbered allegations is sectionKey plus
+// its place in the pleading.
+const (
+	letterKey  = 1000
+	countKey   = 2000
+	sectionKey = 3000
+)
+
 // pleadingPara is one numbered (or paragraph-naming) paragraph of a
 // pleading, kept from Assembly.Add until Finish.
 type pleadingPara struct {
-	num  int // 0: unnumbered
-	text string
-	page int // 0-based
+	num   int    // the key (above); 0: unnumbered
+	label string // the paragraph's number, letter or name as the pleading writes it
+	text  string
+	page  int // 0-based
 	// restated: an answer's paragraph followed by its "ANSWER:" paragraph
 	// (text is then the response only).
 	restated bool
 	// labelled: "ANSWER TO PARAGRAPH NO. 5:" — the response to that
 	// paragraph, with the paragraphs that follow it.
 	labelled bool
+	// section: an answer's unnumbered response under a heading, the
+	// heading's key (sectionName); it answers the complaint's section of
+	// that heading.
+	section string
+	// numbered: a count or section candidate of a complaint that holds
+	// numbered paragraphs (those are the allegations, not the count).
+	numbered bool
+	// pending: an answer's paragraph that names paragraphs but whose
+	// status is on the wrapped line after it.
+	pending bool
+	body    int    // paragraphs joined to it after its first line
+	span    [2]int // an answer's range-numbered paragraph: the paragraphs it answers
 }
 
 // pleading is a complaint or an answer as the pairing needs it.
@@ -122,10 +153,27 @@ type pleading struct {
 	// counter: an answer to a counterclaim, whose numbers are the
 	// counterclaim's paragraphs, not the complaint's.
 	counter bool
+	// claim: the counterclaim an answer carries ("Answer and
+	// Counterclaim"), read as allegations for the answers to it.
+	claim *pleading
+	// sections: a complaint's headed sections of unnumbered allegations,
+	// by sectionName, with their keys.
+	sections map[string]int
 }
 
 var (
 	numParaRE = regexp.MustCompile(`^(?:¶\s*)?\(?(\d{1,3})[.):]\s+(\S.*)$`)
+	// A telephone number at a line's start ("(609) 665-9350") is not a
+	// paragraph numbered 609.
+	phoneRE = regexp.MustCompile(`^\(\d{3}\)\s*\d{3}[-.\s]\d{4}\b`)
+	// An answer's paragraph numbered with the range it answers: "2-3.
+	// Admitted.", "5.–7. Denied.", "8 through 10. Denied."
+	rangeParaRE = regexp.MustCompile(`^\(?(\d{1,3})\.?\s*(?:-|–|—|through|to)\s*(\d{1,3})[.):]\s+(\S.*)$`)
+	// A lettered paragraph: "A. Statutory Character of NJTA", "(B) …".
+	letterParaRE = regexp.MustCompile(`^\(?([A-Z])[.)]\s+(\S.*)$`)
+	// A count's heading: "COUNT I – DECLARATORY JUDGMENT", "FIRST COUNT",
+	// "SECOND CAUSE OF ACTION", "CLAIM 3".
+	countHeadRE = regexp.MustCompile(`(?i)^(?:(?:count|claim)\s+([ivxlc]+|\d{1,2})\b|(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)\s+(?:count|cause\s+of\s+action|claim(?:\s+for\s+relief)?)\b)`)
 	// "ANSWER TO PARAGRAPH NO. 5:", "RESPONSE TO ¶ 5."
 	answerToParaRE = regexp.MustCompile(`(?i)^(?:answer|response)\s+to\s+(?:paragraph|¶)\s*(?:no\.?\s*)?(\d{1,3})\b\s*[:.]?`)
 	// Where a complaint's allegations end and an answer's responses end.
@@ -133,12 +181,23 @@ var (
 	answerEndRE     = regexp.MustCompile(`(?i)^(?:(?:first|second|third|[a-z]+)?\s*(?:affirmative|additional|separate|other)?\s*defen[cs]es?\b|affirmative\s+defen|counterclaims?\b|wherefore\b|prayer\s+for\s+relief)`)
 	inlineLabelRE   = regexp.MustCompile(`\s(?:ANSWER|RESPONSE)(?:\s+TO\s+(?:PARAGRAPH|¶)\s*\d{1,3})?\s*:\s`)
 	answerLabelRE   = regexp.MustCompile(`(?i)^(?:answer|response)(?:\s+to\s+(?:paragraph|¶)\s*\d{1,3})?\s*[:.-]\s*`)
-	counterAnswerRE = regexp.MustCompile(`(?i)\banswer\s+to\s+(?:the\s+|defendants?['’]?s?\s+)*counterclaims?\b`)
-	amendedRE       = regexp.MustCompile(`(?i)\b(first|second|third|fourth|fifth)?\s*amended\s+(?:complaint|answer)`)
+	counterAnswerRE = regexp.MustCompile(`(?i)\banswer\s+to\s+(?:the\s+|defendants?['’]?s?\s+)*counter[\s-]?claims?\b`)
+	// A title that carries a counterclaim ("ANSWER AND COUNTER CLAIM"), and
+	// the heading its counterclaim starts under.
+	counterclaimRE     = regexp.MustCompile(`(?i)\bcounter[\s-]?claims?\b`)
+	counterclaimHeadRE = regexp.MustCompile(`(?i)^(?:(?:defendants?['’]?s?|[a-z]+['’]s)\s+)?(?:first\s+)?(?:amended\s+)?counter[\s-]?claims?\b`)
+	amendedRE          = regexp.MustCompile(`(?i)\b(first|second|third|fourth|fifth)?\s*amended\s+(?:complaint|answer)`)
 	// A reference to paragraphs of the complaint: "paragraph 6",
 	// "paragraphs 9 through 11", "¶¶ 3-5", "Paragraphs 2, 4 and 7".
 	paraRefRE = regexp.MustCompile(`(?i)(?:\bparagraphs?|¶¶?)\s*((?:\d{1,3}(?:\s*\([a-z]\))?(?:\s*(?:-|–|—|through|thru|to)\s*\d{1,3})?(?:\s*(?:,\s*(?:and\s+)?|and\s+|&\s*|or\s+))?)+)`)
 	rangeRE   = regexp.MustCompile(`(?i)(\d{1,3})(?:\s*\([a-z]\))?(?:\s*(?:-|–|—|through|thru|to)\s*(\d{1,3}))?`)
+	// A reference to lettered paragraphs: "paragraph A", "Paragraphs B
+	// through D", "paragraphs A and C" (capital letters only).
+	letterRefRE   = regexp.MustCompile(`(?:\b[Pp]aragraphs?|¶¶?)\s*([A-Z](?:\s*(?:,\s*(?:and\s+)?|and\s+|&\s*|-|–|—|through\s+|to\s+)\s*[A-Z])*)\b`)
+	letterRangeRE = regexp.MustCompile(`([A-Z])(?:\s*(?:-|–|—|through|to)\s*([A-Z]))?`)
+	// A reference to a count: "Count I", "Counts II and III", "Count 4".
+	countRefRE   = regexp.MustCompile(`(?i)\bcounts?\s+((?:[ivxlc]+|\d{1,2})\b(?:\s*(?:,\s*(?:and\s+)?|and\s+|&\s*|-|–|—|through\s+|to\s+)\s*(?:[ivxlc]+|\d{1,2})\b)*)`)
+	countRangeRE = regexp.MustCompile(`(?i)\b([ivxlc]+|\d{1,2})\b(?:\s*(?:-|–|—|through|to)\s*([ivxlc]+|\d{1,2})\b)?`)
 	// A paragraph that incorporates earlier responses or allegations.
 	incorporateRE = regexp.MustCompile(`(?i)\b(?:incorporat|re-?alleg|re-?assert|repeats?\s+and\s+re|restates?\s+(?:its|their|his|her)\s+(?:responses|answers))`)
 	generalDenyRE = regexp.MustCompile(`(?i)(?:\bdeni(?:es|ed)\s+(?:each\s+and\s+)?(?:every|all|any)\s+(?:other\s+)?(?:allegations?|averments?)\b.*\bnot\s+(?:expressly|specifically|otherwise)?\s*admitted|\b(?:all|any|each)\s+(?:other\s+)?(?:allegations?|averments?)\b.*\bnot\s+(?:expressly|specifically|otherwise)?\s*admitted\b.*\bdenied|\bgeneral(?:ly)?\s+den(?:y|ies|ial))`)
@@ -146,40 +205,195 @@ var (
 
 var amendedRank = map[string]int{"": 1, "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
 
+var ordinalCount = map[string]int{"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
+
+// romanOrNumber reads "IV" or "4" (0 if neither).
+func romanOrNumber(s string) int {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	val := map[byte]int{'i': 1, 'v': 5, 'x': 10, 'l': 50, 'c': 100}
+	s = strings.ToLower(s)
+	n := 0
+	for i := 0; i < len(s); i++ {
+		v := val[s[i]]
+		if v == 0 {
+			return 0
+		}
+		if i+1 < len(s) && val[s[i+1]] > v {
+			n -= v
+		} else {
+			n += v
+		}
+	}
+	return n
+}
+
+// countOf reads a count heading's number and label ("Count I", "First
+// Count"); 0 when para is not one.
+func countOf(para string) (int, string) {
+	m := countHeadRE.FindStringSubmatch(para)
+	if m == nil || !isHeading(para) {
+		return 0, ""
+	}
+	if m[1] != "" {
+		n := romanOrNumber(m[1])
+		if n <= 0 || n > 99 {
+			return 0, ""
+		}
+		return n, "Count " + strings.ToUpper(m[1])
+	}
+	w := strings.ToLower(m[2])
+	return ordinalCount[w], strings.ToUpper(w[:1]) + w[1:] + " Count"
+}
+
+// sectionName is the key a heading is matched on across pleadings: its
+// words, lower case, "&" read as "and" ("FACTUAL & LEGAL GROUNDS" and
+// "Factual and Legal Grounds" are one section).
+func sectionName(h string) string {
+	h = strings.ReplaceAll(strings.ToLower(h), "&", " and ")
+	return strings.Join(strings.FieldsFunc(h, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }), " ")
+}
+
 // readPleading reads a complaint's or an answer's paragraphs (nil for
-// other kinds).
+// other kinds). An answer whose title carries a counterclaim also reads
+// the counterclaim's allegations (claim): from its COUNTERCLAIM heading, or
+// the whole document when it answers no paragraph (a counterclaim filed as
+// "Answer and Counter Claim" that responds to nothing).
 func readPleading(d Document, kind Kind, filed string, pages []string) *pleading {
 	if kind != KindComplaint && kind != KindAnswer {
 		return nil
 	}
 	pl := &pleading{doc: d, kind: kind, filedOn: filed}
 	pl.doc.Pages = nil
+	carries := false // the title names a counterclaim the document makes
 	for _, p := range firstN(pages, 1) {
 		for _, line := range firstN(strings.Split(p, "\n"), 40) {
 			if kind == KindAnswer && counterAnswerRE.MatchString(line) && !strings.Contains(strings.ToLower(line), "complaint") {
 				pl.counter = true
 			}
+			if kind == KindAnswer && counterclaimRE.MatchString(line) && !counterAnswerRE.MatchString(line) && isHeading(line) {
+				carries = true
+			}
+		}
+		for _, line := range firstN(strings.Split(p, "\n"), 40) {
 			if m := amendedRE.FindStringSubmatch(line); m != nil {
 				pl.amended = amendedRank[strings.ToLower(m[1])]
 				break
 			}
 		}
 	}
+	pl.paras, pl.general, pl.sections = readParas(pages, kind, 0, 0)
+	if carries && !pl.counter {
+		claim := &pleading{doc: pl.doc, kind: KindComplaint, filedOn: filed, amended: pl.amended}
+		from, at := -1, 0
+	Find:
+		for pi, page := range pages {
+			for li, para := range strings.Split(page, "\n") {
+				if para = strings.TrimSpace(para); isHeading(para) && counterclaimHeadRE.MatchString(para) && (pi > 0 || li > 0) {
+					from, at = pi, li
+					break Find
+				}
+			}
+		}
+		if from < 0 && !answersAny(pl.paras) {
+			from = 0
+		}
+		if from >= 0 {
+			claim.paras, _, claim.sections = readParas(pages, KindComplaint, from, at)
+			if len(claim.paras) > 0 {
+				pl.claim = claim
+			}
+		}
+	}
+	return pl
+}
+
+// headingLine reports whether a pleading's paragraph is a heading: a line
+// in capitals (isHeading) that is not a sentence's or a list's piece — a
+// citation set on its own line ("N.J.A.C. 19:9-9.2;", "(N.J.S.A.
+// 27:23-17).") or a caption's name ("DEVON TYLER BARBER,").
+func headingLine(para string) bool {
+	if !isHeading(para) {
+		return false
+	}
+	switch para[len(para)-1] {
+	case ';', ',':
+		return false
+	case '.':
+		return !strings.ContainsAny(para, "0123456789")
+	}
+	return true
+}
+
+// answersAny reports whether an answer's paragraphs respond to any
+// numbered paragraph (by number or by naming one).
+func answersAny(ps []pleadingPara) bool {
+	for _, p := range ps {
+		if p.num > 0 && p.num < letterKey || p.restated || p.labelled {
+			return true
+		}
+		if nums, _ := paraRefs(p.text); len(nums) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// hasParaRef reports whether a paragraph names paragraphs or counts.
+func hasParaRef(s string) bool {
+	return paraRefRE.MatchString(s) || letterRefRE.MatchString(s) || countRefRE.MatchString(s)
+}
+
+// wrapped reports whether para continues the line before it (it starts
+// in lower case: extraction kept a wrapped line apart).
+func wrapped(para string) bool {
+	for _, r := range para {
+		return unicode.IsLower(r)
+	}
+	return false
+}
+
+// readParas reads the paragraphs of one pleading from page from, line at:
+// a complaint's allegations (kind KindComplaint) or an answer's responses.
+func readParas(pages []string, kind Kind, from, at int) (paras []pleadingPara, general *pleadingPara, sections map[string]int) {
 	endRE := complaintEndRE
 	if kind == KindAnswer {
 		endRE = answerEndRE
 	}
-	var cur *pleadingPara
+	var cur *pleadingPara    // the paragraph continuation lines join
+	var letter *pleadingPara // a complaint's lettered paragraph being read
 	started := false
 	last := 0 // the last paragraph number read
 	maxNum := 0
 	prayer := false // in a complaint's prayer for relief
+	heading := ""   // the heading the next unnumbered paragraph is under
+	var count *pleadingPara
+	lastLetter := -1 // the last lettered paragraph read: 0 for A
+	numbers := 0     // a complaint's numbered paragraphs
+	sections = map[string]int{}
+	add := func(p pleadingPara) *pleadingPara {
+		paras = append(paras, p)
+		return &paras[len(paras)-1]
+	}
+	// Pointers into paras stay valid: its capacity is set before reading.
+	paras = make([]pleadingPara, 0, MaxResponses+1)
 Pages:
 	for pi, page := range pages {
-		for _, para := range splitInlineNumbers(strings.Split(page, "\n"), &last) {
+		if pi < from {
+			continue
+		}
+		lines := strings.Split(page, "\n")
+		if pi == from {
+			lines = lines[min(at, len(lines)):]
+		}
+		for _, para := range splitInlineNumbers(lines, &last) {
 			para = strings.TrimSpace(para)
 			if para == "" {
 				continue
+			}
+			if len(paras) >= MaxResponses {
+				break Pages
 			}
 			if started && endRE.MatchString(para) {
 				if kind == KindAnswer {
@@ -187,25 +401,35 @@ Pages:
 				}
 				// A count's prayer: its numbered items are not allegations,
 				// but the next count's paragraphs continue the numbering.
-				prayer, cur = true, nil
+				prayer, cur, letter, count, heading = true, nil, nil, nil, ""
 				continue
 			}
-			if kind == KindAnswer && generalDenyRE.MatchString(para) && pl.general == nil {
-				pl.general = &pleadingPara{text: clip(para, maxItemText), page: pi}
+			if kind == KindAnswer && generalDenyRE.MatchString(para) && general == nil {
+				general = &pleadingPara{text: clip(para, maxItemText), page: pi}
 			}
-			if m := numParaRE.FindStringSubmatch(para); m != nil {
-				if len(pl.paras) >= MaxResponses {
-					break Pages
+			if m := rangeParaRE.FindStringSubmatch(para); m != nil && kind == KindAnswer {
+				a, _ := strconv.Atoi(m[1])
+				z, _ := strconv.Atoi(m[2])
+				if a > 0 && z > a && z-a <= MaxResponses {
+					last, maxNum = z, max(maxNum, z)
+					cur = add(pleadingPara{num: a, label: m[1] + "-" + m[2], text: para, page: pi, span: [2]int{a, z}})
+					started, letter, heading = true, nil, ""
+					continue
 				}
+			}
+			if m := numParaRE.FindStringSubmatch(para); m != nil && !phoneRE.MatchString(para) {
 				n, _ := strconv.Atoi(m[1])
 				if prayer && n <= maxNum {
 					cur = nil
 					continue
 				}
-				prayer = false
+				prayer, letter, heading = false, nil, ""
 				last, maxNum = n, max(maxNum, n)
-				pl.paras = append(pl.paras, pleadingPara{num: n, text: para, page: pi})
-				cur = &pl.paras[len(pl.paras)-1]
+				if count != nil {
+					count.numbered = true
+				}
+				cur = add(pleadingPara{num: n, label: strconv.Itoa(n), text: para, page: pi})
+				numbers++
 				started = true
 				if kind == KindAnswer {
 					// "1. <the allegation restated> ANSWER: Admitted." on one line.
@@ -215,50 +439,165 @@ Pages:
 				}
 				continue
 			}
-			if m := answerToParaRE.FindStringSubmatch(para); m != nil && kind == KindAnswer && len(pl.paras) < MaxResponses {
-				n, _ := strconv.Atoi(m[1])
-				pl.paras = append(pl.paras, pleadingPara{num: n, text: para, page: pi, labelled: true})
-				cur = &pl.paras[len(pl.paras)-1]
+			// Letters run A, B, C, …: "R. 4:5-4" (a court rule) starting a
+			// line is not paragraph R.
+			// In an answer, a lettered line inside a numbered response is
+			// an item of that response ("5. Beta admits that: A. … B. …").
+			inNumbered := kind == KindAnswer && cur != nil && cur.num > 0 && cur.num < letterKey
+			if inNumbered && letterParaRE.MatchString(para) && !cur.restated {
+				if len(cur.text) < maxItemText {
+					cur.text += " " + para
+				}
+				continue
+			}
+			if m := letterParaRE.FindStringSubmatch(para); m != nil && int(m[1][0]-'A') == lastLetter+1 && (!isHeading(para) || kind == KindComplaint) {
+				lastLetter++
+				if prayer {
+					cur, letter = nil, nil
+					continue
+				}
+				k := letterKey + int(m[1][0]-'A') + 1
+				if kind == KindAnswer {
+					cur = add(pleadingPara{num: k, label: m[1], text: para, page: pi})
+					started, heading = true, ""
+					continue
+				}
+				// A complaint's lettered paragraph is an allegation only
+				// if the complaint numbers none (otherwise it is a
+				// heading or an item of the numbered paragraph it is in).
+				if cur != nil && cur.num > 0 && cur.num < letterKey {
+					cur.text += " " + para
+				} else {
+					cur = nil
+				}
+				letter = add(pleadingPara{num: k, label: m[1], text: para, page: pi})
+				heading = ""
 				started = true
 				continue
 			}
-			if isHeading(para) {
-				cur = nil
+			if m := answerToParaRE.FindStringSubmatch(para); m != nil && kind == KindAnswer {
+				n, _ := strconv.Atoi(m[1])
+				cur = add(pleadingPara{num: n, label: m[1], text: para, page: pi, labelled: true})
+				started, heading = true, ""
+				continue
+			}
+			if n, label := countOf(para); n > 0 && kind == KindComplaint && !prayer {
+				// A count's allegations may be unnumbered prose: the
+				// count is then answered as a whole ("denies the
+				// allegations of Count I").
+				cur, letter = nil, nil
+				count = add(pleadingPara{num: countKey + n, label: label, text: para, page: pi})
+				cur, heading = count, ""
+				continue
+			}
+			if headingLine(para) {
+				if count != nil && cur == count && count.body == 0 {
+					// The count's heading on two lines ("COUNT IV
+					// PROTECTION OF …" / "(NEW JERSEY PRECEDENT)").
+					count.text += " " + para
+					continue
+				}
+				cur, letter, heading = nil, nil, para
+				if kind == KindComplaint {
+					count = nil
+				}
 				continue
 			}
 			if kind == KindAnswer {
+				if cur != nil && cur.num > 0 && !cur.restated && wrapped(para) {
+					// A numbered response's wrapped line, on the next
+					// page too ("… and" / "denies the remaining …").
+					if len(cur.text) < maxItemText {
+						cur.text += " " + para
+					}
+					continue
+				}
 				if cur != nil && answerLabelRE.MatchString(para) {
 					// The numbered paragraph restated the allegation;
 					// this one responds to it.
-					cur.text, cur.page, cur.restated = para, pi, true
+					cur.text, cur.page, cur.restated, cur.pending = para, pi, true, false
+					continue
+				}
+				if cur != nil && (cur.pending || cur.num == 0 && cur.section == "") && wrapped(para) {
+					cur.text += " " + para // a response's wrapped line
 					continue
 				}
 				// "Paragraphs 10 through 12 are denied." on its own.
-				if paraRefRE.MatchString(para) && responseStatus(para) != StatusNotAnswered && len(pl.paras) < MaxResponses {
-					pl.paras = append(pl.paras, pleadingPara{text: para, page: pi})
-					cur = nil
-					started = true
+				if hasParaRef(para) && !incorporateRE.MatchString(para) {
+					cur = add(pleadingPara{text: para, page: pi, pending: responseStatus(para) == StatusNotAnswered})
+					started, heading = true, ""
 					continue
 				}
-				if cur == nil || cur.restated {
+				if heading != "" && (cur == nil || cur.section != "") {
+					// An unnumbered response under a heading answers the
+					// complaint's section of that heading.
+					if cur != nil && cur.section == sectionName(heading) && wrapped(para) {
+						cur.text += " " + para
+						continue
+					}
+					if cur == nil {
+						cur = add(pleadingPara{text: para, page: pi, section: sectionName(heading)})
+						continue
+					}
+				}
+				// Only a numbered (or lettered, or labelled) response
+				// takes the paragraphs after it.
+				if cur == nil || cur.restated || cur.num == 0 {
 					continue
 				}
+			}
+			if kind == KindComplaint && cur == nil && letter == nil && heading != "" && !prayer {
+				// Unnumbered allegations under a heading: a section,
+				// paired when an answer responds under the same heading.
+				name := sectionName(heading)
+				if _, dup := sections[name]; !dup && name != "" {
+					sections[name] = sectionKey + len(sections) + 1
+					cur = add(pleadingPara{num: sections[name], label: heading, text: para, page: pi})
+					heading = ""
+					continue
+				}
+			}
+			if letter != nil && len(letter.text) < maxItemText {
+				letter.text += " " + para
 			}
 			if cur != nil && len(cur.text) < maxItemText {
 				cur.text += " " + para
+				cur.body++
 			}
 		}
 	}
-	for i := range pl.paras {
-		pl.paras[i].text = clip(pl.paras[i].text, maxItemText)
+	// Drop what is not an allegation or a response: an answer's paragraph
+	// naming paragraphs whose status never came, a complaint's lettered
+	// paragraphs when it numbers its paragraphs, a count whose allegations
+	// are numbered.
+	kept := paras[:0]
+	for _, p := range paras {
+		switch {
+		case p.pending && responseStatus(p.text) == StatusNotAnswered:
+			continue
+		case kind == KindComplaint && p.num > letterKey && p.num < countKey && numbers > 0:
+			continue
+		case p.numbered:
+			continue
+		}
+		p.pending = false
+		p.text = clip(p.text, maxItemText)
+		kept = append(kept, p)
 	}
-	return pl
+	return kept, general, sections
 }
 
 var (
-	noResponseRE  = regexp.MustCompile(`\bno\s+(?:further\s+)?(?:response|answer)\s+(?:is\s+)?(?:required|necessary|needed)|\blegal\s+conclusions?\b|\bconclusions?\s+of\s+law\b`)
-	noKnowledgeRE = regexp.MustCompile(`\b(?:without|lacks?|lacking|insufficient|not\s+have)\s+(?:sufficient\s+)?(?:knowledge|information)\b|\bknowledge\s+or\s+information\s+sufficient\b`)
-	partlyRE      = regexp.MustCompile(`\badmit(?:s|ted)?\s+in\s+part\b|\bdenied\s+in\s+part\b|\badmits?\s+only\b|\badmit(?:s|ted)?\b[^.;]*\bexcept\b`)
+	// "no response is required", "requires no response", "does not
+	// require a response", a legal conclusion.
+	noResponseRE = regexp.MustCompile(`\bno\s+(?:further\s+)?(?:response|answer)\s+(?:is\s+)?(?:required|necessary|needed)|\brequires?\s+no\s+(?:further\s+)?(?:response|answer)|\b(?:does|do)\s+not\s+require\s+(?:a\s+|any\s+)?(?:further\s+)?(?:response|answer)|\blegal\s+conclusions?\b|\bconclusions?\s+of\s+law\b`)
+	// "lacks knowledge or information", "without sufficient
+	// information", "denied for lack of knowledge".
+	noKnowledgeRE = regexp.MustCompile(`\b(?:without|lacks?|lacking|insufficient|not\s+have)\s+(?:sufficient\s+)?(?:knowledge|information)\b|\black\s+of\s+(?:sufficient\s+)?(?:knowledge|information)\b|\bknowledge\s+or\s+information\s+sufficient\b`)
+	// Phrases that name denial without denying: "neither admits nor
+	// denies", "does not deny".
+	notDenialRE = regexp.MustCompile(`\b(?:not|nor|never|neither)\s+den(?:y|ies|ied)\b`)
+	partlyRE    = regexp.MustCompile(`\badmit(?:s|ted)?\s+in\s+part\b|\bdenied\s+in\s+part\b|\badmits?\s+only\b|\badmit(?:s|ted)?\b[^.;]*\bexcept\b`)
 	// Phrases that name admission without admitting.
 	notAdmissionRE = regexp.MustCompile(`\b(?:not|neither|never|nor)\s+(?:expressly\s+|specifically\s+|otherwise\s+)?admit(?:s|ted)?\b|\bexcept\s+as\s+(?:expressly\s+|specifically\s+|otherwise\s+)?(?:herein\s+)?admitted\b|\bunless\s+(?:expressly\s+)?admitted\b`)
 	admitRE        = regexp.MustCompile(`\badmit(?:s|ted)?\b`)
@@ -313,7 +652,7 @@ func responseStatus(text string) ResponseStatus {
 	noKnow := noKnowledgeRE.MatchString(t)
 	admit := admitRE.MatchString(notAdmissionRE.ReplaceAllString(t, " "))
 	partly := admit && partlyRE.MatchString(t) || deniedInPartRE.MatchString(t)
-	deny := denyRE.MatchString(t)
+	deny := denyRE.MatchString(notDenialRE.ReplaceAllString(t, " "))
 	switch {
 	case partly || admit && (deny || noKnow):
 		return StatusPartlyAdmitted
@@ -362,8 +701,7 @@ func paraRefs(text string) (nums []int, clauses []string) {
 			if otherDocRef(clause[loc[1]:]) {
 				continue // "paragraph 3 of the Agreement"
 			}
-			m := []string{clause[loc[0]:loc[1]], clause[loc[2]:loc[3]]}
-			for _, r := range rangeRE.FindAllStringSubmatch(m[1], -1) {
+			for _, r := range rangeRE.FindAllStringSubmatch(clause[loc[2]:loc[3]], -1) {
 				a, _ := strconv.Atoi(r[1])
 				b := a
 				if r[2] != "" {
@@ -378,19 +716,74 @@ func paraRefs(text string) (nums []int, clauses []string) {
 				}
 			}
 		}
+		// "paragraph A", "paragraphs B through D".
+		for _, loc := range letterRefRE.FindAllStringSubmatchIndex(clause, -1) {
+			if otherDocRef(clause[loc[1]:]) {
+				continue // "paragraph A of the Lease"
+			}
+			for _, r := range letterRangeRE.FindAllStringSubmatch(clause[loc[2]:loc[3]], -1) {
+				a, b := r[1][0], r[1][0]
+				if r[2] != "" && r[2][0] >= a {
+					b = r[2][0]
+				}
+				for c := a; c <= b; c++ {
+					nums = append(nums, letterKey+int(c-'A')+1)
+					clauses = append(clauses, clause)
+				}
+			}
+		}
+		// "Count I", "Counts II and III": a count answered as a whole.
+		for _, loc := range countRefRE.FindAllStringSubmatchIndex(clause, -1) {
+			if otherDocRef(clause[loc[1]:]) {
+				continue
+			}
+			for _, r := range countRangeRE.FindAllStringSubmatch(clause[loc[2]:loc[3]], -1) {
+				a := romanOrNumber(r[1])
+				b := a
+				if r[2] != "" {
+					b = romanOrNumber(r[2])
+				}
+				if a <= 0 || a > 99 || b < a || b > 99 {
+					continue
+				}
+				for n := a; n <= b; n++ {
+					nums = append(nums, countKey+n)
+					clauses = append(clauses, clause)
+				}
+			}
+		}
+	}
+	return nums, clauses
+}
+
+// spanRefs is paraRefs for an answer's paragraph, and the range a
+// range-numbered paragraph ("2-3. Admitted.") answers, each with the whole
+// paragraph as its clause.
+func spanRefs(p pleadingPara) (nums []int, clauses []string) {
+	if p.span[1] == 0 {
+		return paraRefs(p.text)
+	}
+	for n := p.span[0]; n <= p.span[1]; n++ {
+		nums = append(nums, n)
+		clauses = append(clauses, p.text)
 	}
 	return nums, clauses
 }
 
 // ofDocRE is what follows a paragraph reference that names its document.
-var ofDocRE = regexp.MustCompile(`(?i)^\s*of\s+(?:the\s+|this\s+|said\s+|[a-z]+['’]s?\s+){0,3}([a-z]+)`)
+var ofDocRE = regexp.MustCompile(`(?i)^\s*of\s+(?:the\s+|this\s+|said\s+|[a-z]+['’]s?\s+){0,3}["“”']?([a-z]+)`)
+
+// sectionOfRE is a reference that names a section of the pleading itself:
+// "paragraph A of the “Factual and Legal Grounds” section of the
+// Counterclaim".
+var sectionOfRE = regexp.MustCompile(`(?i)^[^.;]{0,80}?\bsection\s+of\s+(?:the\s+|plaintiffs?['’]?s?\s+|defendants?['’]?s?\s+)*(?:amended\s+)?(?:complaint|counter[\s-]?claim|petition)`)
 
 // otherDocRef reports whether the text after a paragraph reference says
 // the paragraph is another document's ("of the Agreement", "of Exhibit
 // A"), not the pleading's.
 func otherDocRef(after string) bool {
 	m := ofDocRE.FindStringSubmatch(after)
-	if m == nil {
+	if m == nil || sectionOfRE.MatchString(after) {
 		return false
 	}
 	switch strings.ToLower(m[1]) {
@@ -442,18 +835,41 @@ type answered struct {
 }
 
 // pairResponses pairs the newest complaint's allegations with the answers'
-// responses.
+// responses, and the newest counterclaim's allegations (an answer's
+// counterclaim) with the answers to the counterclaim.
 func pairResponses(pls []*pleading) []Response {
-	var complaints, answers []*pleading
+	var complaints, answers, claims, counters []*pleading
 	for _, p := range pls {
-		if p.kind == KindComplaint && len(p.paras) > 0 {
+		switch {
+		case p.kind == KindComplaint && len(p.paras) > 0:
 			complaints = append(complaints, p)
-		} else if p.kind == KindAnswer && !p.counter {
-			answers = append(answers, p)
+		case p.kind == KindAnswer && p.counter:
+			counters = append(counters, p)
+		case p.kind == KindAnswer:
+			// An "answer" that responds to no paragraph (a counterclaim
+			// titled as an answer, a scan whose text says nothing) does
+			// not answer the complaint: pairing with it would flag every
+			// allegation as deemed admitted.
+			if answersAny(p.paras) || p.general != nil {
+				answers = append(answers, p)
+			}
+			if p.claim != nil {
+				claims = append(claims, p.claim)
+			}
 		}
 	}
+	out := pairWith(complaints, answers)
+	if more := pairWith(claims, counters); len(more) > 0 {
+		out = append(out, more[:min(len(more), MaxResponses-len(out))]...)
+	}
+	return out
+}
+
+// pairWith pairs the newest of the allegation pleadings with the answers.
+func pairWith(complaints, answers []*pleading) []Response {
+	out := []Response{}
 	if len(complaints) == 0 || len(answers) == 0 {
-		return []Response{}
+		return out
 	}
 	sort.SliceStable(complaints, func(i, j int) bool { return pleadingOrder(complaints[i], complaints[j]) < 0 })
 	sort.SliceStable(answers, func(i, j int) bool { return pleadingOrder(answers[i], answers[j]) < 0 })
@@ -461,9 +877,9 @@ func pairResponses(pls []*pleading) []Response {
 
 	exists := map[int]bool{}
 	count := map[int]int{}
-	var order []int
+	var order []int // the numbered paragraphs' numbers, ascending
 	for _, p := range cp.paras {
-		if !exists[p.num] {
+		if !exists[p.num] && p.num < letterKey {
 			order = append(order, p.num)
 		}
 		exists[p.num] = true
@@ -471,21 +887,21 @@ func pairResponses(pls []*pleading) []Response {
 	}
 	sort.Ints(order)
 
-	// Each answer's responses by allegation number, oldest answer first.
+	// Each answer's responses by allegation key, oldest answer first.
 	perAnswer := make([]map[int]answered, len(answers))
 	for ai, an := range answers {
 		got := map[int]answered{}
 		explicit := map[int]bool{}
 		refs := make([][]int, len(an.paras))
 		for i, p := range an.paras {
-			if !p.restated && !p.labelled {
-				refs[i], _ = paraRefs(p.text)
+			if !p.restated && !p.labelled && p.section == "" {
+				refs[i], _ = spanRefs(p)
 				for _, n := range refs[i] {
 					explicit[n] = true
 				}
 			}
 		}
-		cursor := 0
+		cursor := 0 // the last numbered paragraph answered
 		next := func(after int) int {
 			for _, n := range order {
 				if n > after {
@@ -496,23 +912,49 @@ func pairResponses(pls []*pleading) []Response {
 		}
 		for i, p := range an.paras {
 			resp := passage(an, p)
+			if p.section != "" {
+				// A response under a heading answers the complaint's
+				// section of that heading, if it has one.
+				if k, ok := cp.sections[p.section]; ok && exists[k] {
+					if st := responseStatus(p.text); st != StatusNotAnswered {
+						if _, dup := got[k]; !dup {
+							got[k] = answered{resp, st, joinNote("a response to the section by its heading", statusNote(st, p.text))}
+						}
+					}
+				}
+				continue
+			}
 			if len(refs[i]) > 0 {
-				nums, clauses := paraRefs(p.text)
+				nums, clauses := spanRefs(p)
 				whole := responseStatus(p.text)
 				grouped := len(nums) > 1
+				// A response that names one paragraph only is read whole:
+				// "Beta admits that … . Beta denies the remaining
+				// allegations of paragraph 3." admits part of 3. Clause by
+				// clause only when it answers several paragraphs
+				// differently ("admits paragraph 3 and denies paragraph 4").
+				single := true
+				for _, n := range nums {
+					single = single && n == nums[0]
+				}
 				for j, n := range nums {
 					st := responseStatus(clauses[j])
-					if st == StatusNotAnswered {
+					if st == StatusNotAnswered || single {
 						st = whole
 					}
 					note := statusNote(st, p.text)
 					if grouped {
 						note = joinNote("a grouped response to paragraphs "+rangeText(nums), note)
 					}
+					if n > countKey && n < sectionKey {
+						note = joinNote("a response to the count as a whole", note)
+					}
 					if _, dup := got[n]; !dup {
 						got[n] = answered{resp, st, note}
 					}
-					cursor = max(cursor, n)
+					if n < letterKey {
+						cursor = max(cursor, n)
+					}
 				}
 				continue
 			}
@@ -521,6 +963,12 @@ func pairResponses(pls []*pleading) []Response {
 			}
 			target := 0
 			switch {
+			case p.num >= letterKey:
+				// A lettered response with no reference answers its
+				// own letter.
+				if exists[p.num] {
+					target = p.num
+				}
 			case p.restated || p.labelled || incorporateRE.MatchString(p.text):
 				target = p.num
 			case p.num > cursor && exists[p.num] && !explicit[p.num]:
@@ -547,25 +995,47 @@ func pairResponses(pls []*pleading) []Response {
 			if _, dup := got[target]; !dup {
 				got[target] = answered{resp, st, note}
 			}
-			cursor = max(cursor, target)
+			if target < letterKey {
+				cursor = max(cursor, target)
+			}
 		}
 		if an.general != nil {
 			gp := passage(an, *an.general)
-			for _, n := range order {
-				if a, ok := got[n]; !ok || a.status == StatusNotAnswered {
-					got[n] = answered{gp, StatusDenied, joinNote("denied by the answer's general denial of every allegation not expressly admitted", a.note)}
+			for _, p := range cp.paras {
+				if a, ok := got[p.num]; !ok || a.status == StatusNotAnswered {
+					got[p.num] = answered{gp, StatusDenied, joinNote("denied by the answer's general denial of every allegation not expressly admitted", a.note)}
 				}
 			}
 		}
 		perAnswer[ai] = got
 	}
 
-	out := []Response{}
+	// A count or a section of unnumbered allegations is listed when an
+	// answer responds to it by name; otherwise it is the complaint's prose
+	// between its numbered paragraphs.
+	named := func(k int) bool {
+		if k < countKey {
+			return true
+		}
+		for _, got := range perAnswer {
+			if a, ok := got[k]; ok && !strings.Contains(a.note, "general denial") {
+				return true
+			}
+		}
+		return false
+	}
 	for _, p := range cp.paras {
 		if len(out) >= MaxResponses {
 			break
 		}
-		r := Response{Paragraph: strconv.Itoa(p.num), Allegation: passage(cp, p), Status: StatusNotAnswered}
+		if !named(p.num) {
+			continue
+		}
+		label := p.label
+		if label == "" {
+			label = strconv.Itoa(p.num)
+		}
+		r := Response{Paragraph: label, Allegation: passage(cp, p), Status: StatusNotAnswered}
 		newest := perAnswer[len(answers)-1]
 		if a, ok := newest[p.num]; ok {
 			resp := a.resp
@@ -574,7 +1044,7 @@ func pairResponses(pls []*pleading) []Response {
 			r.Note = "no response reaches this paragraph: under Rule 8(b)(6) an allegation that required a response and is not denied is admitted"
 		}
 		if count[p.num] > 1 {
-			r.Note = joinNote(fmt.Sprintf("the complaint numbers %d paragraphs %d; a response to paragraph %d is paired with each", count[p.num], p.num, p.num), r.Note)
+			r.Note = joinNote(fmt.Sprintf("the complaint numbers %d paragraphs %s; a response to paragraph %s is paired with each", count[p.num], label, label), r.Note)
 		}
 		for ai := 0; ai < len(answers)-1; ai++ {
 			if a, ok := perAnswer[ai][p.num]; ok {
@@ -596,20 +1066,32 @@ func joinNote(a, b string) string {
 	return a + "; " + b
 }
 
-// rangeText is "9 through 11" or "2, 4, 7".
+// rangeText is "9 through 11" or "2, 4, 7" (letters and counts as the
+// pleading names them: "A, B", "Count I").
 func rangeText(nums []int) string {
 	contiguous := true
 	for i := 1; i < len(nums); i++ {
 		contiguous = contiguous && nums[i] == nums[i-1]+1
 	}
 	if contiguous && len(nums) > 2 {
-		return fmt.Sprintf("%d through %d", nums[0], nums[len(nums)-1])
+		return fmt.Sprintf("%s through %s", keyText(nums[0]), keyText(nums[len(nums)-1]))
 	}
 	parts := make([]string, len(nums))
 	for i, n := range nums {
-		parts[i] = strconv.Itoa(n)
+		parts[i] = keyText(n)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// keyText names a paragraph key: "12", "A", "Count 2".
+func keyText(k int) string {
+	switch {
+	case k > letterKey && k <= letterKey+26:
+		return string(rune('A' + k - letterKey - 1))
+	case k > countKey && k < sectionKey:
+		return fmt.Sprintf("Count %d", k-countKey)
+	}
+	return strconv.Itoa(k)
 }
 
 // validateResponses checks the responses' structure and citations.

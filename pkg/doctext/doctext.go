@@ -493,7 +493,9 @@ func dropPageNumbers(lines []string) ([]string, int) {
 // dropLineNumbers removes the margin numbers of pleading paper and
 // transcripts: bare whole numbers on the page that count up by one (1, 2,
 // 3, …) through at least five steps, wherever extraction put them (alone on
-// a line, at the start of a line, or inside a joined paragraph).
+// a line, at the start of a line, or inside a joined paragraph). A filing
+// that numbers its lines through the whole document reaches three digits
+// by page 4 or 5 (… 99, 100, 101): those are line numbers too.
 func dropLineNumbers(lines []string) ([]string, int) {
 	type tok struct{ line, start, end, val int }
 	var toks []tok
@@ -503,7 +505,7 @@ func dropLineNumbers(lines []string) ([]string, int) {
 			for j < len(l) && l[j] >= '0' && l[j] <= '9' {
 				j++
 			}
-			if j > i && j-i <= 2 && (i == 0 || l[i-1] == ' ') && (j == len(l) || l[j] == ' ') {
+			if j > i && j-i <= 3 && (i == 0 || l[i-1] == ' ') && (j == len(l) || l[j] == ' ') {
 				toks = append(toks, tok{li, i, j, atoi(l[i:j])})
 			}
 			next := strings.IndexByte(l[max(j, i+1):], ' ')
@@ -517,10 +519,10 @@ func dropLineNumbers(lines []string) ([]string, int) {
 		return lines, 0
 	}
 	// Longest chains of values v, v+1, v+2, … in page order. Values have
-	// one or two digits, so the chain ends are an array, not a map.
+	// one to three digits, so the chain ends are an array, not a map.
 	length := make([]int, len(toks))
 	prev := make([]int, len(toks))
-	var bestAt [100]int // value -> index+1 of the longest chain ending with it
+	var bestAt [1000]int // value -> index+1 of the longest chain ending with it
 	for i, t := range toks {
 		length[i], prev[i] = 1, -1
 		if t.val > 0 {

@@ -121,6 +121,40 @@ func TestPleadingLineNumbers(t *testing.T) {
 	}
 }
 
+// A filing numbered line by line through the whole document (a pro se
+// counterclaim on pleading paper) passes 99 on page 4: the numbers from 100
+// on are line numbers like the ones before them, and a heading that starts
+// such a line is a heading again ("RELIEF SOUGHT", not "103 RELIEF SOUGHT").
+func TestPleadingLineNumbersPastNinetyNine(t *testing.T) {
+	page := strings.Join([]string{
+		"97 Prevent NJTA from interfering with lawful private travel;",
+		"",
+		"98 Establish a new legal safeguard; and",
+		"",
+		"99 Promote public confidence in lawful tolls.",
+		"",
+		"100 Defendant prays for injunctive and declaratory relief.",
+		"",
+		"101 RELIEF SOUGHT",
+		"",
+		"102 WHEREFORE, Defendant requests relief.",
+	}, "\n")
+	r := Clean([]string{page})
+	for _, want := range []string{"\nRELIEF SOUGHT\n", "\nWHEREFORE, Defendant requests relief.", "\nDefendant prays for"} {
+		if !strings.Contains("\n"+r.Pages[0], want) {
+			t.Errorf("%q not in %q", want, r.Pages[0])
+		}
+	}
+	if strings.Contains(r.Pages[0], "10") {
+		t.Errorf("a line number is left: %q", r.Pages[0])
+	}
+	// Three-digit numbers that do not count up are text.
+	text := "The tolls were 204 dollars, the fees 490 dollars, over 136 trips and 512 more."
+	if r := Clean([]string{text}); r.Pages[0] != text {
+		t.Errorf("got %q", r.Pages[0])
+	}
+}
+
 func TestRunningHeadersByRepetition(t *testing.T) {
 	var pages []string
 	bodies := []string{"The compact was signed.", "Texas sued.", "The court dismissed.", "Tarrant appealed.", "We affirm.", "So ordered."}
