@@ -115,7 +115,11 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				if dividerRE.MatchString(strings.TrimSpace(paras[j])) {
 					continue // a rule between the name's lines
 				}
-				part := courtPart(paras[j])
+				if venueDivision(paras[j]) {
+					j++ // "SAN JOSE DIVISION", "DIVISION THREE": a part of the court, not its name
+					break
+				}
+				part, div := cutDivision(courtPart(paras[j]))
 				next := strings.TrimSpace(strings.ReplaceAll(part, ":", ""))
 				dangling := danglingRE.MatchString(court) && isHeading(next) && len(next) <= 60 && !strings.ContainsAny(next, ",0123456789")
 				county := j == i+1 && countyRE.MatchString(next) && strings.Contains(strings.ToLower(court), "state of")
@@ -123,6 +127,10 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					break
 				}
 				court += " " + part
+				if div {
+					j++ // "CENTRAL DISTRICT OF CALIFORNIA - WESTERN DIVISION"
+					break
+				}
 				if part != paras[j] {
 					j++
 					break // the rest of the line is the caption's right column
@@ -155,7 +163,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					m[1] = p[ix[2]:ix[3]]
 				}
 				before := p[:ix[0]]
-				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) {
+				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) || otherCourt(before, dc.court) {
 					continue // a lower court's number
 				}
 				mdl := strings.HasPrefix(strings.ToLower(strings.TrimSpace(m[0])), "mdl")
@@ -317,7 +325,9 @@ func courtPart(s string) string {
 }
 
 var (
-	courtTailRE = regexp.MustCompile(`(?i)\s*(?:[_=~*]{3,}|-{4,}|\bnos?\.\s*:?\s*\S*\d|\b(?:case|docket|civil\s+action)\s+(?:nos?\.|number)|\bfiled\b).*$`)
+	// ... or the opinion's public-domain citation beside the name
+	// ("COLORADO COURT OF APPEALS 2026COA5", "2019 IL App (1st) 181234").
+	courtTailRE = regexp.MustCompile(`(?i)\s*(?:[_=~*]{3,}|-{4,}|\bnos?\.\s*:?\s*\S*\d|\b(?:case|docket|civil\s+action)\s+(?:nos?\.|number)|\bfiled\b|\s(?:19|20)\d{2}[ -]?(?:[A-Z][A-Za-z.]{1,6}[ -]?){1,2}(?:\(\w+\)[ -]?)?\d{1,6}\b).*$`)
 	courtOfRE   = regexp.MustCompile(`^(?:in\s+)?the\s+court\s+of\b`)
 )
 
@@ -367,6 +377,7 @@ const (
 	lkCaseNo
 	lkSkip
 	lkCont // a lower-case line: the rest of the description of the name above
+	lkAnd  // "and" alone on a line: the name above ends, another follows
 )
 
 var (
@@ -416,6 +427,7 @@ var (
 )
 
 func prepCaptionLine(p string) (string, bool) {
+	p = unspace(p)
 	if t := strings.TrimSpace(p); strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") || strings.HasPrefix(t, "[") || footnoteOnlyRE.MatchString(t) || parenTailRE.MatchString(t) || parenOpenRE.MatchString(t) {
 		return "", false
 	}
@@ -467,14 +479,16 @@ func classify(p string) lineKind {
 		return lkSkip
 	case dividerRE.MatchString(p):
 		return lkDivider
+	case judgeLineRE.MatchString(p) || venueDivision(p) || placeLineRE.MatchString(p):
+		return lkSkip
 	case isVersusWord(p):
 		return lkVersus
 	case roleOnlyRE.MatchString(p):
 		return lkRole
 	case isCourtLine(p) || courtContRE.MatchString(p) || atPlaceRE.MatchString(p):
 		return lkStop
-	case strings.EqualFold(p, "and") || p == "&":
-		return lkSkip // between two parties on one side
+	case strings.EqualFold(strings.Trim(p, " ,"), "and") || p == "&":
+		return lkAnd // between two parties on one side
 	}
 	if m := inReRE.FindStringSubmatch(p); m != nil {
 		return lkInRe
@@ -618,7 +632,18 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		switch k {
 		case lkSkip:
 			continue
+		case lkAnd:
+			if len(pending) > 0 {
+				pending[len(pending)-1] += ";"
+			}
 		case lkCaseNo:
+			// A number in the right column beside names still waiting for
+			// their role words, or just after the "v.", does not end the
+			// caption ("UNITED STATES OF AMERICA, ) / ) CR-18-00258 /
+			// PLAINTIFF, )").
+			if !sawVersus && len(pending) > 0 || sawVersus && len(pending) == 0 && len(sideNames[1]) == 0 {
+				continue
+			}
 			if len(pending) > 0 && side == 1 {
 				emitRoleless(pending)
 			}
@@ -739,7 +764,14 @@ func joinNameLines(lines []string) string {
 		if i > 0 {
 			prev := strings.TrimSpace(lines[i-1])
 			r, _ := utf8.DecodeRuneInString(l)
-			if strings.HasSuffix(prev, ",") && unicode.IsUpper(r) && looksLikeName(firstPart(l)) {
+			// A name also ends with a company's suffix ("DAMMANN & CO., INC."
+			// / "INTERNATIONAL FLAVORS & FRAGRANCES INC.") and where the
+			// lines turn from capitals to mixed case ("NATIONWIDE MUTUAL
+			// INSURANCE COMPANY" / "International Flavors & Fragrances
+			// Inc.,", the appellant named again above its role).
+			pw := strings.Fields(prev)
+			ends := strings.HasSuffix(prev, ",") || len(pw) > 1 && corpSuffix.MatchString(pw[len(pw)-1]) || isAllCaps(strings.TrimPrefix(prev, "and ")) && !isAllCaps(firstPart(l))
+			if ends && unicode.IsUpper(r) && looksLikeName(firstPart(l)) {
 				b.WriteString("; ")
 			} else {
 				b.WriteByte(' ')
@@ -787,6 +819,7 @@ var (
 	etAlRE      = regexp.MustCompile(`(?i)[,\s]*\bet\.?\s*al\.?,?`)
 	corpSuffix  = regexp.MustCompile(`(?i)^(?:l\.?l\.?c\.?|inc\.?|incorporated|ltd\.?|limited|co\.?|corp\.?|corporation|n\.?a\.?|p\.?c\.?|p\.?a\.?|l\.?l\.?p\.?|l\.?p\.?|pllc|plc|jr\.?|sr\.?|ii|iii|iv|s\.?a\.?u?\.?|s\.?p\.?a\.?|gmbh|ag|n\.?v\.?|b\.?v\.?|s\.?a\.?r\.?l\.?|pty\.?(?:\s+ltd\.?)?)$`)
 	corpPrefix  = regexp.MustCompile(`(?i)^(l\.?l\.?c\.?|inc\.?|ltd\.?|corp\.?|co\.?)\s`)
+	andNameRE   = regexp.MustCompile(`^(?:and|AND|&)\s+(\S.*)$`)
 	andSplitRE  = regexp.MustCompile(`\s+(?:and|AND|&)\s+`)
 	personishRE = regexp.MustCompile(`^[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){1,3}$`)
 )
@@ -810,7 +843,17 @@ func splitNames(block string) []string {
 			}
 			if m := corpPrefix.FindStringSubmatch(f + " "); m != nil {
 				names[len(names)-1] += ", " + m[1] // "LLC TROOPER": the suffix, then overprinted text
+				// "INC. and INTERNATIONAL FLAVORS & FRAGRANCES INC.": the
+				// suffix, then another name.
+				if a := andNameRE.FindStringSubmatch(strings.TrimSpace(f[len(m[1]):])); a != nil && looksLikeName(a[1]) {
+					names = append(names, a[1])
+				}
 				break
+			}
+			// "Alpine Ridge Holdings, LLC, and Dana Fox": another name.
+			if a := andNameRE.FindStringSubmatch(f); a != nil && looksLikeName(a[1]) {
+				names = append(names, a[1])
+				continue
 			}
 			// In a caption whose names are in capitals, a part in
 			// capitals after a comma is another name; anything else
@@ -857,7 +900,13 @@ func splitAnd(name string) []string {
 	person := func(s string) bool {
 		return personishRE.MatchString(s) && !strings.Contains(strings.ToLower(s), " of ") && !orgWordRE.MatchString(s)
 	}
-	if corp(a) && corp(b) || person(a) && person(b) {
+	if corp(a) && corp(b) {
+		return []string{a, b}
+	}
+	// An ampersand joins the words of one name ("AJ'S RESTAURANT & BAR
+	// LLC", "INTERNATIONAL FLAVORS & FRAGRANCES INC.", "JESS SMITH & SONS,
+	// LLC"); only two companies, each with its suffix, are two names.
+	if person(a) && person(b) && !strings.Contains(name, "&") {
 		return []string{a, b}
 	}
 	return []string{name}
@@ -911,3 +960,88 @@ var inTheRE = regexp.MustCompile(`(?i)^\s*in\s+the\s+`)
 var counselRE = regexp.MustCompile(`(?i)\bfor\s+(?:the\s+)?(?:` + roleWord + `)|\b(?:esq|llp|pllc|law\s+(?:group|firm|office))\b|\battorneys?\s+(?:for|at\s+law)\b`)
 
 var midVersusRE = regexp.MustCompile(`(?:^|\s)v\.\s`)
+
+// Divisions of a court. A district court's statutory divisions ("SAN JOSE
+// DIVISION", "EASTERN DIVISION") and an appellate district's numbered ones
+// ("DIVISION THREE") are parts of the court, where the case sits, not its
+// name: the court is "United States District Court Southern District of
+// Indiana", "Court of Appeal … Fourth Appellate District". A division that
+// names a kind of court ("APPELLATE DIVISION", "CHANCERY DIVISION",
+// "COMMERCIAL DIVISION") is the court's name and stays in it (courtContRE).
+var (
+	venueDivRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}division$|^division\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[ivx]{1,5}|\d{1,2})$`)
+	courtKindDiv = regexp.MustCompile(`(?i)\b(?:appellate|chancery|law|family|commercial|criminal|civil|probate|juvenile|equity|tax|housing|trial|business|general|small\s+claims|domestic\s+relations|orphans'?)\s+division$`)
+	divTailRE    = regexp.MustCompile(`(?i)\s*[-–—,]\s*((?:[a-z.'’]+\s+){1,3}division)\s*$`)
+)
+
+// venueDivision: a line that is only a court's division of place or
+// number.
+func venueDivision(p string) bool {
+	p = strings.Join(strings.Fields(strings.Trim(strings.TrimSpace(p), ",.;:")), " ")
+	return venueDivRE.MatchString(p) && !courtKindDiv.MatchString(p)
+}
+
+// cutDivision cuts a division of place after a dash or comma from a court
+// line ("CENTRAL DISTRICT OF CALIFORNIA - WESTERN DIVISION"), saying
+// whether it did.
+func cutDivision(p string) (string, bool) {
+	m := divTailRE.FindStringSubmatchIndex(p)
+	if m == nil || !venueDivision(p[m[2]:m[3]]) {
+		return p, false
+	}
+	return p[:m[0]], true
+}
+
+// A judge's line in a caption is no party: "Honorable Jane Doe, Judge",
+// "THE HONORABLE JAMES V. SELNA, JUDGE PRESIDING", "BEFORE THE HONORABLE
+// …", "Trial Court Judge: …".
+var judgeLineRE = regexp.MustCompile(`(?i)^(?:before\s+)?(?:the\s+)?(?:hon\.|honorable\b)|^(?:(?:trial|lower)\s+court\s+)?judges?\s*:|,\s*(?:(?:trial|district|county|circuit|superior|senior|chief|presiding|magistrate|bankruptcy|associate)\s+)*judge(?:\s+presiding)?[.,]?$`)
+
+// A transcript caption's right column gives where the hearing was held:
+// "SAN JOSE, CALIFORNIA", "Los Angeles, California".
+var placeLineRE = regexp.MustCompile(`(?i)^[a-z][a-z.' -]{1,30},\s*(?:alabama|alaska|arizona|arkansas|california|colorado|connecticut|delaware|florida|georgia|hawaii|idaho|illinois|indiana|iowa|kansas|kentucky|louisiana|maine|maryland|massachusetts|michigan|minnesota|mississippi|missouri|montana|nebraska|nevada|new\s+hampshire|new\s+jersey|new\s+mexico|new\s+york|north\s+carolina|north\s+dakota|ohio|oklahoma|oregon|pennsylvania|rhode\s+island|south\s+carolina|south\s+dakota|tennessee|texas|utah|vermont|virginia|washington|west\s+virginia|wisconsin|wyoming|d\.\s?c\.|district\s+of\s+columbia|puerto\s+rico)\.?$`)
+
+// spacedRE: a heading set in spaced capitals ("O P I N I O N", "A P P E A
+// R A N C E S:"), read as the word it spells.
+var spacedRE = regexp.MustCompile(`^(\s*)((?:\pL ){2,}\pL)(\s*[:.]?\s*)$`)
+
+func unspace(p string) string {
+	m := spacedRE.FindStringSubmatch(p)
+	if m == nil {
+		return p
+	}
+	return m[1] + strings.ReplaceAll(m[2], " ", "") + m[3]
+}
+
+// otherCourt: the text before a case number's label names a court other
+// than the document's ("Routt County District Court No. 23CV30004" in a
+// court of appeals' caption, whose own is "Court of Appeals No. 24CA2203"):
+// the number is the court below's.
+func otherCourt(before, court string) bool {
+	before = strings.TrimSpace(before)
+	if court == "" || !courtRE.MatchString(before) {
+		return false
+	}
+	have := map[string]bool{}
+	for _, w := range courtWords(court) {
+		have[w] = true
+	}
+	for _, w := range courtWords(before) {
+		if !have[w] {
+			return true
+		}
+	}
+	return false
+}
+
+func courtWords(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		switch w {
+		case "the", "of", "for", "in", "and":
+			continue
+		}
+		out = append(out, strings.TrimSuffix(w, "s"))
+	}
+	return out
+}

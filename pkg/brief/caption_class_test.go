@@ -1,6 +1,7 @@
 package brief
 
 import (
+	"github.com/pramaan/brief-rail/pkg/doctext"
 	"strings"
 	"testing"
 )
@@ -59,7 +60,8 @@ func TestCaptionCourtSplitAcrossLines(t *testing.T) {
 		"Marquita A Funches",
 		"Debtor(s)",
 	))
-	wantCourt(t, dc, "United States Bankruptcy Court Northern District of Illinois Eastern Division")
+	// The division is where the case sits, not the court's name.
+	wantCourt(t, dc, "United States Bankruptcy Court Northern District of Illinois")
 
 	dc = captionOf(t, lines(
 		"IN THE SUPERIOR COURT OF THE STATE OF CALIFORNIA",
@@ -432,3 +434,167 @@ func TestCaptionIntervener(t *testing.T) {
 	}, "\n\n"))
 	checkParties(t, dc, []wantParty{{"Tule River Water Agency", RolePlaintiff}, {"Merced Irrigation District", RoleDefendant}, {"San Luis Canal Company", RoleOther}})
 }
+
+// A district court's division of place ("INDIANAPOLIS DIVISION", alone or
+// after a dash) and an appellate district's numbered division ("DIVISION
+// THREE") are parts of the court, not its name, and never a party.
+func TestCaptionDivisionLines(t *testing.T) {
+	dc := captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"SOUTHERN DISTRICT OF OHIO",
+		"WESTERN DIVISION",
+		"MARY ROE,",
+		"Plaintiff,",
+		"v. Case No. 1:24-cv-00101",
+		"RIVERSIDE FOODS, INC.,",
+		"Defendant.",
+	))
+	wantCourt(t, dc, "United States District Court Southern District of Ohio")
+	wantCases(t, dc, "1:24-cv-00101")
+	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"Riverside Foods, Inc.", RoleDefendant}})
+
+	dc = captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA - WESTERN DIVISION",
+		"HONORABLE JANE A. DOE",
+		"UNITED STATES DISTRICT JUDGE PRESIDING",
+		"ORCHID IMPORTS LTD.,",
+		"PLAINTIFF,",
+		"VS.",
+		"HARBOR SMITH & SONS, LLC,",
+		"DEFENDANT.",
+	))
+	wantCourt(t, dc, "United States District Court Central District of California")
+	checkParties(t, dc, []wantParty{{"Orchid Imports Ltd.", RolePlaintiff}, {"Harbor Smith & Sons, LLC", RoleDefendant}})
+
+	dc = captionOf(t, paras(
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"SEVENTH APPELLATE DISTRICT",
+		"DIVISION THREE",
+		"NORA LEE,",
+		"Plaintiff and Appellant,",
+		"C123456",
+		"v.",
+		"PINE CREEK LLC,",
+		"Defendant and Respondent.",
+	))
+	wantCourt(t, dc, "Court of Appeal of the State of California Seventh Appellate District")
+	checkParties(t, dc, []wantParty{{"Nora Lee", RolePlaintiff}, {"Pine Creek LLC", RoleDefendant}})
+	if dc.title != "Nora Lee v. Pine Creek LLC" {
+		t.Errorf("title %q", dc.title)
+	}
+}
+
+// A heading in spaced capitals is the word it spells: "O P I N I O N" is
+// no party, and makes the document an opinion.
+func TestCaptionSpacedHeading(t *testing.T) {
+	dc := captionOf(t, paras(
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"FIFTH APPELLATE DISTRICT",
+		"THE PEOPLE,",
+		"Plaintiff and Respondent,",
+		"F091234",
+		"v.",
+		"O P I N I O N",
+		"SAM ORTIZ,",
+		"Defendant and Appellant.",
+	))
+	checkParties(t, dc, []wantParty{{"The People", RolePlaintiff}, {"Sam Ortiz", RoleDefendant}})
+	if k := classifyKind([]string{paras("IN THE COURT OF APPEAL", "THE PEOPLE,", "v.", "O P I N I O N", "SAM ORTIZ,")}, doctext.Meta{}); k != KindOpinion {
+		t.Errorf("kind %s, want opinion", k)
+	}
+}
+
+// An ampersand joins one name's words: "AJ'S DINER & BAR LLC" is one
+// company (and its possessive "s" stays small), two companies each with
+// its suffix are two; a line ending in a company's suffix ends a name.
+func TestCaptionAmpersandNames(t *testing.T) {
+	dc := captionOf(t, paras(
+		"UNITED STATES COURT OF APPEALS",
+		"FOR THE THIRD CIRCUIT",
+		"No. 10-1234",
+		"HARTWELL INSURANCE COMPANY",
+		"v.",
+		"BAKER & CO., INC. and",
+		"NORTHERN SPICES & OILS INC.",
+		"AJ’S DINER & BAR LLC,",
+		"Appellant",
+	))
+	checkParties(t, dc, []wantParty{{"Hartwell Insurance Company", RolePlaintiff}, {"Baker & Co., Inc.", RoleDefendant}, {"Northern Spices & Oils Inc.", RoleDefendant}, {"Aj’s Diner & Bar LLC", RoleDefendant}})
+}
+
+// A state court of appeals' caption names the court below, its number and
+// its judge before the parties: the number is the court below's, the
+// judge no party; the opinion's public-domain citation beside the court's
+// name is not part of it; "Announced" dates the opinion.
+func TestCaptionLowerCourtLines(t *testing.T) {
+	page := paras(
+		"COLORADO COURT OF APPEALS 2026COA99",
+		"Court of Appeals No. 25CA0001",
+		"Mesa County District Court No. 23CV30012",
+		"Honorable Jane Q. Roe, Judge",
+		"Alpine Ridge Holdings, LLC, and Dana Fox,",
+		"Plaintiffs-Appellants,",
+		"v.",
+		"Peak View Homeowners Association,",
+		"Defendant-Appellee.",
+		"JUDGMENT AFFIRMED",
+		"Division II",
+		"Opinion by JUDGE SMITH",
+		"Announced February 5, 2026",
+	)
+	dc := captionOf(t, page)
+	wantCourt(t, dc, "Colorado Court of Appeals")
+	wantCases(t, dc, "25CA0001")
+	checkParties(t, dc, []wantParty{{"Alpine Ridge Holdings, LLC", RolePlaintiff}, {"Dana Fox", RolePlaintiff}, {"Peak View Homeowners Association", RoleDefendant}})
+	if d := filedOn([]string{page}, doctext.Meta{}); d != "2026-02-05" {
+		t.Errorf("filed on %q, want 2026-02-05", d)
+	}
+}
+
+// "and" alone on a line between plaintiffs ends the name above it; a
+// complaint's first section heading after the caption is no party.
+func TestCaptionAndLines(t *testing.T) {
+	dc := captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF TEXAS",
+		"DALLAS DIVISION",
+		"JOHN SMITH, individually and on behalf of",
+		"the Acme Retirement Plan,",
+		"and",
+		"MARIA GARCIA,",
+		"Plaintiffs,",
+		"v. Case No. 3:24-cv-00001",
+		"ACME CORPORATION,",
+		"Defendant.",
+		"COMPLAINT",
+		"JURISDICTION AND VENUE",
+	))
+	wantCourt(t, dc, "United States District Court Northern District of Texas")
+	checkParties(t, dc, []wantParty{{"John Smith", RolePlaintiff}, {"Maria Garcia", RolePlaintiff}, {"Acme Corporation", RoleDefendant}})
+}
+
+// A transcript's caption: the case number and the place of the hearing in
+// the right column, between a name and its role words.
+func TestCaptionTranscriptRightColumn(t *testing.T) {
+	dc := captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"SAN JOSE DIVISION",
+		"UNITED STATES OF AMERICA, )",
+		") CR-19-00100-ABC",
+		"PLAINTIFF, )",
+		") SAN JOSE, CALIFORNIA",
+		"VS. )",
+		") MARCH 3, 2021",
+		"ROBERT LANE, )",
+		"DEFENDANT. )",
+		"TRANSCRIPT OF PROCEEDINGS",
+		"BEFORE THE HONORABLE ANNE B. CRUZ",
+	))
+	wantCourt(t, dc, "United States District Court Northern District of California")
+	checkParties(t, dc, []wantParty{{"United States of America", RolePlaintiff}, {"Robert Lane", RoleDefendant}})
+}
+
+// paras: lines as the extraction gives them, one paragraph each.
+func paras(ls ...string) string { return strings.Join(ls, "\n\n") }

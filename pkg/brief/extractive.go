@@ -653,6 +653,10 @@ func titleCase(s string) string {
 			}
 			up = c == '.' || c == '-' || c == '\'' || c == '’' || c == '('
 		}
+		// A possessive's "s" stays small: "AJ'S" is "Aj's", "INC.'S" "Inc.'s".
+		if n := len(r); n > 2 && r[n-1] == 'S' && (r[n-2] == '\'' || r[n-2] == '’') {
+			r[n-1] = 's'
+		}
 		if len(r) > 2 && r[0] == 'M' && r[1] == 'c' {
 			r[2] = unicode.ToUpper(r[2])
 		}

@@ -63,7 +63,7 @@ func classifyKind(pages []string, meta doctext.Meta) Kind {
 		paras := firstN(strings.Split(pages[pi], "\n"), captionParas)
 		for _, rule := range kindRules {
 			for _, p := range paras {
-				p = strings.TrimSpace(p)
+				p = strings.TrimSpace(unspace(p))
 				if !isTitleLine(p) || lowerCourtRE.MatchString(p) {
 					continue
 				}
@@ -107,7 +107,7 @@ func isTitleLine(p string) bool {
 }
 
 var (
-	filedRE = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
+	filedRE = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|announced|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
 	// A signature or form date: "Dated: May 6, 2025", "DATED this 5th day
 	// of …", "Date October 13, 2017" (a capitalised label, not "letter dated").
 	datedRE  = regexp.MustCompile(`(?m)(?:^\s*|\s)(?:Dated|DATED|Date|DATE|Signed|SIGNED|Entered|ENTERED)\b\s*:?\s*(?:at\s+[^,]{1,40},\s*)?(?:this\s+)?`)
@@ -115,7 +115,7 @@ var (
 )
 
 // filedOn is the date the document was filed: the docket stamp's, else a
-// "Filed"/"Decided"/"Entered" date on the first page, else the signature
+// "Filed"/"Decided"/"Entered"/"Announced" date on the first page, else the signature
 // date ("Dated: …") on the last page with text, else "".
 func filedOn(pages []string, meta doctext.Meta) string {
 	if meta.FiledOn != "" {
