@@ -378,14 +378,21 @@ const (
 	lkSkip
 	lkCont // a lower-case line: the rest of the description of the name above
 	lkAnd  // "and" alone on a line: the name above ends, another follows
+	// A line of the document's title ("AND AUTHORITIES IN OPPOSITION TO"):
+	// beside names still waiting for their role words it is the right
+	// column, read past; elsewhere it ends the caption.
+	lkTitle
 )
 
 var (
-	colJunkRE      = regexp.MustCompile(`[)(§üýþ*>|]+|\s[:X]\s|\s[:X]$|^[:X]\s`)
-	caseRefRE      = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?[A-Z]{0,3}\d[\w:/–—-]*(?:\s*\([A-Za-z]+\))?)`)
-	bareTokRE      = regexp.MustCompile(`(?:^|\s)(?:[A-Z]{2,3}-?)?\d{2,4}[-–]\d{3,6}(?:[-–][A-Za-z]{2,4})*(?:\s|$)`)
-	dcNoRE         = regexp.MustCompile(`(?i)\bd\.\s?c\.\s+no\.?`)
-	footnoteOnlyRE = regexp.MustCompile(`^\d{1,2}$`)
+	colJunkRE = regexp.MustCompile(`[)(§üýþ*>|]+|\s[:X]\s|\s[:X]$|^[:X]\s`)
+	caseRefRE = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?[A-Z]{0,3}\d[\w:/–—-]*(?:\s*\([A-Za-z]+\))?)`)
+	bareTokRE = regexp.MustCompile(`(?:^|\s)(?:[A-Z]{2,3}-?)?\d{2,4}[-–]\d{3,6}(?:[-–][A-Za-z]{2,4})*(?:\s|$)`)
+	// The judges' initials left after a case number: "Case No. 16-CV-6794
+	// AB (JCx)" (the parenthesis is gone by then).
+	caseRefInitialsRE = regexp.MustCompile(caseRefRE.String() + `(?:\s+[A-Z]{2,3}x?(?:\s|$))?`)
+	dcNoRE            = regexp.MustCompile(`(?i)\bd\.\s?c\.\s+no\.?`)
+	footnoteOnlyRE    = regexp.MustCompile(`^\d{1,2}$`)
 	// Two-column pleading paper puts the document's title, the hearing's
 	// date and judge, and the causes of action beside the names:
 	// "Plaintiff, PLAINTIFF'S MOTION FOR", "v. PRELIMINARY INJUNCTION",
@@ -394,7 +401,7 @@ var (
 	// or a "DOES n" ends.
 	pluralRE     = regexp.MustCompile(`\(s\)`)
 	chapterRE    = regexp.MustCompile(`(?i)^chapter\s+(?:7|9|11|12|13|15)$`)
-	titleColRE   = regexp.MustCompile(`^(.*?(?:,|\bv\.|\bvs\.|\bDOES\s+\d+|\b(?:[Pp]laintiffs?|[Dd]efendants?|[Pp]etitioners?|[Rr]espondents?)[.,]?))\s+(?:[A-Z][A-Z.'’]*\s+){0,4}(?:MOTION|INJUNCTION|ORDER|COMPLAINT|JUDGMENT|NOTICE|DECLARATION|MEMORANDUM|STIPULATION|REPLY|OPPOSITION|APPLICATION|PETITION|ANSWER|DEMAND|HEARING|BRIEF|REQUEST)\b.*$`)
+	titleColRE   = regexp.MustCompile(`^(.*?(?:,|\bv\.|\bvs\.|\bDOES\s+\d+|\b(?:[Pp]laintiffs?|[Dd]efendants?|[Pp]etitioners?|[Rr]espondents?)[.,]?))\s+(?:[A-Z][A-Z.'’]*\s+){0,4}(?:MOTION|INJUNCTION|ORDER|COMPLAINT|JUDGMENT|NOTICE|DECLARATION|MEMORANDUM|STIPULATION|REPLY|OPPOSITION|APPLICATION|PETITION|ANSWER|DEMAND|HEARING|BRIEF|REQUEST|IN\s+SUPPORT|IN\s+OPPOSITION|AUTHORITIES|RECONSIDERATION|OBJECTIONS?)\b.*$`)
 	hearingColRE = regexp.MustCompile(`\s+(?:Date|Time|Judge|Dept|Ctrm|Courtroom|Place|Hearing(?:\s+Date)?|Action\s+Filed|Complaint\s+Filed|Trial\s+Date)\s*:.*$`)
 	causeColRE   = regexp.MustCompile(`,\s+\d{1,2}\.\s+[A-Z]{3,}.*$`)
 	// The fictitious defendants ("and DOES 1 through 10, inclusive,") and
@@ -402,7 +409,7 @@ var (
 	// inclusive,").
 	doesRE     = regexp.MustCompile(`(?i)\s*;?\s*(?:and\s+)?\bdoes\s+\d+(?:\s*(?:through|thru|to|-|–)\s*\d*)?(?:\s*,?\s*inclusive)?[,.]?`)
 	doesTailRE = regexp.MustCompile(`(?i)^(?:(?:through|thru|to|-)\s*)?\d{1,4}\s*,?\s*(?:inclusive)?[,.]?$|^(?:through|thru)\b.*$`)
-	rightColRE = regexp.MustCompile(`(?i)\s(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|judgment|opinion|order|class\s+action)\s*$`)
+	rightColRE = regexp.MustCompile(`(?i)\s(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|judgment|opinion|order|class\s+action|(?:certified\s+|official\s+)?transcript)\s*$`)
 	// A state appellate court's own number, a letter and six digits, at
 	// the end of a caption line or alone on it, perhaps two of a
 	// consolidated appeal: "SCOT BERNSTEIN, C098443", "F086037 & F086187".
@@ -451,12 +458,14 @@ func prepCaptionLine(p string) (string, bool) {
 		return "", false // a bankruptcy caption's "Chapter 11" beside the debtor
 	}
 	hadCase := caseRefRE.MatchString(p) || bareTokRE.MatchString(p)
-	p = caseRefRE.ReplaceAllString(p, " ")
+	p = leftColumn(p)
+	p = caseRefInitialsRE.ReplaceAllString(p, " ")
 	p = bareTokRE.ReplaceAllString(p, " ")
 	p = dcNoRE.ReplaceAllString(p, " ")
 	p = colJunkRE.ReplaceAllString(p, " ")
 	p = rightColRE.ReplaceAllString(p, "")
 	p = hearingColRE.ReplaceAllString(p, "")
+	p = judgeColRE.ReplaceAllString(p, "")
 	if m := titleColRE.FindStringSubmatch(p); m != nil {
 		p = m[1]
 	}
@@ -504,6 +513,9 @@ func classify(p string) lineKind {
 	}
 	if counselRE.MatchString(p) {
 		return lkStop
+	}
+	if titleFragRE.MatchString(p) && mostlyCaps(p) && (!roleWordRE.MatchString(p) || possessiveRoleRE.MatchString(p)) {
+		return lkTitle
 	}
 	if m := nameRoleRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
 		return lkNameRole
@@ -617,11 +629,51 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		}
 	}
 	stops := 0
-	for _, raw := range paras {
+	prepped := make([]string, len(paras))
+	kinds := make([]lineKind, len(paras))
+	for i, raw := range paras {
 		p, hadCase := prepCaptionLine(raw)
-		k := classify(p)
-		if hadCase && k == lkSkip {
-			k = lkCaseNo
+		prepped[i], kinds[i] = p, classify(p)
+		if hadCase && kinds[i] == lkSkip {
+			kinds[i] = lkCaseNo
+		}
+	}
+	// roleAhead: role words follow within a few lines, so the names above
+	// them are not yet complete.
+	roleAhead := func(i int) bool {
+		for j := i + 1; j < len(kinds) && j <= i+8; j++ {
+			switch kinds[j] {
+			case lkRole, lkNameRole:
+				return true
+			case lkVersus, lkNameVersus, lkStop:
+				return false
+			}
+		}
+		return false
+	}
+	titleRun := false // the line before was a title line ending "… OF"
+	for i := range paras {
+		p, k := prepped[i], kinds[i]
+		// A title line ending "… OF" runs on to the next name-like line
+		// without a comma ("DECLARATION AND TESTIMONY OF" / "SCOTT J.
+		// WITT"); a line ending in a comma is the left column's name
+		// ("COMPANY,"), read between them.
+		if titleRun && k == lkName && strings.HasSuffix(p, ",") {
+			pending = append(pending, p)
+			continue
+		}
+		if k == lkTitle || titleRun && k == lkName {
+			waiting := len(pending) > 0 || sawVersus && !roled
+			if waiting && roleAhead(i) {
+				titleRun = danglingRE.MatchString(" " + p)
+				continue // the right column's title, between a name and its role
+			}
+			if k == lkTitle {
+				k = lkStop
+			}
+		}
+		if k != lkSkip {
+			titleRun = false
 		}
 		// A court named right after the "v." is a party: a writ's
 		// respondent ("v. / THE SUPERIOR COURT OF KINGS / COUNTY, /
@@ -997,6 +1049,11 @@ func cutDivision(p string) (string, bool) {
 // …", "Trial Court Judge: …".
 var judgeLineRE = regexp.MustCompile(`(?i)^(?:before\s+)?(?:the\s+)?(?:hon\.|honorable\b)|^(?:(?:trial|lower)\s+court\s+)?judges?\s*:|,\s*(?:(?:trial|district|county|circuit|superior|senior|chief|presiding|magistrate|bankruptcy|associate)\s+)*judge(?:\s+presiding)?[.,]?$`)
 
+// ... and beside a name or role line, the right column's judge: "ERICSSON
+// Hon. James V. Selna", "Defendants. Magistrate: Hon. Paul L. Abrams",
+// "Assigned to the Hon. Charles R. Breyer".
+var judgeColRE = regexp.MustCompile(`(?i)(?:^|\s+)(?:(?:case\s+)?assigned\s+(?:for\s+all\s+purposes\s+)?to|before|(?:(?:u\.\s?s\.|united\s+states|district|magistrate|presiding|bankruptcy)\s+)*judge|magistrate|(?:special\s+|discovery\s+)?master)?\s*:?\s*(?:the\s+)?(?:hon\.|honorable\b)\s+.*$`)
+
 // A transcript caption's right column gives where the hearing was held:
 // "SAN JOSE, CALIFORNIA", "Los Angeles, California".
 var placeLineRE = regexp.MustCompile(`(?i)^[a-z][a-z.' -]{1,30},\s*(?:alabama|alaska|arizona|arkansas|california|colorado|connecticut|delaware|florida|georgia|hawaii|idaho|illinois|indiana|iowa|kansas|kentucky|louisiana|maine|maryland|massachusetts|michigan|minnesota|mississippi|missouri|montana|nebraska|nevada|new\s+hampshire|new\s+jersey|new\s+mexico|new\s+york|north\s+carolina|north\s+dakota|ohio|oklahoma|oregon|pennsylvania|rhode\s+island|south\s+carolina|south\s+dakota|tennessee|texas|utah|vermont|virginia|washington|west\s+virginia|wisconsin|wyoming|d\.\s?c\.|district\s+of\s+columbia|puerto\s+rico)\.?$`)
@@ -1044,4 +1101,75 @@ func courtWords(s string) []string {
 		out = append(out, strings.TrimSuffix(w, "s"))
 	}
 	return out
+}
+
+// titleFragRE: the words of a paper's title, which a name never has.
+var (
+	titleFragRE = regexp.MustCompile(`(?i)\b(?:motion|memorandum|points\s+and\s+authorities|authorities|in\s+support\s+of|in\s+opposition\s+to|opposition|declaration|testimony|stipulat(?:ion|ed)|\[?proposed\]?|reply|application|request|hearing|certification|notice|complaint|answer|brief|judgment|order|exclude|compel|dismiss|summary|redacted|under\s+seal|reconsideration|objections?|evidentiary|determination|entitlement|renewed|limine|sanctions|strike)\b`)
+	roleWordRE  = regexp.MustCompile(`(?i)\b` + roleWord + `\b`)
+	// "DEFENDANTS’ EVIDENTIARY", "PLAINTIFF’S MOTION FOR": a party's paper.
+	possessiveRoleRE = regexp.MustCompile(`(?i)^(?:the\s+)?` + roleWord + `['’]s?\s`)
+)
+
+// leftColumn is a pleading-paper caption line's left column: the text
+// before the ")" or "§" that rules the columns ("AARP INSURANCE PLAN, )
+// Judge: Hon. Dean D. Pregerson", ") DAVIDSON IN SUPPORT OF"). A ")"
+// that closes a "(" on the line is not a rule. When the cleaning joined
+// two caption lines, the text between two rules is one line's right
+// column and the next line's left: the capitals that end it are the
+// left column's ("… Pregerson UNITEDHEALTH GROUP, INC. and )").
+func leftColumn(p string) string {
+	var rules []int
+	depth := 0
+	for i, r := range p {
+		switch r {
+		case '(':
+			depth++
+		case ')', '§':
+			if r == ')' && depth > 0 {
+				depth--
+				continue
+			}
+			if i == 0 || p[i-1] == ' ' {
+				rules = append(rules, i)
+			}
+		}
+	}
+	if len(rules) == 0 {
+		return p
+	}
+	out := []string{strings.TrimSpace(p[:rules[0]])}
+	for k := 1; k < len(rules); k++ {
+		seg := p[rules[k-1]+1 : rules[k]]
+		if c := trailingCaps(seg); c != "" {
+			out = append(out, c)
+		}
+	}
+	return strings.TrimSpace(strings.Join(out, " "))
+}
+
+// trailingCaps: the words in capitals (and connectors) that end s.
+func trailingCaps(s string) string {
+	w := strings.Fields(s)
+	i := len(w)
+	caps := 0
+	for i > 0 {
+		t := w[i-1]
+		if connector[strings.ToLower(t)] {
+			i--
+			continue
+		}
+		if !isAllCaps(t) {
+			break
+		}
+		caps++
+		i--
+	}
+	for i < len(w) && connector[strings.ToLower(w[i])] {
+		i++ // not a connector first
+	}
+	if caps == 0 || i == len(w) {
+		return ""
+	}
+	return strings.Join(w[i:], " ")
 }

@@ -598,3 +598,112 @@ func TestCaptionTranscriptRightColumn(t *testing.T) {
 
 // paras: lines as the extraction gives them, one paragraph each.
 func paras(ls ...string) string { return strings.Join(ls, "\n\n") }
+
+// An appellate court's decision with no title word is an opinion; a
+// party's paper in that court is not; a transcript is none of the kinds,
+// however many motions its pages speak of.
+func TestKindAppellateDecisionAndTranscript(t *testing.T) {
+	caption := paras(
+		"Filed 12/15/25",
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"THIRD APPELLATE DISTRICT",
+		"ANN LEE,",
+		"Plaintiff and Respondent,",
+		"v.",
+		"BOB KIM,",
+		"Defendant and Appellant.",
+		"Ann Lee lent Bob Kim money.",
+	)
+	kindOf := func(pages ...string) Kind {
+		c := doctext.Clean(pages)
+		return appellateDecision(classifyKind(c.Pages, c.Meta), c.Pages, readCaption(c.Pages, c.Meta.CaseNumbers))
+	}
+	if k := kindOf(caption, "He did not repay it."); k != KindOpinion {
+		t.Errorf("decision: kind %s, want opinion", k)
+	}
+	if k := kindOf(caption); k != KindOther {
+		t.Errorf("one page: kind %s, want other", k)
+	}
+	if k := kindOf(strings.Replace(caption, "Ann Lee lent", "APPELLANT'S OPENING BRIEF\n\nAnn Lee lent", 1), "More."); k != KindOther {
+		t.Errorf("a party's brief: kind %s, want other", k)
+	}
+	transcript := paras("UNITED STATES DISTRICT COURT", "CENTRAL DISTRICT OF CALIFORNIA", "REPORTER'S TRANSCRIPT OF PROCEEDINGS")
+	if k := kindOf(transcript, paras("THE COURT: WE ARE HERE ON THE MOTIONS.", "THE MOTION TO DISMISS IS DENIED.")); k != KindOther {
+		t.Errorf("transcript: kind %s, want other", k)
+	}
+}
+
+// Pleading paper's right column beside the names: the judge ("Judge:
+// Hon. …", "Assigned to the Hon. …"), the paper's title running over
+// several lines ("AND AUTHORITIES IN OPPOSITION TO", "DECLARATION OF" /
+// "MARY SMITH"), and a line the cleaning joined across the column rule.
+func TestCaptionPleadingRightColumn(t *testing.T) {
+	dc := captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"OAKLAND DIVISION",
+		"JANE ROE, Individually and On ) Case No.: 4:20-cv-01234-ABC",
+		"Behalf Of All Others Similarly Situated, )",
+		"Assigned to the Hon. Alan B. Cole",
+		"Plaintiff, )",
+		"PLAINTIFF’S MEMORANDUM OF POINTS",
+		"vs.",
+		"AND AUTHORITIES IN OPPOSITION TO",
+		"GRANITE MUTUAL LIFE INSURANCE",
+		"DECLARATION AND TESTIMONY OF",
+		"COMPANY,",
+		")",
+		"MARY SMITH",
+		"Defendant. )",
+		"Date: May 5, 2021",
+	))
+	wantCourt(t, dc, "United States District Court Northern District of California")
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Granite Mutual Life Insurance Company", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"",
+		"JOHN DOE, ) Case No. 2:19-cv-00001-ABC",
+		"",
+		"Plaintiff, ) DECLARATION OF ANN",
+		"",
+		") LEE IN SUPPORT OF",
+		"",
+		"vs. ) PLAINTIFF’S MOTION",
+		"",
+		"ACME, INC., ACME SERVICES INC., )",
+		"ACME PLAN, ) Judge: Hon. Dean D. Park",
+		"BETA GROUP, INC. and )",
+		"BETA INSURANCE )",
+		"",
+		"COMPANY, )",
+		"",
+		"Defendants. )",
+	))
+	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme, Inc.", RoleDefendant}, {"Acme Services Inc.", RoleDefendant}, {"Acme Plan", RoleDefendant}, {"Beta Group, Inc.", RoleDefendant}, {"Beta Insurance Company", RoleDefendant}})
+
+	// The judges' initials after the number; a party's paper ("DEFENDANTS’
+	// EVIDENTIARY") and a title word ("OBJECTIONS") beside the names; a
+	// "v." with the title's words after it.
+	dc = captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"CARL W. MONROE, et al., Case No. 17-CV-1234 AB (JCx)",
+		"MEMORANDUM OF POINTS AND",
+		"Plaintiffs,",
+		"AUTHORITIES IN SUPPORT OF",
+		"DEFENDANTS’ EVIDENTIARY",
+		"v. PERKINS IN SUPPORT OF",
+		"OBJECTIONS",
+		"WESTERN AIRFRAME",
+		"CORPORATION, et al.",
+		"Date: June 7, 2019",
+		"Defendants. Time: 10:00 a.m.",
+	))
+	checkParties(t, dc, []wantParty{{"Carl W. Monroe", RolePlaintiff}, {"Western Airframe Corporation", RoleDefendant}})
+	if k := classifyKind([]string{paras("JOHN DOE, ) Case No. 1:20-cv-1", "Plaintiff, ) DECLARATION OF ANN", ") LEE IN SUPPORT OF", "vs. ) PLAINTIFF’S MOTION")}, doctext.Meta{}); k != KindExhibit {
+		t.Errorf("a declaration in support of a motion: kind %s, want exhibit", k)
+	}
+}

@@ -117,10 +117,11 @@ type eventItem struct {
 func (a *Assembly) Add(d Document) {
 	clean := doctext.Clean(d.Pages)
 	pages := clean.Pages
+	dc := readCaption(pages, clean.Meta.CaseNumbers)
 	sum := DocumentSummary{
 		DocumentID: d.ID, Name: d.Name, SHA256: d.SHA256,
 		PageCount: len(d.Pages), Note: d.Note, Assertions: []Assertion{},
-		Kind: classifyKind(pages, clean.Meta), FiledOn: filedOn(pages, clean.Meta), DocketEntry: clean.Meta.DocketEntry,
+		Kind: appellateDecision(classifyKind(pages, clean.Meta), pages, dc), FiledOn: filedOn(pages, clean.Meta), DocketEntry: clean.Meta.DocketEntry,
 	}
 	// A partial Brief holding only this document's items, so that the
 	// same citation check as every builder's runs on it.
@@ -128,7 +129,6 @@ func (a *Assembly) Add(d Document) {
 	if pl := readPleading(d, sum.Kind, sum.FiledOn, pages); pl != nil {
 		a.pleads = append(a.pleads, pl)
 	}
-	dc := readCaption(pages, clean.Meta.CaseNumbers)
 	docParties := &partySet{}
 	// A name the caption rules joined from lines that do not stand
 	// together on any page ("Super. Ct. JANE ROE" from two columns) is
