@@ -823,6 +823,12 @@ func joinNameLines(lines []string) string {
 			// Inc.,", the appellant named again above its role).
 			pw := strings.Fields(prev)
 			ends := strings.HasSuffix(prev, ",") || len(pw) > 1 && corpSuffix.MatchString(pw[len(pw)-1]) || isAllCaps(strings.TrimPrefix(prev, "and ")) && !isAllCaps(firstPart(l))
+			// ... but a line that begins with a company's suffix finishes
+			// the name above ("ABANTE ROOTER AND PLUMBING," / "INC.,
+			// individually …").
+			if f := strings.Fields(l); len(f) > 0 && corpSuffix.MatchString(strings.TrimRight(f[0], ",;")) {
+				ends = false
+			}
 			if ends && unicode.IsUpper(r) && looksLikeName(firstPart(l)) {
 				b.WriteString("; ")
 			} else {
@@ -887,8 +893,19 @@ func splitNames(block string) []string {
 		fields := strings.Split(part, ",")
 		names := []string{strings.TrimSpace(fields[0])}
 		caps := isAllCaps(names[0])
+		described := false // a description after the last name ("a Delaware corporation")
 		for _, f := range fields[1:] {
 			f = strings.TrimSpace(f)
+			if described {
+				// "WHATSAPP INC., a Delaware corporation, and FACEBOOK,
+				// INC., a Delaware corporation": the "and" names another
+				// party; its suffix follows.
+				if a := andNameRE.FindStringSubmatch(f); a != nil && looksLikeName(a[1]) {
+					names = append(names, a[1])
+					described = false
+				}
+				continue
+			}
 			if corpSuffix.MatchString(f) {
 				names[len(names)-1] += ", " + f
 				continue
@@ -914,7 +931,7 @@ func splitNames(block string) []string {
 				names = append(names, f)
 				continue
 			}
-			break
+			described = true
 		}
 		for _, name := range names {
 			name = strings.TrimSpace(footnoteRE.ReplaceAllString(name, ""))
@@ -1021,8 +1038,9 @@ var midVersusRE = regexp.MustCompile(`(?:^|\s)v\.\s`)
 // names a kind of court ("APPELLATE DIVISION", "CHANCERY DIVISION",
 // "COMMERCIAL DIVISION") is the court's name and stays in it (courtContRE).
 var (
-	venueDivRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}division$|^division\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[ivx]{1,5}|\d{1,2})$`)
+	venueDivRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}division(?:\s*[-–—]\s*[a-z.'’ ]{2,30})?$|^division\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[ivx]{1,5}|\d{1,2})$`)
 	courtKindDiv = regexp.MustCompile(`(?i)\b(?:appellate|chancery|law|family|commercial|criminal|civil|probate|juvenile|equity|tax|housing|trial|business|general|small\s+claims|domestic\s+relations|orphans'?)\s+division$`)
+	divPlaceRE   = regexp.MustCompile(`\s*[-–—].*$`) // "WESTERN DIVISION – LOS ANGELES"
 	divTailRE    = regexp.MustCompile(`(?i)\s*[-–—,]\s*((?:[a-z.'’]+\s+){1,3}division)\s*$`)
 )
 
@@ -1030,7 +1048,7 @@ var (
 // number.
 func venueDivision(p string) bool {
 	p = strings.Join(strings.Fields(strings.Trim(strings.TrimSpace(p), ",.;:")), " ")
-	return venueDivRE.MatchString(p) && !courtKindDiv.MatchString(p)
+	return venueDivRE.MatchString(p) && !courtKindDiv.MatchString(divPlaceRE.ReplaceAllString(p, ""))
 }
 
 // cutDivision cuts a division of place after a dash or comma from a court
@@ -1141,6 +1159,14 @@ func leftColumn(p string) string {
 	out := []string{strings.TrimSpace(p[:rules[0]])}
 	for k := 1; k < len(rules); k++ {
 		seg := p[rules[k-1]+1 : rules[k]]
+		// The right column's case number, then the left column's line:
+		// "Case No. 4:19-cv-07123-PJH and FACEBOOK, INC., a Delaware".
+		if rest := strings.TrimSpace(caseRefRE.ReplaceAllString(seg, "")); rest != strings.TrimSpace(seg) && rest != "" {
+			if f := strings.Fields(rest)[0]; andWord(f) || isAllCaps(strings.Trim(f, ",.")) {
+				out = append(out, rest)
+				continue
+			}
+		}
 		if c := trailingCaps(seg); c != "" {
 			out = append(out, c)
 		}
@@ -1165,11 +1191,13 @@ func trailingCaps(s string) string {
 		caps++
 		i--
 	}
-	for i < len(w) && connector[strings.ToLower(w[i])] {
-		i++ // not a connector first
+	for i < len(w) && connector[strings.ToLower(w[i])] && !andWord(w[i]) {
+		i++ // not a connector first, but "and": it joins this name to the one above
 	}
 	if caps == 0 || i == len(w) {
 		return ""
 	}
 	return strings.Join(w[i:], " ")
 }
+
+func andWord(w string) bool { return strings.EqualFold(w, "and") || w == "&" }

@@ -707,3 +707,42 @@ func TestCaptionPleadingRightColumn(t *testing.T) {
 		t.Errorf("a declaration in support of a motion: kind %s, want exhibit", k)
 	}
 }
+
+// More of pleading paper: a division with its place after a dash; a
+// company's suffix beginning the next line; a second plaintiff after the
+// first's description; a line the cleaning joined across the rule, the
+// right column's case number between; an order on a motion, its title in
+// the right column, is an order.
+func TestCaptionPleadingNamesAcrossLines(t *testing.T) {
+	dc := captionOf(t, paras(
+		"IN THE UNITED STATES DISTRICT COURT",
+		"FOR THE CENTRAL DISTRICT OF CALIFORNIA",
+		"WESTERN DIVISION – LOS ANGELES",
+		"NORTH STAR ROOFING AND SIDING, Case No.: 2:21-cv-1234-ABC",
+		"INC., individually and on behalf of all others",
+		"similarly situated,",
+		"Plaintiff,",
+		"vs.",
+		"KAY LIN,",
+		"Defendant.",
+	))
+	wantCourt(t, dc, "United States District Court for the Central District of California")
+	checkParties(t, dc, []wantParty{{"North Star Roofing and Siding, Inc.", RolePlaintiff}, {"Kay Lin", RoleDefendant}})
+
+	page := paras(
+		"UNITED STATES DISTRICT COURT",
+		"FOR THE NORTHERN DISTRICT OF CALIFORNIA",
+		"CHATLINE INC., a Delaware corporation, ) Case No. 4:20-cv-01111-ABC and PHOTOBOOK, INC., a Delaware )",
+		"corporation, ) [PROPOSED] ORDER GRANTING",
+		") PLAINTIFFS’ MOTION TO STRIKE",
+		"Plaintiffs, )",
+		"v. )",
+		"ORION SYSTEMS LIMITED ) Time: 9:00 a.m. and VEGA SYSTEMS LIMITED, )",
+		"Defendants. )",
+	)
+	dc = captionOf(t, page)
+	checkParties(t, dc, []wantParty{{"Chatline Inc.", RolePlaintiff}, {"Photobook, Inc.", RolePlaintiff}, {"Orion Systems Limited", RoleDefendant}, {"Vega Systems Limited", RoleDefendant}})
+	if k := classifyKind([]string{page}, doctext.Meta{}); k != KindOrder {
+		t.Errorf("an order on a motion: kind %s, want order", k)
+	}
+}

@@ -20,6 +20,10 @@ var kindRules = []struct {
 	// MOTION FOR …" (its title begins the line or follows the caption's
 	// column rule).
 	{regexp.MustCompile(`(?i)(?:^|[,)]\s+)(?:supplemental\s+|reply\s+)?(?:declaration|affidavit)\s+of\b`), KindExhibit},
+	// An order on a motion is an order: "[PROPOSED] ORDER GRANTING
+	// PLAINTIFFS' MOTION TO STRIKE" (beginning the title, or after the
+	// caption's column rule).
+	{regexp.MustCompile(`(?i)(?:^|[,)]\s+)(?:\[proposed\]\s*)?(?:stipulated\s+|amended\s+|final\s+)?order\s+(?:granting|denying|on|re|regarding)\b`), KindOrder},
 	{regexp.MustCompile(`(?i)\b(?:motion|memorandum\s+of\s+points|in\s+support\s+of|in\s+opposition|objection|opposition\s+to|reply\s+(?:brief|in\s+support))\b`), KindMotion},
 	// An answer before a complaint: "DEFENDANT'S ANSWER TO PLAINTIFF'S
 	// COMPLAINT" answers one.
@@ -74,7 +78,15 @@ func classifyKind(pages []string, meta doctext.Meta) Kind {
 	// Title words on page 1 first, then pages 2 and 3 (a cover page or a
 	// long caption can push the title down).
 	for pi := 0; pi < len(pages) && pi < 3; pi++ {
-		paras := firstN(strings.Split(pages[pi], "\n"), captionParas)
+		var paras []string
+		for _, p := range firstN(strings.Split(pages[pi], "\n"), captionParas) {
+			paras = append(paras, p)
+			// Pleading paper's right column, after the ")" rule, holds the
+			// title: "corporation, ) [PROPOSED] ORDER GRANTING".
+			if parts := strings.Split(p, " ) "); len(parts) > 1 {
+				paras = append(paras, parts[1:]...)
+			}
+		}
 		for _, rule := range kindRules {
 			for _, p := range paras {
 				p = strings.TrimSpace(unspace(p))
