@@ -82,10 +82,10 @@ func readCaption(pages []string, stampCases []string) docCaption {
 	addCase := func(s string) {
 		s = strings.TrimRight(strings.NewReplacer("–", "-", "—", "-").Replace(strings.TrimSpace(s)), ".,;:")
 		k := CaseKey(s)
-		if k == "" || seenCase[k] {
+		if k == "" || seenCase[k] || seenCase[looseCaseKey(k)] {
 			return
 		}
-		seenCase[k] = true
+		seenCase[k], seenCase[looseCaseKey(k)] = true, true
 		dc.caseNumbers = append(dc.caseNumbers, s)
 	}
 	for _, c := range stampCases {
@@ -511,7 +511,7 @@ func classify(p string) lineKind {
 	if m := oneLineRolesRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) && looksLikeName(firstPart(m[3])) {
 		return lkOneLineRoles
 	}
-	if counselRE.MatchString(p) {
+	if counselRE.MatchString(p) || appearanceRE.MatchString(p) {
 		return lkStop
 	}
 	if titleFragRE.MatchString(p) && mostlyCaps(p) && (!roleWordRE.MatchString(p) || possessiveRoleRE.MatchString(p)) {
@@ -596,6 +596,10 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 	var sideNames [2][]string
 	sawVersus := false
 	inRe := false // an "In re:" line whose subject follows on the next lines
+	// inReDone: an "In re" subject has been named with its role words; the
+	// next line that is no name ends the caption (a transcript's
+	// appearances follow).
+	inReDone := false
 	// roled: the side after the "v." has had its role words, so the
 	// caption's last party is named; a name-like line after it with no
 	// role words of its own is the text's first sentence ("Andrea Zack
@@ -614,6 +618,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		for _, n := range splitNames(joinNameLines(names)) {
 			role, capacity := roleOf(roles, side)
 			if inRe {
+				inReDone = true
 				role, capacity = RoleOther, "subject"
 				if dc.title == "" {
 					dc.title, dc.titlePage = "In re: "+n, page
@@ -774,6 +779,13 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				inRe = true
 				continue
 			}
+			// "IN RE: PG&E CORPORATION and" / "PACIFIC GAS AND ELECTRIC" /
+			// "COMPANY," / "Debtors.": the subject runs on to its role line.
+			if danglingRE.MatchString(" "+subject) || strings.HasSuffix(subject, "&") {
+				inRe = true
+				pending = append(pending, subject)
+				continue
+			}
 			if looksLikeName(subject) {
 				for _, n := range splitNames(subject) {
 					dc.parties = append(dc.parties, captionParty{name: n, role: RoleOther, capacity: "subject", page: page})
@@ -792,7 +804,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				continue
 			}
 			finishTitle()
-			if sawVersus && len(sideNames[1]) > 0 {
+			if sawVersus && len(sideNames[1]) > 0 || inReDone && !inRe {
 				return
 			}
 			stops++
@@ -957,6 +969,12 @@ func splitCleanNames(name string) []string {
 }
 
 func splitAnd(name string) []string {
+	// In a caption in capitals, a small "and" joins two names, the names'
+	// own words being capitals: "PG&E CORPORATION and PACIFIC GAS AND
+	// ELECTRIC COMPANY".
+	if parts := strings.Split(name, " and "); len(parts) == 2 && isAllCaps(parts[0]) && isAllCaps(parts[1]) && len(strings.Fields(parts[0])) > 1 && len(strings.Fields(parts[1])) > 1 {
+		return []string{strings.TrimSpace(parts[0]), strings.TrimSpace(parts[1])}
+	}
 	parts := andSplitRE.Split(name, -1)
 	if len(parts) != 2 {
 		return []string{name}
@@ -1201,3 +1219,18 @@ func trailingCaps(s string) string {
 }
 
 func andWord(w string) bool { return strings.EqualFold(w, "and") || w == "&" }
+
+// appearanceRE: a transcript's appearance label, "For Creditor Committee
+// Official Committee of Tort Claimants:", "For the Government:".
+var appearanceRE = regexp.MustCompile(`(?i)^for\s+[^:]{2,120}:$`)
+
+// looseCaseKey is a case key without its type letters: "19-05257" in a
+// transcript's caption is the stamp's "3:19-cv-05257" (CaseKey "19-cv-5257").
+func looseCaseKey(k string) string {
+	if m := looseKeyRE.FindStringSubmatch(k); m != nil {
+		return "~" + m[1] + "-" + strings.TrimLeft(m[2], "0")
+	}
+	return k
+}
+
+var looseKeyRE = regexp.MustCompile(`^(\d{2})-(?:[a-z]{0,3}-)?(\d{2,7})$`)

@@ -746,3 +746,30 @@ func TestCaptionPleadingNamesAcrossLines(t *testing.T) {
 		t.Errorf("an order on a motion: kind %s, want order", k)
 	}
 }
+
+// A transcript's "In re" caption: the subject runs over lines to its role
+// word, a small "and" joins two names in capitals, the right column's
+// "NO. 19-05257 JD" is the stamp's case, and the appearances ("For the
+// Official Committee of Tort Claimants:") are no parties.
+func TestCaptionInReAcrossLines(t *testing.T) {
+	dc := captionOf(t, paras(
+		"Case 3:20-cv-01234-AB Document 5 Filed 05/21/20 Page 1 of 42",
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"Before The Honorable Ann Bell, Judge",
+		"IN RE: DELTA HOLDINGS CORPORATION and )",
+		"DELTA POWER AND LIGHT )",
+		"COMPANY, )",
+		"Debtors. ) NO. 20-01234 AB",
+		"San Francisco, California",
+		"TRANSCRIPT OF PROCEEDINGS",
+		"APPEARANCES:",
+		"For the Official Committee of Tort Claimants:",
+		"SMITH & JONES LLP",
+	))
+	wantCases(t, dc, "3:20-cv-01234-AB")
+	checkParties(t, dc, []wantParty{{"Delta Holdings Corporation", RoleOther}, {"Delta Power and Light Company", RoleOther}})
+	if dc.title != "In re: Delta Holdings Corporation" {
+		t.Errorf("title %q", dc.title)
+	}
+}
