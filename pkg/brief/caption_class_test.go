@@ -773,3 +773,22 @@ func TestCaptionInReAcrossLines(t *testing.T) {
 		t.Errorf("title %q", dc.title)
 	}
 }
+
+// A case number whose type letters stand apart ("Case No. CV 19-1848-GW")
+// beside the "vs." leaves the "vs." for the caption.
+func TestCaptionSpacedTypeCaseNumber(t *testing.T) {
+	dc := captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA - WESTERN DIVISION",
+		"HONORABLE GAIL H. WONG, U.S. DISTRICT JUDGE",
+		"BAYSIDE MALIBU PROPERTIES, LLC,",
+		"Plaintiff,",
+		"vs. Case No. CV 19-1234-GW",
+		"MARIO UMBERTO et al,",
+		"Defendants.",
+	))
+	checkParties(t, dc, []wantParty{{"Bayside Malibu Properties, LLC", RolePlaintiff}, {"Mario Umberto", RoleDefendant}})
+	if dc.title != "Bayside Malibu Properties, LLC v. Mario Umberto" {
+		t.Errorf("title %q", dc.title)
+	}
+}
