@@ -488,7 +488,10 @@ func classify(p string) lineKind {
 		return lkSkip
 	case dividerRE.MatchString(p):
 		return lkDivider
-	case judgeLineRE.MatchString(p) || venueDivision(p) || placeLineRE.MatchString(p):
+	case judgeLineRE.MatchString(p) || placeLineRE.MatchString(p) || venueDivision(p) && compassDivRE.MatchString(p):
+		// (A division named for a place is read with the court's lines,
+		// right after them: elsewhere "CONSUMER PROTECTION DIVISION" can
+		// be a party.)
 		return lkSkip
 	case isVersusWord(p):
 		return lkVersus
@@ -1058,6 +1061,7 @@ var midVersusRE = regexp.MustCompile(`(?:^|\s)v\.\s`)
 var (
 	venueDivRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}division(?:\s*[-–—]\s*[a-z.'’ ]{2,30})?$|^division\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[ivx]{1,5}|\d{1,2})$`)
 	courtKindDiv = regexp.MustCompile(`(?i)\b(?:appellate|chancery|law|family|commercial|criminal|civil|probate|juvenile|equity|tax|housing|trial|business|general|small\s+claims|domestic\s+relations|orphans'?)\s+division$`)
+	compassDivRE = regexp.MustCompile(`(?i)^(?:(?:north|south|east|west)(?:ern)?|central|middle)\s+division\b|^division\s`)
 	divPlaceRE   = regexp.MustCompile(`\s*[-–—].*$`) // "WESTERN DIVISION – LOS ANGELES"
 	divTailRE    = regexp.MustCompile(`(?i)\s*[-–—,]\s*((?:[a-z.'’]+\s+){1,3}division)\s*$`)
 )
@@ -1065,6 +1069,9 @@ var (
 // venueDivision: a line that is only a court's division of place or
 // number.
 func venueDivision(p string) bool {
+	if strings.HasSuffix(strings.TrimSpace(p), ",") {
+		return false // "CONSUMER PROTECTION DIVISION,": a party's name
+	}
 	p = strings.Join(strings.Fields(strings.Trim(strings.TrimSpace(p), ",.;:")), " ")
 	return venueDivRE.MatchString(p) && !courtKindDiv.MatchString(divPlaceRE.ReplaceAllString(p, ""))
 }

@@ -483,6 +483,18 @@ func TestCaptionDivisionLines(t *testing.T) {
 	if dc.title != "Nora Lee v. Pine Creek LLC" {
 		t.Errorf("title %q", dc.title)
 	}
+
+	// An agency named "… DIVISION", its name ending in a comma as a
+	// caption's names do, is a party.
+	dc = captionOf(t, paras(
+		"IN THE CIRCUIT COURT FOR BALTIMORE CITY",
+		"CONSUMER PROTECTION DIVISION,",
+		"Plaintiff,",
+		"v.",
+		"QUICK CASH LLC,",
+		"Defendant.",
+	))
+	checkParties(t, dc, []wantParty{{"Consumer Protection Division", RolePlaintiff}, {"Quick Cash LLC", RoleDefendant}})
 }
 
 // A heading in spaced capitals is the word it spells: "O P I N I O N" is
