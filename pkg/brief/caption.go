@@ -488,7 +488,7 @@ func classify(p string) lineKind {
 		return lkSkip
 	case dividerRE.MatchString(p):
 		return lkDivider
-	case judgeLineRE.MatchString(p) || placeLineRE.MatchString(p) || venueDivision(p) && compassDivRE.MatchString(p):
+	case judgeLineRE.MatchString(p) || placeLineRE.MatchString(p) && !publicBodyRE.MatchString(p) || venueDivision(p) && compassDivRE.MatchString(p):
 		// (A division named for a place is read with the court's lines,
 		// right after them: elsewhere "CONSUMER PROTECTION DIVISION" can
 		// be a party.)
@@ -1100,6 +1100,9 @@ var judgeColRE = regexp.MustCompile(`(?i)(?:^|\s+)(?:(?:case\s+)?assigned\s+(?:f
 // A transcript caption's right column gives where the hearing was held:
 // "SAN JOSE, CALIFORNIA", "Los Angeles, California".
 var placeLineRE = regexp.MustCompile(`(?i)^[a-z][a-z.' -]{1,30},\s*(?:alabama|alaska|arizona|arkansas|california|colorado|connecticut|delaware|florida|georgia|hawaii|idaho|illinois|indiana|iowa|kansas|kentucky|louisiana|maine|maryland|massachusetts|michigan|minnesota|mississippi|missouri|montana|nebraska|nevada|new\s+hampshire|new\s+jersey|new\s+mexico|new\s+york|north\s+carolina|north\s+dakota|ohio|oklahoma|oregon|pennsylvania|rhode\s+island|south\s+carolina|south\s+dakota|tennessee|texas|utah|vermont|virginia|washington|west\s+virginia|wisconsin|wyoming|d\.\s?c\.|district\s+of\s+columbia|puerto\s+rico)\.?$`)
+
+// publicBodyRE: "CITY OF FRESNO, CALIFORNIA" is a party, not a place.
+var publicBodyRE = regexp.MustCompile(`(?i)^(?:the\s+)?(?:city|county|town|village|borough|township|state|port|people)\b`)
 
 // spacedRE: a heading set in spaced capitals ("O P I N I O N", "A P P E A
 // R A N C E S:"), read as the word it spells.

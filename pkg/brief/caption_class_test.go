@@ -606,6 +606,10 @@ func TestCaptionTranscriptRightColumn(t *testing.T) {
 	))
 	wantCourt(t, dc, "United States District Court Northern District of California")
 	checkParties(t, dc, []wantParty{{"United States of America", RolePlaintiff}, {"Robert Lane", RoleDefendant}})
+
+	// A public body named with its state is a party, not a place.
+	dc = captionOf(t, paras("UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF CALIFORNIA", "ANA RUIZ,", "Plaintiff,", "v.", "CITY OF FRESNO, CALIFORNIA", "Defendant."))
+	checkParties(t, dc, []wantParty{{"Ana Ruiz", RolePlaintiff}, {"City of Fresno", RoleDefendant}})
 }
 
 // paras: lines as the extraction gives them, one paragraph each.
