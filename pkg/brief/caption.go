@@ -517,7 +517,9 @@ func classify(p string) lineKind {
 	if counselRE.MatchString(p) || appearanceRE.MatchString(p) {
 		return lkStop
 	}
-	if titleFragRE.MatchString(p) && mostlyCaps(p) && (!roleWordRE.MatchString(p) || possessiveRoleRE.MatchString(p)) {
+	// (A name in a caption ends in a comma, "THE APPLICATION GROUP, INC.,";
+	// a title's line does not.)
+	if titleFragRE.MatchString(p) && mostlyCaps(p) && !strings.HasSuffix(p, ",") && (!roleWordRE.MatchString(p) || possessiveRoleRE.MatchString(p)) {
 		return lkTitle
 	}
 	if m := nameRoleRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {

@@ -808,3 +808,18 @@ func TestCaptionSpacedTypeCaseNumber(t *testing.T) {
 		t.Errorf("title %q", dc.title)
 	}
 }
+
+// A party whose name holds a title's word ("APPLICATION") is still a
+// party: its line ends in a comma, as a caption's names do.
+func TestCaptionTitleWordInName(t *testing.T) {
+	dc := captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"THE APPLICATION GROUP, INC.,",
+		"Plaintiff,",
+		"v.",
+		"RIVER BANK,",
+		"Defendant.",
+	))
+	checkParties(t, dc, []wantParty{{"The Application Group, Inc.", RolePlaintiff}, {"River Bank", RoleDefendant}})
+}
