@@ -82,10 +82,10 @@ func readCaption(pages []string, stampCases []string) docCaption {
 	addCase := func(s string) {
 		s = strings.TrimRight(strings.NewReplacer("–", "-", "—", "-").Replace(strings.TrimSpace(s)), ".,;:")
 		k := CaseKey(s)
-		if k == "" || seenCase[k] {
+		if k == "" || seenCase[k] || seenCase[looseCaseKey(k)] {
 			return
 		}
-		seenCase[k] = true
+		seenCase[k], seenCase[looseCaseKey(k)] = true, true
 		dc.caseNumbers = append(dc.caseNumbers, s)
 	}
 	for _, c := range stampCases {
@@ -115,7 +115,11 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				if dividerRE.MatchString(strings.TrimSpace(paras[j])) {
 					continue // a rule between the name's lines
 				}
-				part := courtPart(paras[j])
+				if venueDivision(paras[j]) {
+					j++ // "SAN JOSE DIVISION", "DIVISION THREE": a part of the court, not its name
+					break
+				}
+				part, div := cutDivision(courtPart(paras[j]))
 				next := strings.TrimSpace(strings.ReplaceAll(part, ":", ""))
 				dangling := danglingRE.MatchString(court) && isHeading(next) && len(next) <= 60 && !strings.ContainsAny(next, ",0123456789")
 				county := j == i+1 && countyRE.MatchString(next) && strings.Contains(strings.ToLower(court), "state of")
@@ -123,6 +127,10 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					break
 				}
 				court += " " + part
+				if div {
+					j++ // "CENTRAL DISTRICT OF CALIFORNIA - WESTERN DIVISION"
+					break
+				}
 				if part != paras[j] {
 					j++
 					break // the rest of the line is the caption's right column
@@ -155,7 +163,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					m[1] = p[ix[2]:ix[3]]
 				}
 				before := p[:ix[0]]
-				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) {
+				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) || otherCourt(before, dc.court) {
 					continue // a lower court's number
 				}
 				mdl := strings.HasPrefix(strings.ToLower(strings.TrimSpace(m[0])), "mdl")
@@ -317,7 +325,9 @@ func courtPart(s string) string {
 }
 
 var (
-	courtTailRE = regexp.MustCompile(`(?i)\s*(?:[_=~*]{3,}|-{4,}|\bnos?\.\s*:?\s*\S*\d|\b(?:case|docket|civil\s+action)\s+(?:nos?\.|number)|\bfiled\b).*$`)
+	// ... or the opinion's public-domain citation beside the name
+	// ("COLORADO COURT OF APPEALS 2026COA5", "2019 IL App (1st) 181234").
+	courtTailRE = regexp.MustCompile(`(?i)\s*(?:[_=~*]{3,}|-{4,}|\bnos?\.\s*:?\s*\S*\d|\b(?:case|docket|civil\s+action)\s+(?:nos?\.|number)|\bfiled\b|\s(?:19|20)\d{2}[ -]?(?:[A-Z][A-Za-z.]{1,6}[ -]?){1,2}(?:\(\w+\)[ -]?)?\d{1,6}\b).*$`)
 	courtOfRE   = regexp.MustCompile(`^(?:in\s+)?the\s+court\s+of\b`)
 )
 
@@ -367,14 +377,22 @@ const (
 	lkCaseNo
 	lkSkip
 	lkCont // a lower-case line: the rest of the description of the name above
+	lkAnd  // "and" alone on a line: the name above ends, another follows
+	// A line of the document's title ("AND AUTHORITIES IN OPPOSITION TO"):
+	// beside names still waiting for their role words it is the right
+	// column, read past; elsewhere it ends the caption.
+	lkTitle
 )
 
 var (
-	colJunkRE      = regexp.MustCompile(`[)(§üýþ*>|]+|\s[:X]\s|\s[:X]$|^[:X]\s`)
-	caseRefRE      = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?[A-Z]{0,3}\d[\w:/–—-]*(?:\s*\([A-Za-z]+\))?)`)
-	bareTokRE      = regexp.MustCompile(`(?:^|\s)(?:[A-Z]{2,3}-?)?\d{2,4}[-–]\d{3,6}(?:[-–][A-Za-z]{2,4})*(?:\s|$)`)
-	dcNoRE         = regexp.MustCompile(`(?i)\bd\.\s?c\.\s+no\.?`)
-	footnoteOnlyRE = regexp.MustCompile(`^\d{1,2}$`)
+	colJunkRE = regexp.MustCompile(`[)(§üýþ*>|]+|\s[:X]\s|\s[:X]$|^[:X]\s`)
+	caseRefRE = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?(?:[A-Z]{2,4}\s+)?[A-Z]{0,3}\d[\w:/–—-]*(?:\s*\([A-Za-z]+\))?)`)
+	bareTokRE = regexp.MustCompile(`(?:^|\s)(?:[A-Z]{2,3}-?)?\d{2,4}[-–]\d{3,6}(?:[-–][A-Za-z]{2,4})*(?:\s|$)`)
+	// The judges' initials left after a case number: "Case No. 16-CV-6794
+	// AB (JCx)" (the parenthesis is gone by then).
+	caseRefInitialsRE = regexp.MustCompile(caseRefRE.String() + `(?:\s+[A-Z]{2,3}x?(?:\s|$))?`)
+	dcNoRE            = regexp.MustCompile(`(?i)\bd\.\s?c\.\s+no\.?`)
+	footnoteOnlyRE    = regexp.MustCompile(`^\d{1,2}$`)
 	// Two-column pleading paper puts the document's title, the hearing's
 	// date and judge, and the causes of action beside the names:
 	// "Plaintiff, PLAINTIFF'S MOTION FOR", "v. PRELIMINARY INJUNCTION",
@@ -383,7 +401,7 @@ var (
 	// or a "DOES n" ends.
 	pluralRE     = regexp.MustCompile(`\(s\)`)
 	chapterRE    = regexp.MustCompile(`(?i)^chapter\s+(?:7|9|11|12|13|15)$`)
-	titleColRE   = regexp.MustCompile(`^(.*?(?:,|\bv\.|\bvs\.|\bDOES\s+\d+|\b(?:[Pp]laintiffs?|[Dd]efendants?|[Pp]etitioners?|[Rr]espondents?)[.,]?))\s+(?:[A-Z][A-Z.'’]*\s+){0,4}(?:MOTION|INJUNCTION|ORDER|COMPLAINT|JUDGMENT|NOTICE|DECLARATION|MEMORANDUM|STIPULATION|REPLY|OPPOSITION|APPLICATION|PETITION|ANSWER|DEMAND|HEARING|BRIEF|REQUEST)\b.*$`)
+	titleColRE   = regexp.MustCompile(`^(.*?(?:,|\bv\.|\bvs\.|\bDOES\s+\d+|\b(?:[Pp]laintiffs?|[Dd]efendants?|[Pp]etitioners?|[Rr]espondents?)[.,]?))\s+(?:[A-Z][A-Z.'’]*\s+){0,4}(?:MOTION|INJUNCTION|ORDER|COMPLAINT|JUDGMENT|NOTICE|DECLARATION|MEMORANDUM|STIPULATION|REPLY|OPPOSITION|APPLICATION|PETITION|ANSWER|DEMAND|HEARING|BRIEF|REQUEST|IN\s+SUPPORT|IN\s+OPPOSITION|AUTHORITIES|RECONSIDERATION|OBJECTIONS?)\b.*$`)
 	hearingColRE = regexp.MustCompile(`\s+(?:Date|Time|Judge|Dept|Ctrm|Courtroom|Place|Hearing(?:\s+Date)?|Action\s+Filed|Complaint\s+Filed|Trial\s+Date)\s*:.*$`)
 	causeColRE   = regexp.MustCompile(`,\s+\d{1,2}\.\s+[A-Z]{3,}.*$`)
 	// The fictitious defendants ("and DOES 1 through 10, inclusive,") and
@@ -391,7 +409,7 @@ var (
 	// inclusive,").
 	doesRE     = regexp.MustCompile(`(?i)\s*;?\s*(?:and\s+)?\bdoes\s+\d+(?:\s*(?:through|thru|to|-|–)\s*\d*)?(?:\s*,?\s*inclusive)?[,.]?`)
 	doesTailRE = regexp.MustCompile(`(?i)^(?:(?:through|thru|to|-)\s*)?\d{1,4}\s*,?\s*(?:inclusive)?[,.]?$|^(?:through|thru)\b.*$`)
-	rightColRE = regexp.MustCompile(`(?i)\s(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|judgment|opinion|order|class\s+action)\s*$`)
+	rightColRE = regexp.MustCompile(`(?i)\s(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|judgment|opinion|order|class\s+action|(?:certified\s+|official\s+)?transcript)\s*$`)
 	// A state appellate court's own number, a letter and six digits, at
 	// the end of a caption line or alone on it, perhaps two of a
 	// consolidated appeal: "SCOT BERNSTEIN, C098443", "F086037 & F086187".
@@ -416,6 +434,7 @@ var (
 )
 
 func prepCaptionLine(p string) (string, bool) {
+	p = unspace(p)
 	if t := strings.TrimSpace(p); strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") || strings.HasPrefix(t, "[") || footnoteOnlyRE.MatchString(t) || parenTailRE.MatchString(t) || parenOpenRE.MatchString(t) {
 		return "", false
 	}
@@ -439,12 +458,14 @@ func prepCaptionLine(p string) (string, bool) {
 		return "", false // a bankruptcy caption's "Chapter 11" beside the debtor
 	}
 	hadCase := caseRefRE.MatchString(p) || bareTokRE.MatchString(p)
-	p = caseRefRE.ReplaceAllString(p, " ")
+	p = leftColumn(p)
+	p = caseRefInitialsRE.ReplaceAllString(p, " ")
 	p = bareTokRE.ReplaceAllString(p, " ")
 	p = dcNoRE.ReplaceAllString(p, " ")
 	p = colJunkRE.ReplaceAllString(p, " ")
 	p = rightColRE.ReplaceAllString(p, "")
 	p = hearingColRE.ReplaceAllString(p, "")
+	p = judgeColRE.ReplaceAllString(p, "")
 	if m := titleColRE.FindStringSubmatch(p); m != nil {
 		p = m[1]
 	}
@@ -467,14 +488,19 @@ func classify(p string) lineKind {
 		return lkSkip
 	case dividerRE.MatchString(p):
 		return lkDivider
+	case judgeLineRE.MatchString(p) || placeLineRE.MatchString(p) && !publicBodyRE.MatchString(p) || venueDivision(p) && compassDivRE.MatchString(p):
+		// (A division named for a place is read with the court's lines,
+		// right after them: elsewhere "CONSUMER PROTECTION DIVISION" can
+		// be a party.)
+		return lkSkip
 	case isVersusWord(p):
 		return lkVersus
 	case roleOnlyRE.MatchString(p):
 		return lkRole
 	case isCourtLine(p) || courtContRE.MatchString(p) || atPlaceRE.MatchString(p):
 		return lkStop
-	case strings.EqualFold(p, "and") || p == "&":
-		return lkSkip // between two parties on one side
+	case strings.EqualFold(strings.Trim(p, " ,"), "and") || p == "&":
+		return lkAnd // between two parties on one side
 	}
 	if m := inReRE.FindStringSubmatch(p); m != nil {
 		return lkInRe
@@ -488,8 +514,13 @@ func classify(p string) lineKind {
 	if m := oneLineRolesRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) && looksLikeName(firstPart(m[3])) {
 		return lkOneLineRoles
 	}
-	if counselRE.MatchString(p) {
+	if counselRE.MatchString(p) || appearanceRE.MatchString(p) {
 		return lkStop
+	}
+	// (A name in a caption ends in a comma, "THE APPLICATION GROUP, INC.,";
+	// a title's line does not.)
+	if titleFragRE.MatchString(p) && mostlyCaps(p) && !strings.HasSuffix(p, ",") && (!roleWordRE.MatchString(p) || possessiveRoleRE.MatchString(p)) {
+		return lkTitle
 	}
 	if m := nameRoleRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
 		return lkNameRole
@@ -570,6 +601,10 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 	var sideNames [2][]string
 	sawVersus := false
 	inRe := false // an "In re:" line whose subject follows on the next lines
+	// inReDone: an "In re" subject has been named with its role words; the
+	// next line that is no name ends the caption (a transcript's
+	// appearances follow).
+	inReDone := false
 	// roled: the side after the "v." has had its role words, so the
 	// caption's last party is named; a name-like line after it with no
 	// role words of its own is the text's first sentence ("Andrea Zack
@@ -588,6 +623,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		for _, n := range splitNames(joinNameLines(names)) {
 			role, capacity := roleOf(roles, side)
 			if inRe {
+				inReDone = true
 				role, capacity = RoleOther, "subject"
 				if dc.title == "" {
 					dc.title, dc.titlePage = "In re: "+n, page
@@ -603,11 +639,51 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		}
 	}
 	stops := 0
-	for _, raw := range paras {
+	prepped := make([]string, len(paras))
+	kinds := make([]lineKind, len(paras))
+	for i, raw := range paras {
 		p, hadCase := prepCaptionLine(raw)
-		k := classify(p)
-		if hadCase && k == lkSkip {
-			k = lkCaseNo
+		prepped[i], kinds[i] = p, classify(p)
+		if hadCase && kinds[i] == lkSkip {
+			kinds[i] = lkCaseNo
+		}
+	}
+	// roleAhead: role words follow within a few lines, so the names above
+	// them are not yet complete.
+	roleAhead := func(i int) bool {
+		for j := i + 1; j < len(kinds) && j <= i+8; j++ {
+			switch kinds[j] {
+			case lkRole, lkNameRole:
+				return true
+			case lkVersus, lkNameVersus, lkStop:
+				return false
+			}
+		}
+		return false
+	}
+	titleRun := false // the line before was a title line ending "… OF"
+	for i := range paras {
+		p, k := prepped[i], kinds[i]
+		// A title line ending "… OF" runs on to the next name-like line
+		// without a comma ("DECLARATION AND TESTIMONY OF" / "SCOTT J.
+		// WITT"); a line ending in a comma is the left column's name
+		// ("COMPANY,"), read between them.
+		if titleRun && k == lkName && strings.HasSuffix(p, ",") {
+			pending = append(pending, p)
+			continue
+		}
+		if k == lkTitle || titleRun && k == lkName {
+			waiting := len(pending) > 0 || sawVersus && !roled
+			if waiting && roleAhead(i) {
+				titleRun = danglingRE.MatchString(" " + p)
+				continue // the right column's title, between a name and its role
+			}
+			if k == lkTitle {
+				k = lkStop
+			}
+		}
+		if k != lkSkip {
+			titleRun = false
 		}
 		// A court named right after the "v." is a party: a writ's
 		// respondent ("v. / THE SUPERIOR COURT OF KINGS / COUNTY, /
@@ -618,7 +694,18 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		switch k {
 		case lkSkip:
 			continue
+		case lkAnd:
+			if len(pending) > 0 {
+				pending[len(pending)-1] += ";"
+			}
 		case lkCaseNo:
+			// A number in the right column beside names still waiting for
+			// their role words, or just after the "v.", does not end the
+			// caption ("UNITED STATES OF AMERICA, ) / ) CR-18-00258 /
+			// PLAINTIFF, )").
+			if !sawVersus && len(pending) > 0 || sawVersus && len(pending) == 0 && len(sideNames[1]) == 0 {
+				continue
+			}
 			if len(pending) > 0 && side == 1 {
 				emitRoleless(pending)
 			}
@@ -697,6 +784,13 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				inRe = true
 				continue
 			}
+			// "IN RE: PG&E CORPORATION and" / "PACIFIC GAS AND ELECTRIC" /
+			// "COMPANY," / "Debtors.": the subject runs on to its role line.
+			if danglingRE.MatchString(" "+subject) || strings.HasSuffix(subject, "&") {
+				inRe = true
+				pending = append(pending, subject)
+				continue
+			}
 			if looksLikeName(subject) {
 				for _, n := range splitNames(subject) {
 					dc.parties = append(dc.parties, captionParty{name: n, role: RoleOther, capacity: "subject", page: page})
@@ -715,7 +809,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				continue
 			}
 			finishTitle()
-			if sawVersus && len(sideNames[1]) > 0 {
+			if sawVersus && len(sideNames[1]) > 0 || inReDone && !inRe {
 				return
 			}
 			stops++
@@ -739,7 +833,20 @@ func joinNameLines(lines []string) string {
 		if i > 0 {
 			prev := strings.TrimSpace(lines[i-1])
 			r, _ := utf8.DecodeRuneInString(l)
-			if strings.HasSuffix(prev, ",") && unicode.IsUpper(r) && looksLikeName(firstPart(l)) {
+			// A name also ends with a company's suffix ("DAMMANN & CO., INC."
+			// / "INTERNATIONAL FLAVORS & FRAGRANCES INC.") and where the
+			// lines turn from capitals to mixed case ("NATIONWIDE MUTUAL
+			// INSURANCE COMPANY" / "International Flavors & Fragrances
+			// Inc.,", the appellant named again above its role).
+			pw := strings.Fields(prev)
+			ends := strings.HasSuffix(prev, ",") || len(pw) > 1 && corpSuffix.MatchString(pw[len(pw)-1]) || isAllCaps(strings.TrimPrefix(prev, "and ")) && !isAllCaps(firstPart(l))
+			// ... but a line that begins with a company's suffix finishes
+			// the name above ("ABANTE ROOTER AND PLUMBING," / "INC.,
+			// individually …").
+			if f := strings.Fields(l); len(f) > 0 && corpSuffix.MatchString(strings.TrimRight(f[0], ",;")) {
+				ends = false
+			}
+			if ends && unicode.IsUpper(r) && looksLikeName(firstPart(l)) {
 				b.WriteString("; ")
 			} else {
 				b.WriteByte(' ')
@@ -787,6 +894,7 @@ var (
 	etAlRE      = regexp.MustCompile(`(?i)[,\s]*\bet\.?\s*al\.?,?`)
 	corpSuffix  = regexp.MustCompile(`(?i)^(?:l\.?l\.?c\.?|inc\.?|incorporated|ltd\.?|limited|co\.?|corp\.?|corporation|n\.?a\.?|p\.?c\.?|p\.?a\.?|l\.?l\.?p\.?|l\.?p\.?|pllc|plc|jr\.?|sr\.?|ii|iii|iv|s\.?a\.?u?\.?|s\.?p\.?a\.?|gmbh|ag|n\.?v\.?|b\.?v\.?|s\.?a\.?r\.?l\.?|pty\.?(?:\s+ltd\.?)?)$`)
 	corpPrefix  = regexp.MustCompile(`(?i)^(l\.?l\.?c\.?|inc\.?|ltd\.?|corp\.?|co\.?)\s`)
+	andNameRE   = regexp.MustCompile(`^(?:and|AND|&)\s+(\S.*)$`)
 	andSplitRE  = regexp.MustCompile(`\s+(?:and|AND|&)\s+`)
 	personishRE = regexp.MustCompile(`^[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){1,3}$`)
 )
@@ -802,15 +910,36 @@ func splitNames(block string) []string {
 		fields := strings.Split(part, ",")
 		names := []string{strings.TrimSpace(fields[0])}
 		caps := isAllCaps(names[0])
+		described := false // a description after the last name ("a Delaware corporation")
 		for _, f := range fields[1:] {
 			f = strings.TrimSpace(f)
+			if described {
+				// "WHATSAPP INC., a Delaware corporation, and FACEBOOK,
+				// INC., a Delaware corporation": the "and" names another
+				// party; its suffix follows.
+				if a := andNameRE.FindStringSubmatch(f); a != nil && looksLikeName(a[1]) {
+					names = append(names, a[1])
+					described = false
+				}
+				continue
+			}
 			if corpSuffix.MatchString(f) {
 				names[len(names)-1] += ", " + f
 				continue
 			}
 			if m := corpPrefix.FindStringSubmatch(f + " "); m != nil {
 				names[len(names)-1] += ", " + m[1] // "LLC TROOPER": the suffix, then overprinted text
+				// "INC. and INTERNATIONAL FLAVORS & FRAGRANCES INC.": the
+				// suffix, then another name.
+				if a := andNameRE.FindStringSubmatch(strings.TrimSpace(f[len(m[1]):])); a != nil && looksLikeName(a[1]) {
+					names = append(names, a[1])
+				}
 				break
+			}
+			// "Alpine Ridge Holdings, LLC, and Dana Fox": another name.
+			if a := andNameRE.FindStringSubmatch(f); a != nil && looksLikeName(a[1]) {
+				names = append(names, a[1])
+				continue
 			}
 			// In a caption whose names are in capitals, a part in
 			// capitals after a comma is another name; anything else
@@ -819,7 +948,7 @@ func splitNames(block string) []string {
 				names = append(names, f)
 				continue
 			}
-			break
+			described = true
 		}
 		for _, name := range names {
 			name = strings.TrimSpace(footnoteRE.ReplaceAllString(name, ""))
@@ -845,6 +974,12 @@ func splitCleanNames(name string) []string {
 }
 
 func splitAnd(name string) []string {
+	// In a caption in capitals, a small "and" joins two names, the names'
+	// own words being capitals: "PG&E CORPORATION and PACIFIC GAS AND
+	// ELECTRIC COMPANY".
+	if parts := strings.Split(name, " and "); len(parts) == 2 && isAllCaps(parts[0]) && isAllCaps(parts[1]) && len(strings.Fields(parts[0])) > 1 && len(strings.Fields(parts[1])) > 1 {
+		return []string{strings.TrimSpace(parts[0]), strings.TrimSpace(parts[1])}
+	}
 	parts := andSplitRE.Split(name, -1)
 	if len(parts) != 2 {
 		return []string{name}
@@ -857,7 +992,13 @@ func splitAnd(name string) []string {
 	person := func(s string) bool {
 		return personishRE.MatchString(s) && !strings.Contains(strings.ToLower(s), " of ") && !orgWordRE.MatchString(s)
 	}
-	if corp(a) && corp(b) || person(a) && person(b) {
+	if corp(a) && corp(b) {
+		return []string{a, b}
+	}
+	// An ampersand joins the words of one name ("AJ'S RESTAURANT & BAR
+	// LLC", "INTERNATIONAL FLAVORS & FRAGRANCES INC.", "JESS SMITH & SONS,
+	// LLC"); only two companies, each with its suffix, are two names.
+	if person(a) && person(b) && !strings.Contains(name, "&") {
 		return []string{a, b}
 	}
 	return []string{name}
@@ -911,3 +1052,197 @@ var inTheRE = regexp.MustCompile(`(?i)^\s*in\s+the\s+`)
 var counselRE = regexp.MustCompile(`(?i)\bfor\s+(?:the\s+)?(?:` + roleWord + `)|\b(?:esq|llp|pllc|law\s+(?:group|firm|office))\b|\battorneys?\s+(?:for|at\s+law)\b`)
 
 var midVersusRE = regexp.MustCompile(`(?:^|\s)v\.\s`)
+
+// Divisions of a court. A district court's statutory divisions ("SAN JOSE
+// DIVISION", "EASTERN DIVISION") and an appellate district's numbered ones
+// ("DIVISION THREE") are parts of the court, where the case sits, not its
+// name: the court is "United States District Court Southern District of
+// Indiana", "Court of Appeal … Fourth Appellate District". A division that
+// names a kind of court ("APPELLATE DIVISION", "CHANCERY DIVISION",
+// "COMMERCIAL DIVISION") is the court's name and stays in it (courtContRE).
+var (
+	venueDivRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}division(?:\s*[-–—]\s*[a-z.'’ ]{2,30})?$|^division\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[ivx]{1,5}|\d{1,2})$`)
+	courtKindDiv = regexp.MustCompile(`(?i)\b(?:appellate|chancery|law|family|commercial|criminal|civil|probate|juvenile|equity|tax|housing|trial|business|general|small\s+claims|domestic\s+relations|orphans'?)\s+division$`)
+	compassDivRE = regexp.MustCompile(`(?i)^(?:(?:north|south|east|west)(?:ern)?|central|middle)\s+division\b|^division\s`)
+	divPlaceRE   = regexp.MustCompile(`\s*[-–—].*$`) // "WESTERN DIVISION – LOS ANGELES"
+	divTailRE    = regexp.MustCompile(`(?i)\s*[-–—,]\s*((?:[a-z.'’]+\s+){1,3}division)\s*$`)
+)
+
+// venueDivision: a line that is only a court's division of place or
+// number.
+func venueDivision(p string) bool {
+	if strings.HasSuffix(strings.TrimSpace(p), ",") {
+		return false // "CONSUMER PROTECTION DIVISION,": a party's name
+	}
+	p = strings.Join(strings.Fields(strings.Trim(strings.TrimSpace(p), ",.;:")), " ")
+	return venueDivRE.MatchString(p) && !courtKindDiv.MatchString(divPlaceRE.ReplaceAllString(p, ""))
+}
+
+// cutDivision cuts a division of place after a dash or comma from a court
+// line ("CENTRAL DISTRICT OF CALIFORNIA - WESTERN DIVISION"), saying
+// whether it did.
+func cutDivision(p string) (string, bool) {
+	m := divTailRE.FindStringSubmatchIndex(p)
+	if m == nil || !venueDivision(p[m[2]:m[3]]) {
+		return p, false
+	}
+	return p[:m[0]], true
+}
+
+// A judge's line in a caption is no party: "Honorable Jane Doe, Judge",
+// "THE HONORABLE JAMES V. SELNA, JUDGE PRESIDING", "BEFORE THE HONORABLE
+// …", "Trial Court Judge: …".
+var judgeLineRE = regexp.MustCompile(`(?i)^(?:before\s+)?(?:the\s+)?(?:hon\.|honorable\b)|^(?:(?:trial|lower)\s+court\s+)?judges?\s*:|,\s*(?:(?:trial|district|county|circuit|superior|senior|chief|presiding|magistrate|bankruptcy|associate)\s+)*judge(?:\s+presiding)?[.,]?$`)
+
+// ... and beside a name or role line, the right column's judge: "ERICSSON
+// Hon. James V. Selna", "Defendants. Magistrate: Hon. Paul L. Abrams",
+// "Assigned to the Hon. Charles R. Breyer".
+var judgeColRE = regexp.MustCompile(`(?i)(?:^|\s+)(?:(?:case\s+)?assigned\s+(?:for\s+all\s+purposes\s+)?to|before|(?:(?:u\.\s?s\.|united\s+states|district|magistrate|presiding|bankruptcy)\s+)*judge|magistrate|(?:special\s+|discovery\s+)?master)?\s*:?\s*(?:the\s+)?(?:hon\.|honorable\b)\s+.*$`)
+
+// A transcript caption's right column gives where the hearing was held:
+// "SAN JOSE, CALIFORNIA", "Los Angeles, California".
+var placeLineRE = regexp.MustCompile(`(?i)^[a-z][a-z.' -]{1,30},\s*(?:alabama|alaska|arizona|arkansas|california|colorado|connecticut|delaware|florida|georgia|hawaii|idaho|illinois|indiana|iowa|kansas|kentucky|louisiana|maine|maryland|massachusetts|michigan|minnesota|mississippi|missouri|montana|nebraska|nevada|new\s+hampshire|new\s+jersey|new\s+mexico|new\s+york|north\s+carolina|north\s+dakota|ohio|oklahoma|oregon|pennsylvania|rhode\s+island|south\s+carolina|south\s+dakota|tennessee|texas|utah|vermont|virginia|washington|west\s+virginia|wisconsin|wyoming|d\.\s?c\.|district\s+of\s+columbia|puerto\s+rico)\.?$`)
+
+// publicBodyRE: "CITY OF FRESNO, CALIFORNIA" is a party, not a place.
+var publicBodyRE = regexp.MustCompile(`(?i)^(?:the\s+)?(?:city|county|town|village|borough|township|state|port|people)\b`)
+
+// spacedRE: a heading set in spaced capitals ("O P I N I O N", "A P P E A
+// R A N C E S:"), read as the word it spells.
+var spacedRE = regexp.MustCompile(`^(\s*)((?:\pL ){2,}\pL)(\s*[:.]?\s*)$`)
+
+func unspace(p string) string {
+	m := spacedRE.FindStringSubmatch(p)
+	if m == nil {
+		return p
+	}
+	return m[1] + strings.ReplaceAll(m[2], " ", "") + m[3]
+}
+
+// otherCourt: the text before a case number's label names a court other
+// than the document's ("Routt County District Court No. 23CV30004" in a
+// court of appeals' caption, whose own is "Court of Appeals No. 24CA2203"):
+// the number is the court below's.
+func otherCourt(before, court string) bool {
+	before = strings.TrimSpace(before)
+	if court == "" || !courtRE.MatchString(before) {
+		return false
+	}
+	have := map[string]bool{}
+	for _, w := range courtWords(court) {
+		have[w] = true
+	}
+	for _, w := range courtWords(before) {
+		if !have[w] {
+			return true
+		}
+	}
+	return false
+}
+
+func courtWords(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		switch w {
+		case "the", "of", "for", "in", "and":
+			continue
+		}
+		out = append(out, strings.TrimSuffix(w, "s"))
+	}
+	return out
+}
+
+// titleFragRE: the words of a paper's title, which a name never has.
+var (
+	titleFragRE = regexp.MustCompile(`(?i)\b(?:motion|memorandum|points\s+and\s+authorities|authorities|in\s+support\s+of|in\s+opposition\s+to|opposition|declaration|testimony|stipulat(?:ion|ed)|\[?proposed\]?|reply|application|request|hearing|certification|notice|complaint|answer|brief|judgment|order|exclude|compel|dismiss|summary|redacted|under\s+seal|reconsideration|objections?|evidentiary|determination|entitlement|renewed|limine|sanctions|strike)\b`)
+	roleWordRE  = regexp.MustCompile(`(?i)\b` + roleWord + `\b`)
+	// "DEFENDANTS’ EVIDENTIARY", "PLAINTIFF’S MOTION FOR": a party's paper.
+	possessiveRoleRE = regexp.MustCompile(`(?i)^(?:the\s+)?` + roleWord + `['’]s?\s`)
+)
+
+// leftColumn is a pleading-paper caption line's left column: the text
+// before the ")" or "§" that rules the columns ("AARP INSURANCE PLAN, )
+// Judge: Hon. Dean D. Pregerson", ") DAVIDSON IN SUPPORT OF"). A ")"
+// that closes a "(" on the line is not a rule. When the cleaning joined
+// two caption lines, the text between two rules is one line's right
+// column and the next line's left: the capitals that end it are the
+// left column's ("… Pregerson UNITEDHEALTH GROUP, INC. and )").
+func leftColumn(p string) string {
+	var rules []int
+	depth := 0
+	for i, r := range p {
+		switch r {
+		case '(':
+			depth++
+		case ')', '§':
+			if r == ')' && depth > 0 {
+				depth--
+				continue
+			}
+			if i == 0 || p[i-1] == ' ' {
+				rules = append(rules, i)
+			}
+		}
+	}
+	if len(rules) == 0 {
+		return p
+	}
+	out := []string{strings.TrimSpace(p[:rules[0]])}
+	for k := 1; k < len(rules); k++ {
+		seg := p[rules[k-1]+1 : rules[k]]
+		// The right column's case number, then the left column's line:
+		// "Case No. 4:19-cv-07123-PJH and FACEBOOK, INC., a Delaware".
+		if rest := strings.TrimSpace(caseRefRE.ReplaceAllString(seg, "")); rest != strings.TrimSpace(seg) && rest != "" {
+			if f := strings.Fields(rest)[0]; andWord(f) || isAllCaps(strings.Trim(f, ",.")) {
+				out = append(out, rest)
+				continue
+			}
+		}
+		if c := trailingCaps(seg); c != "" {
+			out = append(out, c)
+		}
+	}
+	return strings.TrimSpace(strings.Join(out, " "))
+}
+
+// trailingCaps: the words in capitals (and connectors) that end s.
+func trailingCaps(s string) string {
+	w := strings.Fields(s)
+	i := len(w)
+	caps := 0
+	for i > 0 {
+		t := w[i-1]
+		if connector[strings.ToLower(t)] {
+			i--
+			continue
+		}
+		if !isAllCaps(t) {
+			break
+		}
+		caps++
+		i--
+	}
+	for i < len(w) && connector[strings.ToLower(w[i])] && !andWord(w[i]) {
+		i++ // not a connector first, but "and": it joins this name to the one above
+	}
+	if caps == 0 || i == len(w) {
+		return ""
+	}
+	return strings.Join(w[i:], " ")
+}
+
+func andWord(w string) bool { return strings.EqualFold(w, "and") || w == "&" }
+
+// appearanceRE: a transcript's appearance label, "For Creditor Committee
+// Official Committee of Tort Claimants:", "For the Government:".
+var appearanceRE = regexp.MustCompile(`(?i)^for\s+[^:]{2,120}:$`)
+
+// looseCaseKey is a case key without its type letters: "19-05257" in a
+// transcript's caption is the stamp's "3:19-cv-05257" (CaseKey "19-cv-5257").
+func looseCaseKey(k string) string {
+	if m := looseKeyRE.FindStringSubmatch(k); m != nil {
+		return "~" + m[1] + "-" + strings.TrimLeft(m[2], "0")
+	}
+	return k
+}
+
+var looseKeyRE = regexp.MustCompile(`^(\d{2})-(?:[a-z]{0,3}-)?(\d{2,7})$`)

@@ -1,6 +1,7 @@
 package brief
 
 import (
+	"github.com/pramaan/brief-rail/pkg/doctext"
 	"strings"
 	"testing"
 )
@@ -59,7 +60,8 @@ func TestCaptionCourtSplitAcrossLines(t *testing.T) {
 		"Marquita A Funches",
 		"Debtor(s)",
 	))
-	wantCourt(t, dc, "United States Bankruptcy Court Northern District of Illinois Eastern Division")
+	// The division is where the case sits, not the court's name.
+	wantCourt(t, dc, "United States Bankruptcy Court Northern District of Illinois")
 
 	dc = captionOf(t, lines(
 		"IN THE SUPERIOR COURT OF THE STATE OF CALIFORNIA",
@@ -431,4 +433,393 @@ func TestCaptionIntervener(t *testing.T) {
 		"APPEAL from a judgment of the Superior Court of Merced County.",
 	}, "\n\n"))
 	checkParties(t, dc, []wantParty{{"Tule River Water Agency", RolePlaintiff}, {"Merced Irrigation District", RoleDefendant}, {"San Luis Canal Company", RoleOther}})
+}
+
+// A district court's division of place ("INDIANAPOLIS DIVISION", alone or
+// after a dash) and an appellate district's numbered division ("DIVISION
+// THREE") are parts of the court, not its name, and never a party.
+func TestCaptionDivisionLines(t *testing.T) {
+	dc := captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"SOUTHERN DISTRICT OF OHIO",
+		"WESTERN DIVISION",
+		"MARY ROE,",
+		"Plaintiff,",
+		"v. Case No. 1:24-cv-00101",
+		"RIVERSIDE FOODS, INC.,",
+		"Defendant.",
+	))
+	wantCourt(t, dc, "United States District Court Southern District of Ohio")
+	wantCases(t, dc, "1:24-cv-00101")
+	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"Riverside Foods, Inc.", RoleDefendant}})
+
+	dc = captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA - WESTERN DIVISION",
+		"HONORABLE JANE A. DOE",
+		"UNITED STATES DISTRICT JUDGE PRESIDING",
+		"ORCHID IMPORTS LTD.,",
+		"PLAINTIFF,",
+		"VS.",
+		"HARBOR SMITH & SONS, LLC,",
+		"DEFENDANT.",
+	))
+	wantCourt(t, dc, "United States District Court Central District of California")
+	checkParties(t, dc, []wantParty{{"Orchid Imports Ltd.", RolePlaintiff}, {"Harbor Smith & Sons, LLC", RoleDefendant}})
+
+	dc = captionOf(t, paras(
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"SEVENTH APPELLATE DISTRICT",
+		"DIVISION THREE",
+		"NORA LEE,",
+		"Plaintiff and Appellant,",
+		"C123456",
+		"v.",
+		"PINE CREEK LLC,",
+		"Defendant and Respondent.",
+	))
+	wantCourt(t, dc, "Court of Appeal of the State of California Seventh Appellate District")
+	checkParties(t, dc, []wantParty{{"Nora Lee", RolePlaintiff}, {"Pine Creek LLC", RoleDefendant}})
+	if dc.title != "Nora Lee v. Pine Creek LLC" {
+		t.Errorf("title %q", dc.title)
+	}
+
+	// An agency named "… DIVISION", its name ending in a comma as a
+	// caption's names do, is a party.
+	dc = captionOf(t, paras(
+		"IN THE CIRCUIT COURT FOR BALTIMORE CITY",
+		"CONSUMER PROTECTION DIVISION,",
+		"Plaintiff,",
+		"v.",
+		"QUICK CASH LLC,",
+		"Defendant.",
+	))
+	checkParties(t, dc, []wantParty{{"Consumer Protection Division", RolePlaintiff}, {"Quick Cash LLC", RoleDefendant}})
+}
+
+// A heading in spaced capitals is the word it spells: "O P I N I O N" is
+// no party, and makes the document an opinion.
+func TestCaptionSpacedHeading(t *testing.T) {
+	dc := captionOf(t, paras(
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"FIFTH APPELLATE DISTRICT",
+		"THE PEOPLE,",
+		"Plaintiff and Respondent,",
+		"F091234",
+		"v.",
+		"O P I N I O N",
+		"SAM ORTIZ,",
+		"Defendant and Appellant.",
+	))
+	checkParties(t, dc, []wantParty{{"The People", RolePlaintiff}, {"Sam Ortiz", RoleDefendant}})
+	if k := classifyKind([]string{paras("IN THE COURT OF APPEAL", "THE PEOPLE,", "v.", "O P I N I O N", "SAM ORTIZ,")}, doctext.Meta{}); k != KindOpinion {
+		t.Errorf("kind %s, want opinion", k)
+	}
+}
+
+// An ampersand joins one name's words: "AJ'S DINER & BAR LLC" is one
+// company (and its possessive "s" stays small), two companies each with
+// its suffix are two; a line ending in a company's suffix ends a name.
+func TestCaptionAmpersandNames(t *testing.T) {
+	dc := captionOf(t, paras(
+		"UNITED STATES COURT OF APPEALS",
+		"FOR THE THIRD CIRCUIT",
+		"No. 10-1234",
+		"HARTWELL INSURANCE COMPANY",
+		"v.",
+		"BAKER & CO., INC. and",
+		"NORTHERN SPICES & OILS INC.",
+		"AJ’S DINER & BAR LLC,",
+		"Appellant",
+	))
+	checkParties(t, dc, []wantParty{{"Hartwell Insurance Company", RolePlaintiff}, {"Baker & Co., Inc.", RoleDefendant}, {"Northern Spices & Oils Inc.", RoleDefendant}, {"Aj’s Diner & Bar LLC", RoleDefendant}})
+}
+
+// A state court of appeals' caption names the court below, its number and
+// its judge before the parties: the number is the court below's, the
+// judge no party; the opinion's public-domain citation beside the court's
+// name is not part of it; "Announced" dates the opinion.
+func TestCaptionLowerCourtLines(t *testing.T) {
+	page := paras(
+		"COLORADO COURT OF APPEALS 2026COA99",
+		"Court of Appeals No. 25CA0001",
+		"Mesa County District Court No. 23CV30012",
+		"Honorable Jane Q. Roe, Judge",
+		"Alpine Ridge Holdings, LLC, and Dana Fox,",
+		"Plaintiffs-Appellants,",
+		"v.",
+		"Peak View Homeowners Association,",
+		"Defendant-Appellee.",
+		"JUDGMENT AFFIRMED",
+		"Division II",
+		"Opinion by JUDGE SMITH",
+		"Announced February 5, 2026",
+	)
+	dc := captionOf(t, page)
+	wantCourt(t, dc, "Colorado Court of Appeals")
+	wantCases(t, dc, "25CA0001")
+	checkParties(t, dc, []wantParty{{"Alpine Ridge Holdings, LLC", RolePlaintiff}, {"Dana Fox", RolePlaintiff}, {"Peak View Homeowners Association", RoleDefendant}})
+	if d := filedOn([]string{page}, doctext.Meta{}); d != "2026-02-05" {
+		t.Errorf("filed on %q, want 2026-02-05", d)
+	}
+}
+
+// "and" alone on a line between plaintiffs ends the name above it; a
+// complaint's first section heading after the caption is no party.
+func TestCaptionAndLines(t *testing.T) {
+	dc := captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF TEXAS",
+		"DALLAS DIVISION",
+		"JOHN SMITH, individually and on behalf of",
+		"the Acme Retirement Plan,",
+		"and",
+		"MARIA GARCIA,",
+		"Plaintiffs,",
+		"v. Case No. 3:24-cv-00001",
+		"ACME CORPORATION,",
+		"Defendant.",
+		"COMPLAINT",
+		"JURISDICTION AND VENUE",
+	))
+	wantCourt(t, dc, "United States District Court Northern District of Texas")
+	checkParties(t, dc, []wantParty{{"John Smith", RolePlaintiff}, {"Maria Garcia", RolePlaintiff}, {"Acme Corporation", RoleDefendant}})
+}
+
+// A transcript's caption: the case number and the place of the hearing in
+// the right column, between a name and its role words.
+func TestCaptionTranscriptRightColumn(t *testing.T) {
+	dc := captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"SAN JOSE DIVISION",
+		"UNITED STATES OF AMERICA, )",
+		") CR-19-00100-ABC",
+		"PLAINTIFF, )",
+		") SAN JOSE, CALIFORNIA",
+		"VS. )",
+		") MARCH 3, 2021",
+		"ROBERT LANE, )",
+		"DEFENDANT. )",
+		"TRANSCRIPT OF PROCEEDINGS",
+		"BEFORE THE HONORABLE ANNE B. CRUZ",
+	))
+	wantCourt(t, dc, "United States District Court Northern District of California")
+	checkParties(t, dc, []wantParty{{"United States of America", RolePlaintiff}, {"Robert Lane", RoleDefendant}})
+
+	// A public body named with its state is a party, not a place.
+	dc = captionOf(t, paras("UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF CALIFORNIA", "ANA RUIZ,", "Plaintiff,", "v.", "CITY OF FRESNO, CALIFORNIA", "Defendant."))
+	checkParties(t, dc, []wantParty{{"Ana Ruiz", RolePlaintiff}, {"City of Fresno", RoleDefendant}})
+}
+
+// paras: lines as the extraction gives them, one paragraph each.
+func paras(ls ...string) string { return strings.Join(ls, "\n\n") }
+
+// An appellate court's decision with no title word is an opinion; a
+// party's paper in that court is not; a transcript is none of the kinds,
+// however many motions its pages speak of.
+func TestKindAppellateDecisionAndTranscript(t *testing.T) {
+	caption := paras(
+		"Filed 12/15/25",
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"THIRD APPELLATE DISTRICT",
+		"ANN LEE,",
+		"Plaintiff and Respondent,",
+		"v.",
+		"BOB KIM,",
+		"Defendant and Appellant.",
+		"Ann Lee lent Bob Kim money.",
+	)
+	kindOf := func(pages ...string) Kind {
+		c := doctext.Clean(pages)
+		return appellateDecision(classifyKind(c.Pages, c.Meta), c.Pages, readCaption(c.Pages, c.Meta.CaseNumbers))
+	}
+	if k := kindOf(caption, "He did not repay it."); k != KindOpinion {
+		t.Errorf("decision: kind %s, want opinion", k)
+	}
+	if k := kindOf(caption); k != KindOther {
+		t.Errorf("one page: kind %s, want other", k)
+	}
+	if k := kindOf(strings.Replace(caption, "Ann Lee lent", "APPELLANT'S OPENING BRIEF\n\nAnn Lee lent", 1), "More."); k != KindOther {
+		t.Errorf("a party's brief: kind %s, want other", k)
+	}
+	transcript := paras("UNITED STATES DISTRICT COURT", "CENTRAL DISTRICT OF CALIFORNIA", "REPORTER'S TRANSCRIPT OF PROCEEDINGS")
+	if k := kindOf(transcript, paras("THE COURT: WE ARE HERE ON THE MOTIONS.", "THE MOTION TO DISMISS IS DENIED.")); k != KindOther {
+		t.Errorf("transcript: kind %s, want other", k)
+	}
+}
+
+// Pleading paper's right column beside the names: the judge ("Judge:
+// Hon. …", "Assigned to the Hon. …"), the paper's title running over
+// several lines ("AND AUTHORITIES IN OPPOSITION TO", "DECLARATION OF" /
+// "MARY SMITH"), and a line the cleaning joined across the column rule.
+func TestCaptionPleadingRightColumn(t *testing.T) {
+	dc := captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"OAKLAND DIVISION",
+		"JANE ROE, Individually and On ) Case No.: 4:20-cv-01234-ABC",
+		"Behalf Of All Others Similarly Situated, )",
+		"Assigned to the Hon. Alan B. Cole",
+		"Plaintiff, )",
+		"PLAINTIFF’S MEMORANDUM OF POINTS",
+		"vs.",
+		"AND AUTHORITIES IN OPPOSITION TO",
+		"GRANITE MUTUAL LIFE INSURANCE",
+		"DECLARATION AND TESTIMONY OF",
+		"COMPANY,",
+		")",
+		"MARY SMITH",
+		"Defendant. )",
+		"Date: May 5, 2021",
+	))
+	wantCourt(t, dc, "United States District Court Northern District of California")
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Granite Mutual Life Insurance Company", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"",
+		"JOHN DOE, ) Case No. 2:19-cv-00001-ABC",
+		"",
+		"Plaintiff, ) DECLARATION OF ANN",
+		"",
+		") LEE IN SUPPORT OF",
+		"",
+		"vs. ) PLAINTIFF’S MOTION",
+		"",
+		"ACME, INC., ACME SERVICES INC., )",
+		"ACME PLAN, ) Judge: Hon. Dean D. Park",
+		"BETA GROUP, INC. and )",
+		"BETA INSURANCE )",
+		"",
+		"COMPANY, )",
+		"",
+		"Defendants. )",
+	))
+	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme, Inc.", RoleDefendant}, {"Acme Services Inc.", RoleDefendant}, {"Acme Plan", RoleDefendant}, {"Beta Group, Inc.", RoleDefendant}, {"Beta Insurance Company", RoleDefendant}})
+
+	// The judges' initials after the number; a party's paper ("DEFENDANTS’
+	// EVIDENTIARY") and a title word ("OBJECTIONS") beside the names; a
+	// "v." with the title's words after it.
+	dc = captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"CARL W. MONROE, et al., Case No. 17-CV-1234 AB (JCx)",
+		"MEMORANDUM OF POINTS AND",
+		"Plaintiffs,",
+		"AUTHORITIES IN SUPPORT OF",
+		"DEFENDANTS’ EVIDENTIARY",
+		"v. PERKINS IN SUPPORT OF",
+		"OBJECTIONS",
+		"WESTERN AIRFRAME",
+		"CORPORATION, et al.",
+		"Date: June 7, 2019",
+		"Defendants. Time: 10:00 a.m.",
+	))
+	checkParties(t, dc, []wantParty{{"Carl W. Monroe", RolePlaintiff}, {"Western Airframe Corporation", RoleDefendant}})
+	if k := classifyKind([]string{paras("JOHN DOE, ) Case No. 1:20-cv-1", "Plaintiff, ) DECLARATION OF ANN", ") LEE IN SUPPORT OF", "vs. ) PLAINTIFF’S MOTION")}, doctext.Meta{}); k != KindExhibit {
+		t.Errorf("a declaration in support of a motion: kind %s, want exhibit", k)
+	}
+}
+
+// More of pleading paper: a division with its place after a dash; a
+// company's suffix beginning the next line; a second plaintiff after the
+// first's description; a line the cleaning joined across the rule, the
+// right column's case number between; an order on a motion, its title in
+// the right column, is an order.
+func TestCaptionPleadingNamesAcrossLines(t *testing.T) {
+	dc := captionOf(t, paras(
+		"IN THE UNITED STATES DISTRICT COURT",
+		"FOR THE CENTRAL DISTRICT OF CALIFORNIA",
+		"WESTERN DIVISION – LOS ANGELES",
+		"NORTH STAR ROOFING AND SIDING, Case No.: 2:21-cv-1234-ABC",
+		"INC., individually and on behalf of all others",
+		"similarly situated,",
+		"Plaintiff,",
+		"vs.",
+		"KAY LIN,",
+		"Defendant.",
+	))
+	wantCourt(t, dc, "United States District Court for the Central District of California")
+	checkParties(t, dc, []wantParty{{"North Star Roofing and Siding, Inc.", RolePlaintiff}, {"Kay Lin", RoleDefendant}})
+
+	page := paras(
+		"UNITED STATES DISTRICT COURT",
+		"FOR THE NORTHERN DISTRICT OF CALIFORNIA",
+		"CHATLINE INC., a Delaware corporation, ) Case No. 4:20-cv-01111-ABC and PHOTOBOOK, INC., a Delaware )",
+		"corporation, ) [PROPOSED] ORDER GRANTING",
+		") PLAINTIFFS’ MOTION TO STRIKE",
+		"Plaintiffs, )",
+		"v. )",
+		"ORION SYSTEMS LIMITED ) Time: 9:00 a.m. and VEGA SYSTEMS LIMITED, )",
+		"Defendants. )",
+	)
+	dc = captionOf(t, page)
+	checkParties(t, dc, []wantParty{{"Chatline Inc.", RolePlaintiff}, {"Photobook, Inc.", RolePlaintiff}, {"Orion Systems Limited", RoleDefendant}, {"Vega Systems Limited", RoleDefendant}})
+	if k := classifyKind([]string{page}, doctext.Meta{}); k != KindOrder {
+		t.Errorf("an order on a motion: kind %s, want order", k)
+	}
+}
+
+// A transcript's "In re" caption: the subject runs over lines to its role
+// word, a small "and" joins two names in capitals, the right column's
+// "NO. 19-05257 JD" is the stamp's case, and the appearances ("For the
+// Official Committee of Tort Claimants:") are no parties.
+func TestCaptionInReAcrossLines(t *testing.T) {
+	dc := captionOf(t, paras(
+		"Case 3:20-cv-01234-AB Document 5 Filed 05/21/20 Page 1 of 42",
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"Before The Honorable Ann Bell, Judge",
+		"IN RE: DELTA HOLDINGS CORPORATION and )",
+		"DELTA POWER AND LIGHT )",
+		"COMPANY, )",
+		"Debtors. ) NO. 20-01234 AB",
+		"San Francisco, California",
+		"TRANSCRIPT OF PROCEEDINGS",
+		"APPEARANCES:",
+		"For the Official Committee of Tort Claimants:",
+		"SMITH & JONES LLP",
+	))
+	wantCases(t, dc, "3:20-cv-01234-AB")
+	checkParties(t, dc, []wantParty{{"Delta Holdings Corporation", RoleOther}, {"Delta Power and Light Company", RoleOther}})
+	if dc.title != "In re: Delta Holdings Corporation" {
+		t.Errorf("title %q", dc.title)
+	}
+}
+
+// A case number whose type letters stand apart ("Case No. CV 19-1848-GW")
+// beside the "vs." leaves the "vs." for the caption.
+func TestCaptionSpacedTypeCaseNumber(t *testing.T) {
+	dc := captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA - WESTERN DIVISION",
+		"HONORABLE GAIL H. WONG, U.S. DISTRICT JUDGE",
+		"BAYSIDE MALIBU PROPERTIES, LLC,",
+		"Plaintiff,",
+		"vs. Case No. CV 19-1234-GW",
+		"MARIO UMBERTO et al,",
+		"Defendants.",
+	))
+	checkParties(t, dc, []wantParty{{"Bayside Malibu Properties, LLC", RolePlaintiff}, {"Mario Umberto", RoleDefendant}})
+	if dc.title != "Bayside Malibu Properties, LLC v. Mario Umberto" {
+		t.Errorf("title %q", dc.title)
+	}
+}
+
+// A party whose name holds a title's word ("APPLICATION") is still a
+// party: its line ends in a comma, as a caption's names do.
+func TestCaptionTitleWordInName(t *testing.T) {
+	dc := captionOf(t, paras(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"THE APPLICATION GROUP, INC.,",
+		"Plaintiff,",
+		"v.",
+		"RIVER BANK,",
+		"Defendant.",
+	))
+	checkParties(t, dc, []wantParty{{"The Application Group, Inc.", RolePlaintiff}, {"River Bank", RoleDefendant}})
 }

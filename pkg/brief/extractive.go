@@ -39,7 +39,7 @@ func NewExtractive() Extractive { return Extractive{} }
 // Name identifies the builder and its rules version in Brief.Builder. It
 // changes with the schema version and with rules that change what a Brief
 // says (v3: the responses list), so the rail rebuilds older frames.
-func (Extractive) Name() string { return "extractive/v3" }
+func (Extractive) Name() string { return "extractive/v4" }
 
 // Build implements Builder. It reads the documents through in.Each, one
 // at a time (in order of id), into the Assembly's bounded accumulators; a
@@ -117,10 +117,11 @@ type eventItem struct {
 func (a *Assembly) Add(d Document) {
 	clean := doctext.Clean(d.Pages)
 	pages := clean.Pages
+	dc := readCaption(pages, clean.Meta.CaseNumbers)
 	sum := DocumentSummary{
 		DocumentID: d.ID, Name: d.Name, SHA256: d.SHA256,
 		PageCount: len(d.Pages), Note: d.Note, Assertions: []Assertion{},
-		Kind: classifyKind(pages, clean.Meta), FiledOn: filedOn(pages, clean.Meta), DocketEntry: clean.Meta.DocketEntry,
+		Kind: appellateDecision(classifyKind(pages, clean.Meta), pages, dc), FiledOn: filedOn(pages, clean.Meta), DocketEntry: clean.Meta.DocketEntry,
 	}
 	// A partial Brief holding only this document's items, so that the
 	// same citation check as every builder's runs on it.
@@ -128,7 +129,6 @@ func (a *Assembly) Add(d Document) {
 	if pl := readPleading(d, sum.Kind, sum.FiledOn, pages); pl != nil {
 		a.pleads = append(a.pleads, pl)
 	}
-	dc := readCaption(pages, clean.Meta.CaseNumbers)
 	docParties := &partySet{}
 	// A name the caption rules joined from lines that do not stand
 	// together on any page ("Super. Ct. JANE ROE" from two columns) is
@@ -652,6 +652,10 @@ func titleCase(s string) string {
 				r[j] = unicode.ToUpper(c)
 			}
 			up = c == '.' || c == '-' || c == '\'' || c == '’' || c == '('
+		}
+		// A possessive's "s" stays small: "AJ'S" is "Aj's", "INC.'S" "Inc.'s".
+		if n := len(r); n > 2 && r[n-1] == 'S' && (r[n-2] == '\'' || r[n-2] == '’') {
+			r[n-1] = 's'
 		}
 		if len(r) > 2 && r[0] == 'M' && r[1] == 'c' {
 			r[2] = unicode.ToUpper(r[2])

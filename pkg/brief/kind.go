@@ -15,6 +15,15 @@ var kindRules = []struct {
 	re   *regexp.Regexp
 	kind Kind
 }{
+	// A declaration or affidavit is evidence, whatever motion it supports:
+	// "DECLARATION OF ANNICK M." / "PERSINGER IN SUPPORT OF" / "PLAINTIFF'S
+	// MOTION FOR …" (its title begins the line or follows the caption's
+	// column rule).
+	{regexp.MustCompile(`(?i)(?:^|[,)]\s+)(?:supplemental\s+|reply\s+)?(?:declaration|affidavit)\s+of\b`), KindExhibit},
+	// An order on a motion is an order: "[PROPOSED] ORDER GRANTING
+	// PLAINTIFFS' MOTION TO STRIKE" (beginning the title, or after the
+	// caption's column rule).
+	{regexp.MustCompile(`(?i)(?:^|[,)]\s+)(?:\[proposed\]\s*)?(?:stipulated\s+|amended\s+|final\s+)?order\s+(?:granting|denying|on|re|regarding)\b`), KindOrder},
 	{regexp.MustCompile(`(?i)\b(?:motion|memorandum\s+of\s+points|in\s+support\s+of|in\s+opposition|objection|opposition\s+to|reply\s+(?:brief|in\s+support))\b`), KindMotion},
 	// An answer before a complaint: "DEFENDANT'S ANSWER TO PLAINTIFF'S
 	// COMPLAINT" answers one.
@@ -30,6 +39,7 @@ var (
 	letterRE      = regexp.MustCompile(`(?m)^(?:Dear\s+\S|Re:\s|RE:\s)|(?i)\bOffice\s+of\s+the\s+Clerk\b`)
 	beforeRE      = regexp.MustCompile(`(?i)^Before:?\s.*\b(?:Circuit|Chief|District|Senior)\s+Judges?\b|^(?:[A-Z][A-Za-z'’.\- ]+),\s+(?:Circuit|Chief|District)\s+Judge[.:]`)
 	exhibitRE     = regexp.MustCompile(`^\d+-\d+$`)
+	transcriptRE  = regexp.MustCompile(`(?i)^(?:\d+\s+)?(?:(?:reporter'?s|official|certified|partial)\s+)?transcript\s+of\b`)
 	exhibitHeadRE = regexp.MustCompile(`^(?i:exhibit|attachment|appendix)\s+[A-Z0-9][A-Z0-9.-]{0,5}$`)
 )
 
@@ -49,6 +59,14 @@ func classifyKind(pages []string, meta doctext.Meta) Kind {
 	if letterRE.MatchString(strings.Join(first, "\n")) {
 		return KindLetter
 	}
+	// A transcript of a hearing or a deposition is none of the kinds, however
+	// many motions its pages speak of ("REPORTER'S TRANSCRIPT OF
+	// PROCEEDINGS").
+	for _, p := range first {
+		if p = strings.TrimSpace(p); isTitleLine(p) && transcriptRE.MatchString(p) {
+			return KindOther
+		}
+	}
 	panel, appeal := false, false
 	for pi := 0; pi < len(pages) && pi < 2; pi++ {
 		for _, p := range firstN(strings.Split(pages[pi], "\n"), captionParas) {
@@ -60,10 +78,18 @@ func classifyKind(pages []string, meta doctext.Meta) Kind {
 	// Title words on page 1 first, then pages 2 and 3 (a cover page or a
 	// long caption can push the title down).
 	for pi := 0; pi < len(pages) && pi < 3; pi++ {
-		paras := firstN(strings.Split(pages[pi], "\n"), captionParas)
+		var paras []string
+		for _, p := range firstN(strings.Split(pages[pi], "\n"), captionParas) {
+			paras = append(paras, p)
+			// Pleading paper's right column, after the ")" rule, holds the
+			// title: "corporation, ) [PROPOSED] ORDER GRANTING".
+			if parts := strings.Split(p, " ) "); len(parts) > 1 {
+				paras = append(paras, parts[1:]...)
+			}
+		}
 		for _, rule := range kindRules {
 			for _, p := range paras {
-				p = strings.TrimSpace(p)
+				p = strings.TrimSpace(unspace(p))
 				if !isTitleLine(p) || lowerCourtRE.MatchString(p) {
 					continue
 				}
@@ -107,7 +133,7 @@ func isTitleLine(p string) bool {
 }
 
 var (
-	filedRE = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
+	filedRE = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|announced|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
 	// A signature or form date: "Dated: May 6, 2025", "DATED this 5th day
 	// of …", "Date October 13, 2017" (a capitalised label, not "letter dated").
 	datedRE  = regexp.MustCompile(`(?m)(?:^\s*|\s)(?:Dated|DATED|Date|DATE|Signed|SIGNED|Entered|ENTERED)\b\s*:?\s*(?:at\s+[^,]{1,40},\s*)?(?:this\s+)?`)
@@ -115,7 +141,7 @@ var (
 )
 
 // filedOn is the date the document was filed: the docket stamp's, else a
-// "Filed"/"Decided"/"Entered" date on the first page, else the signature
+// "Filed"/"Decided"/"Entered"/"Announced" date on the first page, else the signature
 // date ("Dated: …") on the last page with text, else "".
 func filedOn(pages []string, meta doctext.Meta) string {
 	if meta.FiledOn != "" {
@@ -166,4 +192,27 @@ func firstN(s []string, n int) []string {
 		return s[:n]
 	}
 	return s
+}
+
+var (
+	appellateCourtRE = regexp.MustCompile(`(?i)\b(?:court\s+of\s+appeals?|supreme\s+court|appellate\s+(?:division|court)|appeals\s+board)\b`)
+	// What else an appellate court's file holds: the parties' papers.
+	partyPaperRE = regexp.MustCompile(`(?i)\b(?:brief|petition|application|stipulation|response|reply|designation|statement|transcript|record|appendix|notice)\b`)
+)
+
+// appellateDecision: a document with no title word of its kind, of two
+// pages or more, whose caption names an appellate court and both sides of
+// a case, and none of whose first page's title lines names a party's
+// paper, is the court's decision — an opinion ("IN THE COURT OF APPEAL OF
+// THE STATE OF CALIFORNIA … X v. Y", then the text).
+func appellateDecision(k Kind, pages []string, dc docCaption) Kind {
+	if k != KindOther || len(pages) < 2 || !appellateCourtRE.MatchString(dc.court) || !strings.Contains(dc.title, " v. ") {
+		return k
+	}
+	for _, p := range firstN(strings.Split(pages[0], "\n"), captionParas) {
+		if p = strings.TrimSpace(p); isTitleLine(p) && partyPaperRE.MatchString(p) {
+			return k
+		}
+	}
+	return KindOpinion
 }
