@@ -125,6 +125,11 @@ type Ledger interface {
 	// Claim takes the matter's job if it has unserved demand and no live
 	// claim; ok is false when there is nothing to do.
 	Claim(ctx context.Context, ref MatterRef, workerID string) (c Claim, ok bool, err error)
+	// ClaimBatch is Claim for several matters in one statement: it returns
+	// the claims it won (each row conditioned as Claim conditions it; a
+	// matter given twice is claimed at most once); a matter with nothing
+	// to do is absent.
+	ClaimBatch(ctx context.Context, refs []MatterRef, workerID string) ([]Claim, error)
 	// Heartbeat refreshes c's lease; ErrFenced when c was superseded.
 	Heartbeat(ctx context.Context, c Claim) error
 	// Commit lands f iff c's token is current; ErrFenced when it is not

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -113,8 +114,88 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 	if err != nil || !ok {
 		return Outcome{}, err
 	}
+	return w.serve(ctx, c, w.TraceHeader, w.log(), start)
+}
+
+// BatchItem is one nudge of a batch BuildBatch serves.
+type BatchItem struct {
+	Ref MatterRef
+	// Ctx is the item's build context (its deadline, its trace); nil: the
+	// batch's. The claim statement runs on the batch's context.
+	Ctx context.Context
+	// TraceHeader is carried onto the frame.built fact of the frame this
+	// item lands (Worker.TraceHeader for a single build).
+	TraceHeader string
+	// Log, if set, replaces the worker's logger for this item's build.
+	Log *slog.Logger
+}
+
+// BuildBatch serves a batch of nudges the way BuildOnce serves one: one
+// claim statement for the whole batch (Ledger.ClaimBatch), then every
+// claimed matter built concurrently, one goroutine per claim, each under
+// its own heartbeat (every claim's lease starts when the batch is claimed,
+// so none waits for a slot while its lease runs) and on its own item's
+// context, and each committed through the one commit path (Ledger.Commit)
+// as soon as its build finishes. done, if set, is called once per item
+// from the goroutine that served it, right after its outcome is recorded
+// (an item whose claim found nothing: Claimed=false, at once); it must be
+// safe for concurrent use. BuildBatch returns when every build has ended,
+// with outcomes and errors by item index. An item naming a matter an
+// earlier item of the batch names is not claimed again (Claimed=false).
+//
+// If the claim statement fails, err is that error and nothing was served
+// (the claims may have committed: their leases recover them).
+func (w *Worker) BuildBatch(ctx context.Context, items []BatchItem, done func(i int, out Outcome, err error)) (outs []Outcome, errs []error, err error) {
+	start := time.Now()
+	refs := make([]MatterRef, len(items))
+	for i, it := range items {
+		refs[i] = it.Ref
+	}
+	claims, err := w.Ledger.ClaimBatch(ctx, refs, w.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	won := make(map[MatterRef]Claim, len(claims))
+	for _, c := range claims {
+		won[c.MatterRef] = c
+	}
+	outs, errs = make([]Outcome, len(items)), make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, it := range items {
+		c, ok := won[it.Ref]
+		if !ok {
+			if done != nil {
+				done(i, outs[i], nil)
+			}
+			continue
+		}
+		delete(won, it.Ref) // a later item naming the same matter finds nothing
+		ictx := it.Ctx
+		if ictx == nil {
+			ictx = ctx
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			log := it.Log
+			if log == nil {
+				log = w.log()
+			}
+			outs[i], errs[i] = w.serve(ictx, c, it.TraceHeader, log, start)
+			if done != nil {
+				done(i, outs[i], errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return outs, errs, nil
+}
+
+// serve builds and commits claim c once (BuildOnce after its claim).
+func (w *Worker) serve(ctx context.Context, c Claim, traceHeader string, log *slog.Logger, start time.Time) (Outcome, error) {
+	ref := c.MatterRef
 	out := Outcome{Claimed: true, Claim: c}
-	log := w.log().With("firm_id", ref.FirmID, "matter_id", ref.MatterID, "token", c.Token, "target", c.Target)
+	log = log.With("firm_id", ref.FirmID, "matter_id", ref.MatterID, "token", c.Token, "target", c.Target)
 	log.InfoContext(ctx, "claimed", "attempt", c.Attempt, "took_over_expired_lease", c.TookOverExpiry)
 
 	frame, err := w.build(ctx, c, &out)
@@ -134,7 +215,7 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 	if w.BeforeCommit != nil {
 		w.BeforeCommit(ctx, c)
 	}
-	frame.TraceHeader = w.TraceHeader
+	frame.TraceHeader = traceHeader
 	if len(frame.TraceHeader) > MaxTraceHeaderLen {
 		frame.TraceHeader = "" // the outbox's CHECK would refuse the commit; a trace is not worth a frame
 	}
