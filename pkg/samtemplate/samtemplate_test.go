@@ -96,9 +96,9 @@ func TestQueuesMatchTheirConsumers(t *testing.T) {
 	tpl := load(t)
 	want := map[string]QueueSource{
 		"TriggerFunction/TriggerQueue": {LogicalID: "TriggerQueueMapping", Function: "TriggerFunction", Queue: "TriggerQueue", BatchSize: 10, MaximumBatchingWindowInSeconds: 2, MaximumConcurrency: 5, Enabled: true},
-		"BuilderFunction/BuildQueue":   {LogicalID: "BuildQueueMapping", Function: "BuilderFunction", Queue: "BuildQueue", BatchSize: 1, MaximumConcurrency: 10, Enabled: true},
+		"BuilderFunction/BuildQueue":   {LogicalID: "BuildQueueMapping", Function: "BuilderFunction", Queue: "BuildQueue", BatchSize: 10, MaximumConcurrency: 10, Enabled: true},
 		// The backfill's own queue and concurrency (BackfillConcurrency's default).
-		"BuilderFunction/BackfillQueue": {LogicalID: "BackfillQueueMapping", Function: "BuilderFunction", Queue: "BackfillQueue", BatchSize: 1, MaximumConcurrency: 2, Enabled: true},
+		"BuilderFunction/BackfillQueue": {LogicalID: "BackfillQueueMapping", Function: "BuilderFunction", Queue: "BackfillQueue", BatchSize: 10, MaximumConcurrency: 2, Enabled: true},
 	}
 	seen := map[string]bool{}
 	for _, id := range tpl.Functions() {

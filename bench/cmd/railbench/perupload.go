@@ -288,7 +288,7 @@ func perUploadRail(ctx context.Context, e *env, matters, uploads, builders int, 
 	}
 	pollers := []*localbus.Poller{
 		{Name: app.Trigger, Source: tr.TriggerQueue, Handler: counted(rl.Trigger.Handle), Batch: 10, Wait: 50 * time.Millisecond, Concurrency: 2, OnError: onErr(app.Trigger)},
-		{Name: app.Builder, Source: tr.BuildQueue, Handler: counted(rl.Builder.Handle), Batch: 1, Wait: 50 * time.Millisecond, Concurrency: builders, OnError: onErr(app.Builder)},
+		{Name: app.Builder, Source: tr.BuildQueue, Handler: counted(rl.Builder.Handle), Batch: 10, Wait: 50 * time.Millisecond, Concurrency: builders, OnError: onErr(app.Builder)},
 	}
 	var wg sync.WaitGroup
 	for _, p := range pollers {
