@@ -15,8 +15,8 @@ import (
 func ClaimBatchUnordered(l *Ledger) func(ctx context.Context, refs []rail.MatterRef, workerID string) ([]rail.Claim, error) {
 	stmt := claimBatchSQL
 	for _, r := range [][2]string{
-		{"SELECT DISTINCT u.firm_id, u.matter_id\n    FROM unnest($1::text[]::uuid[], $2::text[]::uuid[]) AS u(firm_id, matter_id)",
-			"SELECT u.firm_id, u.matter_id, min(u.ord) AS ord\n    FROM unnest($1::text[]::uuid[], $2::text[]::uuid[]) WITH ORDINALITY AS u(firm_id, matter_id, ord)\n    GROUP BY u.firm_id, u.matter_id"},
+		{"SELECT DISTINCT u.firm_id, u.matter_id\n    FROM ROWS FROM (pg_catalog.unnest($1::text[]::uuid[]), pg_catalog.unnest($2::text[]::uuid[])) AS u(firm_id, matter_id)",
+			"SELECT u.firm_id, u.matter_id, min(u.ord) AS ord\n    FROM ROWS FROM (pg_catalog.unnest($1::text[]::uuid[]), pg_catalog.unnest($2::text[]::uuid[])) WITH ORDINALITY AS u(firm_id, matter_id, ord)\n    GROUP BY u.firm_id, u.matter_id"},
 		{"ORDER BY j.firm_id, j.matter_id\n    FOR NO KEY UPDATE OF j", "ORDER BY want.ord\n    FOR NO KEY UPDATE OF j"},
 	} {
 		if !strings.Contains(stmt, r[0]) {

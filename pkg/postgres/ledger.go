@@ -241,7 +241,7 @@ FROM c`
 var claimBatchSQL = `
 WITH want AS (
     SELECT DISTINCT u.firm_id, u.matter_id
-    FROM unnest($1::text[]::uuid[], $2::text[]::uuid[]) AS u(firm_id, matter_id)
+    FROM ROWS FROM (pg_catalog.unnest($1::text[]::uuid[]), pg_catalog.unnest($2::text[]::uuid[])) AS u(firm_id, matter_id)
 ), locked AS (
     SELECT j.firm_id, j.matter_id
     FROM ops.matter_frame_jobs AS j JOIN want USING (firm_id, matter_id)

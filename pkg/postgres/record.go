@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -241,13 +242,31 @@ func LoadClaimedInputs(ctx context.Context, q Querier, c rail.Claim) (rail.Input
 	if err != nil {
 		return rail.Inputs{}, fmt.Errorf("load inputs %s token %d: %w", ref, c.Token, claimedReadError(err))
 	}
-	var manifest []rail.DocumentMeta
+	manifest, err := claimedManifest(ctx, q, c, nil)
+	if err != nil {
+		return rail.Inputs{}, err
+	}
+	t := ""
+	if title != nil {
+		t = *title
+	}
+	return rail.InputsFrom(ref, t, manifest, claimedDocumentSource{q: q, token: c.Token}), nil
+}
+
+// claimedManifest reads c's manifest on from the last document of
+// manifest (from the start when it is empty), one statement per page of
+// rail.ManifestPage, and returns manifest with the rest appended.
+func claimedManifest(ctx context.Context, q Querier, c rail.Claim, manifest []rail.DocumentMeta) ([]rail.DocumentMeta, error) {
+	ref := c.MatterRef
 	after := uuid.Nil
+	if len(manifest) > 0 {
+		after = manifest[len(manifest)-1].ID
+	}
 	for {
 		rows, err := q.Query(ctx, `SELECT document_id, name, content_sha256, page_count, uploaded_at
             FROM ops.claimed_document_manifest($1, $2, $3, $4, $5)`, ref.FirmID, ref.MatterID, c.Token, after, rail.ManifestPage)
 		if err != nil {
-			return rail.Inputs{}, fmt.Errorf("load inputs %s token %d: %w", ref, c.Token, claimedReadError(err))
+			return nil, fmt.Errorf("load inputs %s token %d: %w", ref, c.Token, claimedReadError(err))
 		}
 		page, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rail.DocumentMeta, error) {
 			var d rail.DocumentMeta
@@ -255,18 +274,85 @@ func LoadClaimedInputs(ctx context.Context, q Querier, c rail.Claim) (rail.Input
 			return d, err
 		})
 		if err != nil {
-			return rail.Inputs{}, fmt.Errorf("load inputs %s token %d: %w", ref, c.Token, claimedReadError(err))
+			return nil, fmt.Errorf("load inputs %s token %d: %w", ref, c.Token, claimedReadError(err))
 		}
 		manifest = append(manifest, page...)
 		if len(page) < rail.ManifestPage {
-			t := ""
-			if title != nil {
-				t = *title
-			}
-			return rail.InputsFrom(ref, t, manifest, claimedDocumentSource{q: q, token: c.Token}), nil
+			return manifest, nil
 		}
 		after = page[len(page)-1].ID
 	}
+}
+
+// loadBuildSQL reads what a build starts from in one statement, through
+// the same claimed_* functions (each refuses a token that is not the
+// matter's current running claim): the title, the first manifest page and
+// the newest frame (NULLs when there is none).
+const loadBuildSQL = `
+SELECT t.title, m.ids, m.names, m.shas, m.pages, m.uploaded,
+       f.frame_id, f.token, f.target_generation, f.fingerprint, f.builder, f.model_invoked,
+       f.built_at, f.body, f.builder_version, f.model_id, f.prompt_hash
+FROM (SELECT ops.claimed_matter_title($1, $2, $3) AS title) AS t
+CROSS JOIN LATERAL (
+    SELECT coalesce(pg_catalog.array_agg(d.document_id::text ORDER BY d.document_id), '{}') AS ids,
+           coalesce(pg_catalog.array_agg(d.name ORDER BY d.document_id), '{}') AS names,
+           coalesce(pg_catalog.array_agg(d.content_sha256 ORDER BY d.document_id), '{}') AS shas,
+           coalesce(pg_catalog.array_agg(d.page_count ORDER BY d.document_id), '{}') AS pages,
+           coalesce(pg_catalog.array_agg(d.uploaded_at ORDER BY d.document_id), '{}') AS uploaded
+    FROM ops.claimed_document_manifest($1, $2, $3, $4, $5) AS d) AS m
+LEFT JOIN LATERAL ops.claimed_latest_frame($1, $2, $3) AS f ON true`
+
+// LoadBuild is LoadInputs and ClaimedLatestFrame in one statement (and
+// one more per further manifest page, for a matter of more than
+// rail.ManifestPage documents): what a build reads before it decides
+// whether to call the model.
+func (l *Ledger) LoadBuild(ctx context.Context, c rail.Claim) (rail.Inputs, rail.StoredFrame, bool, error) {
+	ref := c.MatterRef
+	var (
+		title                       *string
+		ids, names, shas            []string
+		pages                       []int32
+		uploaded                    []time.Time
+		frameID                     *uuid.UUID
+		token, target               *int64
+		fp, builder, ver, model, ph *string
+		invoked                     *bool
+		builtAt                     *time.Time
+		body                        []byte
+	)
+	err := l.q.QueryRow(ctx, loadBuildSQL, ref.FirmID, ref.MatterID, c.Token, uuid.Nil, rail.ManifestPage).
+		Scan(&title, &ids, &names, &shas, &pages, &uploaded,
+			&frameID, &token, &target, &fp, &builder, &invoked, &builtAt, &body, &ver, &model, &ph)
+	if err != nil {
+		return rail.Inputs{}, rail.StoredFrame{}, false, fmt.Errorf("load build %s token %d: %w", ref, c.Token, claimedReadError(err))
+	}
+	if len(names) != len(ids) || len(shas) != len(ids) || len(pages) != len(ids) || len(uploaded) != len(ids) {
+		return rail.Inputs{}, rail.StoredFrame{}, false, fmt.Errorf("load build %s token %d: manifest columns of unequal length", ref, c.Token)
+	}
+	var manifest []rail.DocumentMeta // nil when empty, as LoadInputs's
+	for i := range ids {
+		id, err := uuid.Parse(ids[i])
+		if err != nil {
+			return rail.Inputs{}, rail.StoredFrame{}, false, fmt.Errorf("load build %s token %d: %w", ref, c.Token, err)
+		}
+		manifest = append(manifest, rail.DocumentMeta{ID: id, Name: names[i], SHA256: shas[i], PageCount: int(pages[i]), UploadedAt: uploaded[i]})
+	}
+	if len(manifest) == rail.ManifestPage {
+		if manifest, err = claimedManifest(ctx, l.pool, c, manifest); err != nil {
+			return rail.Inputs{}, rail.StoredFrame{}, false, err
+		}
+	}
+	in := rail.InputsFrom(ref, deref(title), manifest, claimedDocumentSource{q: l.pool, token: c.Token})
+	if frameID == nil {
+		return in, rail.StoredFrame{}, false, nil
+	}
+	f := rail.StoredFrame{FrameID: *frameID, Token: *token, Target: *target, Fingerprint: deref(fp), Builder: deref(builder),
+		ModelInvoked: invoked != nil && *invoked, Body: body,
+		Identity: rail.BuilderIdentity{Name: deref(builder), Version: deref(ver), ModelID: deref(model), PromptHash: deref(ph)}}
+	if builtAt != nil {
+		f.BuiltAt = *builtAt
+	}
+	return in, f, true, nil
 }
 
 // claimedDocumentSource reads a claim's documents one statement each,

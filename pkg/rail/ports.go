@@ -152,6 +152,9 @@ type Ledger interface {
 	// token is the read capability: once it is no longer the matter's
 	// current running claim, every read fails with ErrFenced.
 	LoadInputs(ctx context.Context, c Claim) (Inputs, error)
+	// LoadBuild is LoadInputs and ClaimedLatestFrame in one statement: what
+	// a build reads before it decides whether to call the builder.
+	LoadBuild(ctx context.Context, c Claim) (in Inputs, prev StoredFrame, found bool, err error)
 }
 
 // DocumentSource reads one document of a build's manifest, with its text

@@ -286,20 +286,17 @@ func (w *Worker) markRun(ctx context.Context, c Claim, outcome, msg string) {
 	}
 }
 
-// build reads inputs and runs the builder under heartbeats. When the inputs
+// build reads inputs and the last frame (one statement, LoadBuild) and
+// runs the builder under heartbeats. When the inputs
 // match the last landed frame's (same fingerprint and builder) the previous
 // body is reused and the builder is not called.
 func (w *Worker) build(ctx context.Context, c Claim, out *Outcome) (Frame, error) {
-	in, err := w.Ledger.LoadInputs(ctx, c)
+	in, prev, found, err := w.Ledger.LoadBuild(ctx, c)
 	if err != nil {
 		return Frame{}, err
 	}
 	id := IdentityOf(w.Builder)
 	fp := in.FingerprintFor(id)
-	prev, found, err := w.Ledger.ClaimedLatestFrame(ctx, c)
-	if err != nil {
-		return Frame{}, err
-	}
 	if found && prev.Fingerprint == fp && prev.Identity == id {
 		return Frame{Body: prev.Body, Fingerprint: fp, Builder: prev.Builder, Identity: id}, nil
 	}
