@@ -155,6 +155,18 @@ type Ledger interface {
 	// LoadBuild is LoadInputs and ClaimedLatestFrame in one statement: what
 	// a build reads before it decides whether to call the builder.
 	LoadBuild(ctx context.Context, c Claim) (in Inputs, prev StoredFrame, found bool, err error)
+	// LoadBuilds is LoadBuild for every claim of a batch in one statement,
+	// in the order given; ErrFenced (for the whole batch) when any claim
+	// no longer holds its matter.
+	LoadBuilds(ctx context.Context, claims []Claim) ([]Loaded, error)
+}
+
+// Loaded is what LoadBuild reads for one claim: its inputs and its
+// matter's newest frame (Found false when there is none).
+type Loaded struct {
+	Inputs Inputs
+	Prev   StoredFrame
+	Found  bool
 }
 
 // DocumentSource reads one document of a build's manifest, with its text

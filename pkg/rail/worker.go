@@ -114,7 +114,7 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 	if err != nil || !ok {
 		return Outcome{}, err
 	}
-	return w.serve(ctx, c, w.TraceHeader, w.log(), start)
+	return w.serve(ctx, c, nil, w.TraceHeader, w.log(), start)
 }
 
 // BatchItem is one nudge of a batch BuildBatch serves.
@@ -131,7 +131,8 @@ type BatchItem struct {
 }
 
 // BuildBatch serves a batch of nudges the way BuildOnce serves one: one
-// claim statement for the whole batch (Ledger.ClaimBatch), then every
+// claim statement for the whole batch (Ledger.ClaimBatch), one statement
+// for the builds' reads (Ledger.LoadBuilds), then every
 // claimed matter built concurrently, one goroutine per claim, each under
 // its own heartbeat (every claim's lease starts when the batch is claimed,
 // so none waits for a slot while its lease runs) and on its own item's
@@ -155,21 +156,38 @@ func (w *Worker) BuildBatch(ctx context.Context, items []BatchItem, done func(i 
 	if err != nil {
 		return nil, nil, err
 	}
-	won := make(map[MatterRef]Claim, len(claims))
-	for _, c := range claims {
-		won[c.MatterRef] = c
+	// The builds' reads, one statement for the batch; if it fails (a claim
+	// superseded already, a lost connection) each build reads its own.
+	var loaded []Loaded
+	if len(claims) > 1 {
+		if loaded, err = w.Ledger.LoadBuilds(ctx, claims); err != nil {
+			w.log().WarnContext(ctx, "batch read failed; each build reads its own", "claims", len(claims), "err", err)
+			loaded = nil
+		}
+	}
+	type won struct {
+		c   Claim
+		pre *Loaded
+	}
+	wins := make(map[MatterRef]won, len(claims))
+	for i, c := range claims {
+		wn := won{c: c}
+		if loaded != nil {
+			wn.pre = &loaded[i]
+		}
+		wins[c.MatterRef] = wn
 	}
 	outs, errs = make([]Outcome, len(items)), make([]error, len(items))
 	var wg sync.WaitGroup
 	for i, it := range items {
-		c, ok := won[it.Ref]
+		wn, ok := wins[it.Ref]
 		if !ok {
 			if done != nil {
 				done(i, outs[i], nil)
 			}
 			continue
 		}
-		delete(won, it.Ref) // a later item naming the same matter finds nothing
+		delete(wins, it.Ref) // a later item naming the same matter finds nothing
 		ictx := it.Ctx
 		if ictx == nil {
 			ictx = ctx
@@ -181,7 +199,7 @@ func (w *Worker) BuildBatch(ctx context.Context, items []BatchItem, done func(i 
 			if log == nil {
 				log = w.log()
 			}
-			outs[i], errs[i] = w.serve(ictx, c, it.TraceHeader, log, start)
+			outs[i], errs[i] = w.serve(ictx, wn.c, wn.pre, it.TraceHeader, log, start)
 			if done != nil {
 				done(i, outs[i], errs[i])
 			}
@@ -191,14 +209,15 @@ func (w *Worker) BuildBatch(ctx context.Context, items []BatchItem, done func(i 
 	return outs, errs, nil
 }
 
-// serve builds and commits claim c once (BuildOnce after its claim).
-func (w *Worker) serve(ctx context.Context, c Claim, traceHeader string, log *slog.Logger, start time.Time) (Outcome, error) {
+// serve builds and commits claim c once (BuildOnce after its claim), from
+// pre when its reads were made already (BuildBatch).
+func (w *Worker) serve(ctx context.Context, c Claim, pre *Loaded, traceHeader string, log *slog.Logger, start time.Time) (Outcome, error) {
 	ref := c.MatterRef
 	out := Outcome{Claimed: true, Claim: c}
 	log = log.With("firm_id", ref.FirmID, "matter_id", ref.MatterID, "token", c.Token, "target", c.Target)
 	log.InfoContext(ctx, "claimed", "attempt", c.Attempt, "took_over_expired_lease", c.TookOverExpiry)
 
-	frame, err := w.build(ctx, c, &out)
+	frame, err := w.build(ctx, c, pre, &out)
 	out.Duration = time.Since(start)
 	// From here on, the build's context may be cancelled or past its
 	// deadline (a build that ended at the deadline): every outcome statement
@@ -286,15 +305,19 @@ func (w *Worker) markRun(ctx context.Context, c Claim, outcome, msg string) {
 	}
 }
 
-// build reads inputs and the last frame (one statement, LoadBuild) and
-// runs the builder under heartbeats. When the inputs
+// build reads inputs and the last frame (one statement, LoadBuild; or
+// takes them from pre) and runs the builder under heartbeats. When the inputs
 // match the last landed frame's (same fingerprint and builder) the previous
 // body is reused and the builder is not called.
-func (w *Worker) build(ctx context.Context, c Claim, out *Outcome) (Frame, error) {
-	in, prev, found, err := w.Ledger.LoadBuild(ctx, c)
-	if err != nil {
-		return Frame{}, err
+func (w *Worker) build(ctx context.Context, c Claim, pre *Loaded, out *Outcome) (Frame, error) {
+	if pre == nil {
+		in, prev, found, err := w.Ledger.LoadBuild(ctx, c)
+		if err != nil {
+			return Frame{}, err
+		}
+		pre = &Loaded{Inputs: in, Prev: prev, Found: found}
 	}
+	in, prev, found := pre.Inputs, pre.Prev, pre.Found
 	id := IdentityOf(w.Builder)
 	fp := in.FingerprintFor(id)
 	if found && prev.Fingerprint == fp && prev.Identity == id {

@@ -59,6 +59,10 @@ func summarize(r *Results) []SummaryLine {
 			add(sys+"_model_calls_per_served_upload", "%.2f %s", p.ModelCalls.Median, tail)
 			if sys == "rail" {
 				add("rail_lambda_invocations_per_served_upload", "%.2f trigger+builder, plus %.2f relay (scheduled, time-driven) %s", p.Invocations.Median, p.RelayInv.Median, tail)
+				if len(p.BuilderInvPerBuild.Values) > 0 {
+					add("rail_builder_invocations_per_build", "%.2f (builder invocation-seconds per build %.4f: GB-seconds per build at 1 GB) %s",
+						p.BuilderInvPerBuild.Median, p.BuilderSecsPerBuild.Median, tail)
+				}
 			}
 			if sys == "river_unique" {
 				add("river_unique_uploads_not_in_final_brief", "%.0f %s", p.Lost.Median, tail)
