@@ -131,7 +131,8 @@ type BatchItem struct {
 }
 
 // BuildBatch serves a batch of nudges the way BuildOnce serves one: one
-// claim statement for the whole batch (Ledger.ClaimBatch), one statement
+// claim statement for the whole batch (Ledger.ClaimBatch; Claim for a
+// batch of one), one statement
 // for the builds' reads (Ledger.LoadBuilds), then every
 // claimed matter built concurrently, one goroutine per claim, each under
 // its own heartbeat (every claim's lease starts when the batch is claimed,
@@ -152,8 +153,18 @@ func (w *Worker) BuildBatch(ctx context.Context, items []BatchItem, done func(i 
 	for i, it := range items {
 		refs[i] = it.Ref
 	}
-	claims, err := w.Ledger.ClaimBatch(ctx, refs, w.ID)
-	if err != nil {
+	var claims []Claim
+	if len(refs) == 1 {
+		// A batch of one (a quiet queue): the single-row claim, cheaper
+		// than the batch statement for one row and conditioned the same.
+		c, ok, err := w.Ledger.Claim(ctx, refs[0], w.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			claims = []Claim{c}
+		}
+	} else if claims, err = w.Ledger.ClaimBatch(ctx, refs, w.ID); err != nil {
 		return nil, nil, err
 	}
 	// The builds' reads, one statement for the batch; if it fails (a claim

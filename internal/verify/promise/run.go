@@ -116,7 +116,18 @@ const (
 	quiesceFor   = 25 * time.Minute // the quiescence bound (a lease, the sweeper's grace, a relay backoff cap)
 	triggerTO    = 30 * time.Second // the functions' timeouts (template.yaml)
 	builderTO    = 600 * time.Second
-	builderBatch = 10 // the build and backfill queues' BatchSize (template.yaml)
+	// builderBatch: nudges per builder invocation. The template's BatchSize
+	// is 10 and the builder then runs a batch's builds concurrently; here
+	// it stays 1, because the simulated Brief builder draws its faults from
+	// the seed's one random stream and acts on the run's state (uploads,
+	// relay and trigger passes inside a build): concurrent builds would make
+	// a seed's faults depend on the scheduler, and a seed would no longer
+	// replay (doc.go, "Determinism"). The batch path has its own tests
+	// (pkg/lambdafn's TestBuilderServesItsSQSBatchConcurrently and
+	// TestBuilderBatchKilledMidBatchIsRecoveredAfterItsLeases, pkg/postgres's
+	// TestClaimBatch*), and a batch of one goes through the same
+	// Worker.BuildBatch.
+	builderBatch = 1
 	relayTO      = 60 * time.Second
 	sweeperTO    = 60 * time.Second
 )
@@ -789,9 +800,9 @@ func (r *run) holdJobRows() func() {
 }
 
 // pollBuilds runs the builder function on one batch of up to batch nudges
-// from q, as the event source mapping does (the template's BatchSize,
-// builderBatch). A nudge lost or delayed by a fault is taken out of the
-// batch; the rest are handed to the invocation.
+// from q, as the event source mapping does (builderBatch). A nudge lost or
+// delayed by a fault is taken out of the batch; the rest are handed to the
+// invocation.
 func (r *run) pollBuilds(q *localbus.Queue, batch int) int {
 	defer r.timed("pollBuilds")()
 	msgs, err := q.Receive(r.ctx, batch, 0)
