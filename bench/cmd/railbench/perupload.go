@@ -137,7 +137,7 @@ func runPerUpload(ctx context.Context, e *env, o options) (*PerUploadResults, er
 	r := &PerUploadResults{Matters: matters, Uploads: uploads, Reps: o.Reps, Builders: builders, BuildTime: modelTime.String(),
 		Systems: map[string]PerUploadOf{}, Notes: []string{
 			"burst: on each matter three uploads (a document and its fact, one transaction each) then a Regenerate, back to back; 4 producers over the matters; served upload = an upload whose demand a landed Brief served (rail) or whose document the matter's last Brief read (River)",
-			"rail: pkg/app's handlers over the template's local bus and queues (relay invoked back to back, trigger batches of 10 with concurrency 2, builder batches of 10 (as template.yaml) with concurrency builder_concurrency); the sweeper is not run (periodic, not per upload)",
+			"rail: pkg/app's handlers over the template's local bus and queues (relay invoked back to back, trigger batches of 10 with concurrency 2, builder batches of per_upload_builder_batch (template.yaml: 10) with concurrency builder_concurrency); the sweeper is not run (periodic, not per upload)",
 			"river: one job per upload inserted in the upload's transaction and one per Regenerate; the worker loads the matter's inputs as the rail does (postgres.LoadInputs), runs the same builder and upserts the Brief (bench.river_briefs); unique: UniqueOpts{ByArgs} by matter with River's required states (available, pending, running, scheduled): an upload whose job conflicts with a running one is dropped, so its document may miss the last Brief (uploads_not_in_final_brief)",
 			"counters: pg_stat_database.xact_commit, sum of pg_stat_user_tables n_tup_ins+n_tup_upd+n_tup_del, pg_stat_wal.wal_bytes, deltas over the burst with every pool closed (backends flush their statistics at exit); the WAL counter is the server's (nothing else runs meanwhile); round trips counted on the pools' sockets",
 			"model: the extractive builder behind a fixed model_time, the same for both; model calls = Build calls",
@@ -149,7 +149,7 @@ func runPerUpload(ctx context.Context, e *env, o options) (*PerUploadResults, er
 			var res perUploadRep
 			var err error
 			if sys == "rail" {
-				res, err = perUploadRail(ctx, e, matters, uploads, builders, modelTime)
+				res, err = perUploadRail(ctx, e, matters, uploads, builders, max(o.PerUploadBatch, 1), modelTime)
 			} else {
 				res, err = perUploadRiver(ctx, e, matters, uploads, builders, modelTime, sys == "river_unique")
 			}
@@ -239,7 +239,7 @@ func newMatters(ctx context.Context, e *env, n int) ([]rail.MatterRef, error) {
 	return createMatters(ctx, pool, n, "per upload ")
 }
 
-func perUploadRail(ctx context.Context, e *env, matters, uploads, builders int, modelTime time.Duration) (perUploadRep, error) {
+func perUploadRail(ctx context.Context, e *env, matters, uploads, builders, batch int, modelTime time.Duration) (perUploadRep, error) {
 	var res perUploadRep
 	refs, err := newMatters(ctx, e, matters)
 	if err != nil {
@@ -303,7 +303,7 @@ func perUploadRail(ctx context.Context, e *env, matters, uploads, builders int, 
 			t0 := time.Now()
 			defer func() { builderInv.Add(1); builderNanos.Add(int64(time.Since(t0))) }()
 			return rl.Builder.Handle(ctx, ev)
-		}), Batch: 10, Wait: 50 * time.Millisecond, Concurrency: builders, OnError: onErr(app.Builder)},
+		}), Batch: batch, Wait: 50 * time.Millisecond, Concurrency: builders, OnError: onErr(app.Builder)},
 	}
 	var wg sync.WaitGroup
 	for _, p := range pollers {
