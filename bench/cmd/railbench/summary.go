@@ -142,6 +142,9 @@ func summarize(r *Results) []SummaryLine {
 		add("roundtrips_claim", "%.2f (%s mode; exec mode: %.2f)", m.ClaimRoundTrips, r.Options.ExecMode, rt.Modes["exec"].ClaimRoundTrips)
 		add("roundtrips_commit", "%.2f (%s mode; exec mode: %.2f)", m.CommitRoundTrips, r.Options.ExecMode, rt.Modes["exec"].CommitRoundTrips)
 		add("roundtrips_demand", "%.2f", m.DemandRoundTrips)
+		add("roundtrips_claim_batch", "%.2f per batch of %d (%s mode; exec mode: %.2f); the builds' reads %.2f per batch (exec mode: %.2f)",
+			m.BatchClaimRoundTrips, m.BatchOf, r.Options.ExecMode, rt.Modes["exec"].BatchClaimRoundTrips,
+			m.BatchReadRoundTrips, rt.Modes["exec"].BatchReadRoundTrips)
 	}
 	if g := r.Growth; g != nil {
 		var c, k, d []string
