@@ -112,8 +112,11 @@ func TestQueuesMatchTheirConsumers(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", id, err)
 			}
-			if q.VisibilityTimeout < 6*f.Timeout {
-				t.Errorf("%s: visibility %d s < 6 x %s timeout %d s", q.LogicalID, q.VisibilityTimeout, id, f.Timeout)
+			// A batch's messages stay in flight for the whole invocation and
+			// its batching window (the builder's batch of 10 as much as the
+			// trigger's).
+			if want := 6*f.Timeout + ev.MaximumBatchingWindowInSeconds; q.VisibilityTimeout < want {
+				t.Errorf("%s: visibility %d s < 6 x %s timeout %d s + %d s batching window", q.LogicalID, q.VisibilityTimeout, id, f.Timeout, ev.MaximumBatchingWindowInSeconds)
 			}
 			if q.RedriveMaxReceiveCount < 5 || q.DLQ == "" {
 				t.Errorf("%s: redrive maxReceiveCount %d to %q, want >= 5 to a DLQ", q.LogicalID, q.RedriveMaxReceiveCount, q.DLQ)
