@@ -132,9 +132,8 @@ type BatchItem struct {
 
 // BuildBatch serves a batch of nudges the way BuildOnce serves one: one
 // claim statement for the whole batch (Ledger.ClaimBatch; Claim for a
-// batch of one), one statement
-// for the builds' reads (Ledger.LoadBuilds), then every
-// claimed matter built concurrently, one goroutine per claim, each under
+// batch of one), one statement for the builds' reads (Ledger.LoadBuilds),
+// then every claimed matter built concurrently, one goroutine per claim, each under
 // its own heartbeat (every claim's lease starts when the batch is claimed,
 // so none waits for a slot while its lease runs) and on its own item's
 // context, and each committed through the one commit path (Ledger.Commit)
