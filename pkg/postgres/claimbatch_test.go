@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pramaan/brief-rail/internal/testenv/railtest"
 	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
@@ -310,5 +311,35 @@ func TestClaimBatchesOverlappingQueueRatherThanDeadlock(t *testing.T) {
 				t.Fatalf("%d deadlocks", deadlocks.Load())
 			}
 		})
+	}
+}
+
+// The builder function's role serves a batch: the batch claim (its row
+// locks included), the batch read (through the claimed_* functions it may
+// execute) and each commit, with no grant beyond what the single-claim
+// path has. (railbench -only roundtrips runs both batch statements in exec
+// mode, RDS Proxy's.)
+func TestBuilderRoleServesABatch(t *testing.T) {
+	x := newAttackDB(t)
+	x.as(t, "brief_builder") // skips without the roles
+	bp := railtest.Pool(t, x.db.RoleURL("brief_builder"), 2)
+	// Both matters hold demand, and x.claim holds a; expire it so the batch can take a over.
+	if _, err := x.db.Pool.Exec(x.ctx, `UPDATE ops.matter_frame_jobs SET claimed_at = claimed_at - interval '1 hour'
+        WHERE firm_id = $1 AND matter_id = $2`, x.a.FirmID, x.a.MatterID); err != nil {
+		t.Fatal(err)
+	}
+	w := &rail.Worker{Ledger: postgres.NewLedger(bp, rail.Config{}), Builder: rail.DigestBuilder{}, ID: "batch", Heartbeat: -1}
+	outs, errs, err := w.BuildBatch(x.ctx, []rail.BatchItem{{Ref: x.a}, {Ref: x.b}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range outs {
+		if errs[i] != nil || !o.Landed {
+			t.Fatalf("item %d as the builder role: %+v %v; want landed", i, o, errs[i])
+		}
+	}
+	claims, err := postgres.NewLedger(bp, rail.Config{}).ClaimBatch(x.ctx, []rail.MatterRef{x.a, x.b}, "again")
+	if err != nil || len(claims) != 0 {
+		t.Fatalf("a batch claim with nothing to do: %d claims, %v", len(claims), err)
 	}
 }
