@@ -40,8 +40,8 @@ type LocalOptions struct {
 // RunLocal runs the rail's four handlers the way AWS invokes the
 // functions: the trigger and the builder by pollers on their queues (the
 // builder on the backfill queue too, with its own concurrency)
-// (Lambda's SQS event source mapping: batches of 10 and of 1, partial batch
-// failures), the relay and the sweeper on schedules (EventBridge
+// (Lambda's SQS event source mapping: batches of 10, as template.yaml's,
+// partial batch failures), the relay and the sweeper on schedules (EventBridge
 // Scheduler's input, one invocation at a time). It returns at once; wait
 // blocks until ctx is done and every part has stopped.
 func RunLocal(ctx context.Context, r *Rail, o LocalOptions) (wait func()) {
@@ -59,12 +59,12 @@ func RunLocal(ctx context.Context, r *Rail, o LocalOptions) (wait func()) {
 	pollers := []*localbus.Poller{
 		{Name: Trigger, Source: o.TriggerQueue, Handler: r.Trigger.Handle, Batch: 10, Wait: 200 * time.Millisecond,
 			Concurrency: max(o.TriggerConcurrency, 2), OnError: report(Trigger)},
-		{Name: Builder, Source: o.BuildQueue, Handler: r.Builder.Handle, Batch: 1, Wait: 200 * time.Millisecond,
+		{Name: Builder, Source: o.BuildQueue, Handler: r.Builder.Handle, Batch: 10, Wait: 200 * time.Millisecond,
 			Concurrency: max(o.BuilderConcurrency, 4), OnError: report(Builder)},
 	}
 	if o.BackfillQueue != nil {
 		pollers = append(pollers, &localbus.Poller{Name: Builder, Source: o.BackfillQueue, Handler: r.Builder.Handle,
-			Batch: 1, Wait: 200 * time.Millisecond, Concurrency: max(o.BackfillConcurrency, backfillConcurrency(r)), OnError: report(Builder)})
+			Batch: 10, Wait: 200 * time.Millisecond, Concurrency: max(o.BackfillConcurrency, backfillConcurrency(r)), OnError: report(Builder)})
 	}
 	schedules := []*localbus.Schedule{
 		{Name: Relay, Every: relayEvery,

@@ -115,8 +115,8 @@ func (h *TriggerHandler) Handle(ctx context.Context, ev events.SQSEvent) (events
 
 // ---------------------------------------------------------------- builder
 
-// BuilderHandler is the builder function: nudges from the build queue
-// (batch size 1 in the template; larger batches work).
+// BuilderHandler is the builder function: batches of nudges from the build
+// and backfill queues (the template's BatchSize), served together.
 type BuilderHandler struct {
 	Worker rail.Worker // copied per invocation (its ID is the request id)
 	Nudger rail.Nudger // for the follow-up nudge
@@ -178,18 +178,24 @@ func NewBuilder(cfg Config, d Deps, fb rail.FrameBuilder) *BuilderHandler {
 	}
 }
 
-// Handle builds each nudged matter once: claim (a loser exits quietly: the
-// row already holds its demand), build under heartbeats, fenced commit, and
-// exactly one follow-up nudge when demand arrived during the build. A
-// malformed nudge, a build whose outcome is unknown (database error), or a
-// nudge that arrived with too little of the invocation left is reported for
+// Handle serves the batch's nudges together: one claim statement for the
+// whole batch (a loser exits quietly: the row already holds its demand),
+// every claimed matter built concurrently under its own heartbeat and
+// deadline, each committed (fenced) as soon as its build finishes, and
+// exactly one follow-up nudge per matter whose demand arrived during its
+// build. Failures are per record (ReportBatchItemFailures): a malformed
+// nudge, a build whose outcome is unknown (database error), or a batch
+// that arrived with too little of the invocation left is reported for
 // retry; a build that failed is recorded in the ledger and acknowledged
-// (the ledger retries it with backoff).
+// (the ledger retries it with backoff). A nudge whose matter another nudge
+// of the batch names is served by that one's build and acknowledged.
 func (h *BuilderHandler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	defer flush(ctx, h.Metrics, h.Log)
+	errs := make([]error, len(ev.Records))
+	h.batch(ctx, ev.Records, errs)
 	var resp events.SQSEventResponse
-	for _, r := range ev.Records {
-		if err := h.one(ctx, r); err != nil {
+	for i, r := range ev.Records {
+		if err := errs[i]; err != nil {
 			level := slog.LevelError
 			if errors.Is(err, ErrNoTimeToBuild) {
 				level = slog.LevelWarn
@@ -232,44 +238,91 @@ func (h *BuilderHandler) buildDeadline(ctx context.Context, lease time.Duration)
 	return minTime(stop, dl.Add(-reserve)), nil
 }
 
-func (h *BuilderHandler) one(ctx context.Context, r events.SQSMessage) (err error) {
-	nd, err := sqsq.DecodeNudge(r.Body)
-	if err != nil {
-		return err
-	}
-	ctx = tracing.ContextWithHeader(ctx, r.Attributes[attrTraceHeader])
-	ctx, end := tracing.StartSegment(ctx, "build")
-	defer func() { end(err) }()
-	tracing.Annotate(ctx, "firm_id", nd.FirmID.String())
-	tracing.Annotate(ctx, "matter_id", nd.MatterID.String())
-	log := h.Log.With("firm_id", nd.FirmID, "matter_id", nd.MatterID, "reason", nd.Reason)
+// nudgeCtx is one record's nudge and the context its build runs on.
+type nudgeCtx struct {
+	nd  rail.Nudge
+	ctx context.Context
+	end func(error)
+	log *slog.Logger
+}
 
+// batch serves records, setting errs[i] for each record to retry.
+func (h *BuilderHandler) batch(ctx context.Context, records []events.SQSMessage, errs []error) {
 	w := h.Worker
 	w.ID = "builder"
 	if id := requestID(ctx); id != "" {
 		w.ID += ":" + id
 	}
-	w.Log = h.Log.With("reason", nd.Reason)  // the worker adds firm, matter and token itself
-	w.TraceHeader = tracing.TraceHeader(ctx) // frame.built continues the nudge's trace
 	lease := w.Ledger.Config().Lease
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) >= lease {
-		log.ErrorContext(ctx, "function timeout is not below RAIL_LEASE: a live build could be taken over; building only within the lease",
+		h.Log.ErrorContext(ctx, "function timeout is not below RAIL_LEASE: a live build could be taken over; building only within the lease",
 			"lease", lease.String(), "remaining", time.Until(dl).String())
 	}
+	var (
+		nudges []nudgeCtx
+		index  []int // record index of each nudge
+		items  []rail.BatchItem
+	)
+	for i, r := range records {
+		nd, err := sqsq.DecodeNudge(r.Body)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		nctx := tracing.ContextWithHeader(ctx, r.Attributes[attrTraceHeader])
+		nctx, end := tracing.StartSegment(nctx, "build")
+		tracing.Annotate(nctx, "firm_id", nd.FirmID.String())
+		tracing.Annotate(nctx, "matter_id", nd.MatterID.String())
+		nudges = append(nudges, nudgeCtx{nd: nd, ctx: nctx, end: end,
+			log: h.Log.With("firm_id", nd.FirmID, "matter_id", nd.MatterID, "reason", nd.Reason)})
+		index = append(index, i)
+	}
+	if len(nudges) == 0 {
+		return
+	}
+	// Every build of the batch starts once the batch is claimed, so one
+	// deadline serves them all: the lease's end (it starts at the claim,
+	// after now) and the invocation's, less the reserve for the outcome.
 	stop, err := h.buildDeadline(ctx, lease)
-	if err != nil {
-		return fmt.Errorf("build %s: %w", nd.Ref(), err)
+	for k, n := range nudges {
+		if err != nil {
+			errs[index[k]] = fmt.Errorf("build %s: %w", n.nd.Ref(), err)
+			n.end(errs[index[k]])
+			continue
+		}
+		bctx, cancel := context.WithDeadline(n.ctx, stop)
+		defer cancel()
+		items = append(items, rail.BatchItem{Ref: n.nd.Ref(), Ctx: bctx, TraceHeader: tracing.TraceHeader(n.ctx),
+			Log: h.Log.With("reason", n.nd.Reason)}) // the worker adds firm, matter and token itself
 	}
-	bctx, cancel := context.WithDeadline(ctx, stop)
-	defer cancel()
+	if err != nil {
+		return
+	}
+	w.Log = h.Log
+	_, _, err = w.BuildBatch(ctx, items, func(k int, out rail.Outcome, err error) {
+		n := nudges[k]
+		if err != nil {
+			err = fmt.Errorf("build %s: %w", n.nd.Ref(), err)
+		} else {
+			h.served(n.ctx, n.log, n.nd, out)
+		}
+		errs[index[k]] = err
+		n.end(err)
+	})
+	if err != nil {
+		for k, n := range nudges {
+			errs[index[k]] = fmt.Errorf("build %s: %w", n.nd.Ref(), err)
+			n.end(errs[index[k]])
+		}
+	}
+}
 
-	out, err := w.BuildOnce(bctx, nd.Ref())
-	if err != nil {
-		return fmt.Errorf("build %s: %w", nd.Ref(), err)
-	}
+// served records what one nudge's build did (metrics, logs) and sends its
+// follow-up or retry nudge. It runs on the build's own goroutine.
+func (h *BuilderHandler) served(ctx context.Context, log *slog.Logger, nd rail.Nudge, out rail.Outcome) {
 	if !out.Claimed {
 		log.InfoContext(ctx, "nothing to claim: no unserved demand, or a live claim will follow up")
-		return nil
+		return
 	}
 	h.Metrics.Count(MetricClaims, 1)
 	tracing.Annotate(ctx, "token", out.Claim.Token)
@@ -306,7 +359,6 @@ func (h *BuilderHandler) one(ctx context.Context, r events.SQSMessage) (err erro
 			log.InfoContext(ctx, "follow-up nudged: demand arrived during the build", "token", out.Claim.Token)
 		}
 	}
-	return nil
 }
 
 // retry nudges a failed build's matter for the end of its backoff (the

@@ -196,29 +196,73 @@ const claimSet = `SET
         lease_seconds      = $4,
         max_attempts       = $5`
 
-var claimSQL = `
-WITH c AS (
-    UPDATE ops.matter_frame_jobs AS j ` + claimSet + `
-    WHERE j.firm_id = $1 AND j.matter_id = $2
-      AND ` + SQLClaimable("j", "$4", "$5") + `
-      AND EXISTS (SELECT 1 FROM app.matters m
-                  WHERE m.firm_id = j.firm_id AND m.matter_id = j.matter_id AND m.status = 'open')
-    RETURNING j.firm_id, j.matter_id, j.claimed_generation, j.target_generation,
-              j.built_generation, j.attempts, j.claimed_at
-), expired AS (
+// claimOpen: the claimed matter is open (a closed matter's demand is held).
+const claimOpen = `EXISTS (SELECT 1 FROM app.matters m
+                  WHERE m.firm_id = j.firm_id AND m.matter_id = j.matter_id AND m.status = 'open')`
+
+// claimRecord is what every claim records beside the job row, over the
+// claimed rows c (firm_id, matter_id, claimed_generation, target_generation):
+// earlier runs of the matter whose lease lapsed are marked expired, and the
+// claim's own run is inserted. One text for the single claim and the batch.
+const claimRecord = `expired AS (
     UPDATE ops.matter_frame_runs AS r SET
         outcome = 'lease_expired', finished_at = clock_timestamp()
     FROM c
     WHERE r.firm_id = c.firm_id AND r.matter_id = c.matter_id
       AND r.token < c.claimed_generation AND r.outcome = 'claimed' -- matter_frame_runs_open_idx
-    RETURNING r.token
+    RETURNING r.firm_id, r.matter_id
 ), run AS (
     INSERT INTO ops.matter_frame_runs (firm_id, matter_id, token, target_generation, worker_id)
     SELECT firm_id, matter_id, claimed_generation, target_generation, $3 FROM c
-)
+)`
+
+var claimSQL = `
+WITH c AS (
+    UPDATE ops.matter_frame_jobs AS j ` + claimSet + `
+    WHERE j.firm_id = $1 AND j.matter_id = $2
+      AND ` + SQLClaimable("j", "$4", "$5") + `
+      AND ` + claimOpen + `
+    RETURNING j.firm_id, j.matter_id, j.claimed_generation, j.target_generation,
+              j.built_generation, j.attempts, j.claimed_at
+), ` + claimRecord + `
 SELECT claimed_generation, target_generation, built_generation, attempts, claimed_at,
        (SELECT count(*) FROM expired) > 0
 FROM c`
+
+// claimBatchSQL is claimSQL for a batch of matters ($1, $2: parallel text
+// arrays of firm and matter ids; uuids go as text, which every pgx exec
+// mode can encode). Each row is conditioned exactly as claimSQL conditions
+// it (SQLClaimable and claimOpen, again in the UPDATE: READ COMMITTED
+// re-reads a row whose lock it waited for, and the predicate is checked on
+// that newest version). The rows are locked FOR NO KEY UPDATE (the lock
+// the UPDATE itself takes) in (firm_id, matter_id) order first, so two
+// batches over overlapping matters queue behind each other rather than
+// deadlock. A matter given twice is claimed at most once.
+var claimBatchSQL = `
+WITH want AS (
+    SELECT DISTINCT u.firm_id, u.matter_id
+    FROM ROWS FROM (pg_catalog.unnest($1::text[]::uuid[]), pg_catalog.unnest($2::text[]::uuid[])) AS u(firm_id, matter_id)
+), locked AS (
+    SELECT j.firm_id, j.matter_id
+    FROM ops.matter_frame_jobs AS j JOIN want USING (firm_id, matter_id)
+    WHERE ` + SQLClaimable("j", "$4", "$5") + `
+      AND ` + claimOpen + `
+    ORDER BY j.firm_id, j.matter_id
+    FOR NO KEY UPDATE OF j
+), c AS (
+    UPDATE ops.matter_frame_jobs AS j ` + claimSet + `
+    FROM locked
+    WHERE j.firm_id = locked.firm_id AND j.matter_id = locked.matter_id
+      AND ` + SQLClaimable("j", "$4", "$5") + `
+      AND ` + claimOpen + `
+    RETURNING j.firm_id, j.matter_id, j.claimed_generation, j.target_generation,
+              j.built_generation, j.attempts, j.claimed_at
+), ` + claimRecord + `
+SELECT c.firm_id, c.matter_id, c.claimed_generation, c.target_generation, c.built_generation,
+       c.attempts, c.claimed_at,
+       EXISTS (SELECT 1 FROM expired e WHERE e.firm_id = c.firm_id AND e.matter_id = c.matter_id)
+FROM c
+ORDER BY c.firm_id, c.matter_id`
 
 // Claim tries to take the matter's job. It succeeds only when there is
 // recorded, unserved demand (requested > built) and the row is idle past
@@ -243,6 +287,39 @@ func (l *Ledger) Claim(ctx context.Context, ref rail.MatterRef, workerID string)
 		return rail.Claim{}, false, fmt.Errorf("claim %s: %w", ref, err)
 	}
 	return c, true, nil
+}
+
+// ClaimBatch is Claim for the matters of one batch (an SQS batch of
+// nudges), in one statement: it returns the claims it won, in (firm,
+// matter) order; a matter with nothing to claim (no unserved demand, a
+// live claim, backoff, quarantine, closed) is absent, and a matter given
+// twice is claimed at most once. Each row is conditioned exactly as Claim
+// conditions it, and each claim is its own: its own token, its lease
+// stamped when the statement claims it, its own run.
+//
+// If ClaimBatch returns an error the claims may or may not have committed
+// (one statement: all or none); the leases recover them, as for Claim.
+func (l *Ledger) ClaimBatch(ctx context.Context, refs []rail.MatterRef, workerID string) ([]rail.Claim, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	firms, matters := make([]string, len(refs)), make([]string, len(refs))
+	for i, r := range refs {
+		firms[i], matters[i] = r.FirmID.String(), r.MatterID.String()
+	}
+	rows, err := l.q.Query(ctx, claimBatchSQL, firms, matters, workerID, seconds(l.cfg.Lease), l.cfg.MaxAttempts)
+	if err != nil {
+		return nil, fmt.Errorf("claim a batch of %d: %w", len(refs), err)
+	}
+	claims, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rail.Claim, error) {
+		var c rail.Claim
+		err := r.Scan(&c.FirmID, &c.MatterID, &c.Token, &c.Target, &c.Built, &c.Attempt, &c.ClaimedAt, &c.TookOverExpiry)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim a batch of %d: %w", len(refs), err)
+	}
+	return claims, nil
 }
 
 var heartbeatSQL = `

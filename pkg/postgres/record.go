@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -241,13 +242,31 @@ func LoadClaimedInputs(ctx context.Context, q Querier, c rail.Claim) (rail.Input
 	if err != nil {
 		return rail.Inputs{}, fmt.Errorf("load inputs %s token %d: %w", ref, c.Token, claimedReadError(err))
 	}
-	var manifest []rail.DocumentMeta
+	manifest, err := claimedManifest(ctx, q, c, nil)
+	if err != nil {
+		return rail.Inputs{}, err
+	}
+	t := ""
+	if title != nil {
+		t = *title
+	}
+	return rail.InputsFrom(ref, t, manifest, claimedDocumentSource{q: q, token: c.Token}), nil
+}
+
+// claimedManifest reads c's manifest on from the last document of
+// manifest (from the start when it is empty), one statement per page of
+// rail.ManifestPage, and returns manifest with the rest appended.
+func claimedManifest(ctx context.Context, q Querier, c rail.Claim, manifest []rail.DocumentMeta) ([]rail.DocumentMeta, error) {
+	ref := c.MatterRef
 	after := uuid.Nil
+	if len(manifest) > 0 {
+		after = manifest[len(manifest)-1].ID
+	}
 	for {
 		rows, err := q.Query(ctx, `SELECT document_id, name, content_sha256, page_count, uploaded_at
             FROM ops.claimed_document_manifest($1, $2, $3, $4, $5)`, ref.FirmID, ref.MatterID, c.Token, after, rail.ManifestPage)
 		if err != nil {
-			return rail.Inputs{}, fmt.Errorf("load inputs %s token %d: %w", ref, c.Token, claimedReadError(err))
+			return nil, fmt.Errorf("load inputs %s token %d: %w", ref, c.Token, claimedReadError(err))
 		}
 		page, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rail.DocumentMeta, error) {
 			var d rail.DocumentMeta
@@ -255,18 +274,138 @@ func LoadClaimedInputs(ctx context.Context, q Querier, c rail.Claim) (rail.Input
 			return d, err
 		})
 		if err != nil {
-			return rail.Inputs{}, fmt.Errorf("load inputs %s token %d: %w", ref, c.Token, claimedReadError(err))
+			return nil, fmt.Errorf("load inputs %s token %d: %w", ref, c.Token, claimedReadError(err))
 		}
 		manifest = append(manifest, page...)
 		if len(page) < rail.ManifestPage {
-			t := ""
-			if title != nil {
-				t = *title
-			}
-			return rail.InputsFrom(ref, t, manifest, claimedDocumentSource{q: q, token: c.Token}), nil
+			return manifest, nil
 		}
 		after = page[len(page)-1].ID
 	}
+}
+
+// loadBuildsSQL reads what each claim of a batch ($1, $2, $3: parallel
+// arrays of firm ids, matter ids and tokens) builds from, in one
+// statement, through the same claimed_* functions (each refuses a token
+// that is not its matter's current running claim, failing the statement):
+// the title, the first manifest page ($4 rows) and the newest frame (NULLs
+// when there is none), one row per claim in the order given.
+const loadBuildsSQL = `
+SELECT t.title, m.ids, m.names, m.shas, m.pages, m.uploaded,
+       f.frame_id, f.token, f.target_generation, f.fingerprint, f.builder, f.model_invoked,
+       f.built_at, f.body, f.builder_version, f.model_id, f.prompt_hash
+FROM ROWS FROM (pg_catalog.unnest($1::text[]::uuid[]), pg_catalog.unnest($2::text[]::uuid[]), pg_catalog.unnest($3::int8[]))
+     WITH ORDINALITY AS u(firm_id, matter_id, token, ord)
+CROSS JOIN LATERAL (SELECT ops.claimed_matter_title(u.firm_id, u.matter_id, u.token) AS title) AS t
+CROSS JOIN LATERAL (
+    SELECT coalesce(pg_catalog.array_agg(d.document_id::text ORDER BY d.document_id), '{}') AS ids,
+           coalesce(pg_catalog.array_agg(d.name ORDER BY d.document_id), '{}') AS names,
+           coalesce(pg_catalog.array_agg(d.content_sha256 ORDER BY d.document_id), '{}') AS shas,
+           coalesce(pg_catalog.array_agg(d.page_count ORDER BY d.document_id), '{}') AS pages,
+           coalesce(pg_catalog.array_agg(d.uploaded_at ORDER BY d.document_id), '{}') AS uploaded
+    FROM ops.claimed_document_manifest(u.firm_id, u.matter_id, u.token, '00000000-0000-0000-0000-000000000000'::uuid, $4) AS d) AS m
+LEFT JOIN LATERAL ops.claimed_latest_frame(u.firm_id, u.matter_id, u.token) AS f ON true
+ORDER BY u.ord`
+
+// LoadBuild is LoadInputs and ClaimedLatestFrame in one statement (and
+// one more per further manifest page, for a matter of more than
+// rail.ManifestPage documents): what a build reads before it decides
+// whether to call the model.
+func (l *Ledger) LoadBuild(ctx context.Context, c rail.Claim) (rail.Inputs, rail.StoredFrame, bool, error) {
+	bs, err := l.LoadBuilds(ctx, []rail.Claim{c})
+	if err != nil {
+		return rail.Inputs{}, rail.StoredFrame{}, false, err
+	}
+	return bs[0].Inputs, bs[0].Prev, bs[0].Found, nil
+}
+
+// LoadBuilds is LoadBuild for every claim of a batch in one statement
+// (plus one per further manifest page of a matter of more than
+// rail.ManifestPage documents), in the order given. A claim that no
+// longer holds its matter fails the whole statement with ErrFenced (the
+// caller then reads claim by claim).
+func (l *Ledger) LoadBuilds(ctx context.Context, claims []rail.Claim) ([]rail.Loaded, error) {
+	if len(claims) == 0 {
+		return nil, nil
+	}
+	firms, matters, tokens := make([]string, len(claims)), make([]string, len(claims)), make([]int64, len(claims))
+	for i, c := range claims {
+		firms[i], matters[i], tokens[i] = c.FirmID.String(), c.MatterID.String(), c.Token
+	}
+	what := fmt.Sprintf("load build %s token %d", claims[0].MatterRef, claims[0].Token)
+	if len(claims) > 1 {
+		what = fmt.Sprintf("load the builds of %d claims", len(claims))
+	}
+	rows, err := l.q.Query(ctx, loadBuildsSQL, firms, matters, tokens, rail.ManifestPage)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, claimedReadError(err))
+	}
+	defer rows.Close()
+	out := make([]rail.Loaded, 0, len(claims))
+	var (
+		titles    []string
+		manifests [][]rail.DocumentMeta
+	)
+	for rows.Next() {
+		if len(out) == len(claims) {
+			return nil, fmt.Errorf("%s: more rows than claims", what)
+		}
+		var (
+			title                       *string
+			ids, names, shas            []string
+			pages                       []int32
+			uploaded                    []time.Time
+			frameID                     *uuid.UUID
+			token, target               *int64
+			fp, builder, ver, model, ph *string
+			invoked                     *bool
+			builtAt                     *time.Time
+			body                        []byte
+		)
+		if err := rows.Scan(&title, &ids, &names, &shas, &pages, &uploaded,
+			&frameID, &token, &target, &fp, &builder, &invoked, &builtAt, &body, &ver, &model, &ph); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, claimedReadError(err))
+		}
+		if len(names) != len(ids) || len(shas) != len(ids) || len(pages) != len(ids) || len(uploaded) != len(ids) {
+			return nil, fmt.Errorf("%s: manifest columns of unequal length", what)
+		}
+		var manifest []rail.DocumentMeta // nil when empty, as LoadInputs's
+		for i := range ids {
+			id, err := uuid.Parse(ids[i])
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			}
+			manifest = append(manifest, rail.DocumentMeta{ID: id, Name: names[i], SHA256: shas[i], PageCount: int(pages[i]), UploadedAt: uploaded[i]})
+		}
+		titles, manifests = append(titles, deref(title)), append(manifests, manifest)
+		var ld rail.Loaded
+		if frameID != nil {
+			ld.Found = true
+			ld.Prev = rail.StoredFrame{FrameID: *frameID, Token: *token, Target: *target, Fingerprint: deref(fp), Builder: deref(builder),
+				ModelInvoked: invoked != nil && *invoked, Body: body,
+				Identity: rail.BuilderIdentity{Name: deref(builder), Version: deref(ver), ModelID: deref(model), PromptHash: deref(ph)}}
+			if builtAt != nil {
+				ld.Prev.BuiltAt = *builtAt
+			}
+		}
+		out = append(out, ld)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, claimedReadError(err))
+	}
+	rows.Close()
+	if len(out) != len(claims) {
+		return nil, fmt.Errorf("%s: %d rows for %d claims", what, len(out), len(claims))
+	}
+	for i, c := range claims {
+		if len(manifests[i]) == rail.ManifestPage {
+			if manifests[i], err = claimedManifest(ctx, l.pool, c, manifests[i]); err != nil {
+				return nil, err
+			}
+		}
+		out[i].Inputs = rail.InputsFrom(c.MatterRef, titles[i], manifests[i], claimedDocumentSource{q: l.pool, token: c.Token})
+	}
+	return out, nil
 }
 
 // claimedDocumentSource reads a claim's documents one statement each,

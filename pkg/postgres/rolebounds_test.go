@@ -206,6 +206,10 @@ func TestBuilderReadsOnlyUnderItsClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if bin, _, _, err := postgres.NewLedger(bp, rail.Config{}).LoadBuild(x.ctx, x.claim); err != nil ||
+		bin.Title != in.Title || len(bin.Manifest) != len(in.Manifest) {
+		t.Fatalf("the builder's one-statement load under its claim: %+v %v; want %+v", bin, err, in)
+	}
 	var pages []string
 	for d, err := range in.Documents(x.ctx) {
 		if err != nil {
@@ -235,6 +239,9 @@ func TestBuilderReadsOnlyUnderItsClaim(t *testing.T) {
 	}
 	if _, _, err := postgres.NewLedger(bp, rail.Config{}).ClaimedLatestFrame(x.ctx, x.claim); !isFenced(err) {
 		t.Fatalf("a superseded claim read the newest frame: %v", err)
+	}
+	if _, _, _, err := postgres.NewLedger(bp, rail.Config{}).LoadBuild(x.ctx, x.claim); !isFenced(err) {
+		t.Fatalf("a superseded claim loaded its build: %v", err)
 	}
 }
 

@@ -125,6 +125,11 @@ type Ledger interface {
 	// Claim takes the matter's job if it has unserved demand and no live
 	// claim; ok is false when there is nothing to do.
 	Claim(ctx context.Context, ref MatterRef, workerID string) (c Claim, ok bool, err error)
+	// ClaimBatch is Claim for several matters in one statement: it returns
+	// the claims it won (each row conditioned as Claim conditions it; a
+	// matter given twice is claimed at most once); a matter with nothing
+	// to do is absent.
+	ClaimBatch(ctx context.Context, refs []MatterRef, workerID string) ([]Claim, error)
 	// Heartbeat refreshes c's lease; ErrFenced when c was superseded.
 	Heartbeat(ctx context.Context, c Claim) error
 	// Commit lands f iff c's token is current; ErrFenced when it is not
@@ -147,6 +152,21 @@ type Ledger interface {
 	// token is the read capability: once it is no longer the matter's
 	// current running claim, every read fails with ErrFenced.
 	LoadInputs(ctx context.Context, c Claim) (Inputs, error)
+	// LoadBuild is LoadInputs and ClaimedLatestFrame in one statement: what
+	// a build reads before it decides whether to call the builder.
+	LoadBuild(ctx context.Context, c Claim) (in Inputs, prev StoredFrame, found bool, err error)
+	// LoadBuilds is LoadBuild for every claim of a batch in one statement,
+	// in the order given; ErrFenced (for the whole batch) when any claim
+	// no longer holds its matter.
+	LoadBuilds(ctx context.Context, claims []Claim) ([]Loaded, error)
+}
+
+// Loaded is what LoadBuild reads for one claim: its inputs and its
+// matter's newest frame (Found false when there is none).
+type Loaded struct {
+	Inputs Inputs
+	Prev   StoredFrame
+	Found  bool
 }
 
 // DocumentSource reads one document of a build's manifest, with its text

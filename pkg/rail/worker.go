@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -113,11 +114,120 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 	if err != nil || !ok {
 		return Outcome{}, err
 	}
+	return w.serve(ctx, c, nil, w.TraceHeader, w.log(), start)
+}
+
+// BatchItem is one nudge of a batch BuildBatch serves.
+type BatchItem struct {
+	Ref MatterRef
+	// Ctx is the item's build context (its deadline, its trace); nil: the
+	// batch's. The claim statement runs on the batch's context.
+	Ctx context.Context
+	// TraceHeader is carried onto the frame.built fact of the frame this
+	// item lands (Worker.TraceHeader for a single build).
+	TraceHeader string
+	// Log, if set, replaces the worker's logger for this item's build.
+	Log *slog.Logger
+}
+
+// BuildBatch serves a batch of nudges the way BuildOnce serves one: one
+// claim statement for the whole batch (Ledger.ClaimBatch; Claim for a
+// batch of one), one statement for the builds' reads (Ledger.LoadBuilds),
+// then every claimed matter built concurrently, one goroutine per claim, each under
+// its own heartbeat (every claim's lease starts when the batch is claimed,
+// so none waits for a slot while its lease runs) and on its own item's
+// context, and each committed through the one commit path (Ledger.Commit)
+// as soon as its build finishes. done, if set, is called once per item
+// from the goroutine that served it, right after its outcome is recorded
+// (an item whose claim found nothing: Claimed=false, at once); it must be
+// safe for concurrent use. BuildBatch returns when every build has ended,
+// with outcomes and errors by item index. An item naming a matter an
+// earlier item of the batch names is not claimed again (Claimed=false).
+//
+// If the claim statement fails, err is that error and nothing was served
+// (the claims may have committed: their leases recover them).
+func (w *Worker) BuildBatch(ctx context.Context, items []BatchItem, done func(i int, out Outcome, err error)) (outs []Outcome, errs []error, err error) {
+	start := time.Now()
+	refs := make([]MatterRef, len(items))
+	for i, it := range items {
+		refs[i] = it.Ref
+	}
+	var claims []Claim
+	if len(refs) == 1 {
+		// A batch of one (a quiet queue): the single-row claim, cheaper
+		// than the batch statement for one row and conditioned the same.
+		c, ok, err := w.Ledger.Claim(ctx, refs[0], w.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			claims = []Claim{c}
+		}
+	} else if claims, err = w.Ledger.ClaimBatch(ctx, refs, w.ID); err != nil {
+		return nil, nil, err
+	}
+	// The builds' reads, one statement for the batch; if it fails (a claim
+	// superseded already, a lost connection) each build reads its own.
+	var loaded []Loaded
+	if len(claims) > 1 {
+		if loaded, err = w.Ledger.LoadBuilds(ctx, claims); err != nil {
+			w.log().WarnContext(ctx, "batch read failed; each build reads its own", "claims", len(claims), "err", err)
+			loaded = nil
+		}
+	}
+	type won struct {
+		c   Claim
+		pre *Loaded
+	}
+	wins := make(map[MatterRef]won, len(claims))
+	for i, c := range claims {
+		wn := won{c: c}
+		if loaded != nil {
+			wn.pre = &loaded[i]
+		}
+		wins[c.MatterRef] = wn
+	}
+	outs, errs = make([]Outcome, len(items)), make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, it := range items {
+		wn, ok := wins[it.Ref]
+		if !ok {
+			if done != nil {
+				done(i, outs[i], nil)
+			}
+			continue
+		}
+		delete(wins, it.Ref) // a later item naming the same matter finds nothing
+		ictx := it.Ctx
+		if ictx == nil {
+			ictx = ctx
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			log := it.Log
+			if log == nil {
+				log = w.log()
+			}
+			outs[i], errs[i] = w.serve(ictx, wn.c, wn.pre, it.TraceHeader, log, start)
+			if done != nil {
+				done(i, outs[i], errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return outs, errs, nil
+}
+
+// serve builds and commits claim c once (BuildOnce after its claim), from
+// pre when its reads were made already (BuildBatch).
+func (w *Worker) serve(ctx context.Context, c Claim, pre *Loaded, traceHeader string, log *slog.Logger, start time.Time) (Outcome, error) {
+	ref := c.MatterRef
 	out := Outcome{Claimed: true, Claim: c}
-	log := w.log().With("firm_id", ref.FirmID, "matter_id", ref.MatterID, "token", c.Token, "target", c.Target)
+	log = log.With("firm_id", ref.FirmID, "matter_id", ref.MatterID, "token", c.Token, "target", c.Target)
 	log.InfoContext(ctx, "claimed", "attempt", c.Attempt, "took_over_expired_lease", c.TookOverExpiry)
 
-	frame, err := w.build(ctx, c, &out)
+	frame, err := w.build(ctx, c, pre, &out)
 	out.Duration = time.Since(start)
 	// From here on, the build's context may be cancelled or past its
 	// deadline (a build that ended at the deadline): every outcome statement
@@ -134,7 +244,7 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 	if w.BeforeCommit != nil {
 		w.BeforeCommit(ctx, c)
 	}
-	frame.TraceHeader = w.TraceHeader
+	frame.TraceHeader = traceHeader
 	if len(frame.TraceHeader) > MaxTraceHeaderLen {
 		frame.TraceHeader = "" // the outbox's CHECK would refuse the commit; a trace is not worth a frame
 	}
@@ -205,20 +315,21 @@ func (w *Worker) markRun(ctx context.Context, c Claim, outcome, msg string) {
 	}
 }
 
-// build reads inputs and runs the builder under heartbeats. When the inputs
+// build reads inputs and the last frame (one statement, LoadBuild; or
+// takes them from pre) and runs the builder under heartbeats. When the inputs
 // match the last landed frame's (same fingerprint and builder) the previous
 // body is reused and the builder is not called.
-func (w *Worker) build(ctx context.Context, c Claim, out *Outcome) (Frame, error) {
-	in, err := w.Ledger.LoadInputs(ctx, c)
-	if err != nil {
-		return Frame{}, err
+func (w *Worker) build(ctx context.Context, c Claim, pre *Loaded, out *Outcome) (Frame, error) {
+	if pre == nil {
+		in, prev, found, err := w.Ledger.LoadBuild(ctx, c)
+		if err != nil {
+			return Frame{}, err
+		}
+		pre = &Loaded{Inputs: in, Prev: prev, Found: found}
 	}
+	in, prev, found := pre.Inputs, pre.Prev, pre.Found
 	id := IdentityOf(w.Builder)
 	fp := in.FingerprintFor(id)
-	prev, found, err := w.Ledger.ClaimedLatestFrame(ctx, c)
-	if err != nil {
-		return Frame{}, err
-	}
 	if found && prev.Fingerprint == fp && prev.Identity == id {
 		return Frame{Body: prev.Body, Fingerprint: fp, Builder: prev.Builder, Identity: id}, nil
 	}

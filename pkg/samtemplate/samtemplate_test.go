@@ -96,9 +96,9 @@ func TestQueuesMatchTheirConsumers(t *testing.T) {
 	tpl := load(t)
 	want := map[string]QueueSource{
 		"TriggerFunction/TriggerQueue": {LogicalID: "TriggerQueueMapping", Function: "TriggerFunction", Queue: "TriggerQueue", BatchSize: 10, MaximumBatchingWindowInSeconds: 2, MaximumConcurrency: 5, Enabled: true},
-		"BuilderFunction/BuildQueue":   {LogicalID: "BuildQueueMapping", Function: "BuilderFunction", Queue: "BuildQueue", BatchSize: 1, MaximumConcurrency: 10, Enabled: true},
+		"BuilderFunction/BuildQueue":   {LogicalID: "BuildQueueMapping", Function: "BuilderFunction", Queue: "BuildQueue", BatchSize: 10, MaximumConcurrency: 10, Enabled: true},
 		// The backfill's own queue and concurrency (BackfillConcurrency's default).
-		"BuilderFunction/BackfillQueue": {LogicalID: "BackfillQueueMapping", Function: "BuilderFunction", Queue: "BackfillQueue", BatchSize: 1, MaximumConcurrency: 2, Enabled: true},
+		"BuilderFunction/BackfillQueue": {LogicalID: "BackfillQueueMapping", Function: "BuilderFunction", Queue: "BackfillQueue", BatchSize: 10, MaximumConcurrency: 2, Enabled: true},
 	}
 	seen := map[string]bool{}
 	for _, id := range tpl.Functions() {
@@ -112,8 +112,11 @@ func TestQueuesMatchTheirConsumers(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", id, err)
 			}
-			if q.VisibilityTimeout < 6*f.Timeout {
-				t.Errorf("%s: visibility %d s < 6 x %s timeout %d s", q.LogicalID, q.VisibilityTimeout, id, f.Timeout)
+			// A batch's messages stay in flight for the whole invocation and
+			// its batching window (the builder's batch of 10 as much as the
+			// trigger's).
+			if want := 6*f.Timeout + ev.MaximumBatchingWindowInSeconds; q.VisibilityTimeout < want {
+				t.Errorf("%s: visibility %d s < 6 x %s timeout %d s + %d s batching window", q.LogicalID, q.VisibilityTimeout, id, f.Timeout, ev.MaximumBatchingWindowInSeconds)
 			}
 			if q.RedriveMaxReceiveCount < 5 || q.DLQ == "" {
 				t.Errorf("%s: redrive maxReceiveCount %d to %q, want >= 5 to a DLQ", q.LogicalID, q.RedriveMaxReceiveCount, q.DLQ)

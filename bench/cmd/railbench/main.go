@@ -54,6 +54,7 @@ type options struct {
 	PruneSizes            []int         `json:"prune_sizes"`
 	FairImport            int           `json:"fair_import_matters"`
 	PerUploadMatters      int           `json:"per_upload_matters"`
+	PerUploadBatch        int           `json:"per_upload_builder_batch"`
 	Day                   dayOptions    `json:"day"`
 	Out                   string        `json:"-"`
 }
@@ -92,6 +93,7 @@ func main() {
 	flag.StringVar(&o.MemModes, "mem-modes", "", "memory modes to run (all-in-memory,stream-digest,stream-extractive); default all")
 	flag.IntVar(&o.BackfillMatters, "backfill-matters", 10000, "outdated matters in the backfill section (live latency with and without a backfill)")
 	flag.IntVar(&o.PerUploadMatters, "per-upload-matters", 200, "matters in the per-served-upload burst (three uploads then a Regenerate on each)")
+	flag.IntVar(&o.PerUploadBatch, "per-upload-builder-batch", 10, "nudges per builder invocation in the per-served-upload burst (template.yaml's BatchSize: 10)")
 	flag.StringVar(&pruneSizes, "prune-frames", "10k,100k", "old frames kept (none prunable) for the frame-retention pass; e.g. 10k,100k,300k")
 	flag.IntVar(&o.FairImport, "fair-import", 1000, "matters in the fairness section's bulk import (one document each)")
 	flag.StringVar(&dayScales, "day-scale", "0.02,0.05,0.1", "section day: fractions of the day's volume to run, each on a fresh database; e.g. 0.1,0.5,1.0")

@@ -54,8 +54,12 @@ type PerUploadOf struct {
 	Invocations Series `json:"lambda_invocations_per_served_upload,omitempty"` // trigger + builder (event-driven)
 	RelayInv    Series `json:"relay_invocations_per_served_upload,omitempty"`  // scheduled: time-driven
 	ModelCalls  Series `json:"model_calls_per_served_upload"`
-	Seconds     Series `json:"burst_seconds"`
-	Lost        Series `json:"uploads_not_in_final_brief,omitempty"`
+	// The builder's invocations and their summed duration per build (a
+	// model call): what Lambda bills as GB-seconds, times the memory size.
+	BuilderInvPerBuild  Series `json:"builder_invocations_per_build,omitempty"`
+	BuilderSecsPerBuild Series `json:"builder_invocation_seconds_per_build,omitempty"`
+	Seconds             Series `json:"burst_seconds"`
+	Lost                Series `json:"uploads_not_in_final_brief,omitempty"`
 }
 
 // countingBuilder counts model calls (Build) around a builder that takes
@@ -117,6 +121,8 @@ func readCounters(ctx context.Context, e *env) (dbCounters, error) {
 type perUploadRep struct {
 	c                              dbCounters
 	roundTrips, inv, relay, models int64
+	builderInv                     int64
+	builderTime                    time.Duration
 	lost                           int64
 	elapsed                        time.Duration
 }
@@ -131,19 +137,19 @@ func runPerUpload(ctx context.Context, e *env, o options) (*PerUploadResults, er
 	r := &PerUploadResults{Matters: matters, Uploads: uploads, Reps: o.Reps, Builders: builders, BuildTime: modelTime.String(),
 		Systems: map[string]PerUploadOf{}, Notes: []string{
 			"burst: on each matter three uploads (a document and its fact, one transaction each) then a Regenerate, back to back; 4 producers over the matters; served upload = an upload whose demand a landed Brief served (rail) or whose document the matter's last Brief read (River)",
-			"rail: pkg/app's handlers over the template's local bus and queues (relay invoked back to back, trigger batches of 10 with concurrency 2, builder batches of 1 with concurrency builder_concurrency); the sweeper is not run (periodic, not per upload)",
+			"rail: pkg/app's handlers over the template's local bus and queues (relay invoked back to back, trigger batches of 10 with concurrency 2, builder batches of per_upload_builder_batch (template.yaml: 10) with concurrency builder_concurrency); the sweeper is not run (periodic, not per upload)",
 			"river: one job per upload inserted in the upload's transaction and one per Regenerate; the worker loads the matter's inputs as the rail does (postgres.LoadInputs), runs the same builder and upserts the Brief (bench.river_briefs); unique: UniqueOpts{ByArgs} by matter with River's required states (available, pending, running, scheduled): an upload whose job conflicts with a running one is dropped, so its document may miss the last Brief (uploads_not_in_final_brief)",
 			"counters: pg_stat_database.xact_commit, sum of pg_stat_user_tables n_tup_ins+n_tup_upd+n_tup_del, pg_stat_wal.wal_bytes, deltas over the burst with every pool closed (backends flush their statistics at exit); the WAL counter is the server's (nothing else runs meanwhile); round trips counted on the pools' sockets",
 			"model: the extractive builder behind a fixed model_time, the same for both; model calls = Build calls",
 		}}
-	type acc struct{ x, rt, rows, wal, inv, relay, model, secs, lost []float64 }
+	type acc struct{ x, rt, rows, wal, inv, relay, model, secs, lost, binv, bsecs []float64 }
 	accs := map[string]*acc{"rail": {}, "river": {}, "river_unique": {}}
 	for rep := 0; rep < o.Reps; rep++ {
 		for _, sys := range []string{"rail", "river", "river_unique"} {
 			var res perUploadRep
 			var err error
 			if sys == "rail" {
-				res, err = perUploadRail(ctx, e, matters, uploads, builders, modelTime)
+				res, err = perUploadRail(ctx, e, matters, uploads, builders, max(o.PerUploadBatch, 1), modelTime)
 			} else {
 				res, err = perUploadRiver(ctx, e, matters, uploads, builders, modelTime, sys == "river_unique")
 			}
@@ -161,6 +167,10 @@ func runPerUpload(ctx context.Context, e *env, o options) (*PerUploadResults, er
 			a.model = append(a.model, float64(res.models)/served)
 			a.secs = append(a.secs, res.elapsed.Seconds())
 			a.lost = append(a.lost, float64(res.lost))
+			if sys == "rail" && res.models > 0 {
+				a.binv = append(a.binv, float64(res.builderInv)/float64(res.models))
+				a.bsecs = append(a.bsecs, res.builderTime.Seconds()/float64(res.models))
+			}
 			logf("per upload: rep %d %s: %.2f xacts, %.2f round trips, %.2f rows, %.0f WAL bytes, %.2f invocations, %.2f model calls per served upload (%.1fs, %d lost)",
 				rep+1, sys, a.x[rep], a.rt[rep], a.rows[rep], a.wal[rep], a.inv[rep], a.model[rep], res.elapsed.Seconds(), res.lost)
 		}
@@ -170,6 +180,7 @@ func runPerUpload(ctx context.Context, e *env, o options) (*PerUploadResults, er
 			WALBytes: series("bytes", a.wal), ModelCalls: series("calls", a.model), Seconds: series("s", a.secs), Lost: series("uploads", a.lost)}
 		if sys == "rail" {
 			p.Invocations, p.RelayInv = series("invocations", a.inv), series("invocations", a.relay)
+			p.BuilderInvPerBuild, p.BuilderSecsPerBuild = series("invocations", a.binv), series("s", a.bsecs)
 		}
 		r.Systems[sys] = p
 	}
@@ -228,7 +239,7 @@ func newMatters(ctx context.Context, e *env, n int) ([]rail.MatterRef, error) {
 	return createMatters(ctx, pool, n, "per upload ")
 }
 
-func perUploadRail(ctx context.Context, e *env, matters, uploads, builders int, modelTime time.Duration) (perUploadRep, error) {
+func perUploadRail(ctx context.Context, e *env, matters, uploads, builders, batch int, modelTime time.Duration) (perUploadRep, error) {
 	var res perUploadRep
 	refs, err := newMatters(ctx, e, matters)
 	if err != nil {
@@ -272,7 +283,7 @@ func perUploadRail(ctx context.Context, e *env, matters, uploads, builders int, 
 		return res, err
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
-	var inv, relays atomic.Int64
+	var inv, relays, builderInv, builderNanos atomic.Int64
 	counted := func(h localbus.Handler) localbus.Handler {
 		return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 			inv.Add(1)
@@ -288,7 +299,11 @@ func perUploadRail(ctx context.Context, e *env, matters, uploads, builders int, 
 	}
 	pollers := []*localbus.Poller{
 		{Name: app.Trigger, Source: tr.TriggerQueue, Handler: counted(rl.Trigger.Handle), Batch: 10, Wait: 50 * time.Millisecond, Concurrency: 2, OnError: onErr(app.Trigger)},
-		{Name: app.Builder, Source: tr.BuildQueue, Handler: counted(rl.Builder.Handle), Batch: 1, Wait: 50 * time.Millisecond, Concurrency: builders, OnError: onErr(app.Builder)},
+		{Name: app.Builder, Source: tr.BuildQueue, Handler: counted(func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			t0 := time.Now()
+			defer func() { builderInv.Add(1); builderNanos.Add(int64(time.Since(t0))) }()
+			return rl.Builder.Handle(ctx, ev)
+		}), Batch: batch, Wait: 50 * time.Millisecond, Concurrency: builders, OnError: onErr(app.Builder)},
 	}
 	var wg sync.WaitGroup
 	for _, p := range pollers {
@@ -334,6 +349,7 @@ func perUploadRail(ctx context.Context, e *env, matters, uploads, builders int, 
 	after, err := readCounters(ctx, e)
 	res.c = after.since(before)
 	res.inv, res.relay, res.models = inv.Load(), relays.Load(), models.Load()
+	res.builderInv, res.builderTime = builderInv.Load(), time.Duration(builderNanos.Load())
 	return res, err
 }
 

@@ -25,6 +25,11 @@ type RoundTripMode struct {
 	DemandStatements float64 `json:"demand_statements"`
 	ClaimStatements  float64 `json:"claim_statements"`
 	CommitStatements float64 `json:"commit_statements"`
+	// A builder invocation's batch of BatchOf nudges: the claim statement
+	// (Ledger.ClaimBatch) and the builds' read statement (LoadBuilds).
+	BatchOf              int     `json:"batch_of"`
+	BatchClaimRoundTrips float64 `json:"batch_claim_round_trips"`
+	BatchReadRoundTrips  float64 `json:"batch_read_round_trips"`
 }
 
 func runRoundTrips(ctx context.Context, e *env, o options) (*RoundTripResults, error) {
@@ -93,13 +98,56 @@ func runRoundTrips(ctx context.Context, e *env, o options) (*RoundTripResults, e
 				stD, stC, stK = stD+s1, stC+s2, stK+s3
 			}
 		}
+		// Batches of 10, as the builder function claims and reads them.
+		const batchOf, batches = 10, 10
+		brefs, err := createMatters(ctx, pool, batchOf*(batches+1), "roundtrips batch ")
+		if err != nil {
+			pool.Close()
+			return nil, err
+		}
+		var rtB, rtR int64
+		for b := range batches + 1 {
+			set := brefs[b*batchOf : (b+1)*batchOf]
+			for _, ref := range set {
+				if _, err := led.Demand(ctx, ref, 1); err != nil {
+					pool.Close()
+					return nil, err
+				}
+			}
+			var claims []rail.Claim
+			var b1, r1, ignored int64
+			err := measure(func() error {
+				var err error
+				claims, err = led.ClaimBatch(ctx, set, "rt")
+				if err == nil && len(claims) != len(set) {
+					err = fmt.Errorf("batch claim won %d of %d", len(claims), len(set))
+				}
+				return err
+			}, &b1, &ignored)
+			if err == nil {
+				err = measure(func() error { _, err := led.LoadBuilds(ctx, claims); return err }, &r1, &ignored)
+			}
+			for _, c := range claims {
+				if err == nil {
+					_, err = led.Commit(ctx, c, noopFrame)
+				}
+			}
+			if err != nil {
+				pool.Close()
+				return nil, err
+			}
+			if b > 0 { // the first batch is the warm-up
+				rtB, rtR = rtB+b1, rtR+r1
+			}
+		}
 		pool.Close()
 		n := float64(cycles)
 		out.Modes[m.name] = RoundTripMode{Cycles: cycles,
 			DemandRoundTrips: float64(rtD) / n, ClaimRoundTrips: float64(rtC) / n, CommitRoundTrips: float64(rtK) / n,
-			DemandStatements: float64(stD) / n, ClaimStatements: float64(stC) / n, CommitStatements: float64(stK) / n}
-		logf("round trips (%s): demand %.2f, claim %.2f, commit %.2f", m.name,
-			float64(rtD)/n, float64(rtC)/n, float64(rtK)/n)
+			DemandStatements: float64(stD) / n, ClaimStatements: float64(stC) / n, CommitStatements: float64(stK) / n,
+			BatchOf: batchOf, BatchClaimRoundTrips: float64(rtB) / batches, BatchReadRoundTrips: float64(rtR) / batches}
+		logf("round trips (%s): demand %.2f, claim %.2f, commit %.2f; a batch of %d: claim %.2f, reads %.2f", m.name,
+			float64(rtD)/n, float64(rtC)/n, float64(rtK)/n, batchOf, float64(rtB)/batches, float64(rtR)/batches)
 	}
 	return out, nil
 }

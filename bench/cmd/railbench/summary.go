@@ -59,6 +59,10 @@ func summarize(r *Results) []SummaryLine {
 			add(sys+"_model_calls_per_served_upload", "%.2f %s", p.ModelCalls.Median, tail)
 			if sys == "rail" {
 				add("rail_lambda_invocations_per_served_upload", "%.2f trigger+builder, plus %.2f relay (scheduled, time-driven) %s", p.Invocations.Median, p.RelayInv.Median, tail)
+				if len(p.BuilderInvPerBuild.Values) > 0 {
+					add("rail_builder_invocations_per_build", "%.2f (builder invocation-seconds per build %.4f: GB-seconds per build at 1 GB) %s",
+						p.BuilderInvPerBuild.Median, p.BuilderSecsPerBuild.Median, tail)
+				}
 			}
 			if sys == "river_unique" {
 				add("river_unique_uploads_not_in_final_brief", "%.0f %s", p.Lost.Median, tail)
@@ -90,7 +94,7 @@ func summarize(r *Results) []SummaryLine {
 	if t := r.Throughput; t != nil {
 		reps := len(t.RailE2E.Values)
 		if reps > 0 {
-			path := "Claim+Commit per nudge"
+			path := fmt.Sprintf("the builder function's batch path (Worker.BuildBatch: one claim and one read statement per batch of up to %d, one Commit per nudge)", t.Batch)
 			add("ledger_vs_river", "%s (rail %s rebuilds/s / River %s jobs/s; demand->claim->commit vs insert->work->complete, W=%d, %d each, %s, median of %d)",
 				ratio(t.RailE2E.Median, t.RiverE2E.Median), f1(t.RailE2E.Median), f1(t.RiverE2E.Median), t.Workers, t.Rebuilds, path, reps)
 			add("ledger_vs_river_drain", "%s (rail %s rebuilds/s / River %s jobs/s; backlog drain, median of %d)",
@@ -138,6 +142,9 @@ func summarize(r *Results) []SummaryLine {
 		add("roundtrips_claim", "%.2f (%s mode; exec mode: %.2f)", m.ClaimRoundTrips, r.Options.ExecMode, rt.Modes["exec"].ClaimRoundTrips)
 		add("roundtrips_commit", "%.2f (%s mode; exec mode: %.2f)", m.CommitRoundTrips, r.Options.ExecMode, rt.Modes["exec"].CommitRoundTrips)
 		add("roundtrips_demand", "%.2f", m.DemandRoundTrips)
+		add("roundtrips_claim_batch", "%.2f per batch of %d (%s mode; exec mode: %.2f); the builds' reads %.2f per batch (exec mode: %.2f)",
+			m.BatchClaimRoundTrips, m.BatchOf, r.Options.ExecMode, rt.Modes["exec"].BatchClaimRoundTrips,
+			m.BatchReadRoundTrips, rt.Modes["exec"].BatchReadRoundTrips)
 	}
 	if g := r.Growth; g != nil {
 		var c, k, d []string

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,14 +33,24 @@ type railRun struct {
 	Statements int64
 }
 
+// noopBuilder is the no-op build: the smallest valid frame.
+type noopBuilder struct{}
+
+func (noopBuilder) Name() string { return noopFrame.Builder }
+
+func (noopBuilder) Build(context.Context, rail.Inputs) (json.RawMessage, error) {
+	return noopFrame.Body, nil
+}
+
 // railServe serves one demand on every matter in refs with `workers`
-// workers, each taking up to `batch` nudges per receive (an SQS batch), and
-// for each: claim, no-op build, fenced commit. With e2e the demands are
-// recorded inside the timed part by `workers` producers (one Demand
-// statement each, then a nudge); without, they are recorded before the
-// clock starts and only the serving is timed.
-// Each nudge is one Claim and one Commit, as the builder function runs them
-// (docs/ARCHITECTURE.md, "One commit path").
+// workers, each taking up to `batch` nudges per receive (an SQS batch),
+// and serving them as the builder function serves its batch
+// (rail.Worker.BuildBatch, lambdafn.BuilderHandler): one claim statement
+// for the batch, then per claim the build's reads (manifest, last frame),
+// a no-op build and the fenced commit, the builds concurrent. With e2e the
+// demands are recorded inside the timed part by `workers` producers (one
+// Demand statement each, then a nudge); without, they are recorded before
+// the clock starts and only the serving is timed.
 func railServe(ctx context.Context, led *postgres.Ledger, w *wireCounter, refs []rail.MatterRef, workers, batch int, e2e bool) (railRun, error) {
 	nudges := make(chan rail.MatterRef, len(refs)*2)
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -81,7 +92,7 @@ func railServe(ctx context.Context, led *postgres.Ledger, w *wireCounter, refs [
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			workerID := "bench-" + itoa(id)
+			wk := &rail.Worker{Ledger: led, Builder: noopBuilder{}, ID: "bench-" + itoa(id)}
 			buf := make([]rail.MatterRef, 0, batch)
 			for {
 				buf = buf[:0]
@@ -102,24 +113,31 @@ func railServe(ctx context.Context, led *postgres.Ledger, w *wireCounter, refs [
 						break fill
 					}
 				}
-				for _, ref := range buf {
-					c, ok, err := led.Claim(ctx, ref, workerID)
-					if err != nil {
-						fail(err)
+				items := make([]rail.BatchItem, len(buf))
+				for i, ref := range buf {
+					items[i] = rail.BatchItem{Ref: ref}
+				}
+				outs, errs, err := wk.BuildBatch(ctx, items, nil)
+				if err != nil {
+					fail(err)
+					return
+				}
+				for i, out := range outs {
+					if errs[i] != nil {
+						fail(errs[i])
 						return
 					}
-					if !ok {
+					if !out.Claimed {
 						atomic.AddInt64(&run.Empty, 1)
 						continue
 					}
 					atomic.AddInt64(&run.Claims, 1)
-					res, err := led.Commit(ctx, c, noopFrame)
-					if err != nil {
-						fail(err)
+					if !out.Landed {
+						fail(fmt.Errorf("rail: %s claimed but not landed: %+v", buf[i], out))
 						return
 					}
-					if res.FollowUpDue {
-						nudges <- ref
+					if out.FollowUpDue {
+						nudges <- buf[i]
 					}
 					if atomic.AddInt64(&run.Landed, 1) == target {
 						doneOnce.Do(func() { close(done) })

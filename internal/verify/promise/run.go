@@ -116,6 +116,18 @@ const (
 	quiesceFor   = 25 * time.Minute // the quiescence bound (a lease, the sweeper's grace, a relay backoff cap)
 	triggerTO    = 30 * time.Second // the functions' timeouts (template.yaml)
 	builderTO    = 600 * time.Second
+	// builderBatch: nudges per builder invocation. The template's BatchSize
+	// is 10 and the builder then runs a batch's builds concurrently; here
+	// it stays 1, because the simulated Brief builder draws its faults from
+	// the seed's one random stream and acts on the run's state (uploads,
+	// relay and trigger passes inside a build): concurrent builds would make
+	// a seed's faults depend on the scheduler, and a seed would no longer
+	// replay (doc.go, "Determinism"). The batch path has its own tests
+	// (pkg/lambdafn's TestBuilderServesItsSQSBatchConcurrently and
+	// TestBuilderBatchKilledMidBatchIsRecoveredAfterItsLeases, pkg/postgres's
+	// TestClaimBatch*), and a batch of one goes through the same
+	// Worker.BuildBatch.
+	builderBatch = 1
 	relayTO      = 60 * time.Second
 	sweeperTO    = 60 * time.Second
 )
@@ -457,8 +469,8 @@ func (r *run) randomStep() {
 		{0.30, func() { r.tick(time.Duration(1+r.rng.IntN(4)) * 5 * time.Second) }},
 		{0.08, r.invokeRelay},
 		{0.08, r.drainTrigger},
-		{0.08, func() { r.pollBuilds(r.buildQ, 1) }},
-		{0.03, func() { r.pollBuilds(r.backfillQ, 1) }},
+		{0.08, func() { r.pollBuilds(r.buildQ, builderBatch) }},
+		{0.03, func() { r.pollBuilds(r.backfillQ, builderBatch) }},
 		{0.02, r.invokeSweeper},
 		{0.01, func() {
 			if r.chance(FBuildersSaturated, 1) {
@@ -511,7 +523,7 @@ func (r *run) drainBuilds() {
 	// saturated.
 	if r.clock.Now().After(r.saturated) {
 		for range 20 {
-			if r.pollBuilds(r.buildQ, 1) == 0 {
+			if r.pollBuilds(r.buildQ, builderBatch) == 0 {
 				break
 			}
 		}
@@ -520,7 +532,7 @@ func (r *run) drainBuilds() {
 	}
 	if r.clock.Now().After(r.bfStuck) {
 		for range 20 {
-			if r.pollBuilds(r.backfillQ, 1) == 0 {
+			if r.pollBuilds(r.backfillQ, builderBatch) == 0 {
 				break
 			}
 		}
@@ -787,13 +799,16 @@ func (r *run) holdJobRows() func() {
 	return func() { _ = tx.Rollback(r.ctx) }
 }
 
-// pollBuilds runs the builder function on one nudge from q, as the event
-// source mapping does (batch size 1).
+// pollBuilds runs the builder function on one batch of up to batch nudges
+// from q, as the event source mapping does (builderBatch). A nudge lost or
+// delayed by a fault is taken out of the batch; the rest are handed to the
+// invocation.
 func (r *run) pollBuilds(q *localbus.Queue, batch int) int {
 	defer r.timed("pollBuilds")()
 	msgs, err := q.Receive(r.ctx, batch, 0)
 	r.must(err, "receive "+q.Name())
-	if len(msgs) == 0 {
+	received := len(msgs)
+	if received == 0 {
 		return 0
 	}
 	refOf := func(m events.SQSMessage) rail.MatterRef {
@@ -807,20 +822,25 @@ func (r *run) pollBuilds(q *localbus.Queue, batch int) int {
 			r.excuse(refOf(msgs[0]))
 			_ = q.Delete(msgs[0].ReceiptHandle)
 			r.tracef("%s: nudge for %s lost", q.Name(), short(refOf(msgs[0])))
-			return 1
+			msgs = msgs[1:]
 		case r.chance(FNudgeDuplicate, 0.04):
 			_, err := q.Send(msgs[0].Body, 0, "")
 			r.must(err, "duplicate nudge")
 		case r.chance(FNudgeDelay, 0.04):
 			r.excuse(refOf(msgs[0]))
 			r.must(q.ChangeVisibility(msgs[0].ReceiptHandle, time.Duration(10+r.rng.IntN(80))*time.Second), "delay nudge")
-			return 1
+			msgs = msgs[1:]
 		}
+	}
+	if len(msgs) == 0 {
+		return received
 	}
 	timeout := builderTO
 	if r.faulty() && r.chance(FBuildLate, 0.03) {
-		timeout = triggerTO // less than the reserve and the least build: handed back
-		r.excuse(refOf(msgs[0]))
+		timeout = triggerTO // less than the reserve and the least build: the batch is handed back
+		for _, m := range msgs {
+			r.excuse(refOf(m))
+		}
 	}
 	saved := r.inv
 	r.startInvocation()
@@ -840,7 +860,7 @@ func (r *run) pollBuilds(q *localbus.Queue, batch int) int {
 	r.tracef("%s: nudge for %s, handed back %v err=%v", q.Name(), short(refOf(msgs[0])), len(failed) > 0, err)
 	r.afterBuild()
 	r.inv = saved
-	return len(msgs)
+	return received
 }
 
 // invokeSweeper invokes the sweeper function once, as its schedule does,
