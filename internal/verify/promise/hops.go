@@ -235,22 +235,41 @@ func (r *run) lastAttempt(ref rail.MatterRef) bool {
 
 // heldOutbox is defect 2's revert (Config.Revert[2]): the relay's outbox
 // port with a transaction held open on the relay's own role from the claim
-// to the settle, across the PutEvents calls, and the marks made only if
-// that transaction is still alive — the shape of the relay before issue 18,
-// where the claim's transaction carried the marks. When the bus is slow
-// past the relay role's idle_in_transaction_session_timeout the database
-// ends the session and the pass's marks are lost, as they were then. The
-// fix (no transaction across the bus call) is the production code's
-// structure, not a switch, so the revert is this wrapper in the oracle and
-// no production code changes.
+// that read rows, across the PutEvents calls, to the statement carrying
+// that pass's marks (the next claim, or the settlement), and the marks
+// made only if that transaction is still alive — the shape of the relay
+// before issue 18, where the claim's transaction carried the marks. When
+// the bus is slow past the relay role's idle_in_transaction_session_timeout
+// the database ends the session and the pass's marks are lost, as they
+// were then. The fix (no transaction across the bus call) is the
+// production code's structure, not a switch, so the revert is this wrapper
+// in the oracle and no production code changes.
 type heldOutbox struct {
 	rail.Outbox
 	pool *pgxpool.Pool
 	tx   pgx.Tx
 }
 
-func (h *heldOutbox) Claim(ctx context.Context, limit int, lease time.Duration) (rail.OutboxClaim, error) {
-	c, err := h.Outbox.Claim(ctx, limit, lease)
+// alive ends the held transaction, saying whether it was still alive.
+func (h *heldOutbox) alive(ctx context.Context) error {
+	tx := h.tx
+	if tx == nil {
+		return nil
+	}
+	h.tx = nil
+	_, err := tx.Exec(ctx, `SELECT 1`)
+	_ = tx.Rollback(context.WithoutCancel(ctx))
+	if err != nil {
+		return fmt.Errorf("the pass's transaction, open across PutEvents, ended: %w", err)
+	}
+	return nil
+}
+
+func (h *heldOutbox) Claim(ctx context.Context, q rail.OutboxClaimRequest) (rail.OutboxClaim, error) {
+	if err := h.alive(ctx); err != nil {
+		q.Published = nil // the marks died with the transaction
+	}
+	c, err := h.Outbox.Claim(ctx, q)
 	if err != nil || len(c.Rows) == 0 {
 		return c, err
 	}
@@ -267,15 +286,9 @@ func (h *heldOutbox) Claim(ctx context.Context, limit int, lease time.Duration) 
 	return c, nil
 }
 
-func (h *heldOutbox) Settle(ctx context.Context, c rail.OutboxClaim, published []uuid.UUID, failures []rail.PublishFailure,
-	base, limit time.Duration, maxAttempts int) (rail.Settled, error) {
-	if tx := h.tx; tx != nil {
-		h.tx = nil
-		_, err := tx.Exec(ctx, `SELECT 1`)
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		if err != nil {
-			return rail.Settled{}, fmt.Errorf("the pass's transaction, open across PutEvents, ended: %w", err)
-		}
+func (h *heldOutbox) Settle(ctx context.Context, s rail.OutboxSettlement) (rail.Settled, error) {
+	if err := h.alive(ctx); err != nil {
+		return rail.Settled{}, err
 	}
-	return h.Outbox.Settle(ctx, c, published, failures, base, limit, maxAttempts)
+	return h.Outbox.Settle(ctx, s)
 }

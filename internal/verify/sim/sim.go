@@ -1103,6 +1103,9 @@ func (r *run) timeTravel(d time.Duration) {
 	_, err = r.env.Admin.Exec(r.ctx, `UPDATE ops.domain_event_outbox
         SET next_attempt_at = next_attempt_at - make_interval(secs => $1) WHERE next_attempt_at IS NOT NULL`, d.Seconds())
 	r.must(err, "time travel (outbox)")
+	_, err = r.env.Admin.Exec(r.ctx, `UPDATE ops.relay_lease
+        SET lease_until = lease_until - make_interval(secs => $1) WHERE lease_until IS NOT NULL`, d.Seconds())
+	r.must(err, "time travel (relay lease)")
 }
 
 func (r *run) doTick() {
