@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,12 +37,18 @@ func NewOutbox(pool *pgxpool.Pool) *Outbox { return &Outbox{pool: pool} }
 func (o *Outbox) Claim(ctx context.Context, q rail.OutboxClaimRequest) (rail.OutboxClaim, error) {
 	c := rail.OutboxClaim{Holder: q.Holder}
 	var token pgtype.Int8
+	var present bool
 	var took, tookOver pgtype.Bool
 	rows, err := take(ctx, o.pool, func(head []any) error {
-		return scanHead(head, &token, &took, &tookOver, &c.Marked)
+		return scanHead(head, &present, &token, &took, &tookOver, &c.Marked)
 	}, relayClaimSQL, q.Limit, idStrings(q.Published), q.Holder.String(), q.Lease.Seconds())
 	if err != nil {
 		return rail.OutboxClaim{}, fmt.Errorf("claim due rows: %w", err)
+	}
+	if !present {
+		// Nothing can hold a lease that does not exist: fail loudly
+		// rather than wait for ever as if it were held.
+		return rail.OutboxClaim{}, fmt.Errorf("claim due rows: %w", ErrNoRelayLease)
 	}
 	c.Rows = rows
 	c.Busy, c.Token, c.Taken, c.TookOver = !token.Valid, token.Int64, took.Bool, tookOver.Bool
@@ -105,6 +112,12 @@ func (o *Outbox) Settle(ctx context.Context, st rail.OutboxSettlement) (rail.Set
 func (o *Outbox) Gauges(ctx context.Context) (rail.OutboxGauges, error) {
 	return ReadOutboxGauges(ctx, o.pool)
 }
+
+// ErrNoRelayLease: the relay lease's row (ops.relay_lease, lease 'outbox',
+// inserted by its migration) is missing; restore it with
+// INSERT INTO ops.relay_lease (lease, token) SELECT 'outbox', 0 (the token
+// must be higher than any a running relay holds: stop the relays first).
+var ErrNoRelayLease = errors.New("the relay lease row ops.relay_lease 'outbox' is missing")
 
 // RelayLease is the relay lease as on-call sees it.
 type RelayLease struct {
@@ -252,7 +265,8 @@ var relayClaimSQL = `WITH prev AS (
     ORDER BY arm, next_attempt_at, occurred_at, event_id
     LIMIT $1
 )
-SELECT (SELECT token FROM lease), (SELECT took FROM lease), (SELECT took_over FROM lease), (SELECT count(*) FROM marked),
+SELECT EXISTS (SELECT FROM prev), (SELECT token FROM lease), (SELECT took FROM lease), (SELECT took_over FROM lease),
+    (SELECT count(*) FROM marked),
     p.event_id, p.firm_id, p.matter_id, p.event_name, p.payload, p.occurred_at, p.trace_header, p.publish_attempts
 FROM (SELECT) AS head LEFT JOIN picked p ON true
 ORDER BY p.arm, p.next_attempt_at, p.occurred_at, p.event_id`
@@ -300,7 +314,7 @@ func take(ctx context.Context, q Querier, head func([]any) error, sql string, ar
 	tm := rows.Conn().TypeMap()
 	var out []rail.OutboxRow
 	first := true
-	const lead = 4
+	const lead = 5
 	for rows.Next() {
 		fds, vals := rows.FieldDescriptions(), rows.RawValues()
 		if first {

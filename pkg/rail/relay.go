@@ -396,13 +396,19 @@ func (h *holder) pass(ctx context.Context, r *Relay) (st RelayStats, claimed int
 		return st, 0, errors.New("relay: Outbox and Publisher are required")
 	}
 	st.Passes = 1
-	c, err := r.Outbox.Claim(ctx, OutboxClaimRequest{Holder: h.id, Limit: r.batch(), Lease: r.lease(), Published: h.pending})
+	carried := h.pending
+	h.pending = nil
+	c, err := r.Outbox.Claim(ctx, OutboxClaimRequest{Holder: h.id, Limit: r.batch(), Lease: r.lease(), Published: carried})
 	if err != nil {
-		// The pending marks stay pending: the next statement writes them.
+		if len(carried) > 0 {
+			// The previous pass's marks went with the statement: those
+			// rows go out again.
+			return st, 0, fmt.Errorf("relay: claim: %w: %d rows published, their marks not written: %v",
+				ErrRelayMarksLost, len(carried), err)
+		}
 		return st, 0, fmt.Errorf("relay: claim: %w", err)
 	}
 	st.Published += int(c.Marked)
-	h.pending = nil
 	if c.Taken {
 		if c.TookOver {
 			st.Takeovers++
@@ -454,7 +460,6 @@ func (h *holder) pass(ctx context.Context, r *Relay) (st RelayStats, claimed int
 	set, err := r.Outbox.Settle(mctx, OutboxSettlement{Holder: h.id, Token: c.Token, Published: ok, Failures: failures,
 		Base: base, Limit: limit, MaxAttempts: r.maxAttempts()})
 	if err != nil {
-		h.pending = ok // the next statement tries the marks again
 		return st, len(c.Rows), fmt.Errorf("%w: %d rows published, their marks not written: %v",
 			ErrRelayMarksLost, len(ok), err)
 	}

@@ -248,9 +248,13 @@ type heldOutbox struct {
 	rail.Outbox
 	pool *pgxpool.Pool
 	tx   pgx.Tx
+	read []uuid.UUID       // the rows the held transaction's claim read
+	lost map[uuid.UUID]bool // rows whose marks died with their pass's transaction
 }
 
-// alive ends the held transaction, saying whether it was still alive.
+// alive ends the held transaction, saying whether it was still alive; when
+// it was not, the marks of the rows its claim read are lost, whichever
+// later statement the relay would carry them on.
 func (h *heldOutbox) alive(ctx context.Context) error {
 	tx := h.tx
 	if tx == nil {
@@ -260,18 +264,39 @@ func (h *heldOutbox) alive(ctx context.Context) error {
 	_, err := tx.Exec(ctx, `SELECT 1`)
 	_ = tx.Rollback(context.WithoutCancel(ctx))
 	if err != nil {
+		if h.lost == nil {
+			h.lost = map[uuid.UUID]bool{}
+		}
+		for _, id := range h.read {
+			h.lost[id] = true
+		}
 		return fmt.Errorf("the pass's transaction, open across PutEvents, ended: %w", err)
 	}
 	return nil
 }
 
-func (h *heldOutbox) Claim(ctx context.Context, q rail.OutboxClaimRequest) (rail.OutboxClaim, error) {
-	if err := h.alive(ctx); err != nil {
-		q.Published = nil // the marks died with the transaction
+// keep drops the ids whose marks were lost.
+func (h *heldOutbox) keep(ids []uuid.UUID) []uuid.UUID {
+	var out []uuid.UUID
+	for _, id := range ids {
+		if !h.lost[id] {
+			out = append(out, id)
+		}
 	}
+	return out
+}
+
+func (h *heldOutbox) Claim(ctx context.Context, q rail.OutboxClaimRequest) (rail.OutboxClaim, error) {
+	_ = h.alive(ctx)
+	q.Published = h.keep(q.Published)
 	c, err := h.Outbox.Claim(ctx, q)
 	if err != nil || len(c.Rows) == 0 {
 		return c, err
+	}
+	h.read = h.read[:0]
+	for _, o := range c.Rows {
+		delete(h.lost, o.EventID) // read again: a new pass's to mark
+		h.read = append(h.read, o.EventID)
 	}
 	tx, err := h.pool.Begin(ctx)
 	if err == nil {
@@ -290,5 +315,6 @@ func (h *heldOutbox) Settle(ctx context.Context, s rail.OutboxSettlement) (rail.
 	if err := h.alive(ctx); err != nil {
 		return rail.Settled{}, err
 	}
+	s.Published = h.keep(s.Published)
 	return h.Outbox.Settle(ctx, s)
 }

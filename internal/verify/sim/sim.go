@@ -194,6 +194,9 @@ func (r *run) setup() {
 		_, err := r.env.Admin.Exec(r.ctx, "DELETE FROM "+t)
 		r.must(err, "clear "+t)
 	}
+	// The relay lease is one row: released, not deleted (its token only rises).
+	_, err := r.env.Admin.Exec(r.ctx, `UPDATE ops.relay_lease SET holder = NULL, lease_until = NULL, taken_at = NULL, takeovers = 0`)
+	r.must(err, "release the relay lease")
 	n := 2 + r.rng.IntN(r.cfg.MaxMatters-1)
 	r.res.Matters = n
 	r.firm = r.newUUID()
