@@ -109,7 +109,7 @@ func TestRelayPassRoundTrips(t *testing.T) {
 	// and the settlement's statement (a failure record on one row)
 	if _, err := ob.Settle(ctx, rail.OutboxSettlement{Holder: holder, Token: token, Published: pending[1:],
 		Failures: []rail.PublishFailure{{EventID: pending[0], Msg: "warm-up", Kind: rail.FailureCall}},
-		Base: time.Minute, Limit: time.Hour, MaxAttempts: 5}); err != nil {
+		Base:     time.Minute, Limit: time.Hour, MaxAttempts: 5}); err != nil {
 		t.Fatal(err)
 	}
 	pending = nil
@@ -127,7 +127,7 @@ func TestRelayPassRoundTrips(t *testing.T) {
 	t0 := trips.Load()
 	s, err := ob.Settle(ctx, rail.OutboxSettlement{Holder: holder, Token: token, Published: pending[1:],
 		Failures: []rail.PublishFailure{{EventID: failed, Msg: "PutEvents call failed", Kind: rail.FailureCall}},
-		Base: time.Second, Limit: time.Minute, MaxAttempts: 5})
+		Base:     time.Second, Limit: time.Minute, MaxAttempts: 5})
 	if got := trips.Load() - t0; got != 1 {
 		t.Errorf("settle (marks and a failure record): %d round trips, want 1", got)
 	}

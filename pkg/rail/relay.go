@@ -248,8 +248,6 @@ var ErrRelayNoProgress = errors.New("relay: no pass succeeded")
 // then fails even though the window ended.
 var ErrRelayMarksLost = errors.New("relay: a pass's marks were not written")
 
-
-
 // Run drains for window (default 50 s), passing again at once while passes
 // come back full and otherwise every poll (default 150 ms). It polls rather
 // than LISTENs: LISTEN pins an RDS Proxy session. When ctx has a deadline

@@ -248,7 +248,7 @@ type heldOutbox struct {
 	rail.Outbox
 	pool *pgxpool.Pool
 	tx   pgx.Tx
-	read []uuid.UUID       // the rows the held transaction's claim read
+	read []uuid.UUID        // the rows the held transaction's claim read
 	lost map[uuid.UUID]bool // rows whose marks died with their pass's transaction
 }
 
