@@ -394,9 +394,20 @@ func (h *holder) pass(ctx context.Context, r *Relay) (st RelayStats, claimed int
 		return st, 0, errors.New("relay: Outbox and Publisher are required")
 	}
 	st.Passes = 1
+	if ctx.Err() != nil {
+		return st, 0, ctx.Err() // the pending marks are left to finish
+	}
 	carried := h.pending
 	h.pending = nil
-	c, err := r.Outbox.Claim(ctx, OutboxClaimRequest{Holder: h.id, Limit: r.batch(), Lease: r.lease(), Published: carried})
+	cctx := ctx
+	if len(carried) > 0 {
+		// The statement carries the last pass's marks: like a settlement,
+		// it is not cut by ctx (the bus has those facts).
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
+		defer cancel()
+	}
+	c, err := r.Outbox.Claim(cctx, OutboxClaimRequest{Holder: h.id, Limit: r.batch(), Lease: r.lease(), Published: carried})
 	if err != nil {
 		if len(carried) > 0 {
 			// The previous pass's marks went with the statement: those
@@ -423,6 +434,9 @@ func (h *holder) pass(ctx context.Context, r *Relay) (st RelayStats, claimed int
 	h.token = c.Token
 	if len(c.Rows) == 0 {
 		return st, 0, nil
+	}
+	if ctx.Err() != nil {
+		return st, 0, ctx.Err() // nothing tried: the rows are due again, unwritten
 	}
 	var ready []prepared
 	var failures []PublishFailure
