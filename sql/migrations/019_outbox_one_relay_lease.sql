@@ -13,10 +13,13 @@
 -- lease held by another publishes nothing that pass.
 --
 -- relay_claim is no longer written by anyone: the relay's UPDATE grant on
--- it is revoked (least privilege; the column itself stays, dropping it
--- would fail a relay of the release before this one still running). A
--- row that relay left leased (next_attempt_at = its lease's end) is due
--- again when that lease ends, like a row backing off.
+-- it is revoked (least privilege). The column stays (no table lock, and
+-- the release before this one reads it). A relay of that release still
+-- running after this migration has its claims refused (permission denied
+-- on relay_claim: it fails loudly and publishes nothing) until the new
+-- code replaces it; nothing is lost or sent twice meanwhile. A row it
+-- left leased (next_attempt_at = its lease's end) is due again when that
+-- lease ends, like a row backing off.
 --
 -- A small table of its own: no lock on the outbox.
 
