@@ -17,7 +17,9 @@
 -- the release before this one reads it). A relay of that release still
 -- running after this migration has its claims refused (permission denied
 -- on relay_claim: it fails loudly and publishes nothing) until the new
--- code replaces it; nothing is lost or sent twice meanwhile. A row it
+-- code replaces it, and a pass of it in flight at that moment loses its
+-- marks (they clear relay_claim): those rows go out again, duplicates
+-- that consumers dedupe on event_id; nothing is lost. A row it
 -- left leased (next_attempt_at = its lease's end) is due again when that
 -- lease ends, like a row backing off.
 --
