@@ -84,7 +84,7 @@ func commands() []command {
 		{"regenerate", "record brief.regeneration_requested for a matter (the Regenerate button)", cmdRegenerate},
 		{"emit", "record any fact by hand (a lowercase past-tense noun.verb)", cmdEmit},
 		{"relay", "drain the outbox onto EventBridge (RAIL_EVENT_BUS, AWS_ENDPOINT_URL)", cmdRelay},
-		{"outbox", "outbox parked|unpark: list parked facts with their reasons, or release them", cmdOutbox},
+		{"outbox", "outbox parked|unpark|lease: list parked facts with their reasons, release them, or show who holds the relay lease", cmdOutbox},
 		{"dev", "run relay, trigger, builder and sweeper locally until interrupted (make serve)", cmdDev},
 		{"run", "run the local rail and play the quickstart: three PDFs -> a Brief (make run)", cmdRun},
 	}

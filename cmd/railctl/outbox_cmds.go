@@ -113,18 +113,47 @@ func cmdRelay(ctx context.Context, g *globals, args []string) error {
 	}
 	fmt.Fprintf(g.stdout, "published %d, failed %d, parked %d in %s; backlog %d (oldest %.1fs), parked in all %d\n",
 		res.Published, res.Failed, res.Parked, time.Since(start).Round(time.Millisecond), res.Backlog, res.OldestAgeSeconds, res.ParkedTotal)
+	if res.LeaseBusy > 0 {
+		fmt.Fprintf(g.stdout, "another relay held the relay lease for %d pass(es): see railctl outbox lease\n", res.LeaseBusy)
+	}
 	return err
 }
 
 // cmdOutbox: `outbox parked` lists parked facts (the OutboxParked alarm's
 // runbook); `outbox unpark --event E...` makes them due again once the
-// cause is fixed.
+// cause is fixed; `outbox lease` shows who holds the relay lease.
 func cmdOutbox(ctx context.Context, g *globals, args []string) error {
-	if len(args) == 0 || (args[0] != "parked" && args[0] != "unpark") {
-		return usageError("outbox: want a subcommand: parked or unpark")
+	if len(args) == 0 || (args[0] != "parked" && args[0] != "unpark" && args[0] != "lease") {
+		return usageError("outbox: want a subcommand: parked, unpark or lease")
 	}
 	sub := args[0]
 	switch sub {
+	case "lease":
+		c := g.flags("outbox lease", "[--json]", 0)
+		asJSON := c.Bool("json", false, "print JSON")
+		s, err := c.open(ctx, args[1:], nil)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		l, err := postgres.ReadRelayLease(ctx, s.pool)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(g.stdout).Encode(l)
+		}
+		switch {
+		case l.Running:
+			fmt.Fprintf(g.stdout, "held by relay run %s (token %d) since %s, until %s; %d takeover(s) so far\n",
+				l.Holder.UUID, l.Token, l.TakenAt.Time.UTC().Format(time.RFC3339), l.LeaseUntil.Time.UTC().Format(time.RFC3339Nano), l.Takeovers)
+		case l.Holder.Valid:
+			fmt.Fprintf(g.stdout, "ended: relay run %s (token %d) did not release it; the next relay takes it over; %d takeover(s) so far\n",
+				l.Holder.UUID, l.Token, l.Takeovers)
+		default:
+			fmt.Fprintf(g.stdout, "released (token %d); %d takeover(s) so far\n", l.Token, l.Takeovers)
+		}
+		return nil
 	case "parked":
 		c := g.flags("outbox parked", "[--limit N] [--json]", 0)
 		limit := c.Int("limit", 100, "list at most this many, oldest parked first")

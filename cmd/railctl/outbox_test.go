@@ -150,6 +150,22 @@ func TestOutboxParkedAndUnpark(t *testing.T) {
 	if out := c.must("outbox", "parked"); !strings.Contains(out, "no parked facts") {
 		t.Fatalf("after unpark: %q", out)
 	}
+	// The relay run released its lease; a run that did not is shown as ended.
+	if out := c.must("outbox", "lease"); !strings.Contains(out, "released (token 1)") {
+		t.Fatalf("outbox lease after the relay's run: %q", out)
+	}
+	if _, err := db.Pool.Exec(ctx, `UPDATE ops.relay_lease SET holder = gen_random_uuid(), lease_until = clock_timestamp() + interval '1 minute'`); err != nil {
+		t.Fatal(err)
+	}
+	if out := c.must("outbox", "lease"); !strings.Contains(out, "held by relay run") {
+		t.Fatalf("outbox lease while held: %q", out)
+	}
+	if _, err := db.Pool.Exec(ctx, `UPDATE ops.relay_lease SET lease_until = clock_timestamp() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
+	if out := c.must("outbox", "lease"); !strings.Contains(out, "did not release it") {
+		t.Fatalf("outbox lease once ended: %q", out)
+	}
 }
 
 // startMoto starts a moto_server for the test, stopped at its end, and

@@ -444,6 +444,13 @@ type RelayResult struct {
 	ParkedTotal      int64   `json:"parked_total"`
 	Backlog          int64   `json:"backlog"`
 	OldestAgeSeconds float64 `json:"oldest_age_seconds"`
+	// LeaseBusy: passes that found another relay holding the relay lease
+	// (they read nothing); Takeovers: leases taken from a holder that had
+	// not released it; FencedOut: failure records refused because the
+	// lease had been taken over meanwhile.
+	LeaseBusy int `json:"lease_busy"`
+	Takeovers int `json:"takeovers"`
+	FencedOut int `json:"fenced_out"`
 }
 
 // Handle drains for the window, bounded by the invocation's deadline less
@@ -473,10 +480,11 @@ func (h *RelayHandler) Handle(ctx context.Context, ev ScheduleEvent) (RelayResul
 		h.Metrics.Gauge(MetricOutboxParked, float64(st.ParkedTotal), emf.Count)
 	}
 	res := RelayResult{Published: st.Published, Failed: st.Failed, Parked: st.Parked, ParkedTotal: st.ParkedTotal,
-		Backlog: st.Backlog, OldestAgeSeconds: st.OldestAgeSeconds}
+		Backlog: st.Backlog, OldestAgeSeconds: st.OldestAgeSeconds,
+		LeaseBusy: st.LeaseBusy, Takeovers: st.Takeovers, FencedOut: st.FencedOut}
 	h.Log.InfoContext(ctx, "relay window done", "passes", st.Passes, "published", st.Published, "failed", st.Failed,
 		"parked", st.Parked, "parked_total", st.ParkedTotal, "backlog", st.Backlog, "oldest_age_s", st.OldestAgeSeconds,
-		"measured", st.Measured)
+		"measured", st.Measured, "lease_busy", st.LeaseBusy, "takeovers", st.Takeovers, "fenced_out", st.FencedOut)
 	if errors.Is(err, context.DeadlineExceeded) && st.Measured && !errors.Is(err, rail.ErrRelayNoProgress) {
 		err = nil // the invocation's own deadline: the window simply ended
 	}

@@ -3,11 +3,13 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -19,8 +21,8 @@ import (
 // failures), its gauges, parking and pruning.
 
 // Outbox is rail.Outbox over a pool: a relay pass's claim and its
-// settlement are each one short transaction; none is open while the relay
-// publishes.
+// settlement are each one statement; no transaction is open while the
+// relay publishes.
 type Outbox struct {
 	pool *pgxpool.Pool
 }
@@ -28,97 +30,81 @@ type Outbox struct {
 // NewOutbox returns the relay's outbox over pool.
 func NewOutbox(pool *pgxpool.Pool) *Outbox { return &Outbox{pool: pool} }
 
-// Claim takes the due rows and leases them in one statement
-// (relayClaimSQL: relayRetrySQL's rows first, then relayUnsentSQL's, each
-// FOR UPDATE SKIP LOCKED, and leased): until the lease
-// ends they are in neither select, so another relay skips them without any
-// lock being held. One round trip, no transaction around it.
-func (o *Outbox) Claim(ctx context.Context, limit int, lease time.Duration) (rail.OutboxClaim, error) {
-	id, err := uuid.NewV7()
+// Claim is relayClaimSQL: the lease (ops.relay_lease) taken or renewed,
+// the previous pass's marks written, and the due rows read, in one
+// statement (one round trip, no transaction around it). The rows are not
+// written: only the lease keeps another relay from them.
+func (o *Outbox) Claim(ctx context.Context, q rail.OutboxClaimRequest) (rail.OutboxClaim, error) {
+	c := rail.OutboxClaim{Holder: q.Holder}
+	var token pgtype.Int8
+	var present bool
+	var took, tookOver pgtype.Bool
+	rows, err := take(ctx, o.pool, func(head []any) error {
+		return scanHead(head, &present, &token, &took, &tookOver, &c.Marked)
+	}, relayClaimSQL, q.Limit, idStrings(q.Published), q.Holder.String(), q.Lease.Seconds())
 	if err != nil {
-		return rail.OutboxClaim{}, fmt.Errorf("claim id: %w", err)
-	}
-	c := rail.OutboxClaim{ID: id}
-	if c.Rows, err = take(ctx, o.pool, relayClaimSQL, limit, id.String(), lease.Seconds()); err != nil {
 		return rail.OutboxClaim{}, fmt.Errorf("claim due rows: %w", err)
 	}
+	if !present {
+		// Nothing can hold a lease that does not exist: fail loudly
+		// rather than wait for ever as if it were held.
+		return rail.OutboxClaim{}, fmt.Errorf("claim due rows: %w", ErrNoRelayLease)
+	}
+	c.Rows = rows
+	c.Busy, c.Token, c.Taken, c.TookOver = !token.Valid, token.Int64, took.Bool, tookOver.Bool
 	return c, nil
 }
 
-// Settle records a pass's outcome in one transaction: the published marks
-// (relayMarkSQL), the failures (recordFailuresSQL) and the release of the
-// rest of the claim (relayReleaseSQL). Failures and releases are fenced by
-// the claim's id; a published mark is not (the bus has the fact, whoever
-// holds the row now).
-func (o *Outbox) Settle(ctx context.Context, c rail.OutboxClaim, published []uuid.UUID, failures []rail.PublishFailure,
-	base, limit time.Duration, maxAttempts int) (rail.Settled, error) {
+// Settle is relaySettleSQL: the marks (unfenced), the failure records
+// (fenced by the token: the lease row is taken FOR SHARE, so a takeover
+// waits for them or they find the token gone) and the release, in one
+// statement.
+func (o *Outbox) Settle(ctx context.Context, st rail.OutboxSettlement) (rail.Settled, error) {
 	var s rail.Settled
-	done := make(map[uuid.UUID]bool, len(published)+len(failures))
-	for _, id := range published {
-		done[id] = true
+	if len(st.Published) == 0 && len(st.Failures) == 0 {
+		if !st.Release {
+			return s, nil
+		}
+		// A release alone touches no outbox row.
+		tag, err := o.pool.Exec(ctx, relayReleaseSQL, st.Holder.String())
+		if err != nil {
+			return rail.Settled{}, fmt.Errorf("release the relay lease: %w", err)
+		}
+		s.Released = tag.RowsAffected() == 1
+		return s, nil
 	}
-	ids := make([]uuid.UUID, len(failures))
-	msgs := make([]string, len(failures))
-	kinds := make([]int32, len(failures))
-	for i, f := range failures {
+	ids := make([]uuid.UUID, len(st.Failures))
+	msgs := make([]string, len(st.Failures))
+	kinds := make([]int32, len(st.Failures))
+	for i, f := range st.Failures {
 		ids[i], msgs[i], kinds[i] = f.EventID, f.Msg, int32(f.Kind)
-		done[f.EventID] = true
 	}
-	var rest []uuid.UUID
-	for _, r := range c.Rows {
-		if !done[r.EventID] {
-			rest = append(rest, r.EventID)
-		}
-	}
-	// The usual pass settles with one statement (every row published): it
-	// needs no transaction around it. Otherwise the statements share one.
-	parts := 0
-	for _, n := range []int{len(published), len(failures), len(rest)} {
-		if n > 0 {
-			parts++
-		}
-	}
-	settle := func(q Querier) error {
-		if len(published) > 0 {
-			tag, err := q.Exec(ctx, relayMarkSQL, idStrings(published))
-			if err != nil {
-				return fmt.Errorf("mark published: %w", err)
-			}
-			s.Published = tag.RowsAffected()
-		}
-		if len(failures) > 0 {
-			rs, err := q.Query(ctx, recordFailuresSQL,
-				idStrings(ids), msgs, kinds, base.Seconds(), limit.Seconds(), maxAttempts, c.ID.String())
-			if err != nil {
-				return fmt.Errorf("record failures: %w", err)
-			}
-			s.Failures, err = pgx.CollectRows(rs, func(r pgx.CollectableRow) (rail.FailureRecord, error) {
-				var f rail.FailureRecord
-				err := r.Scan(&f.EventID, &f.Parked, &f.Attempts, &f.Reason)
-				return f, err
-			})
-			if err != nil {
-				return fmt.Errorf("record failures: %w", err)
-			}
-		}
-		if len(rest) > 0 {
-			if _, err := q.Exec(ctx, relayReleaseSQL, idStrings(rest), c.ID.String()); err != nil {
-				return fmt.Errorf("release: %w", err)
-			}
-		}
-		return nil
-	}
-	var err error
-	switch parts {
-	case 0:
-	case 1:
-		err = settle(o.pool)
-	default:
-		err = pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error { return settle(tx) })
-	}
+	rows, err := o.pool.Query(ctx, relaySettleSQL, idStrings(st.Published), idStrings(ids), msgs, kinds,
+		st.Base.Seconds(), st.Limit.Seconds(), st.MaxAttempts, st.Token, st.Holder.String(), st.Release)
 	if err != nil {
-		return rail.Settled{}, err
+		return rail.Settled{}, fmt.Errorf("settle: %w", err)
 	}
+	defer rows.Close()
+	fenced := false
+	for rows.Next() {
+		var (
+			id       pgtype.UUID
+			parked   pgtype.Bool
+			attempts pgtype.Int4
+			reason   pgtype.Text
+		)
+		if err := rows.Scan(&s.Published, &fenced, &s.Released, &id, &parked, &attempts, &reason); err != nil {
+			return rail.Settled{}, fmt.Errorf("settle: %w", err)
+		}
+		if id.Valid {
+			s.Failures = append(s.Failures, rail.FailureRecord{EventID: id.Bytes, Parked: parked.Bool,
+				Attempts: int(attempts.Int32), Reason: reason.String})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return rail.Settled{}, fmt.Errorf("settle: %w", err)
+	}
+	s.LeaseLost = len(st.Failures) > 0 && !fenced
 	return s, nil
 }
 
@@ -127,21 +113,33 @@ func (o *Outbox) Gauges(ctx context.Context) (rail.OutboxGauges, error) {
 	return ReadOutboxGauges(ctx, o.pool)
 }
 
-// The relay's lease and settlement. A lease is next_attempt_at (the row is
-// not due until it ends, so it sits in the retry index like a row backing
-// off) and relay_claim (whose pass holds it). The published mark keeps the
-// first publication's time and leaves a parked row parked.
-const (
-	relayMarkSQL = `UPDATE ops.domain_event_outbox
-        SET published_at = clock_timestamp(), next_attempt_at = NULL, relay_claim = NULL
-        WHERE event_id = ANY($1::uuid[]) AND published_at IS NULL AND parked_at IS NULL`
-	// A released row never tried goes back to the unsent index (commit
-	// order); a retry is due at once, as it was when claimed.
-	relayReleaseSQL = `UPDATE ops.domain_event_outbox
-        SET relay_claim = NULL,
-            next_attempt_at = CASE WHEN publish_attempts = 0 THEN NULL ELSE clock_timestamp() END
-        WHERE event_id = ANY($1::uuid[]) AND relay_claim = $2::uuid AND published_at IS NULL`
-)
+// ErrNoRelayLease: the relay lease's row (ops.relay_lease, lease 'outbox',
+// inserted by its migration) is missing; restore it with
+// INSERT INTO ops.relay_lease (lease, token) SELECT 'outbox', 0 (the token
+// must be higher than any a running relay holds: stop the relays first).
+var ErrNoRelayLease = errors.New("the relay lease row ops.relay_lease 'outbox' is missing")
+
+// RelayLease is the relay lease as on-call sees it.
+type RelayLease struct {
+	Holder     uuid.NullUUID // null: released
+	Token      int64
+	LeaseUntil pgtype.Timestamptz
+	TakenAt    pgtype.Timestamptz
+	Takeovers  int64 // leases taken from a holder that had not released it
+	Running    bool  // held and not yet ended by the database clock
+}
+
+// ReadRelayLease reads the relay lease.
+func ReadRelayLease(ctx context.Context, q Querier) (RelayLease, error) {
+	var l RelayLease
+	err := q.QueryRow(ctx, `SELECT holder, token, lease_until, taken_at, takeovers,
+            holder IS NOT NULL AND lease_until > clock_timestamp()
+        FROM ops.relay_lease WHERE lease = 'outbox'`).Scan(&l.Holder, &l.Token, &l.LeaseUntil, &l.TakenAt, &l.Takeovers, &l.Running)
+	if err != nil {
+		return RelayLease{}, fmt.Errorf("relay lease: %w", err)
+	}
+	return l, nil
+}
 
 // FactIDs lists the event ids of the facts named name recorded about a
 // matter that are still in the outbox (published ones are pruned after
@@ -201,54 +199,113 @@ func RecordFact(ctx context.Context, q Querier, f rail.Fact) (uuid.UUID, error) 
 // the whole backlog (sql/migrations/005_outbox_due_index.sql). The
 // clock_timestamp() sits in a scalar subquery so it is evaluated once and
 // can bound the index scan (a volatile function in the predicate itself
-// would be a filter on every row). Each takes its rows FOR UPDATE SKIP
-// LOCKED: no high-water mark, and a row another relay holds is skipped,
-// not waited for.
+// would be a filter on every row). Neither locks or writes what it reads:
+// the relay lease keeps other relays away, and no high-water mark is kept,
+// so a row committed out of order is simply read by a later pass. $2 is
+// the rows the same statement marks published: its selects see the
+// statement's snapshot, from before those marks, so they are left out by
+// id.
 const (
 	relayRetrySQL = `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at, trace_header, publish_attempts, next_attempt_at
         FROM ops.domain_event_outbox
         WHERE published_at IS NULL AND parked_at IS NULL
           AND next_attempt_at <= (SELECT clock_timestamp())
+          AND event_id <> ALL ($2::uuid[])
         ORDER BY next_attempt_at, occurred_at, event_id
-        LIMIT $1
-        FOR UPDATE SKIP LOCKED`
+        LIMIT $1`
 	relayUnsentSQL = `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at, trace_header, publish_attempts, next_attempt_at
         FROM ops.domain_event_outbox
         WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NULL
+          AND event_id <> ALL ($2::uuid[])
         ORDER BY occurred_at, event_id
-        LIMIT $1
-        FOR UPDATE SKIP LOCKED`
+        LIMIT $1`
 )
 
-// relayClaimSQL is the claim: up to $1 due retries (relayRetrySQL), then
-// unsent rows (relayUnsentSQL) to fill the batch, leased to claim $2 for $3
-// seconds, returned in the order the selects give (retries first). The
-// unsent arm may lock up to $1 rows the batch does not take (when retries
-// are due): they are left as they were, unlocked when the statement ends.
-var relayClaimSQL = `WITH retry AS (` + relayRetrySQL + `
+// relayClaimSQL is the claim, one statement: the lease for holder $3 (taken
+// when it is free or its lease ended, renewed for $4 seconds when $3 holds
+// it; a new holder gets a higher token), the marks of $2 (unfenced, as a
+// mark is true whoever makes it), and, only while $3 already held the
+// lease before this statement, up to $1 due retries (relayRetrySQL), then
+// unsent rows (relayUnsentSQL) to fill the batch. A statement that takes
+// the lease reads nothing: its snapshot was taken before it waited for the
+// lease row, so it could predate the last holder's final marks (released
+// by the same statement that wrote them) or fenced records; the next
+// statement's snapshot follows them. The first row carries the token
+// (null: another relay holds the lease), whether this statement took the
+// lease and took it over (from a holder that had not released it), and
+// how many rows were marked; a statement that reads no row returns that
+// row alone, its row columns null. The lease row is locked (FOR UPDATE)
+// first, so two claims queue on it and the second sees the first's lease.
+var relayClaimSQL = `WITH prev AS (
+    SELECT holder, lease_until FROM ops.relay_lease WHERE lease = 'outbox' FOR UPDATE
+), lease AS (
+    UPDATE ops.relay_lease AS l SET
+        holder = $3::uuid,
+        token = CASE WHEN p.holder IS NOT DISTINCT FROM $3::uuid THEN l.token ELSE l.token + 1 END,
+        lease_until = clock_timestamp() + make_interval(secs => $4),
+        taken_at = CASE WHEN p.holder IS NOT DISTINCT FROM $3::uuid THEN l.taken_at ELSE clock_timestamp() END,
+        takeovers = l.takeovers + (p.holder IS NOT NULL AND p.holder <> $3::uuid)::int
+    FROM prev p
+    WHERE l.lease = 'outbox'
+      AND (p.holder IS NULL OR p.holder = $3::uuid OR p.lease_until <= clock_timestamp())
+    RETURNING l.token, p.holder IS DISTINCT FROM $3::uuid AS took, (p.holder IS NOT NULL AND p.holder <> $3::uuid) AS took_over
+), marked AS (
+    UPDATE ops.domain_event_outbox
+    SET published_at = clock_timestamp()
+    WHERE event_id = ANY ($2::uuid[]) AND published_at IS NULL AND parked_at IS NULL
+    RETURNING 1
+), reading AS (
+    SELECT 1 FROM lease WHERE NOT took
+), retry AS (` + relayRetrySQL + `
 ), unsent AS (` + relayUnsentSQL + `
 ), picked AS (
-    SELECT r.*, 0 AS arm FROM retry r
+    SELECT r.*, 0 AS arm FROM retry r WHERE EXISTS (SELECT FROM reading)
     UNION ALL
-    SELECT u.*, 1 FROM unsent u
+    SELECT u.*, 1 FROM unsent u WHERE EXISTS (SELECT FROM reading)
     ORDER BY arm, next_attempt_at, occurred_at, event_id
     LIMIT $1
-), leased AS (
-    -- By key (an array, like the marks): a primary-key lookup per row
-    -- whatever the planner makes of the CTE's size.
-    UPDATE ops.domain_event_outbox AS o
-    SET relay_claim = $2::uuid, next_attempt_at = clock_timestamp() + make_interval(secs => $3)
-    WHERE o.event_id = ANY ((SELECT pg_catalog.array_agg(event_id) FROM picked)::uuid[])
-    RETURNING o.event_id
 )
-SELECT p.event_id, p.firm_id, p.matter_id, p.event_name, p.payload, p.occurred_at, p.trace_header, p.publish_attempts
-FROM picked p JOIN leased l ON l.event_id = p.event_id
+SELECT EXISTS (SELECT FROM prev), (SELECT token FROM lease), (SELECT took FROM lease), (SELECT took_over FROM lease),
+    (SELECT count(*) FROM marked),
+    p.event_id, p.firm_id, p.matter_id, p.event_name, p.payload, p.occurred_at, p.trace_header, p.publish_attempts
+FROM (SELECT) AS head LEFT JOIN picked p ON true
 ORDER BY p.arm, p.next_attempt_at, p.occurred_at, p.event_id`
 
-// take runs one of the relay's selects and reads its rows one by one: a
-// column that cannot be read marks that row unreadable (it is parked
-// alone) instead of failing the pass.
-func take(ctx context.Context, q Querier, sql string, args ...any) ([]rail.OutboxRow, error) {
+// relayReleaseSQL gives holder $1's lease up (the end of a run with no
+// marks left to write).
+const relayReleaseSQL = `UPDATE ops.relay_lease SET holder = NULL, lease_until = clock_timestamp()
+    WHERE lease = 'outbox' AND holder = $1::uuid`
+
+// relaySettleSQL settles a pass in one statement: the marks of $1
+// (unfenced; a mark keeps the first publication's time and leaves a parked
+// row parked), the failures of $2/$3/$4 (recordFailures, only while token
+// $8 is the lease's: the lease row is taken FOR SHARE, so a takeover
+// queues behind this statement or this statement finds the token gone),
+// and with $10 the release of holder $9's lease. It returns one row per
+// failure recorded, or one row of nulls, each led by the marks' count,
+// whether the fence held and whether the lease was released.
+const relaySettleSQL = `WITH marked AS (
+    UPDATE ops.domain_event_outbox
+    SET published_at = clock_timestamp()
+    WHERE event_id = ANY ($1::uuid[]) AND published_at IS NULL AND parked_at IS NULL
+    RETURNING 1
+), fence AS (
+    SELECT token FROM ops.relay_lease WHERE lease = 'outbox' AND token = $8 AND cardinality($2::uuid[]) > 0 FOR SHARE
+), failed AS (` + recordFailuresSQL + `
+), released AS (
+    UPDATE ops.relay_lease SET holder = NULL, lease_until = clock_timestamp()
+    WHERE lease = 'outbox' AND holder = $9::uuid AND $10::bool
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM marked), EXISTS (SELECT FROM fence), EXISTS (SELECT FROM released),
+    f.event_id, f.parked, f.publish_attempts, f.parked_reason
+FROM (SELECT) AS head LEFT JOIN failed f ON true`
+
+// take runs the claim and reads its rows one by one: the leading columns
+// go to head (from the first row), and a row column that cannot be read
+// marks that row unreadable (it is parked alone) instead of failing the
+// pass. A row whose event_id is null is the statement's header alone.
+func take(ctx context.Context, q Querier, head func([]any) error, sql string, args ...any) ([]rail.OutboxRow, error) {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
@@ -256,20 +313,36 @@ func take(ctx context.Context, q Querier, sql string, args ...any) ([]rail.Outbo
 	defer rows.Close()
 	tm := rows.Conn().TypeMap()
 	var out []rail.OutboxRow
+	first := true
+	const lead = 5
 	for rows.Next() {
+		fds, vals := rows.FieldDescriptions(), rows.RawValues()
+		if first {
+			first = false
+			hv := make([]any, lead)
+			for i := range lead {
+				hv[i] = scanned{tm: tm, fd: fds[i], raw: vals[i]}
+			}
+			if err := head(hv); err != nil {
+				return nil, err
+			}
+		}
+		if vals[lead] == nil {
+			continue
+		}
 		var (
 			o          rail.OutboxRow
 			occurredAt pgtype.Timestamptz
 			attempts   int32
 		)
-		fds, vals := rows.FieldDescriptions(), rows.RawValues()
 		dst := []any{&o.EventID, &o.FirmID, &o.MatterID, &o.Name, &o.Payload, &occurredAt, &o.TraceHeader, &attempts}
 		for i, d := range dst {
-			if err := tm.Scan(fds[i].DataTypeOID, fds[i].Format, vals[i], d); err != nil {
+			fd := fds[lead+i]
+			if err := tm.Scan(fd.DataTypeOID, fd.Format, vals[lead+i], d); err != nil {
 				if i == 0 {
 					return nil, fmt.Errorf("read event_id: %w", err) // the primary key: never expected
 				}
-				o.Unreadable = fmt.Sprintf("column %s cannot be read: %v", fds[i].Name, err)
+				o.Unreadable = fmt.Sprintf("column %s cannot be read: %v", fd.Name, err)
 				break
 			}
 		}
@@ -282,28 +355,44 @@ func take(ctx context.Context, q Querier, sql string, args ...any) ([]rail.Outbo
 	return out, rows.Err()
 }
 
-// recordFailuresSQL: kind 0 = transient (the call failed or was cut, or
-// the bus refused it with a retryable code), 1 = the bus refused it
-// permanently, 2 = undeliverable (see rail.FailureKind). Every failure
-// counts an attempt (the backoff's exponent); only permanent refusals
-// count toward parking (publish_refusals). Only rows the claim $7 still
-// holds are recorded.
+// scanned is one raw column value of a row, scanned on demand.
+type scanned struct {
+	tm  *pgtype.Map
+	fd  pgconn.FieldDescription
+	raw []byte
+}
+
+func scanHead(head []any, dst ...any) error {
+	for i, d := range dst {
+		c := head[i].(scanned)
+		if err := c.tm.Scan(c.fd.DataTypeOID, c.fd.Format, c.raw, d); err != nil {
+			return fmt.Errorf("read %s: %w", c.fd.Name, err)
+		}
+	}
+	return nil
+}
+
+// recordFailuresSQL (a part of relaySettleSQL; fence is its CTE): kind 0
+// = transient (the call failed or was cut, or the bus refused it with a
+// retryable code), 1 = the bus refused it permanently, 2 = undeliverable
+// (see rail.FailureKind). Every failure counts an attempt (the backoff's
+// exponent); only permanent refusals count toward parking
+// (publish_refusals). Nothing is recorded unless the fence holds.
 const recordFailuresSQL = `UPDATE ops.domain_event_outbox o SET
         publish_attempts = o.publish_attempts + 1,
         publish_refusals = o.publish_refusals + (f.kind = 1)::int,
         last_error = f.err,
-        relay_claim = NULL,
         next_attempt_at = clock_timestamp()
-            + make_interval(secs => least($4::float8 * pg_catalog.power(2, least(o.publish_attempts, 40)), $5::float8)),
-        parked_at = CASE WHEN f.kind = 2 OR (f.kind = 1 AND o.publish_refusals + 1 >= $6) THEN clock_timestamp() END,
+            + make_interval(secs => least($5::float8 * pg_catalog.power(2, least(o.publish_attempts, 40)), $6::float8)),
+        parked_at = CASE WHEN f.kind = 2 OR (f.kind = 1 AND o.publish_refusals + 1 >= $7) THEN clock_timestamp() END,
         parked_reason = CASE
             WHEN f.kind = 2 THEN f.err
-            WHEN f.kind = 1 AND o.publish_refusals + 1 >= $6
+            WHEN f.kind = 1 AND o.publish_refusals + 1 >= $7
                 THEN pg_catalog.format('the bus refused it permanently %s times; last: %s', o.publish_refusals + 1, f.err)
             ELSE '' END
-    FROM ROWS FROM (pg_catalog.unnest($1::uuid[]), pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::int4[])) AS f(id, err, kind)
-    WHERE o.event_id = f.id AND o.relay_claim = $7::uuid AND o.published_at IS NULL
-    RETURNING o.event_id, o.parked_at IS NOT NULL, o.publish_attempts, o.parked_reason`
+    FROM ROWS FROM (pg_catalog.unnest($2::uuid[]), pg_catalog.unnest($3::text[]), pg_catalog.unnest($4::int4[])) AS f(id, err, kind)
+    WHERE o.event_id = f.id AND o.published_at IS NULL AND EXISTS (SELECT FROM fence)
+    RETURNING o.event_id, o.parked_at IS NOT NULL AS parked, o.publish_attempts, o.parked_reason`
 
 // ReadOutboxGauges reads the outbox gauges: each arm of the backlog reads
 // one of the relay's partial indexes, the parked count the parked index.
@@ -332,7 +421,7 @@ func ReadOutboxGauges(ctx context.Context, q Querier) (rail.OutboxGauges, error)
 func UnparkFacts(ctx context.Context, q Querier, eventIDs []uuid.UUID) (int64, error) {
 	tag, err := q.Exec(ctx, `UPDATE ops.domain_event_outbox
         SET parked_at = NULL, parked_reason = '', publish_attempts = 0, publish_refusals = 0,
-            next_attempt_at = NULL, relay_claim = NULL
+            next_attempt_at = NULL
         WHERE event_id = ANY($1::uuid[]) AND parked_at IS NOT NULL`, idStrings(eventIDs))
 	if err != nil {
 		return 0, fmt.Errorf("unpark facts: %w", err)

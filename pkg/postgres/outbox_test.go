@@ -289,7 +289,10 @@ func unpublished(t testing.TB, pool *pgxpool.Pool) int {
 	return n
 }
 
-func TestTwoRelaysShareTheBacklog(t *testing.T) {
+// Two relays draining one backlog at once never publish a fact twice: one
+// holds the relay lease at a time, the other's passes find it held and
+// read nothing (LeaseBusy), and every fact is published once.
+func TestTwoRelaysNeverPublishTwice(t *testing.T) {
 	t.Parallel()
 	db := railtest.NewDB(t)
 	ids := recordN(t, db.Pool, 500)
@@ -298,7 +301,7 @@ func TestTwoRelaysShareTheBacklog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
-	published := make([]int, 2)
+	stats := make([]rail.RelayStats, 2)
 	errs := make([]error, 2)
 	for i := range 2 {
 		r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s, BatchSize: 20}
@@ -309,7 +312,8 @@ func TestTwoRelaysShareTheBacklog(t *testing.T) {
 					errs[i] = err
 					return
 				}
-				published[i] += st.Published
+				stats[i].Published += st.Published
+				stats[i].LeaseBusy += st.LeaseBusy
 				if st.Backlog == 0 {
 					return
 				}
@@ -323,18 +327,18 @@ func TestTwoRelaysShareTheBacklog(t *testing.T) {
 		}
 	}
 	distinct, total, dup := s.counts()
-	t.Logf("relay A published %d, relay B %d; sink saw %d distinct, %d total, %d duplicates, largest call %d",
-		published[0], published[1], distinct, total, dup, s.maxSize)
-	if published[0] == 0 || published[1] == 0 {
-		t.Errorf("a relay made no progress: %v", published)
-	}
+	t.Logf("relay A published %d (lease busy %d), relay B %d (lease busy %d); sink saw %d distinct, %d total, %d duplicates",
+		stats[0].Published, stats[0].LeaseBusy, stats[1].Published, stats[1].LeaseBusy, distinct, total, dup)
 	for _, id := range ids {
 		if s.got[id] == 0 {
 			t.Fatalf("event %s never published", id)
 		}
 	}
-	if dup != 0 || published[0]+published[1] != 500 {
-		t.Errorf("%d duplicates, %d marked; SKIP LOCKED should give 0 and 500", dup, published[0]+published[1])
+	if dup != 0 || stats[0].Published+stats[1].Published != 500 {
+		t.Errorf("%d duplicates, %d marked; the relay lease should give 0 and 500", dup, stats[0].Published+stats[1].Published)
+	}
+	if stats[0].LeaseBusy+stats[1].LeaseBusy == 0 {
+		t.Errorf("the relays never overlapped (no pass found the lease held): the test proved nothing")
 	}
 	if s.maxSize > rail.PutEventsMaxEntries {
 		t.Errorf("a call carried %d entries", s.maxSize)
@@ -344,42 +348,163 @@ func TestTwoRelaysShareTheBacklog(t *testing.T) {
 	}
 }
 
-// A relay stuck mid-pass (holding its rows) does not block another: the
-// other skips the locked rows at once and publishes the rest.
-func TestRelayDoesNotWaitOnLockedRows(t *testing.T) {
+// A relay that starts while another holds the relay lease (a second
+// invocation, railctl relay during a scheduled one) publishes nothing, not
+// even the rows the holder did not take, and says so (LeaseBusy); once the
+// holder's run ends (it releases the lease) the second relay carries on.
+// (Before issue 21 each pass leased its own rows, and a second relay
+// published the rest of the backlog beside the first.)
+func TestSecondRelayFindsTheLeaseHeld(t *testing.T) {
 	t.Parallel()
 	db := railtest.NewDB(t)
 	ctx := context.Background()
-	held := recordN(t, db.Pool, 30)
-	stuck, err := db.Pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stuck.Rollback(ctx)
-	if _, err := stuck.Exec(ctx, `SELECT 1 FROM ops.domain_event_outbox FOR UPDATE`); err != nil {
-		t.Fatal(err)
-	}
-	fresh := recordN(t, db.Pool, 5)
+	ids := recordN(t, db.Pool, 20)
+	frozen := &blockingPublisher{entered: make(chan struct{}), release: make(chan struct{})}
+	first := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: frozen, BatchSize: 5}
+	done := make(chan error, 1)
+	go func() { _, err := first.DrainOnce(ctx); done <- err }()
+	<-frozen.entered
 	s := newSink()
-	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s}
-	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	st, err := r.DrainOnce(dctx)
-	if err != nil {
-		t.Fatalf("drain while another relay holds rows: %v", err)
+	second := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s}
+	st, err := second.DrainOnce(ctx)
+	if err != nil || st.Published != 0 || st.LeaseBusy != 1 || s.count() != 0 {
+		t.Fatalf("second relay while the first holds the lease: %+v %v, %d on its bus; want nothing published, LeaseBusy 1", st, err, s.count())
 	}
-	if st.Published != len(fresh) || st.Backlog != int64(len(held)) {
-		t.Fatalf("published %d (want %d), backlog %d (want %d)", st.Published, len(fresh), st.Backlog, len(held))
+	var holder uuid.NullUUID
+	if err := db.Pool.QueryRow(ctx, `SELECT holder FROM ops.relay_lease`).Scan(&holder); err != nil || !holder.Valid {
+		t.Fatalf("lease holder %v (%v): the first relay should hold it", holder, err)
 	}
-	for _, id := range held {
-		if s.got[id] != 0 {
-			t.Fatalf("locked row %s was published", id)
+	close(frozen.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := unpublished(t, db.Pool); n != 15 {
+		t.Fatalf("%d unpublished after the first relay's pass of 5, want 15", n)
+	}
+	st, err = second.DrainOnce(ctx)
+	if err != nil || st.Published != 15 || st.LeaseBusy != 0 {
+		t.Fatalf("second relay after the first released the lease: %+v %v; want the 15 others", st, err)
+	}
+	for _, id := range ids[5:] {
+		if s.got[id] != 1 {
+			t.Errorf("fact %s published %d times by the second relay", id, s.got[id])
 		}
 	}
-	stuck.Rollback(ctx)
-	if st, err := r.DrainOnce(ctx); err != nil || st.Published != len(held) {
-		t.Fatalf("after release: %+v, %v", st, err)
+}
+
+// Each relayed fact is written once: the claim reads rows without writing
+// them, and the mark is the fact's only row version. Counted by a row
+// trigger (every UPDATE of an outbox row, by event_id) over a backlog
+// drained by Relay.Run. (Before issue 21: two per fact, the lease and the
+// mark.)
+func TestRelayWritesEachFactOnce(t *testing.T) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `CREATE TABLE public.outbox_writes (event_id uuid, published boolean);
+        CREATE FUNCTION public.count_outbox_write() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO public.outbox_writes VALUES (NEW.event_id, NEW.published_at IS NOT NULL); RETURN NEW; END $$;
+        CREATE TRIGGER count_outbox_write AFTER UPDATE ON ops.domain_event_outbox FOR EACH ROW EXECUTE FUNCTION public.count_outbox_write()`); err != nil {
+		t.Fatal(err)
 	}
+	const facts = 250
+	recordN(t, db.Pool, facts)
+	s := newSink()
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		for s.count() < facts && rctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+	}()
+	st, err := r.Run(rctx, time.Minute, 10*time.Millisecond)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if st.Published != facts || unpublished(t, db.Pool) != 0 {
+		t.Fatalf("published %d of %d (%d left unpublished)", st.Published, facts, unpublished(t, db.Pool))
+	}
+	var writes, facts1, unpublishedWrites int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT event_id), count(*) FILTER (WHERE NOT published)
+        FROM public.outbox_writes`).Scan(&writes, &facts1, &unpublishedWrites); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d facts relayed in %d passes: %d row writes (%d before the mark)", facts, st.Passes, writes, unpublishedWrites)
+	if facts1 != facts || writes != facts || unpublishedWrites != 0 {
+		t.Fatalf("%d row writes for %d facts (%d not the mark); want exactly one per fact, the mark", writes, facts1, unpublishedWrites)
+	}
+}
+
+// A relay whose lease was taken over while it was frozen in PutEvents
+// (past its lease) cannot record failures or park: the new holder's token
+// fences it. Its published marks are still written; its failure records
+// are refused (FencedOut; the new holder tries those rows afresh, so the
+// pass does not fail).
+func TestTakenOverRelayCannotRecordFailures(t *testing.T) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	ids := recordN(t, db.Pool, 6)
+	frozen := &refusingPublisher{entered: make(chan struct{}), release: make(chan struct{}), refuse: map[uuid.UUID]bool{ids[4]: true, ids[5]: true}}
+	stuck := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: frozen, MaxAttempts: 1,
+		Lease: 300 * time.Millisecond, PublishTimeout: time.Minute}
+	type result struct {
+		st  rail.RelayStats
+		err error
+	}
+	done := make(chan result, 1)
+	go func() { st, err := stuck.DrainOnce(ctx); done <- result{st, err} }()
+	<-frozen.entered
+	if _, err := db.Pool.Exec(ctx, `UPDATE ops.relay_lease SET lease_until = clock_timestamp() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
+	s := newSink()
+	other := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s, BatchSize: 4}
+	st, err := other.DrainOnce(ctx)
+	if err != nil || st.Takeovers != 1 || st.Published != 4 {
+		t.Fatalf("the other relay after the lease ended: %+v %v; want a takeover and 4 published", st, err)
+	}
+	// The other relay took the first 4 rows; the frozen one had read all 6
+	// and the bus refused the last 2: its failure records for those are
+	// what the fence must stop.
+	close(frozen.release)
+	res := <-done
+	t.Logf("the frozen relay woke to %+v, %v", res.st, res.err)
+	if res.err != nil || res.st.FencedOut != 2 {
+		t.Fatalf("the frozen relay woke to %+v, %v; want no error and its 2 failure records fenced out", res.st, res.err)
+	}
+	if res.st.Failed != 0 || res.st.Parked != 0 || res.st.Published != 0 {
+		t.Fatalf("the frozen relay's stats %+v; want no failure recorded and nothing to mark (the other relay marked its 4)", res.st)
+	}
+	var attempts, parked int
+	if err := db.Pool.QueryRow(ctx, `SELECT coalesce(sum(publish_attempts), 0), count(*) FILTER (WHERE parked_at IS NOT NULL)
+        FROM ops.domain_event_outbox`).Scan(&attempts, &parked); err != nil || attempts != 0 || parked != 0 {
+		t.Fatalf("attempts %d, parked %d (%v): the fenced-out relay recorded its failures", attempts, parked, err)
+	}
+}
+
+// refusingPublisher blocks its first call until released, then refuses
+// the entries in refuse permanently and accepts the rest.
+type refusingPublisher struct {
+	entered, release chan struct{}
+	once             sync.Once
+	refuse           map[uuid.UUID]bool
+}
+
+func (b *refusingPublisher) Publish(ctx context.Context, entries []rail.BusEntry) ([]rail.PublishResult, error) {
+	b.once.Do(func() { close(b.entered) })
+	<-b.release
+	out := make([]rail.PublishResult, len(entries))
+	for i, e := range entries {
+		out[i].EventID = e.EventID
+		if b.refuse[e.EventID] {
+			out[i].Err = fmt.Errorf("MalformedDetail: refused by the test: %w", rail.ErrPermanentRefusal)
+		}
+	}
+	return out, nil
 }
 
 // A row the bus refuses permanently is parked after MaxAttempts such
@@ -599,7 +724,7 @@ func TestDrainReadsOnlyDueRows(t *testing.T) {
 		{"retry", postgres.RelayRetrySQL, "domain_event_outbox_retry_idx", due},
 		{"unsent", postgres.RelayUnsentSQL, "domain_event_outbox_unsent_idx", unsent},
 	} {
-		nodes, plan := explainAnalyze(t, db.Pool, c.sql, rail.DefaultRelayBatch)
+		nodes, plan := explainAnalyze(t, db.Pool, c.sql, rail.DefaultRelayBatch, []string{})
 		t.Logf("%s select over %d published, %d backing off, %d due, %d unsent:\n%s", c.name, 100000, backingOff, due, unsent, plan)
 		usesIndex, blocks := false, 0.0
 		for _, n := range nodes {

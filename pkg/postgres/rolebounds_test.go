@@ -157,6 +157,15 @@ func TestEachRoleIsBoundedByTheDatabase(t *testing.T) {
 		`UPDATE ops.domain_event_outbox SET payload = '{"forged":"1"}' WHERE event_id = $1`, x.pendingA)
 	x.refused(t, "brief_relay", "rename a pending fact",
 		`UPDATE ops.domain_event_outbox SET event_name = 'document.removed' WHERE event_id = $1`, x.pendingA)
+	// relay: the per-row lease it no longer takes, and the lease's fence
+	// moved backwards (a token can only rise).
+	x.refused(t, "brief_relay", "write the retired per-row lease",
+		`UPDATE ops.domain_event_outbox SET relay_claim = gen_random_uuid() WHERE event_id = $1`, x.pendingA)
+	x.refused(t, "brief_relay", "lower the relay lease's token",
+		`UPDATE ops.relay_lease SET token = token - 1`)
+	x.refused(t, "brief_relay", "delete the relay lease", `DELETE FROM ops.relay_lease`)
+	x.refused(t, "brief_trigger", "take the relay lease",
+		`UPDATE ops.relay_lease SET holder = gen_random_uuid(), lease_until = clock_timestamp() + interval '1 hour'`)
 
 	// trigger: make a matter read current with no frame.
 	x.refused(t, "brief_trigger", "set built_generation = requested_generation",

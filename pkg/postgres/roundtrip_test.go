@@ -65,11 +65,15 @@ func countedPool(t *testing.T, url string, trips *atomic.Int64) *pgxpool.Pool {
 	return pool
 }
 
-// A relay pass that publishes everything it claimed costs the database two
-// round trips: the claim (select the due rows and lease them) is one
-// statement, and the settlement of a wholly published batch one more, with
-// no BEGIN or COMMIT around either. (Before, the claim was a transaction
-// of five round trips and the settlement one of three.)
+// A relay pass that publishes everything it claimed costs the database one
+// round trip: the claim (take or renew the relay lease, mark the previous
+// pass's rows, read the due rows) is one statement with no BEGIN or COMMIT
+// around it. A settlement (a pass with a failure: marks, fenced failure
+// records) is one more, and so is the run's last statement (its last marks
+// and the release of the lease). (Before issue 21 a pass was a claim
+// leasing each row and a settlement marking each, two statements and two
+// row versions per fact; before that, transactions of five and three
+// round trips.)
 func TestRelayPassRoundTrips(t *testing.T) {
 	t.Parallel()
 	db := railtest.NewDB(t)
@@ -78,39 +82,71 @@ func TestRelayPassRoundTrips(t *testing.T) {
 	pool := countedPool(t, db.URL, &trips)
 	ob := postgres.NewOutbox(pool)
 	const passes = 5
-	recordN(t, db.Pool, 20*(passes+1))
-	pass := func() (claim, settle int64) {
-		t0 := trips.Load()
-		c, err := ob.Claim(ctx, 20, time.Minute)
-		if err != nil || len(c.Rows) != 20 {
-			t.Fatalf("claim: %d rows, %v", len(c.Rows), err)
-		}
-		t1 := trips.Load()
-		ids := make([]uuid.UUID, len(c.Rows))
-		for i, r := range c.Rows {
-			ids[i] = r.EventID
-		}
-		s, err := ob.Settle(ctx, c, ids, nil, time.Second, time.Minute, 5)
-		if err != nil || s.Published != 20 {
-			t.Fatalf("settle: %+v %v", s, err)
-		}
-		return t1 - t0, trips.Load() - t1
+	recordN(t, db.Pool, 20*(passes+4))
+	holder := uuid.New()
+	// The run's first claim takes the lease and reads nothing.
+	if c, err := ob.Claim(ctx, rail.OutboxClaimRequest{Holder: holder, Limit: 20, Lease: time.Minute}); err != nil || !c.Taken || len(c.Rows) != 0 {
+		t.Fatalf("first claim: %+v %v; want the lease taken, nothing read", c, err)
 	}
-	pass() // warm-up: connect, prepare
-	var claims, settles int64
+	var pending []uuid.UUID
+	var token int64
+	claim := func() (int64, rail.OutboxClaim) {
+		t0 := trips.Load()
+		c, err := ob.Claim(ctx, rail.OutboxClaimRequest{Holder: holder, Limit: 20, Lease: time.Minute, Published: pending})
+		if err != nil || len(c.Rows) != 20 || c.Busy || c.Taken {
+			t.Fatalf("claim: %d rows, %+v, %v", len(c.Rows), c, err)
+		}
+		if want := int64(len(pending)); c.Marked != want {
+			t.Fatalf("claim marked %d of the previous pass's %d rows", c.Marked, want)
+		}
+		pending, token = pending[:0], c.Token
+		for _, r := range c.Rows {
+			pending = append(pending, r.EventID)
+		}
+		return trips.Load() - t0, c
+	}
+	claim() // warm-up: connect, prepare
+	// and the settlement's statement (a failure record on one row)
+	if _, err := ob.Settle(ctx, rail.OutboxSettlement{Holder: holder, Token: token, Published: pending[1:],
+		Failures: []rail.PublishFailure{{EventID: pending[0], Msg: "warm-up", Kind: rail.FailureCall}},
+		Base:     time.Minute, Limit: time.Hour, MaxAttempts: 5}); err != nil {
+		t.Fatal(err)
+	}
+	pending = nil
+	var claims int64
 	for range passes {
-		c, s := pass()
-		claims, settles = claims+c, settles+s
+		n, _ := claim()
+		claims += n
 	}
 	if got := float64(claims) / passes; got != 1 {
-		t.Errorf("claim: %.2f round trips per pass, want 1.00", got)
+		t.Errorf("claim (carrying the previous pass's marks): %.2f round trips per pass, want 1.00", got)
 	}
-	if got := float64(settles) / passes; got != 1 {
-		t.Errorf("settle (all published): %.2f round trips per pass, want 1.00", got)
+	// A pass with a failure settles with one statement.
+	_, c := claim()
+	failed := pending[0]
+	t0 := trips.Load()
+	s, err := ob.Settle(ctx, rail.OutboxSettlement{Holder: holder, Token: token, Published: pending[1:],
+		Failures: []rail.PublishFailure{{EventID: failed, Msg: "PutEvents call failed", Kind: rail.FailureCall}},
+		Base:     time.Second, Limit: time.Minute, MaxAttempts: 5})
+	if got := trips.Load() - t0; got != 1 {
+		t.Errorf("settle (marks and a failure record): %d round trips, want 1", got)
+	}
+	if err != nil || s.Published != int64(len(c.Rows)-1) || len(s.Failures) != 1 || s.LeaseLost {
+		t.Fatalf("settle: %+v %v", s, err)
+	}
+	pending = nil
+	claim()
+	t0 = trips.Load()
+	s, err = ob.Settle(ctx, rail.OutboxSettlement{Holder: holder, Token: token, Published: pending, Release: true})
+	if got := trips.Load() - t0; got != 1 {
+		t.Errorf("the last statement (marks and the release): %d round trips, want 1", got)
+	}
+	if err != nil || s.Published != 20 || !s.Released {
+		t.Fatalf("release: %+v %v", s, err)
 	}
 	var left int
-	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL`).Scan(&left); err != nil || left != 0 {
-		t.Fatalf("%d rows left unpublished (%v)", left, err)
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL`).Scan(&left); err != nil || left != 22 {
+		t.Fatalf("%d rows left unpublished (%v), want the 2 failed ones and the 20 never read", left, err)
 	}
 }
 
@@ -136,7 +172,12 @@ func TestRelayClaimStatementReadsOnlyDueRows(t *testing.T) {
 	if _, err := db.Pool.Exec(ctx, `ANALYZE ops.domain_event_outbox`); err != nil {
 		t.Fatal(err)
 	}
-	nodes, plan := explainAnalyze(t, db.Pool, postgres.RelayClaimSQL, rail.DefaultRelayBatch, "00000000-0000-7000-8000-000000000001", 60.0)
+	ob := postgres.NewOutbox(db.Pool)
+	holder := uuid.MustParse("00000000-0000-7000-8000-000000000001")
+	if c, err := ob.Claim(ctx, rail.OutboxClaimRequest{Holder: holder, Limit: 1, Lease: time.Minute}); err != nil || !c.Taken {
+		t.Fatalf("take the lease: %+v %v", c, err)
+	}
+	nodes, plan := explainAnalyze(t, db.Pool, postgres.RelayClaimSQL, rail.DefaultRelayBatch, []string{}, holder.String(), 60.0)
 	t.Logf("claim over 20k backing off, 20 due, 200 unsent:\n%s", plan)
 	seen := map[string]bool{}
 	for _, n := range nodes {
@@ -155,7 +196,7 @@ func TestRelayClaimStatementReadsOnlyDueRows(t *testing.T) {
 	if blocks := num(nodes[0]["Shared Hit Blocks"]) + num(nodes[0]["Shared Read Blocks"]); blocks > 1500 {
 		t.Errorf("the claim touched %v buffers for a batch of %d", blocks, rail.DefaultRelayBatch)
 	}
-	c, err := postgres.NewOutbox(db.Pool).Claim(ctx, rail.DefaultRelayBatch, time.Minute)
+	c, err := ob.Claim(ctx, rail.OutboxClaimRequest{Holder: holder, Limit: rail.DefaultRelayBatch, Lease: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,8 +208,11 @@ func TestRelayClaimStatementReadsOnlyDueRows(t *testing.T) {
 			t.Fatalf("row %d: attempts %d: the 20 due retries must come first, then unsent rows", i, r.Attempts)
 		}
 	}
-	var leased int
-	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ops.domain_event_outbox WHERE relay_claim = $1`, c.ID).Scan(&leased); err != nil || leased != rail.DefaultRelayBatch {
-		t.Fatalf("%d rows leased to the claim, want %d (%v)", leased, rail.DefaultRelayBatch, err)
+	// The claim wrote none of the rows it read: the relay lease alone keeps
+	// other relays away.
+	var unchanged int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ops.domain_event_outbox
+        WHERE publish_attempts = 0 AND next_attempt_at IS NULL AND published_at IS NULL`).Scan(&unchanged); err != nil || unchanged != 200 {
+		t.Fatalf("%d of the 200 unsent rows unchanged after the claim (%v); a claim writes no row", unchanged, err)
 	}
 }

@@ -259,41 +259,69 @@ type OutdatedScan struct {
 	Admissible int         // of those, current and idle
 }
 
-// Outbox is the relay's port. A pass holds no transaction across the bus
-// call: Claim leases rows in one short transaction (another relay skips
-// them until the lease ends), the relay publishes with no transaction
-// open, and Settle records the outcome in a second short transaction.
+// Outbox is the relay's port. One lease covers the whole outbox: a relay
+// pass reads due rows only while it holds that lease, writes nothing to a
+// row it has not published or failed, and holds no transaction across the
+// bus call.
 type Outbox interface {
-	// Claim leases up to limit due rows for lease: first rows that failed
-	// before and whose backoff is over (earliest due first), then rows
-	// never tried (in commit order). A leased row is not due until the
-	// lease ends (or Settle releases it), so no other relay takes it
-	// meanwhile; a relay that dies holding a lease loses its rows to the
-	// next relay when the lease ends.
-	Claim(ctx context.Context, limit int, lease time.Duration) (OutboxClaim, error)
-	// Settle ends a claim: it marks the published rows, records each
-	// failure (counting the attempt, backing the row off from base
-	// doubling up to limit, parking an undeliverable row at once and a
-	// permanently refused one after maxAttempts), and makes every other
-	// row of the claim due again. Failures and releases apply only to rows
-	// the claim still holds (a claim whose lease ended and was taken over
-	// changes nothing but the published marks, which are true whoever
-	// makes them).
-	Settle(ctx context.Context, c OutboxClaim, published []uuid.UUID, failures []PublishFailure,
-		base, limit time.Duration, maxAttempts int) (Settled, error)
+	// Claim takes or renews the relay lease for q.Holder (for q.Lease) and,
+	// in the same statement, marks q.Published published (the previous
+	// pass's accepted rows, unfenced) and reads up to q.Limit due rows
+	// other than those: first rows that failed before and whose backoff is
+	// over (earliest due first), then rows never tried (in commit order).
+	// While another holder's lease runs, nothing is read (Busy). A claim
+	// that takes the lease (a new holder) reads nothing either (Taken):
+	// the caller claims again, so what it reads postdates every write of
+	// the holder before (its last marks, its fenced failure records).
+	Claim(ctx context.Context, q OutboxClaimRequest) (OutboxClaim, error)
+	// Settle writes a pass's outcome in one statement: it marks s.Published
+	// (unfenced: true whoever holds the lease now), records each failure
+	// (counting the attempt, backing the row off from base doubling up to
+	// limit, parking an undeliverable row at once and a permanently
+	// refused one after maxAttempts) only while s.Token is still the
+	// lease's (Settled.LeaseLost otherwise), and with s.Release gives the
+	// lease up. Rows of the claim neither published nor failed need no
+	// write: they are due again.
+	Settle(ctx context.Context, s OutboxSettlement) (Settled, error)
 	Gauges(ctx context.Context) (OutboxGauges, error)
 }
 
-// OutboxClaim is the rows one relay pass leased.
+// OutboxClaimRequest is one pass's claim.
+type OutboxClaimRequest struct {
+	Holder    uuid.UUID     // the relay run asking for the lease
+	Limit     int           // rows to read at most
+	Lease     time.Duration // the lease runs this long from the claim
+	Published []uuid.UUID   // the previous pass's accepted rows, marked by this statement
+}
+
+// OutboxClaim is what one claim statement did and read.
 type OutboxClaim struct {
-	ID   uuid.UUID // the claim's own id, on each row it holds
-	Rows []OutboxRow
+	Holder   uuid.UUID
+	Token    int64 // the lease's fencing token while Holder holds it; 0 when Busy
+	Busy     bool  // another relay's lease runs: nothing read
+	Taken    bool  // this claim took the lease (Holder did not hold it): nothing read, claim again
+	TookOver bool  // ... from a holder that had not released it (its lease ended)
+	Marked   int64 // rows of the request's Published this statement marked
+	Rows     []OutboxRow
+}
+
+// OutboxSettlement is a pass's outcome to write.
+type OutboxSettlement struct {
+	Holder      uuid.UUID
+	Token       int64 // fences the failure records
+	Published   []uuid.UUID
+	Failures    []PublishFailure
+	Base, Limit time.Duration // the backoff
+	MaxAttempts int
+	Release     bool // give the lease up (the run's last write)
 }
 
 // Settled is what Settle recorded.
 type Settled struct {
 	Published int64           // rows marked published
-	Failures  []FailureRecord // failures recorded (rows the claim still held)
+	Failures  []FailureRecord // failures recorded
+	LeaseLost bool            // failures were given but the token was no longer the lease's: none recorded
+	Released  bool            // the lease was given up
 }
 
 // OutboxRow is a fact the relay took from the outbox.

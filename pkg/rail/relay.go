@@ -13,34 +13,46 @@ import (
 
 // The relay: puts committed outbox rows on the bus, at least once.
 //
-// One pass is two short transactions, and none is open across a bus call:
+// One relay lease covers the outbox (ops.relay_lease): only its holder
+// reads and publishes, so no row needs a lease of its own and a relayed
+// fact is written once, when it is marked published. A pass:
 //
-//  1. Claim: SELECT the oldest due, unpublished, unparked rows FOR UPDATE
-//     SKIP LOCKED LIMIT BatchSize (due retries first, then rows never
-//     tried, in commit order), and lease them in the same transaction:
-//     next_attempt_at = now + Lease, relay_claim = the pass's claim id. A
-//     leased row is not due, so another relay skips it until the lease
-//     ends. A row whose transaction has not committed yet is simply not
-//     visible; it is still unpublished when it commits, so the next pass
+//  1. Claim, one statement: take or renew the lease (lease_until = now +
+//     Lease; a new holder gets a higher fencing token), mark the previous
+//     pass's accepted rows published, and read the oldest due, unpublished,
+//     unparked rows other than those (due retries first, then rows never
+//     tried, in commit order), at most BatchSize, without writing them. A
+//     relay that finds another's lease running reads nothing and waits for
+//     its next poll (RelayStats.LeaseBusy). A claim that takes the lease
+//     (the run's first, or a takeover of a lease its holder never released:
+//     a relay frozen or killed, RelayStats.Takeovers) reads nothing in that
+//     statement; the relay claims again at once, so what it reads
+//     postdates every write of the holder before. A row whose transaction has not committed yet is simply not
+//     visible; it is still unpublished when it commits, so a later pass
 //     takes it: no high-water mark, so no row is ever skipped for
 //     committing out of order.
 //  2. PutEvents, 10 entries a call, with no transaction open, within the
 //     publish budget (PublishTimeout, and always at least leaseGuard
-//     before the lease ends), so two relays never publish the same row at
-//     once. A slow bus slows the pass; nothing on the database side can
-//     time it out.
-//  3. Settle: mark the accepted entries published_at = clock_timestamp();
-//     record each failed entry's error and back it off exponentially;
-//     park a row that can never be sent, or that the bus refused
-//     permanently MaxAttempts times (parked rows are visible, never block
-//     others, and wait for UnparkFacts); release the rest of the claim
-//     (due again). Failures and releases apply only to rows the claim
-//     still holds.
+//     before the lease ends), so two relays never publish at once. A slow
+//     bus slows the pass; nothing on the database side can time it out.
+//  3. When every entry was accepted, nothing more: the marks ride on the
+//     next pass's claim (or on the run's release, its last statement).
+//     Otherwise Settle, one statement: mark the accepted entries; record
+//     each failed entry's error and back it off exponentially; park a row
+//     that can never be sent, or that the bus refused permanently
+//     MaxAttempts times (parked rows are visible, never block others, and
+//     wait for UnparkFacts). Failure records are fenced by the token: a
+//     relay whose lease was taken over records none (RelayStats.FencedOut;
+//     the new holder tries those rows afresh); its marks are written
+//     anyway (the bus has the facts). Rows of the
+//     claim the pass did not try need no write: they are due again.
 //
-// A relay that dies after PutEvents and before Settle loses nothing: its
-// rows are due again when the lease ends and are re-published with the
-// same event_id and a new envelope id; consumers dedupe on event_id. A
-// pass whose Settle fails reports an error wrapping ErrRelayMarksLost.
+// A Run (and a DrainOnce) ends with one statement writing its last marks
+// and releasing the lease. A relay that dies after PutEvents and before
+// its marks loses nothing: its lease ends, the next relay takes it over
+// and re-publishes the rows with the same event_id and a new envelope id;
+// consumers dedupe on event_id. A run whose last marks could not be
+// written reports an error wrapping ErrRelayMarksLost.
 
 // Relay defaults.
 const (
@@ -82,8 +94,9 @@ type Relay struct {
 	// PublishTimeout bounds the PutEvents calls of one pass. No
 	// transaction is open meanwhile.
 	PublishTimeout time.Duration
-	// Lease is how long a pass's claim keeps its rows from other relays
-	// (default PublishTimeout + DefaultRelayLeaseMargin). The publish
+	// Lease is how long a pass's claim keeps the relay lease, and so the
+	// outbox, from other relays (default PublishTimeout +
+	// DefaultRelayLeaseMargin). The publish
 	// budget ends at least leaseGuard (5 s) before it: a Lease shorter
 	// than PublishTimeout + 5 s shortens the budget.
 	Lease time.Duration
@@ -101,9 +114,9 @@ type Relay struct {
 	Permanent func(error) bool
 
 	// AfterPublish, when set, runs after the PutEvents calls of a pass and
-	// before Settle: fault injection for tests (a panic here is a relay
-	// dying between PutEvents and marking; its rows wait for the lease to
-	// end). Leave it nil.
+	// before its marks are written: fault injection for tests (a panic
+	// here is a relay dying between PutEvents and marking; its rows wait
+	// for the lease to end). Leave it nil.
 	AfterPublish func()
 }
 
@@ -113,6 +126,9 @@ type RelayStats struct {
 	Published int // entries the bus accepted and that were marked published
 	Failed    int // entries not accepted (rejected or in a failed call), to be retried
 	Parked    int // rows parked by this run (undeliverable, or refused MaxAttempts times)
+	LeaseBusy int // passes that found another relay's lease running and read nothing
+	Takeovers int // leases taken from a holder that had not released it
+	FencedOut int // failure records not written: the lease had been taken over meanwhile
 	// After the last pass: rows still unpublished and unparked (due or
 	// backing off), the age of the oldest of them, and all parked rows.
 	// Measured says these three were read; when it is false they are
@@ -128,6 +144,9 @@ func (s *RelayStats) add(o RelayStats) {
 	s.Published += o.Published
 	s.Failed += o.Failed
 	s.Parked += o.Parked
+	s.LeaseBusy += o.LeaseBusy
+	s.Takeovers += o.Takeovers
+	s.FencedOut += o.FencedOut
 }
 
 func (r *Relay) batch() int {
@@ -201,11 +220,17 @@ func (r *Relay) log() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// DrainOnce makes one pass (at most BatchSize rows) and reports it, with
-// the backlog left behind.
+// DrainOnce makes one pass (at most BatchSize rows), writes its marks and
+// releases the lease, and reports it, with the backlog left behind.
 func (r *Relay) DrainOnce(ctx context.Context) (RelayStats, error) {
-	st, _, err := r.pass(ctx)
+	h, err := newHolder()
 	if err != nil {
+		return RelayStats{}, err
+	}
+	st, _, err := h.pass(ctx, r)
+	fin, ferr := h.finish(ctx, r)
+	st.Published += fin
+	if err = errors.Join(err, ferr); err != nil {
 		return st, err
 	}
 	return st, r.fillBacklog(ctx, &st)
@@ -217,9 +242,10 @@ func (r *Relay) DrainOnce(ctx context.Context) (RelayStats, error) {
 var ErrRelayNoProgress = errors.New("relay: no pass succeeded")
 
 // ErrRelayMarksLost is wrapped by a pass's error (and Run's) when the pass
-// published but could not record the outcome (Settle failed: the database
-// went away): its rows go out again after the lease, and the pass made no
-// progress. Run then fails even though the window ended.
+// published but could not record the outcome (the statement failed: the
+// database went away): its rows go out again, and the pass made no
+// progress. Run
+// then fails even though the window ended.
 var ErrRelayMarksLost = errors.New("relay: a pass's marks were not written")
 
 // Run drains for window (default 50 s), passing again at once while passes
@@ -249,6 +275,10 @@ func (r *Relay) Run(ctx context.Context, window, poll time.Duration) (RelayStats
 			end = safe
 		}
 	}
+	h, err := newHolder()
+	if err != nil {
+		return RelayStats{}, err
+	}
 	var total RelayStats
 	var lastErr, marksLost error
 	succeeded := 0
@@ -256,7 +286,7 @@ func (r *Relay) Run(ctx context.Context, window, poll time.Duration) (RelayStats
 	defer timer.Stop()
 	<-timer.C
 	for first := true; first || time.Now().Before(end); first = false { // at least one pass
-		st, claimed, err := r.pass(ctx)
+		st, claimed, err := h.pass(ctx, r)
 		total.add(st)
 		if err == nil {
 			succeeded++
@@ -279,6 +309,13 @@ func (r *Relay) Run(ctx context.Context, window, poll time.Duration) (RelayStats
 		case <-ctx.Done():
 		case <-timer.C:
 		}
+	}
+	fin, ferr := h.finish(ctx, r)
+	total.Published += fin
+	if errors.Is(ferr, ErrRelayMarksLost) {
+		marksLost = ferr
+	} else if ferr != nil {
+		r.log().WarnContext(ctx, "relay: the lease was not released (it ends by itself)", "err", ferr)
 	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
 	defer cancel()
@@ -333,19 +370,73 @@ func EntrySize(name string, detail []byte) int { return maxSourceBytes + len(nam
 
 const maxSourceBytes = 256
 
-// pass is one claim, publish, settle. claimed is the number of rows it
-// took.
-func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error) {
+// holder is one Run's (or DrainOnce's) hold on the relay lease: its id,
+// and the accepted rows whose marks ride on its next statement.
+type holder struct {
+	id      uuid.UUID
+	token   int64
+	pending []uuid.UUID
+}
+
+func newHolder() (*holder, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, fmt.Errorf("relay: holder id: %w", err)
+	}
+	return &holder{id: id}, nil
+}
+
+// pass is one claim, publish, and (when a row failed) settle. claimed is
+// the number of rows it took. The marks of a wholly accepted pass are
+// left pending for the next statement.
+func (h *holder) pass(ctx context.Context, r *Relay) (st RelayStats, claimed int, err error) {
 	if r.Outbox == nil || r.Publisher == nil {
 		return st, 0, errors.New("relay: Outbox and Publisher are required")
 	}
 	st.Passes = 1
-	c, err := r.Outbox.Claim(ctx, r.batch(), r.lease())
+	if ctx.Err() != nil {
+		return st, 0, ctx.Err() // the pending marks are left to finish
+	}
+	carried := h.pending
+	h.pending = nil
+	cctx := ctx
+	if len(carried) > 0 {
+		// The statement carries the last pass's marks: like a settlement,
+		// it is not cut by ctx (the bus has those facts).
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
+		defer cancel()
+	}
+	c, err := r.Outbox.Claim(cctx, OutboxClaimRequest{Holder: h.id, Limit: r.batch(), Lease: r.lease(), Published: carried})
 	if err != nil {
+		if len(carried) > 0 {
+			// The previous pass's marks went with the statement: those
+			// rows go out again.
+			return st, 0, fmt.Errorf("relay: claim: %w: %d rows published, their marks not written: %v",
+				ErrRelayMarksLost, len(carried), err)
+		}
 		return st, 0, fmt.Errorf("relay: claim: %w", err)
 	}
+	st.Published += int(c.Marked)
+	if c.Taken {
+		if c.TookOver {
+			st.Takeovers++
+			r.log().WarnContext(ctx, "relay took over a lease its holder had not released", "token", c.Token)
+		}
+		if c, err = r.Outbox.Claim(ctx, OutboxClaimRequest{Holder: h.id, Limit: r.batch(), Lease: r.lease()}); err != nil {
+			return st, 0, fmt.Errorf("relay: claim: %w", err)
+		}
+	}
+	if c.Busy {
+		st.LeaseBusy++
+		return st, 0, nil
+	}
+	h.token = c.Token
 	if len(c.Rows) == 0 {
 		return st, 0, nil
+	}
+	if ctx.Err() != nil {
+		return st, 0, ctx.Err() // nothing tried: the rows are due again, unwritten
 	}
 	var ready []prepared
 	var failures []PublishFailure
@@ -362,21 +453,29 @@ func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error
 	if r.AfterPublish != nil {
 		r.AfterPublish()
 	}
+	if len(failures) == 0 {
+		h.pending = ok
+		if callErr != nil {
+			return st, len(c.Rows), fmt.Errorf("relay: publish: %w", callErr)
+		}
+		return st, len(c.Rows), nil
+	}
 
 	// Settle even if ctx was cancelled meanwhile: the bus has the events,
-	// and an unmarked row is only re-published (after the lease).
+	// and an unmarked row is only re-published.
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
 	defer cancel()
 	for i := range failures {
 		failures[i].Msg = truncate(failures[i].Msg, 2000)
 	}
 	base, limit := r.backoff()
-	set, err := r.Outbox.Settle(mctx, c, ok, failures, base, limit, r.maxAttempts())
+	set, err := r.Outbox.Settle(mctx, OutboxSettlement{Holder: h.id, Token: c.Token, Published: ok, Failures: failures,
+		Base: base, Limit: limit, MaxAttempts: r.maxAttempts()})
 	if err != nil {
-		return RelayStats{Passes: 1}, len(c.Rows), fmt.Errorf("%w: %d rows published, their marks not written: %v",
+		return st, len(c.Rows), fmt.Errorf("%w: %d rows published, their marks not written: %v",
 			ErrRelayMarksLost, len(ok), err)
 	}
-	st.Published = int(set.Published)
+	st.Published += int(set.Published)
 	for _, rec := range set.Failures {
 		st.Failed++
 		if rec.Parked {
@@ -384,10 +483,43 @@ func (r *Relay) pass(ctx context.Context) (st RelayStats, claimed int, err error
 			r.log().ErrorContext(ctx, "relay parked a fact", "event_id", rec.EventID, "attempts", rec.Attempts, "reason", rec.Reason)
 		}
 	}
+	if set.LeaseLost {
+		// The new holder tries those rows afresh: nothing is lost but an
+		// attempt's count, so the pass did not fail.
+		st.FencedOut += len(failures)
+		r.log().WarnContext(ctx, "relay lease taken over: this pass's failure records were not written",
+			"failures", len(failures), "token", c.Token)
+	}
 	if callErr != nil {
 		return st, len(c.Rows), fmt.Errorf("relay: publish: %w", callErr)
 	}
 	return st, len(c.Rows), nil
+}
+
+// finish writes the pending marks and releases the lease, in one
+// statement, even when ctx is done. When that fails the lease is released
+// alone (so the next relay need not wait for it to end) and the marks are
+// reported lost: those rows go out again.
+func (h *holder) finish(ctx context.Context, r *Relay) (published int, err error) {
+	if r.Outbox == nil {
+		return 0, nil
+	}
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
+	defer cancel()
+	set, err := r.Outbox.Settle(mctx, OutboxSettlement{Holder: h.id, Token: h.token, Published: h.pending, Release: true})
+	if err == nil {
+		h.pending = nil
+		return int(set.Published), nil
+	}
+	n := len(h.pending)
+	h.pending = nil
+	if n == 0 {
+		return 0, fmt.Errorf("relay: release the lease: %w", err)
+	}
+	if _, rerr := r.Outbox.Settle(mctx, OutboxSettlement{Holder: h.id, Token: h.token, Release: true}); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("release the lease: %w", rerr))
+	}
+	return 0, fmt.Errorf("%w: %d rows published, their marks not written: %v", ErrRelayMarksLost, n, err)
 }
 
 // publish sends the entries within the publish budget: rows that never failed

@@ -121,6 +121,16 @@ func summarize(r *Results) []SummaryLine {
 	if rl := r.Relay; rl != nil {
 		add("relay_vs_watermill", "%s (rail Relay %s facts/s / watermill-sql forwarder %s facts/s; backlog of %d to an in-memory sink, median of %d)",
 			ratio(rl.Rail.Median, rl.Watermill.Median), f1(rl.Rail.Median), f1(rl.Watermill.Median), rl.Facts, len(rl.Rail.Values))
+		if len(rl.RailRows.Values) > 0 {
+			add("relay_round_trips_per_fact", "rail %.3f / watermill %.3f (wire round trips per fact relayed, drain only; statements %.3f / %.3f; medians)",
+				rl.RailRoundTrips.Median, rl.WatermillRoundTrips.Median, rl.RailStatements.Median, rl.WatermillStatements.Median)
+			add("relay_rows_written_per_fact", "rail %.3f / watermill %.3f (n_tup_ins+upd+del per fact relayed, drain only; medians)",
+				rl.RailRows.Median, rl.WatermillRows.Median)
+			add("relay_wal_bytes_per_fact", "rail %.0f / watermill %.0f (pg_stat_wal bytes per fact relayed, drain only; medians)",
+				rl.RailWAL.Median, rl.WatermillWAL.Median)
+			add("relay_xacts_per_fact", "rail %.3f / watermill %.3f (transactions committed per fact relayed, drain only; medians)",
+				rl.RailXacts.Median, rl.WatermillXacts.Median)
+		}
 	} else {
 		add("relay_vs_watermill", "not measured (section not run)")
 	}

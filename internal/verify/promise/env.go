@@ -137,16 +137,17 @@ func ScaleRoleSettings(ctx context.Context, admin *pgxpool.Pool, db string, depl
 }
 
 // tables the run empties (every table of the record and the ledger but the
-// backfill's control row, which is reset).
+// backfill's control row and the relay lease, which are reset).
 const resetSQL = `
 DO $$
 DECLARE t text;
 BEGIN
     SELECT string_agg(format('%I.%I', schemaname, tablename), ', ') INTO t
-    FROM pg_tables WHERE schemaname IN ('app', 'ops') AND tablename <> 'backfill_control';
+    FROM pg_tables WHERE schemaname IN ('app', 'ops') AND tablename NOT IN ('backfill_control', 'relay_lease');
     EXECUTE 'TRUNCATE ' || t || ' CASCADE';
     UPDATE ops.backfill_control SET paused = false, changed_at = clock_timestamp(), changed_by = '',
         allowance_at = clock_timestamp(), admitted = 0;
+    UPDATE ops.relay_lease SET holder = NULL, lease_until = NULL, taken_at = NULL, takeovers = 0;
 END $$`
 
 // timeTravelSQL builds one statement per table moving every timestamptz

@@ -235,24 +235,68 @@ func (r *run) lastAttempt(ref rail.MatterRef) bool {
 
 // heldOutbox is defect 2's revert (Config.Revert[2]): the relay's outbox
 // port with a transaction held open on the relay's own role from the claim
-// to the settle, across the PutEvents calls, and the marks made only if
-// that transaction is still alive — the shape of the relay before issue 18,
-// where the claim's transaction carried the marks. When the bus is slow
-// past the relay role's idle_in_transaction_session_timeout the database
-// ends the session and the pass's marks are lost, as they were then. The
-// fix (no transaction across the bus call) is the production code's
-// structure, not a switch, so the revert is this wrapper in the oracle and
-// no production code changes.
+// that read rows, across the PutEvents calls, to the statement carrying
+// that pass's marks (the next claim, or the settlement), and the marks
+// made only if that transaction is still alive — the shape of the relay
+// before issue 18, where the claim's transaction carried the marks. When
+// the bus is slow past the relay role's idle_in_transaction_session_timeout
+// the database ends the session and the pass's marks are lost, as they
+// were then. The fix (no transaction across the bus call) is the
+// production code's structure, not a switch, so the revert is this wrapper
+// in the oracle and no production code changes.
 type heldOutbox struct {
 	rail.Outbox
 	pool *pgxpool.Pool
 	tx   pgx.Tx
+	read []uuid.UUID        // the rows the held transaction's claim read
+	lost map[uuid.UUID]bool // rows whose marks died with their pass's transaction
 }
 
-func (h *heldOutbox) Claim(ctx context.Context, limit int, lease time.Duration) (rail.OutboxClaim, error) {
-	c, err := h.Outbox.Claim(ctx, limit, lease)
+// alive ends the held transaction, saying whether it was still alive; when
+// it was not, the marks of the rows its claim read are lost, whichever
+// later statement the relay would carry them on.
+func (h *heldOutbox) alive(ctx context.Context) error {
+	tx := h.tx
+	if tx == nil {
+		return nil
+	}
+	h.tx = nil
+	_, err := tx.Exec(ctx, `SELECT 1`)
+	_ = tx.Rollback(context.WithoutCancel(ctx))
+	if err != nil {
+		if h.lost == nil {
+			h.lost = map[uuid.UUID]bool{}
+		}
+		for _, id := range h.read {
+			h.lost[id] = true
+		}
+		return fmt.Errorf("the pass's transaction, open across PutEvents, ended: %w", err)
+	}
+	return nil
+}
+
+// keep drops the ids whose marks were lost.
+func (h *heldOutbox) keep(ids []uuid.UUID) []uuid.UUID {
+	var out []uuid.UUID
+	for _, id := range ids {
+		if !h.lost[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func (h *heldOutbox) Claim(ctx context.Context, q rail.OutboxClaimRequest) (rail.OutboxClaim, error) {
+	_ = h.alive(ctx)
+	q.Published = h.keep(q.Published)
+	c, err := h.Outbox.Claim(ctx, q)
 	if err != nil || len(c.Rows) == 0 {
 		return c, err
+	}
+	h.read = h.read[:0]
+	for _, o := range c.Rows {
+		delete(h.lost, o.EventID) // read again: a new pass's to mark
+		h.read = append(h.read, o.EventID)
 	}
 	tx, err := h.pool.Begin(ctx)
 	if err == nil {
@@ -267,15 +311,10 @@ func (h *heldOutbox) Claim(ctx context.Context, limit int, lease time.Duration) 
 	return c, nil
 }
 
-func (h *heldOutbox) Settle(ctx context.Context, c rail.OutboxClaim, published []uuid.UUID, failures []rail.PublishFailure,
-	base, limit time.Duration, maxAttempts int) (rail.Settled, error) {
-	if tx := h.tx; tx != nil {
-		h.tx = nil
-		_, err := tx.Exec(ctx, `SELECT 1`)
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		if err != nil {
-			return rail.Settled{}, fmt.Errorf("the pass's transaction, open across PutEvents, ended: %w", err)
-		}
+func (h *heldOutbox) Settle(ctx context.Context, s rail.OutboxSettlement) (rail.Settled, error) {
+	if err := h.alive(ctx); err != nil {
+		return rail.Settled{}, err
 	}
-	return h.Outbox.Settle(ctx, c, published, failures, base, limit, maxAttempts)
+	s.Published = h.keep(s.Published)
+	return h.Outbox.Settle(ctx, s)
 }

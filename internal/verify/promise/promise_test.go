@@ -283,8 +283,11 @@ var defects = []defect{
 		checks: []string{promise.VBackfillOnLiveQueue}, seeds: 3, minCaught: 1, revert: 4},
 	{name: "5 refused commit treated as ambiguous", force: promise.FBuildRefusedBody,
 		checks: []string{promise.VStuckRow}, seeds: 2, minCaught: 2, revert: 5},
+	// Caught in about half the seeds (4 of 8 before issue 21's relay lease,
+	// 3 of 8 after it, which shifts the seeds' schedules: seed 1 no longer
+	// reaches it), so four seeds, not two.
 	{name: "6 quarantine swallows demand from the last attempt", force: promise.WDemandDuringLastAttempt,
-		checks: []string{promise.VQuarantineSwallowed}, seeds: 2, minCaught: 1, revert: 6},
+		checks: []string{promise.VQuarantineSwallowed}, seeds: 4, minCaught: 1, revert: 6},
 	{name: "8 failed build waits for the sweep, not its backoff", force: promise.FBuildFailed,
 		checks: []string{promise.VRetryLate}, seeds: 3, minCaught: 1, revert: 8},
 	{name: "9 backfill rate below 1/min admits nothing", force: promise.WBackfillSlowRate,

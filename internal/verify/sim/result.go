@@ -36,7 +36,7 @@ const (
 	FaultRecommitAfterCheck = "re-commit after FrameLanded said no"
 	FaultRelayCrash         = "relay crash between PutEvents and marking"
 	FaultTwoRelays          = "two relays at once"
-	FaultTwoRelaysBoth      = "two relays at once, both published (SKIP LOCKED)"
+	FaultTwoRelaysLeaseBusy = "two relays at once, the second found the relay lease held"
 	FaultPutEventsPartial   = "PutEvents partial failure"
 	FaultPutEventsFailed    = "PutEvents call failed"
 	FaultOutOfOrderFacts    = "outbox rows committed out of order"
@@ -50,7 +50,7 @@ const (
 	FaultMatterReopened      = "matter re-opened"
 	FaultOddRowLegal         = "outbox row with an unusual legal payload (numbers, nesting, 2 KB)"
 	FaultOddRowUndeliverable = "outbox row the CHECKs accept but the bus cannot carry"
-	FaultRelayTxKilled       = "relay froze inside PutEvents past its lease while holding rows"
+	FaultRelayTxKilled       = "relay froze inside PutEvents past its lease"
 )
 
 // Violation kinds.
@@ -202,7 +202,7 @@ func (t *Totals) Add(r *Result) {
 
 // notInjected are counted with the faults but are consequences of them (or
 // the worker's correct reaction), and the clock advances are counted apart.
-var notInjected = map[string]bool{FaultBlocked: true, FaultTwoRelaysBoth: true, FaultFencedAfterWait: true,
+var notInjected = map[string]bool{FaultBlocked: true, FaultTwoRelaysLeaseBusy: true, FaultFencedAfterWait: true,
 	FaultRecommitAfterCheck: true, FaultClockTick: true}
 
 // FaultsInjected is the total of injected faults, not counting clock

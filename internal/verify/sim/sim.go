@@ -194,6 +194,9 @@ func (r *run) setup() {
 		_, err := r.env.Admin.Exec(r.ctx, "DELETE FROM "+t)
 		r.must(err, "clear "+t)
 	}
+	// The relay lease is one row: released, not deleted (its token only rises).
+	_, err := r.env.Admin.Exec(r.ctx, `UPDATE ops.relay_lease SET holder = NULL, lease_until = NULL, taken_at = NULL, takeovers = 0`)
+	r.must(err, "release the relay lease")
 	n := 2 + r.rng.IntN(r.cfg.MaxMatters-1)
 	r.res.Matters = n
 	r.firm = r.newUUID()
@@ -1103,6 +1106,9 @@ func (r *run) timeTravel(d time.Duration) {
 	_, err = r.env.Admin.Exec(r.ctx, `UPDATE ops.domain_event_outbox
         SET next_attempt_at = next_attempt_at - make_interval(secs => $1) WHERE next_attempt_at IS NOT NULL`, d.Seconds())
 	r.must(err, "time travel (outbox)")
+	_, err = r.env.Admin.Exec(r.ctx, `UPDATE ops.relay_lease
+        SET lease_until = lease_until - make_interval(secs => $1) WHERE lease_until IS NOT NULL`, d.Seconds())
+	r.must(err, "time travel (relay lease)")
 }
 
 func (r *run) doTick() {

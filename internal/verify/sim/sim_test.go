@@ -171,7 +171,7 @@ func TestSimulation(t *testing.T) {
 			sim.FaultKillAfterFence, sim.FaultKillAfterCommit, sim.FaultKillStalledTx, sim.FaultBlocked,
 			sim.FaultLeaseExpired, sim.FaultCrash, sim.FaultClaimReplyLost, sim.FaultBuildFailed,
 			sim.FaultNudgeDuplicated, sim.FaultNudgeDropped, sim.FaultNudgeDelayed, sim.FaultNudgeReordered,
-			sim.FaultSweepDuringCommit, sim.FaultDemandDuringCommit, sim.FaultRelayCrash, sim.FaultTwoRelaysBoth,
+			sim.FaultSweepDuringCommit, sim.FaultDemandDuringCommit, sim.FaultRelayCrash, sim.FaultTwoRelaysLeaseBusy,
 			sim.FaultPutEventsPartial, sim.FaultPutEventsFailed, sim.FaultOutOfOrderFacts, sim.FaultClaimTxOpen,
 			sim.FaultDeadlineBeforeCommit, sim.FaultDeadlineBuildCut, sim.FaultOperatorSettings,
 			sim.FaultOddRowLegal, sim.FaultOddRowUndeliverable, sim.FaultRelayTxKilled} {

@@ -349,9 +349,9 @@ func (m *moto) testCrashBetweenPutEventsAndMark(t *testing.T) {
 		t.Fatalf("%d unpublished after the crash, want 3 (nothing marked)", n)
 	}
 	// The dead relay's lease ends (moved back here rather than waited for).
-	if _, err := db.Pool.Exec(ctx, `UPDATE ops.domain_event_outbox SET next_attempt_at = clock_timestamp() - interval '1 second'
-        WHERE relay_claim IS NOT NULL AND published_at IS NULL`); err != nil {
-		t.Fatal(err)
+	if tag, err := db.Pool.Exec(ctx, `UPDATE ops.relay_lease SET lease_until = clock_timestamp() - interval '1 second'
+        WHERE holder IS NOT NULL`); err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("the dead relay's lease: %v %v", tag, err)
 	}
 	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: pub, PublishTimeout: motoTimeout}
 	if st := drainAll(t, r); st.Published != 3 {
