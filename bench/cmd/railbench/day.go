@@ -131,6 +131,33 @@ type DayScale struct {
 	MargWALPerUp   float64 `json:"marginal_wal_bytes_per_upload"`
 	MargCPUmsPerUp float64 `json:"marginal_db_cpu_ms_per_upload"`
 	RelayRuns      int64   `json:"relay_invocations"`
+
+	// From pg_stat_statements (-day-statements): each statement's calls
+	// and execution time over the day, and the same grouped by the handler
+	// that issues it; idle: its rate in the idle window before the day.
+	Statements []DayStatement         `json:"statements,omitempty"`
+	Handlers   map[string]DayHandler `json:"by_handler,omitempty"`
+}
+
+// DayStatement is one normalised statement's work over a scale's day.
+type DayStatement struct {
+	Handler       string  `json:"handler"`
+	Query         string  `json:"query"`
+	Calls         int64   `json:"calls"`
+	Rows          int64   `json:"rows"`
+	ExecMs        float64 `json:"exec_ms"`
+	IdleCallsPerS float64 `json:"idle_calls_per_s"`
+	IdleMsPerS    float64 `json:"idle_exec_ms_per_s"`
+}
+
+// DayHandler is a handler's statements per upload: all of them, and
+// less the idle rail's rate over the day's wall time (marginal).
+type DayHandler struct {
+	CallsPerUpload     float64 `json:"calls_per_upload"`
+	MargCallsPerUpload float64 `json:"marginal_calls_per_upload"`
+	ExecMsPerUpload    float64 `json:"exec_ms_per_upload"`
+	MargExecMsPerUp    float64 `json:"marginal_exec_ms_per_upload"`
+	Calls              int64   `json:"calls"`
 }
 
 // dayClass is a firm's size class by its Zipf rank.
@@ -339,6 +366,112 @@ func (g gatedSource) Receive(ctx context.Context, max int, wait time.Duration) (
 		return nil, nil
 	}
 	return g.Source.Receive(ctx, max, wait)
+}
+
+// preloadStatements: the throwaway server loads pg_stat_statements (flag
+// -day-statements, when section day runs).
+var preloadStatements bool
+
+type stmtStat struct {
+	calls, rows int64
+	ms          float64
+}
+
+// statements reads pg_stat_statements for database db, by query text
+// (one text can have several query ids: one per role).
+func statements(ctx context.Context, admin *pgx.Conn, db string) (map[string]stmtStat, error) {
+	rows, err := admin.Query(ctx, `SELECT s.query, sum(s.calls)::bigint, sum(s.rows)::bigint, sum(s.total_exec_time)::float8
+        FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 GROUP BY s.query`, db)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]stmtStat{}
+	for rows.Next() {
+		var q string
+		var s stmtStat
+		if err := rows.Scan(&q, &s.calls, &s.rows, &s.ms); err != nil {
+			return nil, err
+		}
+		out[q] = s
+	}
+	return out, rows.Err()
+}
+
+func resetStatements(ctx context.Context, admin *pgx.Conn, db string) error {
+	_, err := admin.Exec(ctx, `SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = $1), 0)`, db)
+	return err
+}
+
+// dayHandlerOf names the handler that issues a statement, from its
+// normalised text (pg_stat_statements replaces constants with $n): the
+// rail's statements are in pkg/postgres, the host application's in
+// pkg/record, the section's own reads in this file. A nudge record (the
+// trigger's, the builder's follow-ups, the sweeper's re-nudges and the
+// backfill's admissions write the same statement) is its own class.
+func dayHandlerOf(q string) string {
+	q = strings.Join(strings.Fields(q), " ")
+	pre := func(p string) bool { return strings.HasPrefix(q, p) }
+	has := strings.Contains
+	switch {
+	case q == "begin" || q == "commit" || q == "rollback" || q == "BEGIN" || q == "COMMIT" || q == "ROLLBACK":
+		return "tx"
+	// The host application (record.StoreDocument, Regenerate, close).
+	case pre("INSERT INTO app.documents"), pre("INSERT INTO ops.domain_event_outbox"),
+		pre("SELECT status FROM app.matters WHERE firm_id = $1 AND matter_id = $2 FOR SHARE"),
+		pre("SELECT firm_id FROM app.matters WHERE matter_id = $1"), pre("WITH m AS ( UPDATE app.matters SET status"):
+		return "generator"
+	// The section's own reads while it waits for the drain.
+	case has(q, "unnest(event_ids) AS id FROM ops.matter_demands"), pre("SELECT count(*) FROM ops.matter_demands d JOIN app.matters m"),
+		has(q, "pg_stat_clear_snapshot"):
+		return "bench"
+	case pre("WITH retry AS"), pre("UPDATE ops.domain_event_outbox SET published_at"), pre("UPDATE ops.domain_event_outbox SET"),
+		pre("SELECT count(*), coalesce(extract($1 FROM clock_timestamp() - min(occurred_at)"):
+		return "relay"
+	case has(q, "INSERT INTO ops.trigger_inbox") && pre("WITH e AS"),
+		pre("WITH m AS ( SELECT firm_id, matter_id, status FROM app.matters WHERE matter_id = $2 ), up AS ( INSERT INTO ops.matter_frame_jobs"):
+		return "trigger"
+	case pre("INSERT INTO ops.matter_nudges"):
+		return "nudge records"
+	case pre("WITH c AS ( UPDATE ops.matter_frame_jobs AS j SET run_status = $6, claimed_generation"), pre("SELECT ops.claimed_"),
+		has(q, "FROM ops.claimed_"), pre("WITH fence AS"), pre("UPDATE ops.matter_frame_jobs SET lease"), has(q, "heartbeat"):
+		return "builder"
+	case has(q, "ops.backfill_control"), pre("WITH o AS MATERIALIZED"),
+		pre("WITH u AS ( SELECT d.since FROM (SELECT firm_id, matter_id, min(recorded_at) AS since FROM ops.matter_demands"):
+		return "backfill"
+	case pre("WITH q AS ( UPDATE ops.matter_frame_jobs"), pre("UPDATE ops.matter_frame_runs AS r SET outcome"),
+		has(q, "AS backfill_only"), pre("SELECT count(*) FILTER (WHERE behind AND open"), pre("DELETE FROM"), pre("WITH doomed AS"),
+		pre("WITH started AS"), pre("WITH cand AS"), has(q, "FROM ops.frame_prune_state"), has(q, "built_by IS NULL"):
+		return "sweeper"
+	}
+	return "other"
+}
+
+// dayStatementsOf: the day's statements with their idle rates, and the
+// handlers' sums per upload (marginal: less the idle rate over wall).
+func dayStatementsOf(day, idle map[string]stmtStat, idleSecs, wall, uploads float64) ([]DayStatement, map[string]DayHandler) {
+	var out []DayStatement
+	h := map[string]DayHandler{}
+	for q, s := range day {
+		i := idle[q]
+		st := DayStatement{Handler: dayHandlerOf(q), Query: q, Calls: s.calls, Rows: s.rows, ExecMs: round(s.ms, 1),
+			IdleCallsPerS: round(float64(i.calls)/idleSecs, 2), IdleMsPerS: round(i.ms/idleSecs, 3)}
+		out = append(out, st)
+		x := h[st.Handler]
+		x.Calls += s.calls
+		x.CallsPerUpload += float64(s.calls) / uploads
+		x.MargCallsPerUpload += (float64(s.calls) - float64(i.calls)/idleSecs*wall) / uploads
+		x.ExecMsPerUpload += s.ms / uploads
+		x.MargExecMsPerUp += (s.ms - i.ms/idleSecs*wall) / uploads
+		h[st.Handler] = x
+	}
+	for k, x := range h {
+		x.CallsPerUpload, x.MargCallsPerUpload = round(x.CallsPerUpload, 3), round(x.MargCallsPerUpload, 3)
+		x.ExecMsPerUpload, x.MargExecMsPerUp = round(x.ExecMsPerUpload, 3), round(x.MargExecMsPerUp, 3)
+		h[k] = x
+	}
+	slices.SortFunc(out, func(a, b DayStatement) int { return int(b.Calls - a.Calls) })
+	return out, h
 }
 
 // dayCounters are the server's counters the day section reads.
@@ -577,6 +710,16 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 		stopRail()
 		return nil, err
 	}
+	stmts := preloadStatements
+	if stmts {
+		if _, err := admin.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+			logf("day: pg_stat_statements not available: %v", err)
+			stmts = false
+		} else if err := resetStatements(ctx, admin, db); err != nil {
+			stopRail()
+			return nil, err
+		}
+	}
 	idleCPU0, idleAt := math.NaN(), time.Now()
 	if cpu != nil {
 		idleCPU0 = cpu.seconds()
@@ -588,6 +731,16 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 		return nil, err
 	}
 	idleSecs := time.Since(idleAt).Seconds()
+	var idleStmts map[string]stmtStat
+	if stmts {
+		if idleStmts, err = statements(ctx, admin, db); err == nil {
+			err = resetStatements(ctx, admin, db)
+		}
+		if err != nil {
+			stopRail()
+			return nil, err
+		}
+	}
 	ds.IdleXactPerS = round(float64(idle1.commit-idle0.commit)/idleSecs, 1)
 	ds.IdleWALPerS = round(float64(idle1.wal-idle0.wal)/idleSecs, 0)
 	if cpu != nil {
@@ -766,6 +919,13 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 	ds.MargXactPerUp = round((float64(ds.XactCommit-ds.XactGenerator)-ds.IdleXactPerS*wall)/up, 2)
 	ds.MargWALPerUp = round((float64(ds.WALBytes)-ds.IdleWALPerS*wall)/up, 0)
 	ds.MargCPUmsPerUp = round((ds.DBCPUSeconds-ds.IdleCPUCores*wall)*1000/up, 3)
+	if stmts {
+		dayStmts, err := statements(ctx, admin, db)
+		if err != nil {
+			return nil, err
+		}
+		ds.Statements, ds.Handlers = dayStatementsOf(dayStmts, idleStmts, idleSecs, wall, up)
+	}
 	ds.ModelCalls = calls.Load()
 	ds.Sweeps, ds.RelayRuns = sweeps.Load(), relays.Load()
 	ds.ModelPerUpload = round(float64(ds.ModelCalls)/up, 3)
