@@ -135,7 +135,7 @@ type DayScale struct {
 	// From pg_stat_statements (-day-statements): each statement's calls
 	// and execution time over the day, and the same grouped by the handler
 	// that issues it; idle: its rate in the idle window before the day.
-	Statements []DayStatement         `json:"statements,omitempty"`
+	Statements []DayStatement        `json:"statements,omitempty"`
 	Handlers   map[string]DayHandler `json:"by_handler,omitempty"`
 }
 
