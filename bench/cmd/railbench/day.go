@@ -1101,5 +1101,29 @@ func daySummary(d *DayResults) []SummaryLine {
 	add("day_uploads_not_current", func(s DayScale) string {
 		return fmt.Sprintf("%d(held %d)", s.UploadsUnserved, s.UploadsHeld)
 	}, "uploads not served at the end; held: on a matter closed before its build landed")
+	add("day_workload", func(s DayScale) string {
+		return fmt.Sprintf("%d/%d/%d/%d/%d", s.Firms, s.Matters, s.Sessions, s.Regenerates, s.Closes)
+	}, "firms/matters/sessions/Regenerates/closes")
+	add("day_generator_lag_max_ms", func(s DayScale) string { return fmt.Sprintf("%.0f", s.GenLagMaxMs) },
+		"how late the host application did its latest event (real ms): above a second or so, the machine, not the rail, set the day's pace")
+	add("day_outdated_at_end", func(s DayScale) string { return fmt.Sprintf("%d/%d", s.OutdatedAtEnd, s.Matters) },
+		"open matters still built by the morning's model at the end, of all matters (the noon model change's backfill)")
+	add("day_invocations", func(s DayScale) string { return fmt.Sprintf("sweeper %d,relay %d", s.Sweeps, s.RelayRuns) },
+		"sweeper passes and relay windows over the day and its drain")
+	add("day_wall", func(s DayScale) string { return fmt.Sprintf("%s(drain %s)", s.Wall, s.Drain) },
+		"the day's real time, and the drain after its last event")
+	if len(d.Scales[0].Handlers) > 0 {
+		var names []string
+		for h := range d.Scales[len(d.Scales)-1].Handlers {
+			names = append(names, h)
+		}
+		slices.Sort(names)
+		for _, h := range names {
+			add("day_statements_per_upload_"+strings.ReplaceAll(h, " ", "_"), func(s DayScale) string {
+				x := s.Handlers[h]
+				return fmt.Sprintf("%.2f(marginal %.2f),%.2fms", x.CallsPerUpload, x.MargCallsPerUpload, x.ExecMsPerUpload)
+			}, "pg_stat_statements: the handler's statement calls per upload (marginal: less the idle rail's rate over the wall time) and their execution time per upload")
+		}
+	}
 	return out
 }
