@@ -137,6 +137,15 @@ type DayScale struct {
 	// that issues it; idle: its rate in the idle window before the day.
 	Statements []DayStatement        `json:"statements,omitempty"`
 	Handlers   map[string]DayHandler `json:"by_handler,omitempty"`
+	// Read off Statements: explicit transactions (BEGIN), the trigger's
+	// inbox transactions and the builder's claim statements per upload;
+	// the sweeper's and backfill's execution time per pass, and the
+	// frame-pruning pass's share of it.
+	ExplicitXactPerUp float64 `json:"explicit_xact_per_upload,omitempty"`
+	InboxXactPerUp    float64 `json:"trigger_inbox_xact_per_upload,omitempty"`
+	ClaimsPerUp       float64 `json:"claim_statements_per_upload,omitempty"`
+	SweepMsPerPass    float64 `json:"sweeper_exec_ms_per_pass,omitempty"`
+	PruneMsPerPass    float64 `json:"frame_prune_exec_ms_per_pass,omitempty"`
 }
 
 // DayStatement is one normalised statement's work over a scale's day.
@@ -925,6 +934,30 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 			return nil, err
 		}
 		ds.Statements, ds.Handlers = dayStatementsOf(dayStmts, idleStmts, idleSecs, wall, up)
+		var begins, inbox, claims int64
+		var sweepMs, pruneMs float64
+		for _, st := range ds.Statements {
+			q := strings.Join(strings.Fields(st.Query), " ")
+			switch {
+			case q == "begin" || q == "BEGIN":
+				begins += st.Calls
+			case st.Handler == "trigger" && strings.HasPrefix(q, "WITH e AS"):
+				inbox += st.Calls
+			case st.Handler == "builder" && strings.HasPrefix(q, "WITH c AS"):
+				claims += st.Calls
+			}
+			if st.Handler == "sweeper" || st.Handler == "backfill" {
+				sweepMs += st.ExecMs
+				if strings.HasPrefix(q, "WITH started AS") {
+					pruneMs += st.ExecMs
+				}
+			}
+		}
+		ds.ExplicitXactPerUp, ds.InboxXactPerUp = round(float64(begins)/up, 3), round(float64(inbox)/up, 3)
+		ds.ClaimsPerUp = round(float64(claims)/up, 3)
+		if ds.Sweeps > 0 {
+			ds.SweepMsPerPass, ds.PruneMsPerPass = round(sweepMs/float64(ds.Sweeps), 1), round(pruneMs/float64(ds.Sweeps), 1)
+		}
 	}
 	ds.ModelCalls = calls.Load()
 	ds.Sweeps, ds.RelayRuns = sweeps.Load(), relays.Load()
@@ -1113,6 +1146,15 @@ func daySummary(d *DayResults) []SummaryLine {
 	add("day_wall", func(s DayScale) string { return fmt.Sprintf("%s(drain %s)", s.Wall, s.Drain) },
 		"the day's real time, and the drain after its last event")
 	if len(d.Scales[0].Handlers) > 0 {
+		add("day_trigger_batching", func(s DayScale) string {
+			return fmt.Sprintf("%.2fexplicit,%.2finbox,%.2fclaims", s.ExplicitXactPerUp, s.InboxXactPerUp, s.ClaimsPerUp)
+		}, "per upload: explicit transactions (BEGIN), the trigger's inbox transactions (one per matter per trigger batch) and the builder's claim statements (one per nudge), from pg_stat_statements")
+		add("day_live_builds_per_upload", func(s DayScale) string {
+			return fmt.Sprintf("%.3f", float64(s.Builds-s.BuildsBackfill)/float64(max(s.Uploads, 1)))
+		}, "frames landed less those serving backfill demand only, per upload")
+		add("day_sweeper_ms_per_pass", func(s DayScale) string {
+			return fmt.Sprintf("%.0f(frame pruning %.0f)", s.SweepMsPerPass, s.PruneMsPerPass)
+		}, "the sweeper's and backfill's statements' execution time per pass (pg_stat_statements): a real day pays it 1,440 times whatever its volume")
 		var names []string
 		for h := range d.Scales[len(d.Scales)-1].Handlers {
 			names = append(names, h)

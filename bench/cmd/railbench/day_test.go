@@ -84,7 +84,7 @@ func TestDaySummaryListsEveryFigure(t *testing.T) {
 		"day_upload_to_current_ms_all", "day_builds_per_upload", "day_backfill_builds", "day_model_calls_per_upload",
 		"day_xact_per_upload", "day_wal_bytes_per_upload", "day_db_cpu_ms_per_upload", "day_db_cpu_peak_cores",
 		"day_idle_floor", "day_marginal_per_upload", "day_invocations", "day_uploads_not_current", "day_outdated_at_end",
-		"day_wall", "day_statements_per_upload_builder", "day_statements_per_upload_nudge_records"} {
+		"day_wall", "day_trigger_batching", "day_live_builds_per_upload", "day_sweeper_ms_per_pass", "day_statements_per_upload_builder", "day_statements_per_upload_nudge_records"} {
 		v, ok := got[name]
 		if !ok {
 			t.Errorf("summary has no %s", name)
