@@ -955,8 +955,8 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 		}
 		ds.ExplicitXactPerUp, ds.InboxXactPerUp = round(float64(begins)/up, 3), round(float64(inbox)/up, 3)
 		ds.ClaimsPerUp = round(float64(claims)/up, 3)
-		if ds.Sweeps > 0 {
-			ds.SweepMsPerPass, ds.PruneMsPerPass = round(sweepMs/float64(ds.Sweeps), 1), round(pruneMs/float64(ds.Sweeps), 1)
+		if n := float64(sweeps.Load()); n > 0 {
+			ds.SweepMsPerPass, ds.PruneMsPerPass = round(sweepMs/n, 1), round(pruneMs/n, 1)
 		}
 	}
 	ds.ModelCalls = calls.Load()
