@@ -134,7 +134,7 @@ func cmdBackfill(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	defer s.Close()
-	bf := &rail.Backfill{Ledger: s.ledger(), Deployed: s.onCall.Deployed, Rate: s.cfg.BackfillRate}
+	bf := &rail.Backfill{Ledger: s.ledger(), Deployed: s.onCall.Deployed, Rate: s.cfg.BackfillRate, Concurrency: s.cfg.BackfillConcurrency}
 	switch sub {
 	case "pause", "resume":
 		by := "railctl"
@@ -162,10 +162,10 @@ func cmdBackfill(ctx context.Context, g *globals, args []string) error {
 	if *asJSON {
 		return json.NewEncoder(g.stdout).Encode(st)
 	}
-	eta := time.Duration(st.ETASeconds * float64(time.Second)).Round(time.Second)
+	took := backfillTook(st)
 	if *dry {
-		fmt.Fprintf(g.stdout, "dry run: %d matter(s) outdated against %s; at %g builds/min the backfill takes about %s (%d admissible now; the rest are behind on live demand, quarantined or building). Nothing changed.\n",
-			st.Outdated, st.Deployed, st.Rate, eta, st.Admissible)
+		fmt.Fprintf(g.stdout, "dry run: %d matter(s) outdated against %s; at %g builds/min with %d backfill builder(s) the backfill takes %s (%d admissible now; the rest are behind on live demand, quarantined or building). Nothing changed.\n",
+			st.Outdated, st.Deployed, st.Rate, st.Concurrency, took, st.Admissible)
 		return nil
 	}
 	state := "running"
@@ -177,10 +177,28 @@ func cmdBackfill(ctx context.Context, g *globals, args []string) error {
 	fmt.Fprintf(w, "deployed builder\t%s\n", st.Deployed)
 	fmt.Fprintf(w, "rate\t%g builds/min\n", st.Rate)
 	fmt.Fprintf(w, "outdated\t%d matter(s) (%d admissible now)\n", st.Outdated, st.Admissible)
-	fmt.Fprintf(w, "in flight\t%d matter(s) with unserved backfill demand\n", st.InFlight)
+	fmt.Fprintf(w, "builders\t%d (the backfill queue's MaximumConcurrency)\n", st.Concurrency)
+	fmt.Fprintf(w, "in flight\t%d matter(s) with unserved backfill demand (queued or building; oldest %s)\n", st.InFlight,
+		(time.Duration(st.OldestSeconds) * time.Second).String())
+	fmt.Fprintf(w, "served\t%d in the last %s; the next pass may admit %d more by capacity\n", st.Served, rail.BackfillWindow, st.Room)
 	fmt.Fprintf(w, "admitted\t%d build(s) in all\n", st.Admitted)
-	fmt.Fprintf(w, "time left\tabout %s at the rate\n", eta)
+	fmt.Fprintf(w, "time left\t%s\n", took)
 	return w.Flush()
+}
+
+// backfillTook says how long the backfill takes, at what pace and why
+// (rail.BackfillETA's projection).
+func backfillTook(st rail.BackfillStatus) string {
+	if st.ETASeconds < 0 {
+		return fmt.Sprintf("unknown: admitted backfill has waited %s and the builders served none in the last %s (stuck builders, or builds longer than that)",
+			(time.Duration(st.OldestSeconds) * time.Second).String(), rail.BackfillWindow)
+	}
+	eta := time.Duration(st.ETASeconds * float64(time.Second)).Round(time.Second)
+	if st.BuildersBehind {
+		return fmt.Sprintf("about %s at the builders' pace, %g builds/min (they are behind the rate of %g: raise the backfill builders' concurrency to go faster)",
+			eta, st.PacePerMinute, st.Rate)
+	}
+	return fmt.Sprintf("about %s at the rate (%g builds/min; the builders keep up)", eta, st.Rate)
 }
 
 func orDash(s string) string {

@@ -69,7 +69,7 @@ func TestStaleWhyAndBackfillCommands(t *testing.T) {
 		t.Fatalf("stale with RAIL_BRIEF_BUILDER=digest:\n%s", out)
 	}
 	out = c.must(append([]string{"backfill", "--dry-run", "--rate", "30"}, bedrock...)...)
-	if !strings.Contains(out, "dry run: 1 matter(s) outdated against bedrock/v2:amazon.nova-pro-v1:0") || !strings.Contains(out, "about 2s") {
+	if !strings.Contains(out, "dry run: 1 matter(s) outdated against bedrock/v2:amazon.nova-pro-v1:0") || !strings.Contains(out, "about 1m0s at the rate") {
 		t.Fatalf("backfill --dry-run:\n%s", out)
 	}
 	if out := c.must("backfill", "pause"); !strings.Contains(out, "backfill paused") {

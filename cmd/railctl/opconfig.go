@@ -67,14 +67,15 @@ func (o *opConfig) apply(g *globals, c *lambdafn.Config, oc *onCallFlags) error 
 
 // onCallFlags are the settings a diagnosis is judged with, over the
 // deployed configuration (RAIL_SETTLE_DELAY, RAIL_BRIEF_BUILDER,
-// RAIL_BEDROCK_MODEL_ID, RAIL_BACKFILL_RATE), each overridden by its flag
-// when given.
+// RAIL_BEDROCK_MODEL_ID, RAIL_BACKFILL_RATE, RAIL_BACKFILL_CONCURRENCY),
+// each overridden by its flag when given.
 type onCallFlags struct {
 	fs      *flag.FlagSet
 	settle  *time.Duration
 	builder *string
 	model   *string
 	rate    *string
+	conc    *int
 }
 
 func addOnCallFlags(fs *flag.FlagSet) *onCallFlags {
@@ -85,6 +86,8 @@ func addOnCallFlags(fs *flag.FlagSet) *onCallFlags {
 		model:   fs.String("model", "", "the deployed Bedrock model id (default $"+lambdafn.EnvBedrockModelID+")"),
 		rate: fs.String("rate", "", fmt.Sprintf("backfill builds per minute, more than 0 (default $%s, else %d)",
 			lambdafn.EnvBackfillRate, lambdafn.DefaultBackfillRate)),
+		conc: fs.Int("concurrency", 0, fmt.Sprintf("the backfill builders' concurrency, the backfill queue's MaximumConcurrency (default $%s, else %d)",
+			lambdafn.EnvBackfillConcurrency, rail.DefaultBackfillConcurrency)),
 	}
 }
 
@@ -108,6 +111,11 @@ func (o *onCallFlags) apply(c *lambdafn.Config) error {
 				bad = usageError("--rate: %v", err)
 			}
 			c.BackfillRate = r
+		case "concurrency":
+			if *o.conc < 1 || *o.conc > 1000 {
+				bad = usageError("--concurrency=%d: want an integer from 1 to 1000", *o.conc)
+			}
+			c.BackfillConcurrency = *o.conc
 		}
 	})
 	return bad

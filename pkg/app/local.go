@@ -27,7 +27,7 @@ type LocalOptions struct {
 	// (the event sources' MaximumConcurrency); zero: 2 and 4.
 	TriggerConcurrency, BuilderConcurrency int
 	// BackfillConcurrency: builder invocations at once on the backfill
-	// queue; zero: the sweeper's bound on the backfill in flight
+	// queue; zero: the sweeper's backfill concurrency
 	// (RAIL_BACKFILL_CONCURRENCY), as the template's mapping has.
 	BackfillConcurrency int
 	// OnError receives invocation errors, by function.
@@ -97,11 +97,11 @@ func RunLocal(ctx context.Context, r *Rail, o LocalOptions) (wait func()) {
 	return wg.Wait
 }
 
-// backfillConcurrency is the backfill in flight the sweeper admits (at
-// least 1).
+// backfillConcurrency is the backfill builders' concurrency the sweeper
+// was configured with (at least 1).
 func backfillConcurrency(r *Rail) int {
 	if r.Sweeper != nil && r.Sweeper.Sweeper.Backfill != nil {
-		return max(r.Sweeper.Sweeper.Backfill.MaxInFlight, 1)
+		return max(r.Sweeper.Sweeper.Backfill.Concurrency, 1)
 	}
 	return 1
 }

@@ -48,8 +48,8 @@ const (
 	EnvBackfillQueue   = "RAIL_BACKFILL_QUEUE_URL"
 	EnvBackfillRate    = "RAIL_BACKFILL_RATE"
 	// EnvBackfillConcurrency: the backfill builders' concurrency (the
-	// backfill queue's MaximumConcurrency), which bounds the backfill in
-	// flight.
+	// backfill queue's MaximumConcurrency): the headroom of the sweeper's
+	// admission bound over what those builders served (rail.BackfillRoom).
 	EnvBackfillConcurrency = "RAIL_BACKFILL_CONCURRENCY"
 )
 
@@ -89,7 +89,8 @@ type Config struct {
 	BackfillQueueURL string
 	BackfillRate     float64 // sweeper: backfill builds admitted per minute (> 0)
 	// BackfillConcurrency: the backfill builders' concurrency; the sweeper
-	// admits no more backfill than it while earlier admissions are unbuilt.
+	// keeps the backfill admitted and unserved within what those builders
+	// served in the last minute plus it (rail.BackfillRoom).
 	BackfillConcurrency int
 
 	// Read from no variable (zero: the defaults); the local rail sets them
@@ -220,7 +221,7 @@ func load(fn string, getenv func(string) string) (Config, []error) {
 		BackfillQueueURL: env(EnvBackfillQueue),
 		BackfillRate:     DefaultBackfillRate,
 
-		BackfillConcurrency: rail.DefaultBackfillInFlight,
+		BackfillConcurrency: rail.DefaultBackfillConcurrency,
 	}
 	if v := env(EnvBackfillConcurrency); v != "" {
 		n, err := strconv.Atoi(v)

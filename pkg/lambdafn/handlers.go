@@ -521,7 +521,7 @@ func NewSweeper(cfg Config, d Deps) *SweeperHandler {
 	if deployed, _ := cfg.DeployedIdentity(); deployed.Name != "" { // LoadConfig checked it for the sweeper
 		// Without a backfill queue the backfill only counts (MattersOutdated).
 		s.Backfill = &rail.Backfill{Ledger: l, Deployed: deployed, Rate: cfg.BackfillRate, Nudger: s.BackfillNudger,
-			MaxInFlight: cfg.BackfillConcurrency, Reverts: d.Reverts, Log: d.log()}
+			Concurrency: cfg.BackfillConcurrency, Reverts: d.Reverts, Log: d.log()}
 	}
 	return &SweeperHandler{Sweeper: s, Margin: 5 * time.Second, Metrics: d.metrics(), Log: d.log()}
 }
@@ -549,6 +549,7 @@ type SweepResult struct {
 	Outdated                    int     `json:"matters_outdated"`
 	Backfilled                  int     `json:"backfill_admitted"`
 	BackfillInFlight            int     `json:"backfill_in_flight"`
+	BackfillServed              int     `json:"backfill_served"` // backfill demand served in the last rail.BackfillWindow, before the pass
 	BackfillPaused              bool    `json:"backfill_paused"`
 	BuildersRecorded            int64   `json:"builders_recorded"` // ledger rows given their newest frame's builder identity
 	// FailedSteps names the pass's steps that failed (their errors are the
@@ -614,7 +615,7 @@ func (h *SweeperHandler) report(p rail.SweepPass) SweepResult {
 		res.Outdated = b.Outdated
 		h.Metrics.Gauge(MetricMattersOutdated, float64(b.Outdated), emf.Count)
 		if !b.CountOnly {
-			res.Backfilled, res.BackfillInFlight, res.BackfillPaused = len(b.Admitted), b.InFlight, b.Paused
+			res.Backfilled, res.BackfillInFlight, res.BackfillServed, res.BackfillPaused = len(b.Admitted), b.InFlight, b.Served, b.Paused
 			h.Metrics.Count(MetricBackfillAdmitted, float64(len(b.Admitted)))
 			paused := 0.0
 			if b.Paused {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pramaan/brief-rail/pkg/rail"
 )
@@ -25,22 +26,36 @@ func (t *ledgerTx) Control(ctx context.Context, capSeconds float64) (paused bool
 	return paused, credit, err
 }
 
-// InFlight counts the open, unquarantined matters holding unserved
-// backfill demand. It starts from the unserved demand records (their
-// partial index), not from the ledger.
-func (t *ledgerTx) InFlight(ctx context.Context) (int, error) {
-	var n int
-	err := t.tx.QueryRow(ctx, backfillInFlightSQL).Scan(&n)
-	return n, err
+// Load reads the backfill's load (rail.BackfillLoad): the open,
+// unquarantined matters holding unserved backfill demand and the age of
+// the oldest such demand (from the unserved demand records' partial
+// index, not the ledger), and the backfill demand served in the last
+// rail.BackfillWindow (from the served records' index on served_at).
+func (t *ledgerTx) Load(ctx context.Context) (rail.BackfillLoad, error) {
+	return scanBackfillLoad(t.tx.QueryRow(ctx, backfillLoadSQL, rail.BackfillWindow.Seconds()))
 }
 
-var backfillInFlightSQL = `
-SELECT count(*)
-FROM (SELECT DISTINCT firm_id, matter_id FROM ops.matter_demands
-      WHERE served_at IS NULL AND source = 'backfill') d
-JOIN ops.matter_frame_jobs j USING (firm_id, matter_id)
-JOIN app.matters m USING (firm_id, matter_id)
-WHERE m.status = 'open' AND j.run_status <> 'quarantined' AND ` + SQLDemandUnserved("j")
+func scanBackfillLoad(row pgx.Row) (rail.BackfillLoad, error) {
+	var l rail.BackfillLoad
+	err := row.Scan(&l.InFlight, &l.OldestSeconds, &l.Served)
+	return l, err
+}
+
+// backfillLoadSQL: $1 the window in seconds. A matter's age is its
+// oldest unserved backfill demand's.
+var backfillLoadSQL = `
+WITH u AS (
+    SELECT d.since
+    FROM (SELECT firm_id, matter_id, min(recorded_at) AS since FROM ops.matter_demands
+          WHERE served_at IS NULL AND source = 'backfill' GROUP BY firm_id, matter_id) d
+    JOIN ops.matter_frame_jobs j USING (firm_id, matter_id)
+    JOIN app.matters m USING (firm_id, matter_id)
+    WHERE m.status = 'open' AND j.run_status <> 'quarantined' AND ` + SQLDemandUnserved("j") + `
+)
+SELECT (SELECT count(*) FROM u)::int,
+       coalesce((SELECT extract(epoch FROM clock_timestamp() - min(since)) FROM u), 0)::float8,
+       (SELECT count(*) FROM ops.matter_demands
+        WHERE served_at > clock_timestamp() - make_interval(secs => $1::float8) AND source = 'backfill')::int`
 
 // Outdated lists up to limit outdated matters eligible for admission and
 // counts the outdated ones, in one scan of the newest frames.
@@ -84,13 +99,15 @@ func (l *Ledger) CountOutdated(ctx context.Context, deployed rail.BuilderIdentit
 	return outdated, admissible, err
 }
 
-// BackfillControl reads the control row and the backfill's demand in flight.
+// BackfillControl reads the control row and the backfill's load.
 func (l *Ledger) BackfillControl(ctx context.Context) (rail.BackfillStatus, error) {
 	var st rail.BackfillStatus
-	err := l.pool.QueryRow(ctx, `SELECT paused, changed_at, changed_by, admitted,
-            (SELECT pg_catalog.count(DISTINCT (firm_id, matter_id)) FROM ops.matter_demands
-             WHERE served_at IS NULL AND source = 'backfill')
-        FROM ops.backfill_control WHERE singleton`).Scan(&st.Paused, &st.ChangedAt, &st.ChangedBy, &st.Admitted, &st.InFlight)
+	err := l.pool.QueryRow(ctx, `SELECT paused, changed_at, changed_by, admitted
+        FROM ops.backfill_control WHERE singleton`).Scan(&st.Paused, &st.ChangedAt, &st.ChangedBy, &st.Admitted)
+	if err != nil {
+		return st, err
+	}
+	st.BackfillLoad, err = scanBackfillLoad(l.pool.QueryRow(ctx, backfillLoadSQL, rail.BackfillWindow.Seconds()))
 	return st, err
 }
 

@@ -42,10 +42,10 @@ func TestBackfillAdmitsOutdatedMattersAtTheRateOnTheirOwnQueue(t *testing.T) {
 	rec := &nudgeRecorder{}
 	bf := &rail.Backfill{Ledger: b.ledger, Deployed: deployedID, Rate: 2,
 		Nudger:      &postgres.RecordingNudger{Next: rec, DB: b.pool, Queue: postgres.QueueBackfill},
-		MaxInFlight: 10} // the rate, not the capacity, is what this test exercises
+		Concurrency: 10} // the rate, not the capacity, is what this test exercises
 	st, err := bf.Status(b.ctx)
-	if err != nil || st.Outdated != 5 || st.Admissible != 4 || st.ETASeconds != 150 {
-		t.Fatalf("status (dry run) %+v err %v: want 5 outdated open matters, 4 admissible, 2.5 min at 2/min", st, err)
+	if err != nil || st.Outdated != 5 || st.Admissible != 4 || st.ETASeconds != 180 {
+		t.Fatalf("status (dry run) %+v err %v: want 5 outdated open matters, 4 admissible, 3 passes a minute apart at 2/min", st, err)
 	}
 
 	b.refillBucket(t, 10*time.Minute) // a long quiet spell: the bucket holds one minute's worth
@@ -152,5 +152,53 @@ func TestBackfillRefusesARateThatIsNotPositive(t *testing.T) {
 		if _, err := bf.Status(b.ctx); !errors.Is(err, rail.ErrBadBackfillRate) {
 			t.Errorf("rate %v: Status err %v", r, err)
 		}
+	}
+}
+
+// Issue 21: `backfill status` printed outdated / rate whatever the
+// builders did. Its ETA is the admission rule's projection from the load
+// the pass reads: builders that left admitted backfill waiting longer
+// than a window set the pace (what they served in it), and builders that
+// served nothing while admissions wait leave no pace to project.
+func TestBackfillStatusETAFollowsItsBuilders(t *testing.T) {
+	b := setup(t, rail.Config{})
+	for range 10 {
+		b.landWith(t, b.newMatter(t, "outdated"), frameOf("old"))
+	}
+	bf := &rail.Backfill{Ledger: b.ledger, Deployed: deployedID, Rate: 30, Nudger: &nudgeRecorder{}, Concurrency: 2}
+	b.refillBucket(t, time.Minute)
+	pass, err := bf.Admit(b.ctx)
+	if err != nil || len(pass.Admitted) != 2 {
+		t.Fatalf("first pass %+v %v: want the builders' 2", pass, err)
+	}
+	w := &rail.Worker{Ledger: b.ledger, Builder: &identBuilder{id: deployedID}, ID: "backfill", Heartbeat: -1}
+	if out, err := w.BuildOnce(b.ctx, pass.Admitted[0]); err != nil || !out.Landed {
+		t.Fatalf("backfilled build: %+v %v", out, err)
+	}
+	// The other admission has waited five minutes: the builders are behind,
+	// at one served a window.
+	if _, err := b.pool.Exec(b.ctx, `UPDATE ops.matter_demands SET recorded_at = recorded_at - interval '5 minutes'
+        WHERE source = 'backfill' AND served_at IS NULL`); err != nil {
+		t.Fatal(err)
+	}
+	st, err := bf.Status(b.ctx)
+	if err != nil || st.Outdated != 9 || st.InFlight != 1 || st.Served != 1 || !st.BuildersBehind || st.PacePerMinute != 1 {
+		t.Fatalf("status %+v %v: want 9 outdated, 1 in flight, 1 served, builders behind at 1/min", st, err)
+	}
+	if st.ETASeconds != 9*60 {
+		t.Fatalf("ETA %v s: want 9 minutes (9 matters at the builders' 1 a minute), not the rate's %v s", st.ETASeconds, 9*60/30)
+	}
+	// Nothing served in the last window while an admission waits.
+	if _, err := b.pool.Exec(b.ctx, `UPDATE ops.matter_demands SET served_at = served_at - interval '2 minutes'
+        WHERE source = 'backfill' AND served_at IS NOT NULL`); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = bf.Status(b.ctx); err != nil || st.ETASeconds != -1 || st.Served != 0 {
+		t.Fatalf("status %+v %v: want no ETA (-1): the builders served nothing in the window", st, err)
+	}
+	// The pass reads the same load: 2 + 0 served - 1 in flight.
+	b.refillBucket(t, time.Minute)
+	if pass, err = bf.Admit(b.ctx); err != nil || len(pass.Admitted) != 1 {
+		t.Fatalf("pass %+v %v: want one admitted (concurrency 2, one in flight, none served)", pass, err)
 	}
 }

@@ -101,9 +101,11 @@ func TestSweeperRenudgesBackfillOnlyDemandOnTheBackfillQueue(t *testing.T) {
 // Issue 18, defect 4: admission was bounded by the rate alone, so with the
 // default 30 a minute and two backfill builders the backfill queue (and,
 // through the sweeper, the live queue) filled with admissions no builder
-// could take. The backfill in flight is bounded by its builders'
-// concurrency (MaxInFlight). The control (Reverts.UnboundedBackfill)
-// admits at the rate.
+// could take. The backfill admitted and unserved is bounded by what its
+// builders served in the last window plus their concurrency
+// (rail.BackfillRoom; issue 21 replaced the bound of the concurrency
+// alone, which held a deploy to two a minute). The control
+// (Reverts.UnboundedBackfill) admits at the rate.
 func TestBackfillAdmissionIsBoundedByItsBuilders(t *testing.T) {
 	for _, control := range []bool{false, true} {
 		name := "fixed"
@@ -115,7 +117,7 @@ func TestBackfillAdmissionIsBoundedByItsBuilders(t *testing.T) {
 			for range 6 {
 				b.landWith(t, b.newMatter(t, "outdated"), frameOf("old"))
 			}
-			bf := &rail.Backfill{Ledger: b.ledger, Deployed: deployedID, Rate: 30, Nudger: &nudgeRecorder{}, MaxInFlight: 2,
+			bf := &rail.Backfill{Ledger: b.ledger, Deployed: deployedID, Rate: 30, Nudger: &nudgeRecorder{}, Concurrency: 2,
 				Reverts: rail.Reverts{UnboundedBackfill: control}}
 			b.refillBucket(t, time.Minute)
 			first, err := bf.Admit(b.ctx)
@@ -136,19 +138,20 @@ func TestBackfillAdmissionIsBoundedByItsBuilders(t *testing.T) {
 			if len(first.Admitted) != 2 || len(second.Admitted) != 0 || second.InFlight != 2 {
 				t.Fatalf("passes %+v then %+v: want 2 admitted, then none while 2 are unbuilt", first, second)
 			}
-			// One backfilled build lands: one more is admitted.
+			// One backfilled build lands: in flight 1, served 1 in the
+			// window, so two more are admitted (2 + 1 - 1).
 			w := &rail.Worker{Ledger: b.ledger, Builder: &identBuilder{id: deployedID}, ID: "backfill", Heartbeat: -1}
 			if out, err := w.BuildOnce(b.ctx, first.Admitted[0]); err != nil || !out.Landed {
 				t.Fatalf("backfilled build: %+v %v", out, err)
 			}
 			b.refillBucket(t, time.Minute)
 			third, err := bf.Admit(b.ctx)
-			if err != nil || len(third.Admitted) != 1 || third.InFlight != 1 {
-				t.Fatalf("after one landed: %+v %v: want one more admitted", third, err)
+			if err != nil || len(third.Admitted) != 2 || third.InFlight != 1 || third.Served != 1 {
+				t.Fatalf("after one landed: %+v %v: want two more admitted", third, err)
 			}
-			// `backfill status` counts the same in flight.
+			// `backfill status` counts the same load.
 			st, err := bf.Status(b.ctx)
-			if err != nil || st.InFlight != 2 {
+			if err != nil || st.InFlight != 3 || st.Served != 1 || st.Room != 0 {
 				t.Fatalf("status: %+v %v", st, err)
 			}
 		})
@@ -170,11 +173,11 @@ func TestBackfillBelowOneAMinuteAdmits(t *testing.T) {
 			for range 3 {
 				b.landWith(t, b.newMatter(t, "outdated"), frameOf("old"))
 			}
-			bf := &rail.Backfill{Ledger: b.ledger, Deployed: deployedID, Rate: 0.5, Nudger: &nudgeRecorder{}, MaxInFlight: 10,
+			bf := &rail.Backfill{Ledger: b.ledger, Deployed: deployedID, Rate: 0.5, Nudger: &nudgeRecorder{}, Concurrency: 10,
 				Reverts: rail.Reverts{MinuteCappedCredit: control}}
 			st, err := bf.Status(b.ctx)
-			if err != nil || st.ETASeconds != 360 {
-				t.Fatalf("status %+v %v: want 3 matters in 6 minutes at 0.5/min", st, err)
+			if err != nil || st.ETASeconds != 300 {
+				t.Fatalf("status %+v %v: want 3 matters admitted at 0, 2 and 4 minutes at 0.5/min, the last served by 5", st, err)
 			}
 			b.refillBucket(t, 10*time.Minute)
 			pass, err := bf.Admit(b.ctx)

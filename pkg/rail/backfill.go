@@ -22,12 +22,18 @@ import (
 //     sweepers never double the rate) that holds one minute's worth, or one
 //     admission's worth when the rate is below one a minute (CreditCap), so
 //     a rate of 0.2 a minute admits one matter every five minutes.
-//   - Admission is bounded by capacity: at most MaxInFlight matters (the
-//     backfill builders' concurrency, RAIL_BACKFILL_CONCURRENCY) hold
-//     unserved backfill demand at once, so the backfill queue never holds
-//     more than its builders can take and the sweeper's re-nudges of
-//     backfill-only demand (onto the backfill queue, never the live one)
-//     find nothing waiting behind a busy builder.
+//   - Admission is bounded by what the backfill's builders can serve
+//     before the next sweep (BackfillRoom): the backfill admitted and not
+//     yet served (queued or building) is at most what its builders served
+//     in the last BackfillWindow plus their concurrency
+//     (RAIL_BACKFILL_CONCURRENCY, the backfill queue's MaximumConcurrency).
+//     Builders that keep up serve all of a pass's admissions before the
+//     next pass, so the bound grows with what they serve until the rate
+//     alone limits admission: the configured rate is what a deploy gets.
+//     Builders slower than the rate hold the backfill at their own pace,
+//     with at most about one window's service queued, so no queued nudge
+//     waits past the sweeper's grace (whose re-nudge would double it on
+//     the queue) or near the queue's retention.
 //   - It admits only matters that are current, idle and open: a matter with
 //     live demand is being rebuilt anyway (by the deployed builder), and a
 //     quarantined or closed one waits for its own cause.
@@ -53,17 +59,52 @@ type Backfill struct {
 	Rate     float64 // builds per minute, > 0
 	// Nudger is the backfill queue's nudger (its own queue and concurrency).
 	Nudger Nudger
-	// MaxInFlight bounds the matters holding unserved backfill demand at
-	// once (the backfill builders' concurrency); zero:
-	// DefaultBackfillInFlight.
-	MaxInFlight int
+	// Concurrency is the backfill builders' (the backfill queue's
+	// MaximumConcurrency, RAIL_BACKFILL_CONCURRENCY); zero:
+	// DefaultBackfillConcurrency. It is BackfillRoom's headroom over what
+	// the builders served in the last window.
+	Concurrency int
 	Reverts     Reverts // the simulation's negative controls; zero in production
 	Log         *slog.Logger
 }
 
-// DefaultBackfillInFlight is the backfill in flight when MaxInFlight is
-// zero: the template's BackfillConcurrency default.
-const DefaultBackfillInFlight = 2
+// DefaultBackfillConcurrency is the backfill builders' concurrency when
+// Concurrency is zero: the template's BackfillConcurrency default.
+const DefaultBackfillConcurrency = 2
+
+// BackfillWindow is how far back BackfillLoad counts the backfill demand
+// its builders served: one sweep interval at the template's schedule (one
+// pass a minute).
+const BackfillWindow = time.Minute
+
+// BackfillLoad is the backfill's work admitted and not yet served, and
+// what its builders served lately: what BackfillRoom bounds admission by.
+type BackfillLoad struct {
+	// InFlight: open, unquarantined matters holding unserved backfill
+	// demand (admitted: queued, or building).
+	InFlight int `json:"in_flight"`
+	// Served: backfill demands served in the last BackfillWindow.
+	Served int `json:"served_last_window"`
+	// OldestSeconds: the age of the oldest of InFlight's unserved backfill
+	// demands (0: none).
+	OldestSeconds float64 `json:"oldest_in_flight_seconds"`
+}
+
+// Behind reports whether admitted backfill has waited longer than a
+// window: the builders, not the rate, set the backfill's pace (what they
+// served in the window is that pace).
+func (l BackfillLoad) Behind() bool { return l.OldestSeconds > BackfillWindow.Seconds() }
+
+// BackfillRoom is the admission rule's bound on capacity: how many more
+// matters a pass may admit given the load and the builders' concurrency.
+// The backfill admitted and not yet served may reach what the builders
+// served in the last window (what they can serve before the next sweep)
+// plus their concurrency (the headroom that lets the bound grow while they
+// keep up, and covers builds longer than a window). Admit and Status (the
+// ETA) both use it.
+func BackfillRoom(concurrency int, l BackfillLoad) int {
+	return max(0, cmp.Or(concurrency, DefaultBackfillConcurrency)+l.Served-l.InFlight)
+}
 
 // CreditCap is the most credit, in seconds, the bucket holds at rate builds
 // per minute: one minute's worth, or one admission's worth when that is
@@ -77,6 +118,7 @@ type BackfillPass struct {
 	Paused   bool        `json:"paused"`
 	Allowed  int         `json:"allowed"`   // admissions the rate and the capacity allowed this pass
 	InFlight int         `json:"in_flight"` // matters holding unserved backfill demand before the pass
+	Served   int         `json:"served"`    // backfill demand served in the last BackfillWindow (before the pass)
 	Admitted []MatterRef `json:"admitted"`  // matters given backfill demand and nudged
 	Outdated int         `json:"outdated"`  // outdated open matters (MattersOutdated; the admitted ones included)
 	// CountOnly: no admission ran (no backfill queue); Outdated alone is set.
@@ -122,10 +164,12 @@ func (b *Backfill) Admit(ctx context.Context) (BackfillPass, error) {
 		pass.Allowed = int(math.Floor(b.Rate * credit / 60))
 	}
 	if pass.Allowed > 0 && !b.Reverts.UnboundedBackfill {
-		if pass.InFlight, err = tx.InFlight(ctx); err != nil {
-			return pass, fmt.Errorf("backfill: in flight: %w", err)
+		load, err := tx.Load(ctx)
+		if err != nil {
+			return pass, fmt.Errorf("backfill: load: %w", err)
 		}
-		pass.Allowed = max(0, min(pass.Allowed, cmp.Or(b.MaxInFlight, DefaultBackfillInFlight)-pass.InFlight))
+		pass.InFlight, pass.Served = load.InFlight, load.Served
+		pass.Allowed = min(pass.Allowed, BackfillRoom(b.Concurrency, load))
 	}
 	// One scan gives the matters to admit and the count (MattersOutdated:
 	// an admitted matter stays outdated until its build lands).
@@ -178,33 +222,92 @@ func (b *Backfill) Count(ctx context.Context) (outdated, admissible int, err err
 
 // BackfillStatus is what `railctl backfill status` prints.
 type BackfillStatus struct {
-	Paused     bool            `json:"paused"`
-	ChangedAt  time.Time       `json:"changed_at"`
-	ChangedBy  string          `json:"changed_by"`
-	Rate       float64         `json:"rate_per_minute"`
-	Deployed   BuilderIdentity `json:"deployed"`
-	Outdated   int             `json:"outdated"`
-	Admissible int             `json:"admissible"`
-	InFlight   int             `json:"in_flight"`   // matters with unserved backfill demand
-	Admitted   int64           `json:"admitted"`    // admissions since the control row was created
-	ETASeconds float64         `json:"eta_seconds"` // outdated / rate
-	DryRun     bool            `json:"dry_run,omitempty"`
+	Paused      bool            `json:"paused"`
+	ChangedAt   time.Time       `json:"changed_at"`
+	ChangedBy   string          `json:"changed_by"`
+	Rate        float64         `json:"rate_per_minute"`
+	Concurrency int             `json:"concurrency"` // the backfill builders' (BackfillRoom's headroom)
+	Deployed    BuilderIdentity `json:"deployed"`
+	Outdated    int             `json:"outdated"`
+	Admissible  int             `json:"admissible"`
+	BackfillLoad
+	Room     int   `json:"room"`     // what the next pass may admit by capacity (BackfillRoom), the rate aside
+	Admitted int64 `json:"admitted"` // admissions since the control row was created
+	// BuildersBehind: admitted backfill waited longer than a window, so
+	// the builders' pace (Served a window), not the rate, sets the ETA.
+	BuildersBehind bool `json:"builders_behind"`
+	// PacePerMinute: the builds a minute the ETA assumes once admission
+	// has ramped up: the rate, or the builders' pace when they are behind.
+	PacePerMinute float64 `json:"pace_per_minute"`
+	// ETASeconds: BackfillETA's projection; -1 when the builders are
+	// behind and served nothing in the last window (no pace to project).
+	ETASeconds float64 `json:"eta_seconds"`
+	DryRun     bool    `json:"dry_run,omitempty"`
 }
 
 // Status reads the backfill's state (and is the dry run: how many matters,
-// how long at the configured rate).
+// how long at the configured rate and the builders' pace).
 func (b *Backfill) Status(ctx context.Context) (BackfillStatus, error) {
 	if b.Rate <= 0 || math.IsNaN(b.Rate) || math.IsInf(b.Rate, 0) {
 		return BackfillStatus{}, fmt.Errorf("backfill: %w (got %v)", ErrBadBackfillRate, b.Rate)
 	}
+	conc := cmp.Or(b.Concurrency, DefaultBackfillConcurrency)
 	st, err := b.Ledger.BackfillControl(ctx)
+	st.Rate, st.Deployed, st.Concurrency = b.Rate, b.Deployed, conc
 	if err != nil {
-		return BackfillStatus{Rate: b.Rate, Deployed: b.Deployed}, fmt.Errorf("backfill status: %w", err)
+		return st, fmt.Errorf("backfill status: %w", err)
 	}
-	st.Rate, st.Deployed = b.Rate, b.Deployed
 	if st.Outdated, st.Admissible, err = b.Count(ctx); err != nil {
 		return st, err
 	}
-	st.ETASeconds = float64(st.Outdated) * 60 / b.Rate
+	st.Room = BackfillRoom(conc, st.BackfillLoad)
+	st.BuildersBehind = st.Behind()
+	st.ETASeconds, st.PacePerMinute = BackfillETA(st.Outdated, b.Rate, conc, st.BackfillLoad)
 	return st, nil
+}
+
+// BackfillETA projects how long the backfill of outdated matters takes
+// under the admission rule (Admit's: the rate's bucket and BackfillRoom),
+// one sweep pass a minute (the template's schedule), from the load now.
+// Builders that keep up (Behind false) serve each pass's
+// admissions before the next pass, so admission ramps up by what they
+// served until the rate limits it; builders that are behind serve Served a
+// window, which is then the pace. It returns the seconds until the last
+// admission is served (-1: the builders are behind and served nothing in
+// the last window, so there is no pace to project) and the pace per minute
+// the projection settles at.
+func BackfillETA(outdated int, rate float64, concurrency int, l BackfillLoad) (seconds, pace float64) {
+	if outdated <= 0 {
+		return 0, rate
+	}
+	capacity := math.Inf(1) // a minute's builds the builders serve
+	pace = rate
+	if l.Behind() {
+		capacity = float64(l.Served) * time.Minute.Seconds() / BackfillWindow.Seconds()
+		pace = min(rate, capacity)
+		if l.Served == 0 {
+			return -1, 0
+		}
+	}
+	bucket := max(rate, 1) // admissions the bucket holds (CreditCap); full after a quiet spell
+	credit := bucket
+	left, inFlight, served := outdated, min(l.InFlight, outdated), l.Served
+	const maxPasses = 1 << 22 // eight years of passes: beyond, the pace alone
+	for pass := 1; pass <= maxPasses; pass++ {
+		room := BackfillRoom(concurrency, BackfillLoad{InFlight: inFlight, Served: served})
+		a := min(int(math.Floor(credit)), room, left-inFlight)
+		credit = min(credit-float64(a)+rate, bucket)
+		inFlight += a
+		s := inFlight
+		if !math.IsInf(capacity, 1) {
+			s = min(s, int(capacity))
+		}
+		inFlight -= s
+		left -= s
+		served = s
+		if left <= 0 {
+			return float64(pass) * time.Minute.Seconds(), pace
+		}
+	}
+	return float64(maxPasses)*time.Minute.Seconds() + float64(left)*60/pace, pace
 }

@@ -229,8 +229,8 @@ type BackfillLedger interface {
 	// CountOutdated counts open matters whose newest frame deployed did
 	// not build, and how many of those are current and idle.
 	CountOutdated(ctx context.Context, deployed BuilderIdentity) (outdated, admissible int, err error)
-	// BackfillControl reads the control row: Paused, ChangedAt, ChangedBy,
-	// Admitted and InFlight of the returned status.
+	// BackfillControl reads the control row and the load: Paused,
+	// ChangedAt, ChangedBy, Admitted and Load of the returned status.
 	BackfillControl(ctx context.Context) (BackfillStatus, error)
 }
 
@@ -240,9 +240,10 @@ type BackfillTx interface {
 	// Control locks the control row and returns whether the backfill is
 	// paused and the bucket's credit in seconds (at most capSeconds).
 	Control(ctx context.Context, capSeconds float64) (paused bool, creditSeconds float64, err error)
-	// InFlight counts the open, unquarantined matters holding unserved
-	// backfill demand (the admissions not yet built).
-	InFlight(ctx context.Context) (int, error)
+	// Load reads the backfill's load: the open, unquarantined matters
+	// holding unserved backfill demand (admitted, queued or building), and
+	// the backfill demand served in the last BackfillWindow.
+	Load(ctx context.Context) (BackfillLoad, error)
 	// Outdated lists up to limit outdated matters eligible for admission
 	// (current, idle, open), oldest frame first, and counts the open
 	// outdated matters and the eligible ones, in one scan.

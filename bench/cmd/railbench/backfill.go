@@ -217,10 +217,10 @@ func backfillRep(ctx context.Context, pool *pgxpool.Pool, ledger *postgres.Ledge
 			wg.Add(1)
 			go worker(bfq, fmt.Sprintf("backfill-%d", i), false)
 		}
-		// In flight far above the deployed bound (the backfill builders'
-		// concurrency): this section stresses the database with admissions
-		// at its rate, as its published figures were measured.
-		bf := &rail.Backfill{Ledger: ledger, Deployed: deployed, Rate: rate, Nudger: bfq, MaxInFlight: 1_000_000}
+		// The deployed admission rule (rail.BackfillRoom) with the backfill
+		// workers as its concurrency: at this rate, far above a
+		// deployment's, admission runs at the workers' pace.
+		bf := &rail.Backfill{Ledger: ledger, Deployed: deployed, Rate: rate, Nudger: bfq, Concurrency: bfWorkers}
 		wg.Add(1)
 		go func() { // the sweeper: one admission pass a second
 			defer wg.Done()

@@ -131,6 +131,42 @@ type DayScale struct {
 	MargWALPerUp   float64 `json:"marginal_wal_bytes_per_upload"`
 	MargCPUmsPerUp float64 `json:"marginal_db_cpu_ms_per_upload"`
 	RelayRuns      int64   `json:"relay_invocations"`
+
+	// From pg_stat_statements (-day-statements): each statement's calls
+	// and execution time over the day, and the same grouped by the handler
+	// that issues it; idle: its rate in the idle window before the day.
+	Statements []DayStatement        `json:"statements,omitempty"`
+	Handlers   map[string]DayHandler `json:"by_handler,omitempty"`
+	// Read off Statements: explicit transactions (BEGIN), the trigger's
+	// inbox transactions and the builder's claim statements per upload;
+	// the sweeper's and backfill's execution time per pass, and the
+	// frame-pruning pass's share of it.
+	ExplicitXactPerUp float64 `json:"explicit_xact_per_upload,omitempty"`
+	InboxXactPerUp    float64 `json:"trigger_inbox_xact_per_upload,omitempty"`
+	ClaimsPerUp       float64 `json:"claim_statements_per_upload,omitempty"`
+	SweepMsPerPass    float64 `json:"sweeper_exec_ms_per_pass,omitempty"`
+	PruneMsPerPass    float64 `json:"frame_prune_exec_ms_per_pass,omitempty"`
+}
+
+// DayStatement is one normalised statement's work over a scale's day.
+type DayStatement struct {
+	Handler       string  `json:"handler"`
+	Query         string  `json:"query"`
+	Calls         int64   `json:"calls"`
+	Rows          int64   `json:"rows"`
+	ExecMs        float64 `json:"exec_ms"`
+	IdleCallsPerS float64 `json:"idle_calls_per_s"`
+	IdleMsPerS    float64 `json:"idle_exec_ms_per_s"`
+}
+
+// DayHandler is a handler's statements per upload: all of them, and
+// less the idle rail's rate over the day's wall time (marginal).
+type DayHandler struct {
+	CallsPerUpload     float64 `json:"calls_per_upload"`
+	MargCallsPerUpload float64 `json:"marginal_calls_per_upload"`
+	ExecMsPerUpload    float64 `json:"exec_ms_per_upload"`
+	MargExecMsPerUp    float64 `json:"marginal_exec_ms_per_upload"`
+	Calls              int64   `json:"calls"`
 }
 
 // dayClass is a firm's size class by its Zipf rank.
@@ -341,6 +377,112 @@ func (g gatedSource) Receive(ctx context.Context, max int, wait time.Duration) (
 	return g.Source.Receive(ctx, max, wait)
 }
 
+// preloadStatements: the throwaway server loads pg_stat_statements (flag
+// -day-statements, when section day runs).
+var preloadStatements bool
+
+type stmtStat struct {
+	calls, rows int64
+	ms          float64
+}
+
+// statements reads pg_stat_statements for database db, by query text
+// (one text can have several query ids: one per role).
+func statements(ctx context.Context, admin *pgx.Conn, db string) (map[string]stmtStat, error) {
+	rows, err := admin.Query(ctx, `SELECT s.query, sum(s.calls)::bigint, sum(s.rows)::bigint, sum(s.total_exec_time)::float8
+        FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 GROUP BY s.query`, db)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]stmtStat{}
+	for rows.Next() {
+		var q string
+		var s stmtStat
+		if err := rows.Scan(&q, &s.calls, &s.rows, &s.ms); err != nil {
+			return nil, err
+		}
+		out[q] = s
+	}
+	return out, rows.Err()
+}
+
+func resetStatements(ctx context.Context, admin *pgx.Conn, db string) error {
+	_, err := admin.Exec(ctx, `SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = $1), 0)`, db)
+	return err
+}
+
+// dayHandlerOf names the handler that issues a statement, from its
+// normalised text (pg_stat_statements replaces constants with $n): the
+// rail's statements are in pkg/postgres, the host application's in
+// pkg/record, the section's own reads in this file. A nudge record (the
+// trigger's, the builder's follow-ups, the sweeper's re-nudges and the
+// backfill's admissions write the same statement) is its own class.
+func dayHandlerOf(q string) string {
+	q = strings.Join(strings.Fields(q), " ")
+	pre := func(p string) bool { return strings.HasPrefix(q, p) }
+	has := strings.Contains
+	switch {
+	case q == "begin" || q == "commit" || q == "rollback" || q == "BEGIN" || q == "COMMIT" || q == "ROLLBACK":
+		return "tx"
+	// The host application (record.StoreDocument, Regenerate, close).
+	case pre("INSERT INTO app.documents"), pre("INSERT INTO ops.domain_event_outbox"),
+		pre("SELECT status FROM app.matters WHERE firm_id = $1 AND matter_id = $2 FOR SHARE"),
+		pre("SELECT firm_id FROM app.matters WHERE matter_id = $1"), pre("WITH m AS ( UPDATE app.matters SET status"):
+		return "generator"
+	// The section's own reads while it waits for the drain.
+	case has(q, "unnest(event_ids) AS id FROM ops.matter_demands"), pre("SELECT count(*) FROM ops.matter_demands d JOIN app.matters m"),
+		has(q, "pg_stat_clear_snapshot"):
+		return "bench"
+	case pre("WITH retry AS"), pre("UPDATE ops.domain_event_outbox SET published_at"), pre("UPDATE ops.domain_event_outbox SET"),
+		pre("SELECT count(*), coalesce(extract($1 FROM clock_timestamp() - min(occurred_at)"):
+		return "relay"
+	case has(q, "INSERT INTO ops.trigger_inbox") && pre("WITH e AS"),
+		pre("WITH m AS ( SELECT firm_id, matter_id, status FROM app.matters WHERE matter_id = $2 ), up AS ( INSERT INTO ops.matter_frame_jobs"):
+		return "trigger"
+	case pre("INSERT INTO ops.matter_nudges"):
+		return "nudge records"
+	case pre("WITH c AS ( UPDATE ops.matter_frame_jobs AS j SET run_status = $6, claimed_generation"), pre("SELECT ops.claimed_"),
+		has(q, "FROM ops.claimed_"), pre("WITH fence AS"), pre("UPDATE ops.matter_frame_jobs SET lease"), has(q, "heartbeat"):
+		return "builder"
+	case has(q, "ops.backfill_control"), pre("WITH o AS MATERIALIZED"),
+		pre("WITH u AS ( SELECT d.since FROM (SELECT firm_id, matter_id, min(recorded_at) AS since FROM ops.matter_demands"):
+		return "backfill"
+	case pre("WITH q AS ( UPDATE ops.matter_frame_jobs"), pre("UPDATE ops.matter_frame_runs AS r SET outcome"),
+		has(q, "AS backfill_only"), pre("SELECT count(*) FILTER (WHERE behind AND open"), pre("DELETE FROM"), pre("WITH doomed AS"),
+		pre("WITH started AS"), pre("WITH cand AS"), has(q, "FROM ops.frame_prune_state"), has(q, "built_by IS NULL"):
+		return "sweeper"
+	}
+	return "other"
+}
+
+// dayStatementsOf: the day's statements with their idle rates, and the
+// handlers' sums per upload (marginal: less the idle rate over wall).
+func dayStatementsOf(day, idle map[string]stmtStat, idleSecs, wall, uploads float64) ([]DayStatement, map[string]DayHandler) {
+	var out []DayStatement
+	h := map[string]DayHandler{}
+	for q, s := range day {
+		i := idle[q]
+		st := DayStatement{Handler: dayHandlerOf(q), Query: q, Calls: s.calls, Rows: s.rows, ExecMs: round(s.ms, 1),
+			IdleCallsPerS: round(float64(i.calls)/idleSecs, 2), IdleMsPerS: round(i.ms/idleSecs, 3)}
+		out = append(out, st)
+		x := h[st.Handler]
+		x.Calls += s.calls
+		x.CallsPerUpload += float64(s.calls) / uploads
+		x.MargCallsPerUpload += (float64(s.calls) - float64(i.calls)/idleSecs*wall) / uploads
+		x.ExecMsPerUpload += s.ms / uploads
+		x.MargExecMsPerUp += (s.ms - i.ms/idleSecs*wall) / uploads
+		h[st.Handler] = x
+	}
+	for k, x := range h {
+		x.CallsPerUpload, x.MargCallsPerUpload = round(x.CallsPerUpload, 3), round(x.MargCallsPerUpload, 3)
+		x.ExecMsPerUpload, x.MargExecMsPerUp = round(x.ExecMsPerUpload, 3), round(x.MargExecMsPerUp, 3)
+		h[k] = x
+	}
+	slices.SortFunc(out, func(a, b DayStatement) int { return int(b.Calls - a.Calls) })
+	return out, h
+}
+
 // dayCounters are the server's counters the day section reads.
 type dayCounters struct {
 	commit, rollback, wal int64
@@ -419,7 +561,7 @@ func runDay(ctx context.Context, e *env, o dayOptions) (*DayResults, error) {
 	r := &DayResults{Options: o, Notes: []string{
 		"each scale's day is day_length x scale long unless -day-fixed-length (so every scale runs at the same upload rate, and the figures' growth is the growth with the day's volume: firms' matters, documents, frames and ledger rows, not this machine's saturation); its compression is 24 h / its day's length",
 		"a day of 24 h compressed into day_length: every time of the workload (session starts, gaps between a person's uploads, the Regenerate 5 min and the close 2 h after a session) and the build time are divided by the compression; latencies are compressed milliseconds on the database clock (fact occurred_at -> the demand's served_at, the commit of the frame covering it)",
-		"not compressed (the local rail's own timings, as make run's): the lease (10 s), queue timings (the template's x0.01), the relay's window (1 s) and the builder's backoff (1 s base); the sweeper runs every max(60 s compressed, 250 ms) (fewer passes than a real day's 1,440 at these compressions: its fixed cost per pass is under-counted, and the backfill, bounded by its builders in flight per pass, admits less than it would)",
+		"not compressed (the local rail's own timings, as make run's): the lease (10 s), queue timings (the template's x0.01), the relay's window (1 s) and the builder's backoff (1 s base); the sweeper runs every max(60 s compressed, 250 ms) (fewer passes than a real day's 1,440 at these compressions: its fixed cost per pass is under-counted)",
 		"firms of Zipf sizes (weight 1/rank^s) get matters and sessions in proportion; a session is 1 + geometric uploads (mean 2.5, at most 12) on one matter, 0.5% are bulk imports of 50-200; 10% end in a Regenerate, 1% in a close (the matter gets no uploads after); size classes by rank: large 1-20, medium 21-200, small 201+",
 		"every matter starts the day with a Brief built by model-a (yesterday's); at noon the rail is redeployed with model-b (a second app.Assemble and RunLocal on the same queues; the first one's pollers stop receiving, its invocations in flight finish, then it stops, as a Lambda deploy lets them), so the sweeper's backfill admits the outdated matters at 30 per real minute on the backfill queue",
 		"transactions: pg_stat_database.xact_commit of the scale's own database (rail, generator and the section's reads); rail_xact_per_upload subtracts the generator's (one per upload, Regenerate and close) and the section's own reads while it waits for the drain; WAL: pg_stat_wal.wal_bytes (the whole server; nothing else runs in this section)",
@@ -577,6 +719,16 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 		stopRail()
 		return nil, err
 	}
+	stmts := preloadStatements
+	if stmts {
+		if _, err := admin.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+			logf("day: pg_stat_statements not available: %v", err)
+			stmts = false
+		} else if err := resetStatements(ctx, admin, db); err != nil {
+			stopRail()
+			return nil, err
+		}
+	}
 	idleCPU0, idleAt := math.NaN(), time.Now()
 	if cpu != nil {
 		idleCPU0 = cpu.seconds()
@@ -588,6 +740,16 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 		return nil, err
 	}
 	idleSecs := time.Since(idleAt).Seconds()
+	var idleStmts map[string]stmtStat
+	if stmts {
+		if idleStmts, err = statements(ctx, admin, db); err == nil {
+			err = resetStatements(ctx, admin, db)
+		}
+		if err != nil {
+			stopRail()
+			return nil, err
+		}
+	}
 	ds.IdleXactPerS = round(float64(idle1.commit-idle0.commit)/idleSecs, 1)
 	ds.IdleWALPerS = round(float64(idle1.wal-idle0.wal)/idleSecs, 0)
 	if cpu != nil {
@@ -766,6 +928,37 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 	ds.MargXactPerUp = round((float64(ds.XactCommit-ds.XactGenerator)-ds.IdleXactPerS*wall)/up, 2)
 	ds.MargWALPerUp = round((float64(ds.WALBytes)-ds.IdleWALPerS*wall)/up, 0)
 	ds.MargCPUmsPerUp = round((ds.DBCPUSeconds-ds.IdleCPUCores*wall)*1000/up, 3)
+	if stmts {
+		dayStmts, err := statements(ctx, admin, db)
+		if err != nil {
+			return nil, err
+		}
+		ds.Statements, ds.Handlers = dayStatementsOf(dayStmts, idleStmts, idleSecs, wall, up)
+		var begins, inbox, claims int64
+		var sweepMs, pruneMs float64
+		for _, st := range ds.Statements {
+			q := strings.Join(strings.Fields(st.Query), " ")
+			switch {
+			case q == "begin" || q == "BEGIN":
+				begins += st.Calls
+			case st.Handler == "trigger" && strings.HasPrefix(q, "WITH e AS"):
+				inbox += st.Calls
+			case st.Handler == "builder" && strings.HasPrefix(q, "WITH c AS"):
+				claims += st.Calls
+			}
+			if st.Handler == "sweeper" || st.Handler == "backfill" {
+				sweepMs += st.ExecMs
+				if strings.HasPrefix(q, "WITH started AS") {
+					pruneMs += st.ExecMs
+				}
+			}
+		}
+		ds.ExplicitXactPerUp, ds.InboxXactPerUp = round(float64(begins)/up, 3), round(float64(inbox)/up, 3)
+		ds.ClaimsPerUp = round(float64(claims)/up, 3)
+		if n := float64(sweeps.Load()); n > 0 {
+			ds.SweepMsPerPass, ds.PruneMsPerPass = round(sweepMs/n, 1), round(pruneMs/n, 1)
+		}
+	}
 	ds.ModelCalls = calls.Load()
 	ds.Sweeps, ds.RelayRuns = sweeps.Load(), relays.Load()
 	ds.ModelPerUpload = round(float64(ds.ModelCalls)/up, 3)
@@ -941,5 +1134,38 @@ func daySummary(d *DayResults) []SummaryLine {
 	add("day_uploads_not_current", func(s DayScale) string {
 		return fmt.Sprintf("%d(held %d)", s.UploadsUnserved, s.UploadsHeld)
 	}, "uploads not served at the end; held: on a matter closed before its build landed")
+	add("day_workload", func(s DayScale) string {
+		return fmt.Sprintf("%d/%d/%d/%d/%d", s.Firms, s.Matters, s.Sessions, s.Regenerates, s.Closes)
+	}, "firms/matters/sessions/Regenerates/closes")
+	add("day_generator_lag_max_ms", func(s DayScale) string { return fmt.Sprintf("%.0f", s.GenLagMaxMs) },
+		"how late the host application did its latest event (real ms): above a second or so, the machine, not the rail, set the day's pace")
+	add("day_outdated_at_end", func(s DayScale) string { return fmt.Sprintf("%d/%d", s.OutdatedAtEnd, s.Matters) },
+		"open matters still built by the morning's model at the end, of all matters (the noon model change's backfill)")
+	add("day_invocations", func(s DayScale) string { return fmt.Sprintf("sweeper %d,relay %d", s.Sweeps, s.RelayRuns) },
+		"sweeper passes and relay windows over the day and its drain")
+	add("day_wall", func(s DayScale) string { return fmt.Sprintf("%s(drain %s)", s.Wall, s.Drain) },
+		"the day's real time, and the drain after its last event")
+	if len(d.Scales[0].Handlers) > 0 {
+		add("day_trigger_batching", func(s DayScale) string {
+			return fmt.Sprintf("%.2fexplicit,%.2finbox,%.2fclaims", s.ExplicitXactPerUp, s.InboxXactPerUp, s.ClaimsPerUp)
+		}, "per upload: explicit transactions (BEGIN), the trigger's inbox transactions (one per matter per trigger batch) and the builder's claim statements (one per nudge), from pg_stat_statements")
+		add("day_live_builds_per_upload", func(s DayScale) string {
+			return fmt.Sprintf("%.3f", float64(s.Builds-s.BuildsBackfill)/float64(max(s.Uploads, 1)))
+		}, "frames landed less those serving backfill demand only, per upload")
+		add("day_sweeper_ms_per_pass", func(s DayScale) string {
+			return fmt.Sprintf("%.0f(frame pruning %.0f)", s.SweepMsPerPass, s.PruneMsPerPass)
+		}, "the sweeper's and backfill's statements' execution time per pass (pg_stat_statements): a real day pays it 1,440 times whatever its volume")
+		var names []string
+		for h := range d.Scales[len(d.Scales)-1].Handlers {
+			names = append(names, h)
+		}
+		slices.Sort(names)
+		for _, h := range names {
+			add("day_statements_per_upload_"+strings.ReplaceAll(h, " ", "_"), func(s DayScale) string {
+				x := s.Handlers[h]
+				return fmt.Sprintf("%.2f(marginal %.2f),%.2fms", x.CallsPerUpload, x.MargCallsPerUpload, x.ExecMsPerUpload)
+			}, "pg_stat_statements: the handler's statement calls per upload (marginal: less the idle rail's rate over the wall time) and their execution time per upload")
+		}
+	}
 	return out
 }

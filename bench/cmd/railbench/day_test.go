@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -64,5 +65,33 @@ func TestDayWorkload(t *testing.T) {
 	// density-hours (72%).
 	if share := float64(working) / float64(uploads); share < 0.65 || share > 0.8 {
 		t.Fatalf("%.2f of uploads between 09 and 17; want about 0.72", share)
+	}
+}
+
+// Every figure the day section reports in docs/benchmarks.md (its table's
+// rows, and the statements by handler) is a line of the `name: value`
+// summary, listing every scale.
+func TestDaySummaryListsEveryFigure(t *testing.T) {
+	s := DayScale{Scale: 0.1, Latency: map[string]DayLatency{}, Handlers: map[string]DayHandler{
+		"builder": {CallsPerUpload: 2}, "nudge records": {CallsPerUpload: 0.2}}}
+	d := &DayResults{Scales: []DayScale{s, s}}
+	got := map[string]string{}
+	for _, l := range daySummary(d) {
+		got[l.Name] = l.Value
+	}
+	for _, name := range []string{"day_uploads", "day_workload", "day_generator_lag_max_ms",
+		"day_upload_to_current_ms_small", "day_upload_to_current_ms_medium", "day_upload_to_current_ms_large",
+		"day_upload_to_current_ms_all", "day_builds_per_upload", "day_backfill_builds", "day_model_calls_per_upload",
+		"day_xact_per_upload", "day_wal_bytes_per_upload", "day_db_cpu_ms_per_upload", "day_db_cpu_peak_cores",
+		"day_idle_floor", "day_marginal_per_upload", "day_invocations", "day_uploads_not_current", "day_outdated_at_end",
+		"day_wall", "day_trigger_batching", "day_live_builds_per_upload", "day_sweeper_ms_per_pass", "day_statements_per_upload_builder", "day_statements_per_upload_nudge_records"} {
+		v, ok := got[name]
+		if !ok {
+			t.Errorf("summary has no %s", name)
+			continue
+		}
+		if !strings.Contains(v, "0.1=") || strings.Count(v, "0.1=") != 2 {
+			t.Errorf("%s: %q does not list both scales", name, v)
+		}
 	}
 }

@@ -42,7 +42,12 @@ func setupEnv(ctx context.Context, logf func(string, ...any), execMode pgx.Query
 		e.adminURL = u
 		logf("using DATABASE_URL (its role needs CREATEDB)")
 	} else {
-		s, err := localpg.Start(ctx, localpg.Options{Logf: logf})
+		opt := localpg.Options{Logf: logf}
+		if preloadStatements {
+			opt.Settings = map[string]string{"shared_preload_libraries": "pg_stat_statements",
+				"pg_stat_statements.max": "5000", "pg_stat_statements.track_utility": "on"}
+		}
+		s, err := localpg.Start(ctx, opt)
 		if err != nil {
 			return nil, fmt.Errorf("start a throwaway PostgreSQL (or set DATABASE_URL): %w", err)
 		}

@@ -107,6 +107,7 @@ func main() {
 	flag.IntVar(&o.Day.Backfillers, "day-backfill-builders", 8, "section day: builder concurrency on the backfill queue (BackfillConcurrency)")
 	flag.Float64Var(&o.Day.ZipfS, "day-zipf", 1.0, "section day: Zipf exponent of firm sizes")
 	flag.Uint64Var(&o.Day.Seed, "day-seed", 21, "section day: workload seed")
+	flag.BoolVar(&preloadStatements, "day-statements", true, "section day: load pg_stat_statements in the throwaway server and report each statement's calls and time per upload, by handler (only when section day runs)")
 	flag.StringVar(&o.Only, "only", "", "comma-separated sections to run (throughput,pgbench,roundtrips,stale,burst,growth,relay,memory,extract,brief,backfill,prune,fairness,perupload,day); default all")
 	flag.StringVar(&o.Out, "out", "results/latest.json", "where to write the JSON results")
 	cpuProfile := flag.String("cpuprofile", "", "write this process's CPU profile (the rail's and the peers' client side) to the file")
@@ -235,6 +236,7 @@ func run(ctx context.Context, o options, mode pgx.QueryExecMode) error {
 	if offlineOnly(o) {
 		return finish(res, o, began)
 	}
+	preloadStatements = preloadStatements && o.want("day") // the other sections run without it
 	e, err := setupEnv(ctx, logf, mode)
 	if err != nil {
 		return err
