@@ -56,8 +56,8 @@ var (
 	stopWordRE     = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
 	// A case number with its label: "No. 12-2207", "Case No. 2:18-cv-10166-JAK
 	// (AFM)", "Docket Nos. 19031-13, 27735-13", "Civil Action No. 1:21-cv-…".
-	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:MDL\s+)?[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
-	caseTokRE   = regexp.MustCompile(`\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*`)
+	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
+	caseTokRE   = regexp.MustCompile(`\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*`)
 	// A bare case number alone on a line ("2009-1361", "08-6301-cv") or
 	// after a lone "v." ("v. 17-2543").
 	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?|\d{2}\s+(?:Cr|Civ|Cv|CV|Mag|MC|MJ|M)\.?\s+\d{1,5})(?:\s*\([A-Z]{2,4}\))?$`)
@@ -91,6 +91,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 	for _, c := range stampCases {
 		addCase(c)
 	}
+	var left []string // a two-column caption's names beside the court's lines
 	for pi := 0; pi < len(pages) && pi < captionPages; pi++ {
 		paras := strings.Split(pages[pi], "\n")
 		if len(paras) > captionParas {
@@ -105,6 +106,17 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				continue
 			}
 			court := courtPart(p)
+			// A court named in the right column of a two-column caption
+			// shares its lines with the left column's names ("NEW JERSEY
+			// TURNPIKE SUPERIOR COURT OF NEW JERSEY" / "AUTHORITY,
+			// ATLANTIC COUNTY – LAW DIVISION"): the left parts are kept
+			// for the party list.
+			left = nil
+			if loc := courtStartRE.FindStringIndex(court); loc != nil && loc[0] > 0 {
+				if pre := strings.TrimSpace(court[:loc[0]]); len(strings.Fields(inTheRE.ReplaceAllString(pre, ""))) >= 2 && mostlyCaps(pre) && !strings.HasPrefix(strings.ToLower(pre), "in the") {
+					left = []string{pre}
+				}
+			}
 			// Short all-capital lines just above belong to the name
 			// ("TENNESSEE / WORKERS' COMPENSATION / APPEALS BOARD").
 			for k := i - 1; k >= 0 && k >= i-2 && !courtStartRE.MatchString(court) && courtPrefixLine(paras[k]); k-- {
@@ -112,6 +124,13 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 			j := i + 1
 			for ; j < len(paras) && j < i+4 && court == courtPart(court); j++ {
+				if l, r, ok := splitCourtCont(paras[j], left != nil); ok {
+					court += " " + r
+					if l != "" {
+						left = append(left, l)
+					}
+					continue
+				}
 				if dividerRE.MatchString(strings.TrimSpace(paras[j])) {
 					continue // a rule between the name's lines
 				}
@@ -163,6 +182,9 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					m[1] = p[ix[2]:ix[3]]
 				}
 				before := p[:ix[0]]
+				if firmFile(p, ix[0], ix[1]) {
+					continue // the firm's own file number under its letterhead
+				}
 				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) || otherCourt(before, dc.court) {
 					continue // a lower court's number
 				}
@@ -186,7 +208,12 @@ func readCaption(pages []string, stampCases []string) docCaption {
 		if pi > 0 && len(dc.parties) > 0 && !captionContinues(paras) {
 			continue
 		}
-		parseCaption(&dc, paras[start:], pi)
+		rest := paras[start:]
+		if len(left) > 0 && start > 0 {
+			rest = append(append([]string{}, left...), rest...)
+			left = nil
+		}
+		parseCaption(&dc, rest, pi)
 	}
 	// A bankruptcy court's official forms name the debtors on "Debtor 1"
 	// and "Debtor 2" lines.
@@ -267,9 +294,38 @@ var (
 	appealFromRE   = regexp.MustCompile(`(?i)^\s*(?:on\s+)?appeal(?:s|ed)?\s+from\b`)
 	secondCourtRE  = regexp.MustCompile(`(?i)\bunited\s+states\b`)
 	letterheadRE   = regexp.MustCompile(`(?i)\b(?:telephone|tel|fax|clerk|phone)\b\.?`)
-	courtStartRE   = regexp.MustCompile(`(?i)\b(?:united\s+states|supreme\s+court|court\s+of|district\s+court|state\s+of|commonwealth|[a-z]+\s+county)\b`)
+	courtStartRE   = regexp.MustCompile(`(?i)\b(?:united\s+states|supreme\s+court|(?:superior|circuit|chancery|municipal)\s+court|court\s+of|district\s+court|state\s+of|commonwealth|[a-z]+\s+county)\b`)
 	captionStartRE = regexp.MustCompile(`(?i)^(?:nos?\.|in\s+re\b)`)
 )
+
+// A state trial court's lines under its name: its county and division
+// ("ATLANTIC COUNTY – LAW DIVISION", "LAW DIVISION SPECIAL CIVIL PART",
+// "ATLANTIC COUNTY", "CHANCERY DIVISION – FAMILY PART").
+var stateCourtContRE = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}county(?:\s*[-–—,]?\s*(?:[a-z]+\s+){0,2}(?:division|part))*$|^(?:[a-z]+\s+){0,2}(?:division|part)(?:\s*[-–—,]?\s*(?:(?:[a-z]+\s+){0,2}(?:division|part)|(?:[a-z.'’]+\s+){1,3}county))*$`)
+
+// splitCourtCont reads a line after a court's name as the name's
+// continuation: the whole line, or, in a two-column caption (twoCol), its
+// right part after the left column's name ("AUTHORITY, ATLANTIC COUNTY –
+// LAW DIVISION" is "AUTHORITY," and "ATLANTIC COUNTY – LAW DIVISION").
+// Only a county or division line continues this way; the other
+// continuations are read by readCaption's loop.
+func splitCourtCont(p string, twoCol bool) (left, right string, ok bool) {
+	p = strings.TrimSpace(p)
+	if !mostlyCaps(p) {
+		return "", "", false
+	}
+	cont := func(s string) bool { return stateCourtContRE.MatchString(s) && !venueDivision(s) }
+	if !twoCol {
+		return "", p, cont(p)
+	}
+	f := strings.Fields(p)
+	for k := 1; k < len(f); k++ {
+		if l := strings.Join(f[:k], " "); strings.HasSuffix(l, ",") && cont(strings.Join(f[k:], " ")) {
+			return l, strings.Join(f[k:], " "), true
+		}
+	}
+	return "", p, cont(p)
+}
 
 // courtPrefixLine: a short all-capital line that can begin a court's name.
 func courtPrefixLine(p string) bool {
@@ -293,6 +349,20 @@ func captionContinues(paras []string) bool {
 }
 
 const reLinePages = 10
+
+var (
+	firmFileRE  = regexp.MustCompile(`(?i)\b(?:our|firm|client|attorneys?['’]?s?|counsel['’]?s?|law\s+firm)\s+(?:file|ref(?:erence)?|matter)\b`)
+	firmPhoneRE = regexp.MustCompile(`\(\d{3}\)\s*\d{3}[-.]\d{4}\b|\b\d{3}[-.]\d{3}[-.]\d{4}\b`)
+)
+
+// firmFile: the case label at p[from:to] is a law firm's own file or
+// matter number ("P: (973) 244-9969 - Our File No.: 4320-73"), named as
+// the firm's or on a letterhead line with a telephone number, not the
+// court's.
+func firmFile(p string, from, to int) bool {
+	lo := max(0, from-24)
+	return firmFileRE.MatchString(p[lo:to]) || firmPhoneRE.MatchString(p)
+}
 
 var (
 	reLineRE   = regexp.MustCompile(`^(?:RE|Re):?\s+(.{3,150}\s+v\.\s+.{3,150})$`)
@@ -386,7 +456,7 @@ const (
 
 var (
 	colJunkRE = regexp.MustCompile(`[)(§üýþ*>|]+|\s[:X]\s|\s[:X]$|^[:X]\s`)
-	caseRefRE = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?(?:[A-Z]{2,4}\s+)?[A-Z]{0,3}\d[\w:/–—-]*(?:\s*\([A-Za-z]+\))?)`)
+	caseRefRE = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?(?:[A-Z]{2,4}\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*(?:\s*\([A-Za-z]+\))?)`)
 	bareTokRE = regexp.MustCompile(`(?:^|\s)(?:[A-Z]{2,3}-?)?\d{2,4}[-–]\d{3,6}(?:[-–][A-Za-z]{2,4})*(?:\s|$)`)
 	// The judges' initials left after a case number: "Case No. 16-CV-6794
 	// AB (JCx)" (the parenthesis is gone by then).
@@ -430,7 +500,9 @@ var (
 	parenEndRE  = regexp.MustCompile(`\s+[^()\s]+\)$`)
 	// A superior court's number in an appellate caption is the court
 	// below's: "(Super. Ct. No. PC20180264)".
-	superCtRE = regexp.MustCompile(`(?i)\bsuper(?:ior)?\.?\s*ct\.?\s*$`)
+	blankLabelRE = regexp.MustCompile(`(?i)(?:^|\s+)(?:case|docket|index|civil\s+action|file)\s+(?:nos?\.|number|no:)\s*:?\s*$`)
+	actionLineRE = regexp.MustCompile(`(?i)^(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|class\s+action)[.:]?$`)
+	superCtRE    = regexp.MustCompile(`(?i)\bsuper(?:ior)?\.?\s*ct\.?\s*$`)
 )
 
 func prepCaptionLine(p string) (string, bool) {
@@ -458,6 +530,13 @@ func prepCaptionLine(p string) (string, bool) {
 		return "", false // a bankruptcy caption's "Chapter 11" beside the debtor
 	}
 	hadCase := caseRefRE.MatchString(p) || bareTokRE.MatchString(p)
+	// The right column's labels with nothing after them: a docket number
+	// left blank for the clerk ("v. DOCKET NO.:"), the kind of action
+	// alone on its line ("CIVIL ACTION").
+	p = blankLabelRE.ReplaceAllString(p, "")
+	if actionLineRE.MatchString(strings.TrimSpace(p)) {
+		return "", hadCase
+	}
 	p = leftColumn(p)
 	p = caseRefInitialsRE.ReplaceAllString(p, " ")
 	p = bareTokRE.ReplaceAllString(p, " ")
@@ -1044,7 +1123,7 @@ var (
 	caseKeyRE   = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
 	plainCaseRE = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
 	mdlKeyRE    = regexp.MustCompile(`^mdl(?:no\.?)?(\d{3,5})$`)
-	otherCaseRE = regexp.MustCompile(`^[a-z]{0,4}\d[a-z0-9]*(?:[-./][a-z0-9]+)*$`)
+	otherCaseRE = regexp.MustCompile(`^(?:[a-z]{1,5}-){0,3}[a-z]{0,4}\d[a-z0-9]*(?:[-./][a-z0-9]+)*$`)
 )
 
 var inTheRE = regexp.MustCompile(`(?i)^\s*in\s+the\s+`)
@@ -1153,7 +1232,7 @@ func courtWords(s string) []string {
 
 // titleFragRE: the words of a paper's title, which a name never has.
 var (
-	titleFragRE = regexp.MustCompile(`(?i)\b(?:motion|memorandum|points\s+and\s+authorities|authorities|in\s+support\s+of|in\s+opposition\s+to|opposition|declaration|testimony|stipulat(?:ion|ed)|\[?proposed\]?|reply|application|request|hearing|certification|notice|complaint|answer|brief|judgment|order|exclude|compel|dismiss|summary|redacted|under\s+seal|reconsideration|objections?|evidentiary|determination|entitlement|renewed|limine|sanctions|strike)\b`)
+	titleFragRE = regexp.MustCompile(`(?i)\b(?:motion|memorandum|points\s+and\s+authorities|authorities|in\s+support\s+of|in\s+opposition\s+to|opposition|declaration|designation|affirmative\s+defenses|testimony|stipulat(?:ion|ed)|\[?proposed\]?|reply|application|request|hearing|certification|notice|complaint|answer|brief|judgment|order|exclude|compel|dismiss|summary|redacted|under\s+seal|reconsideration|objections?|evidentiary|determination|entitlement|renewed|limine|sanctions|strike)\b`)
 	roleWordRE  = regexp.MustCompile(`(?i)\b` + roleWord + `\b`)
 	// "DEFENDANTS’ EVIDENTIARY", "PLAINTIFF’S MOTION FOR": a party's paper.
 	possessiveRoleRE = regexp.MustCompile(`(?i)^(?:the\s+)?` + roleWord + `['’]s?\s`)

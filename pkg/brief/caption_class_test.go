@@ -823,3 +823,79 @@ func TestCaptionTitleWordInName(t *testing.T) {
 	))
 	checkParties(t, dc, []wantParty{{"The Application Group, Inc.", RolePlaintiff}, {"River Bank", RoleDefendant}})
 }
+
+// A state trial court's caption in two columns: the court's name, county
+// and division in the right column share their lines with the left
+// column's party names; the docket number comes from the e-filing stamp
+// (the right column's "DOCKET NO.:" is left blank for the clerk); "CIVIL
+// ACTION" and the paper's title sit beside the defendant.
+func TestCaptionStateCourtTwoColumns(t *testing.T) {
+	dc := captionOf(t, lines(
+		"MID-L-004411-24 03/02/2024 4:05:01 PM Pg 1 of 9 Trans ID: LCV2024556677",
+		"ROE & ROE, P.C.",
+		"12 Main Street, Trenton, NJ 08608",
+		"Attorneys for Plaintiff, Garden Mutual Insurance Company",
+		"GARDEN MUTUAL INSURANCE SUPERIOR COURT OF NEW JERSEY",
+		"COMPANY, MIDDLESEX COUNTY – LAW DIVISION",
+		"SPECIAL CIVIL PART",
+		"Plaintiff,",
+		"v. DOCKET NO.:",
+		"CIVIL ACTION",
+		"PAULA MARIE QUINN, ANSWER TO COUNTERCLAIM AND",
+		"AFFIRMATIVE DEFENSES",
+		"Defendant.",
+		"Plaintiff, by way of answer, says:",
+	))
+	wantCourt(t, dc, "Superior Court of New Jersey Middlesex County – Law Division Special Civil Part")
+	wantCases(t, dc, "MID-L-004411-24")
+	checkParties(t, dc, []wantParty{{"Garden Mutual Insurance Company", RolePlaintiff}, {"Paula Marie Quinn", RoleDefendant}})
+	if dc.title != "Garden Mutual Insurance Company v. Paula Marie Quinn" {
+		t.Errorf("title %q", dc.title)
+	}
+
+	// The same court printed in one column, its division and county on
+	// the lines under its name, and the docket number labelled beside the
+	// plaintiff; the paper's title runs over two lines beside the names.
+	dc = captionOf(t, lines(
+		"Paula Marie Quinn, pro se",
+		"SUPERIOR COURT OF NEW JERSEY",
+		"CHANCERY DIVISION GENERAL EQUITY PART",
+		"MERCER COUNTY",
+		"GARDEN MUTUAL INSURANCE COMPANY, Docket No.: MER-C-000123-24",
+		"Plaintiff,",
+		"v. COMPLAINT,",
+		"DESIGNATION OF TRIAL COUNSEL;",
+		"PAULA MARIE QUINN,",
+		"Defendant.",
+	))
+	wantCourt(t, dc, "Superior Court of New Jersey Chancery Division General Equity Part Mercer County")
+	wantCases(t, dc, "MER-C-000123-24")
+	checkParties(t, dc, []wantParty{{"Garden Mutual Insurance Company", RolePlaintiff}, {"Paula Marie Quinn", RoleDefendant}})
+}
+
+// A law firm's own file number under its letterhead is not the court's
+// case number; an agency's "State File No." still is.
+func TestCaptionFirmFileNumberIsNoCase(t *testing.T) {
+	dc := captionOf(t, lines(
+		"ROE & ROE, P.C.",
+		"P: (609) 555-0100 - Our File No.: 7781-12",
+		"Attorneys for Plaintiff",
+		"IN THE UNITED STATES DISTRICT COURT",
+		"FOR THE DISTRICT OF NEW JERSEY",
+		"ACME SUPPLY CO., Civil Action No. 3:24-cv-01234",
+		"Plaintiff,",
+		"v.",
+		"BETA TOOLS LLC,",
+		"Defendant.",
+	))
+	wantCases(t, dc, "3:24-cv-01234")
+	dc = captionOf(t, lines(
+		"Firm File No. 2231-4",
+		"TENNESSEE BUREAU OF WORKERS' COMPENSATION",
+		"IN THE COURT OF WORKERS' COMPENSATION CLAIMS",
+		"AT NASHVILLE",
+		"JANE ROE, ) Docket No. 2018-06-1735",
+		"Employee, ) State File No. 57222-2018",
+	))
+	wantCases(t, dc, "2018-06-1735", "57222-2018")
+}
