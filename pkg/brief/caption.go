@@ -113,7 +113,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			// for the party list.
 			left = nil
 			if loc := courtStartRE.FindStringIndex(court); loc != nil && loc[0] > 0 {
-				if pre := strings.TrimSpace(court[:loc[0]]); len(strings.Fields(inTheRE.ReplaceAllString(pre, ""))) >= 2 && mostlyCaps(pre) && !strings.HasPrefix(strings.ToLower(pre), "in the") {
+				if pre := colText(court[:loc[0]]); len(strings.Fields(inTheRE.ReplaceAllString(pre, ""))) >= 2 && mostlyCaps(pre) && !strings.HasPrefix(strings.ToLower(pre), "in the") {
 					left = []string{pre}
 				}
 			}
@@ -184,6 +184,9 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				before := p[:ix[0]]
 				if firmFile(p, ix[0], ix[1]) {
 					continue // the firm's own file number under its letterhead
+				}
+				if motionNoRE.MatchString(p[:ix[1]]) {
+					continue // "MOTION NO.: M-000828-25": a motion's number in the case, not the case's
 				}
 				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) || otherCourt(before, dc.court) {
 					continue // a lower court's number
@@ -301,7 +304,7 @@ var (
 // A state trial court's lines under its name: its county and division
 // ("ATLANTIC COUNTY – LAW DIVISION", "LAW DIVISION SPECIAL CIVIL PART",
 // "ATLANTIC COUNTY", "CHANCERY DIVISION – FAMILY PART").
-var stateCourtContRE = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}county(?:\s*[-–—,]?\s*(?:[a-z]+\s+){0,2}(?:division|part))*$|^(?:[a-z]+\s+){0,2}(?:division|part)(?:\s*[-–—,]?\s*(?:(?:[a-z]+\s+){0,2}(?:division|part)|(?:[a-z.'’]+\s+){1,3}county))*$`)
+var stateCourtContRE = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}county(?:\s*[-–—,]?\s*(?:[a-z]+\s+){0,2}(?:division|part))*$|^(?:[a-z]+\s+){0,2}(?:division(?:\s*[-–—]\s*(?:law|chancery|family|criminal|civil|general\s+equity|special\s+civil))?|part)(?:\s*[-–—,]?\s*(?:(?:[a-z]+\s+){0,2}(?:division|part)|(?:[a-z.'’]+\s+){1,3}county))*$`)
 
 // splitCourtCont reads a line after a court's name as the name's
 // continuation: the whole line, or, in a two-column caption (twoCol), its
@@ -310,11 +313,8 @@ var stateCourtContRE = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}county(?:
 // Only a county or division line continues this way; the other
 // continuations are read by readCaption's loop.
 func splitCourtCont(p string, twoCol bool) (left, right string, ok bool) {
-	p = strings.TrimSpace(p)
-	if !mostlyCaps(p) {
-		return "", "", false
-	}
-	cont := func(s string) bool { return stateCourtContRE.MatchString(s) && !venueDivision(s) }
+	p = colText(p)
+	cont := func(s string) bool { return mostlyCaps(s) && stateCourtContRE.MatchString(s) && !venueDivision(s) }
 	if !twoCol {
 		return "", p, cont(p)
 	}
@@ -325,6 +325,11 @@ func splitCourtCont(p string, twoCol bool) (left, right string, ok bool) {
 		}
 	}
 	return "", p, cont(p)
+}
+
+// colText is a caption line without its column rules (":", ")", "§").
+func colText(p string) string {
+	return strings.Join(strings.Fields(colJunkRE.ReplaceAllString(" "+p+" ", " ")), " ")
 }
 
 // courtPrefixLine: a short all-capital line that can begin a court's name.
@@ -349,6 +354,8 @@ func captionContinues(paras []string) bool {
 }
 
 const reLinePages = 10
+
+var motionNoRE = regexp.MustCompile(`(?i)\bmotion\s+(?:nos?\.|number|no:)\s*:?\s*\S*$`)
 
 var (
 	firmFileRE  = regexp.MustCompile(`(?i)\b(?:our|firm|client|attorneys?['’]?s?|counsel['’]?s?|law\s+firm)\s+(?:file|ref(?:erence)?|matter)\b`)
@@ -500,6 +507,7 @@ var (
 	parenEndRE  = regexp.MustCompile(`\s+[^()\s]+\)$`)
 	// A superior court's number in an appellate caption is the court
 	// below's: "(Super. Ct. No. PC20180264)".
+	motionColRE  = regexp.MustCompile(`(?i)\s+(?:motion\s+(?:nos?\.|number|filed)|before|judge\s*\(s\)|judges|by)\s*:.*$`)
 	blankLabelRE = regexp.MustCompile(`(?i)(?:^|\s+)(?:case|docket|index|civil\s+action|file)\s+(?:nos?\.|number|no:)\s*:?\s*$`)
 	actionLineRE = regexp.MustCompile(`(?i)^(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|class\s+action)[.:]?$`)
 	superCtRE    = regexp.MustCompile(`(?i)\bsuper(?:ior)?\.?\s*ct\.?\s*$`)
@@ -529,6 +537,9 @@ func prepCaptionLine(p string) (string, bool) {
 	if chapterRE.MatchString(strings.TrimSpace(colJunkRE.ReplaceAllString(p, " "))) {
 		return "", false // a bankruptcy caption's "Chapter 11" beside the debtor
 	}
+	// An order-on-motion form's right column: "MOTION NO.: …", "BEFORE:
+	// PART F", "JUDGE(S): …", "BY: …" beside the names.
+	p = motionColRE.ReplaceAllString(p, "")
 	hadCase := caseRefRE.MatchString(p) || bareTokRE.MatchString(p)
 	// The right column's labels with nothing after them: a docket number
 	// left blank for the clerk ("v. DOCKET NO.:"), the kind of action
@@ -988,6 +999,11 @@ func splitNames(block string) []string {
 		// Keep comma-separated parts only while they are name suffixes.
 		fields := strings.Split(part, ",")
 		names := []string{strings.TrimSpace(fields[0])}
+		// "MOTORS, LLC; and NEW JERSEY MOTOR VEHICLE COMMISSION": the
+		// last of a list joined by semicolons.
+		if a := andNameRE.FindStringSubmatch(names[0]); a != nil && looksLikeName(a[1]) {
+			names[0] = a[1]
+		}
 		caps := isAllCaps(names[0])
 		described := false // a description after the last name ("a Delaware corporation")
 		for _, f := range fields[1:] {
@@ -1092,6 +1108,11 @@ func CaseKey(s string) string {
 	if m := mdlKeyRE.FindStringSubmatch(s); m != nil {
 		return "mdl-" + strings.TrimLeft(m[1], "0")
 	}
+	// New Jersey's Appellate Division writes its team after the number
+	// ("A-000308-25T3"); its stamps do not ("A-000308-25").
+	if m := appDivTeamRE.FindStringSubmatch(s); m != nil {
+		s = m[1]
+	}
 	m := caseKeyRE.FindStringSubmatch(s)
 	if m == nil {
 		if m := plainCaseRE.FindString(s); m != "" {
@@ -1120,10 +1141,11 @@ func CaseKey(s string) string {
 }
 
 var (
-	caseKeyRE   = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
-	plainCaseRE = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
-	mdlKeyRE    = regexp.MustCompile(`^mdl(?:no\.?)?(\d{3,5})$`)
-	otherCaseRE = regexp.MustCompile(`^(?:[a-z]{1,5}-){0,3}[a-z]{0,4}\d[a-z0-9]*(?:[-./][a-z0-9]+)*$`)
+	caseKeyRE    = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
+	plainCaseRE  = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
+	appDivTeamRE = regexp.MustCompile(`^(a-\d{3,6}-\d{2})t\d$`)
+	mdlKeyRE     = regexp.MustCompile(`^mdl(?:no\.?)?(\d{3,5})$`)
+	otherCaseRE  = regexp.MustCompile(`^(?:[a-z]{1,5}-){0,3}[a-z]{0,4}\d[a-z0-9]*(?:[-./][a-z0-9]+)*$`)
 )
 
 var inTheRE = regexp.MustCompile(`(?i)^\s*in\s+the\s+`)

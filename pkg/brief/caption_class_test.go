@@ -899,3 +899,59 @@ func TestCaptionFirmFileNumberIsNoCase(t *testing.T) {
 	))
 	wantCases(t, dc, "2018-06-1735", "57222-2018")
 }
+
+// A court's order with a colon-ruled caption: the court, its division
+// ("CIVIL DIVISION - LAW") and county in the right column beside the
+// names, defendants listed with semicolons and a last "and".
+func TestCaptionColonRuledStateCourt(t *testing.T) {
+	dc := captionOf(t, lines(
+		"MER-L-000555-24 02/14/2024 Pg 1 of 1 Trans ID: LCV2024111222",
+		"PREPARED BY THE COURT",
+		"_______________________________________",
+		":",
+		"HAROLD P. VANCE, : SUPERIOR COURT OF NEW JERSEY",
+		": CIVIL DIVISION - LAW",
+		"Plaintiff, : MERCER COUNTY",
+		"", // (extraction's blank line: the cleaning would join "v." to the county)
+		"v. :",
+		": MER-L-555-24",
+		"ORCHARD HOMES, INC.; ORCHARD :",
+		"CAPITAL, LLC; and TRENTON WATER :",
+		"WORKS, : Civil Action",
+		": ORDER",
+		"Defendants. :",
+		"THIS MATTER having been opened to the Court upon motion of Plaintiff;",
+	))
+	wantCourt(t, dc, "Superior Court of New Jersey Civil Division - Law Mercer County")
+	wantCases(t, dc, "MER-L-000555-24")
+	checkParties(t, dc, []wantParty{{"Harold P. Vance", RolePlaintiff}, {"Orchard Homes, Inc.", RoleDefendant}, {"Orchard Capital, LLC", RoleDefendant}, {"Trenton Water Works", RoleDefendant}})
+}
+
+// A state appellate court's order on a motion: the motion's number is no
+// case number, the team letter after the docket number ("A-001234-24T2")
+// is the same case as the clerk's stamp's, and the form's right-column
+// labels ("MOTION NO.:", "BEFORE:", "JUDGE(S):", "BY:") are no names.
+func TestCaptionAppellateOrderOnMotion(t *testing.T) {
+	dc := captionOf(t, lines(
+		"FILED, Clerk of the Appellate Division, March 03, 2025, A-001234-24, M-004321-24",
+		"ORDER ON MOTION",
+		"---------------",
+		"SUPERIOR COURT OF NEW JERSEY",
+		"APPELLATE DIVISION",
+		"DOCKET NO.: A-001234-24T2",
+		"ROSA LINDQVIST MOTION NO.: M-004321-24",
+		"V. BEFORE: PART C",
+		"BOROUGH OF FAIRVIEW JUDGE(S): ANNA B. CORTEZ",
+		"MOTION FILED: 01/10/2025 BY: ROSA LINDQVIST",
+		"ANSWER(S) BY:",
+		"FILED:",
+		"ORDER",
+		"THIS MATTER HAVING BEEN DULY PRESENTED TO THE COURT, IT IS HEREBY ORDERED:",
+	))
+	wantCourt(t, dc, "Superior Court of New Jersey Appellate Division")
+	wantCases(t, dc, "A-001234-24")
+	checkParties(t, dc, []wantParty{{"Rosa Lindqvist", RolePlaintiff}, {"Borough of Fairview", RoleDefendant}})
+	if dc.title != "Rosa Lindqvist v. Borough of Fairview" {
+		t.Errorf("title %q", dc.title)
+	}
+}
