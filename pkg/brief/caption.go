@@ -51,9 +51,13 @@ var (
 	reTailRE       = regexp.MustCompile(`(?i)(?:,?\s*\bet\.?\s*al\.?)?(?:,|\s+(?:nos?\.|case\b|civil\b|docket\b|\()).*$`)
 	exParteRE      = regexp.MustCompile(`(?i)^ex\s+parte\s+(\S.{1,150})$`)
 	reLabelRE      = regexp.MustCompile(`(?i)^re\b\s*:?`)
-	inReRE         = regexp.MustCompile(`(?i)^in\s+re\s*:?\s*(.*)$`)
-	dividerRE      = regexp.MustCompile(`^[\s_*=~-]{3,}$`)
-	stopWordRE     = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
+	// What an "In the Matter of" subject's line under the name says of it.
+	subjectDescRE   = regexp.MustCompile(`(?i)^(?:deceased|an?\s+(?:incapacitated|alleged\s+incapacitated)\s+(?:person|adult))[.,;]?$`)
+	applicationOfRE = regexp.MustCompile(`(?i)\b(?:application|petition|complaint)\s+of\b`)
+	forWhatRE       = regexp.MustCompile(`(?i)\s+for\s+(?:an?|the)\s+.*$`)
+	inReRE          = regexp.MustCompile(`(?i)^(?:in\s+re\b|in\s+the\s+matter\s+of\b(?:\s+the\s+(?:application|petition|complaint)\s+of\b)?)\s*:?\s*(.*)$`)
+	dividerRE       = regexp.MustCompile(`^[\s_*=~-]{3,}$`)
+	stopWordRE      = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
 	// A case number with its label: "No. 12-2207", "Case No. 2:18-cv-10166-JAK
 	// (AFM)", "Docket Nos. 19031-13, 27735-13", "Civil Action No. 1:21-cv-…".
 	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
@@ -585,7 +589,7 @@ func classify(p string) lineKind {
 		return lkSkip
 	case isVersusWord(p):
 		return lkVersus
-	case roleOnlyRE.MatchString(p):
+	case roleOnlyRE.MatchString(p) || subjectDescRE.MatchString(p):
 		return lkRole
 	case isCourtLine(p) || courtContRE.MatchString(p) || atPlaceRE.MatchString(p):
 		return lkStop
@@ -751,6 +755,24 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		}
 		return false
 	}
+	// versusAhead: a "v." follows within a few lines, so an "In the
+	// Matter of the Application of X" names the first side of an
+	// adversary caption, not a subject ("… X, Petitioner, -against- Y").
+	versusAhead := func(i int) bool {
+		for j := i + 1; j < len(kinds) && j <= i+6; j++ {
+			switch kinds[j] {
+			case lkVersus, lkNameVersus:
+				return true
+			case lkNameRole:
+				if m := nameRoleRE.FindStringSubmatch(prepped[j]); m != nil && m[3] != "" {
+					return true
+				}
+			case lkStop:
+				return false
+			}
+		}
+		return false
+	}
 	titleRun := false // the line before was a title line ending "… OF"
 	for i := range paras {
 		p, k := prepped[i], kinds[i]
@@ -870,6 +892,17 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		case lkInRe:
 			m := inReRE.FindStringSubmatch(p)
 			subject := strings.TrimSpace(m[1])
+			if applicationOfRE.MatchString(m[0]) {
+				// "In the Matter of the Application of Acme Water Company
+				// for a Rate Increase": the applicant, not what it asks.
+				subject = strings.TrimSpace(forWhatRE.ReplaceAllString(subject, ""))
+			}
+			if versusAhead(i) {
+				if subject != "" {
+					pending = append(pending, subject)
+				}
+				continue
+			}
 			if subject == "" {
 				inRe = true
 				continue
@@ -908,7 +941,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			}
 		}
 	}
-	if len(pending) > 0 && side == 1 {
+	if len(pending) > 0 && (side == 1 || inRe) {
 		emitRoleless(pending)
 	}
 	finishTitle()

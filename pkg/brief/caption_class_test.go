@@ -955,3 +955,41 @@ func TestCaptionAppellateOrderOnMotion(t *testing.T) {
 		t.Errorf("title %q", dc.title)
 	}
 }
+
+// "In the Matter of …" captions: a subject's ("IN THE MATTER OF THE
+// ESTATE OF" / "JOHN Q. DOE," / "Deceased."), an applicant's before what
+// it applies for, and an application that names an adversary after a
+// "v." or "-against-", whose applicant is then the first side, not a
+// subject, and whose title is "X v. Y".
+func TestCaptionInTheMatterOf(t *testing.T) {
+	dc := captionOf(t, lines(
+		"IN THE SUPREME COURT OF THE STATE OF MONTANA",
+		"IN THE MATTER OF THE ESTATE OF",
+		"JOHN Q. DOE,",
+		"Deceased.",
+	))
+	checkParties(t, dc, []wantParty{{"The Estate of John Q. Doe", RoleOther}})
+	if dc.title != "In re: The Estate of John Q. Doe" {
+		t.Errorf("title %q", dc.title)
+	}
+	dc = captionOf(t, lines(
+		"BEFORE THE PUBLIC UTILITIES COMMISSION OF THE STATE OF HAWAII",
+		"In the Matter of the Application of Acme Water Company for a Rate Increase",
+		"Docket No. 2021-0456",
+	))
+	checkParties(t, dc, []wantParty{{"Acme Water Company", RoleOther}})
+	dc = captionOf(t, lines(
+		"SUPREME COURT OF THE STATE OF NEW YORK",
+		"COUNTY OF KINGS",
+		"In the Matter of the Application of",
+		"MARIA DIAZ,",
+		"Petitioner,",
+		"-against-",
+		"CITY OF NEW YORK,",
+		"Respondent.",
+	))
+	checkParties(t, dc, []wantParty{{"Maria Diaz", RolePlaintiff}, {"City of New York", RoleDefendant}})
+	if dc.title != "Maria Diaz v. City of New York" {
+		t.Errorf("title %q", dc.title)
+	}
+}
