@@ -463,7 +463,10 @@ const (
 	// beside names still waiting for their role words it is the right
 	// column, read past; elsewhere it ends the caption.
 	lkTitle
+	lkVersusName // "v. ACME CORP.,": the "v." and the first name after it
 )
+
+var versusNameRE = regexp.MustCompile(`^(?:[Vv]\.|[Vv][Ss]\.?|VERSUS|[Vv]ersus|AGAINST|-against-)\s+(\S.*)$`)
 
 var (
 	colJunkRE = regexp.MustCompile(`[)(§üýþ*>|]+|\s[:X]\s|\s[:X]$|^[:X]\s`)
@@ -619,6 +622,9 @@ func classify(p string) lineKind {
 	if m := nameRoleRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
 		return lkNameRole
 	}
+	if m := versusNameRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) && !oneLineRE.MatchString(m[1]) {
+		return lkVersusName
+	}
 	if m := nameVersusRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
 		return lkNameVersus
 	}
@@ -635,7 +641,7 @@ func classify(p string) lineKind {
 }
 
 func isVersusWord(s string) bool {
-	switch strings.ToLower(strings.Trim(s, " -–—")) {
+	switch strings.ToLower(strings.Trim(s, " -–—:")) {
 	case "v", "v.", "vs", "vs.", "versus", "against", "v.–", "–v.":
 		return true
 	}
@@ -749,7 +755,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			switch kinds[j] {
 			case lkRole, lkNameRole:
 				return true
-			case lkVersus, lkNameVersus, lkStop:
+			case lkVersus, lkNameVersus, lkVersusName, lkStop:
 				return false
 			}
 		}
@@ -761,7 +767,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 	versusAhead := func(i int) bool {
 		for j := i + 1; j < len(kinds) && j <= i+6; j++ {
 			switch kinds[j] {
-			case lkVersus, lkNameVersus:
+			case lkVersus, lkNameVersus, lkVersusName:
 				return true
 			case lkNameRole:
 				if m := nameRoleRE.FindStringSubmatch(prepped[j]); m != nil && m[3] != "" {
@@ -854,7 +860,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			if m[3] != "" {
 				side, sawVersus = 1, true
 			}
-		case lkVersus, lkNameVersus:
+		case lkVersus, lkNameVersus, lkVersusName:
 			if k == lkNameVersus {
 				pending = append(pending, nameVersusRE.FindStringSubmatch(p)[1])
 			}
@@ -863,6 +869,14 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				pending = nil
 			}
 			side, sawVersus = 1, true
+			if k == lkVersusName {
+				rest := versusNameRE.FindStringSubmatch(p)[1]
+				if m := nameRoleRE.FindStringSubmatch(rest); m != nil && looksLikeName(m[1]) {
+					emit([]string{m[1]}, m[2]) // "vs. ACME CORP., et al., Defendants."
+				} else {
+					pending = append(pending, rest)
+				}
+			}
 		case lkOneLine:
 			if page > 0 {
 				continue

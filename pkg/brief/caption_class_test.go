@@ -993,3 +993,17 @@ func TestCaptionInTheMatterOf(t *testing.T) {
 		t.Errorf("title %q", dc.title)
 	}
 }
+
+// The defendant's name on the "v." line ("v. ACME CORP.,"), and a "v."
+// with a colon rule after it ("v.:"): the title is first plaintiff v.
+// first defendant either way.
+func TestCaptionVersusOnNameLine(t *testing.T) {
+	for _, vs := range [][]string{{"v. ACME CORP.,"}, {"v.:", "ACME CORP.,"}, {"vs. ACME CORP., et al.,"}} {
+		c := append([]string{"UNITED STATES DISTRICT COURT", "DISTRICT OF COLORADO", "JOHN DOE,", "Plaintiff,"}, vs...)
+		dc := captionOf(t, lines(append(c, "Defendants.", "COMPLAINT")...))
+		checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme Corp.", RoleDefendant}})
+		if dc.title != "John Doe v. Acme Corp." {
+			t.Errorf("%q: title %q", vs, dc.title)
+		}
+	}
+}
