@@ -225,7 +225,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 	// A bankruptcy court's official forms name the debtors on "Debtor 1"
 	// and "Debtor 2" lines.
 	if len(dc.parties) == 0 {
-		for pi := 0; pi < len(pages) && pi < captionPages; pi++ {
+		for pi := 0; pi < len(pages) && pi < formPages; pi++ {
 			for _, p := range firstN(strings.Split(pages[pi], "\n"), 12) {
 				m := formDebtorRE.FindStringSubmatch(strings.TrimSpace(p))
 				if m == nil {
@@ -337,6 +337,11 @@ func colText(p string) string {
 }
 
 // courtPrefixLine: a short all-capital line that can begin a court's name.
+// formPages is how many pages are searched for a bankruptcy form's
+// "Debtor 1 …" header: a petition's first pages may be a cover sheet and
+// forms whose header names no debtor.
+const formPages = 12
+
 func courtPrefixLine(p string) bool {
 	p = strings.TrimSpace(p)
 	return len(p) > 2 && len(p) <= 40 && isHeading(p) && !strings.ContainsAny(p, "0123456789") &&

@@ -1007,3 +1007,26 @@ func TestCaptionVersusOnNameLine(t *testing.T) {
 		}
 	}
 }
+
+// A bankruptcy petition whose first pages name no debtor in a header (a
+// cover sheet, the form's boxed "Your full name" answers): the debtor is
+// read from a later page's "Debtor 1 …" header.
+func TestCaptionDebtorOnLaterPage(t *testing.T) {
+	form := lines(
+		"Fill in this information to identify your case:",
+		"United States Bankruptcy Court for the:",
+		"DISTRICT OF OREGON",
+		"Official Form 101",
+		"Voluntary Petition for Individuals Filing for Bankruptcy",
+		"1. Your full name",
+		"Write the name that is on Jane",
+		"your government-issued First name First name",
+		"Quincy",
+		"Middle name Middle name",
+		"Public",
+		"Last name and Suffix (Sr., Jr., II, III) Last name and Suffix (Sr., Jr., II, III)",
+	)
+	later := lines("Debtor 1 Jane Quincy Public Case number (if known) 19-31234", "Part 2: Tell the Court About Your Bankruptcy Case")
+	dc := captionOf(t, "Cover sheet: list of creditors attached", form, "Page two of the form", "Page three of the form", later)
+	checkParties(t, dc, []wantParty{{"Jane Quincy Public", RoleOther}})
+}
