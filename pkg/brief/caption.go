@@ -60,8 +60,8 @@ var (
 	stopWordRE      = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
 	// A case number with its label: "No. 12-2207", "Case No. 2:18-cv-10166-JAK
 	// (AFM)", "Docket Nos. 19031-13, 27735-13", "Civil Action No. 1:21-cv-…".
-	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
-	caseTokRE   = regexp.MustCompile(`\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*`)
+	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:(?-i:[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b)|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*)(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
+	caseTokRE   = regexp.MustCompile(`[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b|\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*`)
 	// A bare case number alone on a line ("2009-1361", "08-6301-cv") or
 	// after a lone "v." ("v. 17-2543").
 	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?|\d{2}\s+(?:Cr|Civ|Cv|CV|Mag|MC|MJ|M)\.?\s+\d{1,5})(?:\s*\([A-Z]{2,4}\))?$`)
@@ -277,6 +277,13 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			break
 		}
 	}
+	// A court's notice names its case in labelled fields: "Case Caption:
+	// NEW JERSEY TURNPIKE VS BARBER DEVON T", "Plaintiff Name: …",
+	// "Defendant Name: …". The caption field is the title as the court's
+	// system abbreviates it; the name fields, when there, are the parties.
+	if dc.title == "" && len(dc.parties) == 0 {
+		readLabelledCaption(&dc, pages)
+	}
 	// Running heads of later pages often carry the case numbers
 	// ("Nos. 07-30815 & 08-30818").
 	for pi := 1; pi < len(pages) && pi < 3; pi++ {
@@ -337,6 +344,42 @@ func colText(p string) string {
 }
 
 // courtPrefixLine: a short all-capital line that can begin a court's name.
+var (
+	captionFieldRE = regexp.MustCompile(`(?i)^(?:case\s+)?caption\s*:\s*(.{2,120}?)\s+(?:v\.?|vs\.?|versus)\s+(.{2,120})$`)
+	nameFieldRE    = regexp.MustCompile(`(?i)^(plaintiff|defendant|petitioner|respondent)(?:['’]s)?\s+name\s*:\s*(\S.{1,120})$`)
+)
+
+// readLabelledCaption reads a notice's labelled caption fields on its
+// first page.
+func readLabelledCaption(dc *docCaption, pages []string) {
+	if len(pages) == 0 {
+		return
+	}
+	var named []captionParty
+	var a, b string
+	for _, l := range firstN(strings.Split(pages[0], "\n"), 40) {
+		l = strings.TrimSpace(l)
+		if m := captionFieldRE.FindStringSubmatch(l); m != nil && a == "" && looksLikeName(m[1]) && looksLikeName(m[2]) {
+			a, b = strings.TrimRight(m[1], " ,"), strings.TrimRight(m[2], " ,.")
+		}
+		if m := nameFieldRE.FindStringSubmatch(l); m != nil && looksLikeName(m[2]) {
+			side := 0
+			if r := strings.ToLower(m[1]); r == "defendant" || r == "respondent" {
+				side = 1
+			}
+			role, capacity := roleOf(m[1], side)
+			named = append(named, captionParty{name: strings.TrimRight(m[2], " ,."), role: role, capacity: capacity})
+		}
+	}
+	if a != "" {
+		dc.title = a + " v. " + b
+		if len(named) == 0 {
+			named = []captionParty{{name: a, role: RolePlaintiff}, {name: b, role: RoleDefendant}}
+		}
+	}
+	dc.parties = append(dc.parties, named...)
+}
+
 // formPages is how many pages are searched for a bankruptcy form's
 // "Debtor 1 …" header: a petition's first pages may be a cover sheet and
 // forms whose header names no debtor.
@@ -413,7 +456,7 @@ func courtPart(s string) string {
 var (
 	// ... or the opinion's public-domain citation beside the name
 	// ("COLORADO COURT OF APPEALS 2026COA5", "2019 IL App (1st) 181234").
-	courtTailRE = regexp.MustCompile(`(?i)\s*(?:[_=~*]{3,}|-{4,}|\bnos?\.\s*:?\s*\S*\d|\b(?:case|docket|civil\s+action)\s+(?:nos?\.|number)|\bfiled\b|\s(?:19|20)\d{2}[ -]?(?:[A-Z][A-Za-z.]{1,6}[ -]?){1,2}(?:\(\w+\)[ -]?)?\d{1,6}\b).*$`)
+	courtTailRE = regexp.MustCompile(`(?i)\s*(?:[_=~*]{3,}|\s[-–—]\s+e-?courts\b|-{4,}|\bnos?\.\s*:?\s*\S*\d|\b(?:case|docket|civil\s+action)\s+(?:nos?\.|number)|\bfiled\b|\s(?:19|20)\d{2}[ -]?(?:[A-Z][A-Za-z.]{1,6}[ -]?){1,2}(?:\(\w+\)[ -]?)?\d{1,6}\b).*$`)
 	courtOfRE   = regexp.MustCompile(`^(?:in\s+)?the\s+court\s+of\b`)
 )
 
@@ -1156,6 +1199,11 @@ func splitAnd(name string) []string {
 // "09-1361": year (two digits), type letters if any, and number without
 // leading zeros. It is "" for text that is not a case number.
 func CaseKey(s string) string {
+	// New Jersey's docket numbers are printed with spaces by its eCourts
+	// notices ("ATL DC 007956-25") and with hyphens elsewhere.
+	if m := njSpacedRE.FindStringSubmatch(strings.TrimSpace(s)); m != nil {
+		s = m[1] + "-" + m[2] + "-" + m[3]
+	}
 	s = strings.ToLower(strings.NewReplacer("–", "-", "—", "-", " ", "", ".", "").Replace(s))
 	if m := mdlKeyRE.FindStringSubmatch(s); m != nil {
 		return "mdl-" + strings.TrimLeft(m[1], "0")
@@ -1195,6 +1243,7 @@ func CaseKey(s string) string {
 var (
 	caseKeyRE    = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
 	plainCaseRE  = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
+	njSpacedRE   = regexp.MustCompile(`^([A-Z]{2,4}) ([A-Z]{1,3}) (\d{3,7}-\d{2})$`)
 	appDivTeamRE = regexp.MustCompile(`^(a-\d{3,6}-\d{2})t\d$`)
 	mdlKeyRE     = regexp.MustCompile(`^mdl(?:no\.?)?(\d{3,5})$`)
 	otherCaseRE  = regexp.MustCompile(`^(?:[a-z]{1,5}-){0,3}[a-z]{0,4}\d[a-z0-9]*(?:[-./][a-z0-9]+)*$`)

@@ -1030,3 +1030,30 @@ func TestCaptionDebtorOnLaterPage(t *testing.T) {
 	dc := captionOf(t, "Cover sheet: list of creditors attached", form, "Page two of the form", "Page three of the form", later)
 	checkParties(t, dc, []wantParty{{"Jane Quincy Public", RoleOther}})
 }
+
+// A court's notice names its case in labelled fields: the caption field
+// ("VS" without a period) is the title, the name fields are the parties,
+// and the docket number is printed with spaces ("MER LT 001234-24"); the
+// court's e-filing system after a dash is no part of the court's name.
+func TestCaptionNoticeFields(t *testing.T) {
+	dc := captionOf(t, lines(
+		"SUPERIOR COURT OF NEW JERSEY - eCOURTS",
+		"The following notice is being sent from eCourts:",
+		"Plaintiff Name: HARBOR VIEW APARTMENTS LLC",
+		"Defendant Name: MARIA L SANTOS",
+		"Case Caption: HARBOR VIEW APARTMENTS VS SANTOS MARIA L",
+		"Case Number: MER LT 001234-24",
+		"Docket Text: The motion filed on 03/04/2024 will be decided on 03/22/2024.",
+	))
+	wantCourt(t, dc, "Superior Court of New Jersey")
+	wantCases(t, dc, "MER-LT-001234-24")
+	checkParties(t, dc, []wantParty{{"HARBOR VIEW APARTMENTS LLC", RolePlaintiff}, {"MARIA L SANTOS", RoleDefendant}})
+	if dc.title != "HARBOR VIEW APARTMENTS v. SANTOS MARIA L" {
+		t.Errorf("title %q", dc.title)
+	}
+	// The notice's own date is none of the motion's ("filed on", "will be
+	// decided on").
+	if d := filedOn([]string{"Docket Text: The motion filed on 03/04/2024 will be decided on 03/22/2024."}, doctext.Meta{}); d != "" {
+		t.Errorf("filed on %q, want none", d)
+	}
+}

@@ -133,7 +133,8 @@ func isTitleLine(p string) bool {
 }
 
 var (
-	filedRE = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|announced|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
+	otherPaperRE = regexp.MustCompile(`(?i)\b(?:motion|complaint|answer|petition|application|brief|appeal|notice|(?:will|to|shall)\s+be)\s+$`)
+	filedRE      = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|announced|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
 	// A signature or form date: "Dated: May 6, 2025", "DATED this 5th day
 	// of …", "Date October 13, 2017" (a capitalised label, not "letter dated").
 	datedRE  = regexp.MustCompile(`(?m)(?:^\s*|\s)(?:Dated|DATED|Date|DATE|Signed|SIGNED|Entered|ENTERED)\b\s*:?\s*(?:at\s+[^,]{1,40},\s*)?(?:this\s+)?`)
@@ -173,6 +174,9 @@ func dateAfter(label *regexp.Regexp, text string, gap int) string {
 	for _, loc := range label.FindAllStringIndex(text, -1) {
 		if loc[0] > 0 && text[loc[0]-1] == '(' {
 			continue // "(Filed 10/11/17)": another paper's date
+		}
+		if otherPaperRE.MatchString(text[:loc[0]]) {
+			continue // "The motion filed on 11/26/2025 will be decided …": the motion's date
 		}
 		rest := text[loc[1]:]
 		if m := anyDateR.FindStringSubmatchIndex(rest); m != nil && m[2] <= gap {
