@@ -1057,3 +1057,16 @@ func TestCaptionNoticeFields(t *testing.T) {
 		t.Errorf("filed on %q, want none", d)
 	}
 }
+
+// A court's own notice is a notice, whatever motion it speaks of.
+func TestKindCourtNotice(t *testing.T) {
+	for _, page := range []string{
+		lines("SUPERIOR COURT OF NEW JERSEY - eCOURTS", "The following notice is being sent from eCourts:", "Docket Text: The motion filed on 03/04/2024 will be decided on 03/22/2024. Re: MOTION TO COMPEL"),
+		lines("SUPERIOR COURT OF NEW JERSEY", "MERCER COUNTY", "GENERIC PROCEEDING", "A case management conference on the motion to dismiss is scheduled."),
+	} {
+		c := doctext.Clean([]string{page})
+		if k := classifyKind(c.Pages, c.Meta); k != KindNotice {
+			t.Errorf("%q: kind %s, want notice", page[:40], k)
+		}
+	}
+}

@@ -36,6 +36,7 @@ var kindRules = []struct {
 }
 
 var (
+	courtNoticeRE = regexp.MustCompile(`(?i)^(?:the\s+following\s+notice\s+is\b|generic\s+(?:proceeding|schedule)\b)`)
 	letterRE      = regexp.MustCompile(`(?m)^(?:Dear\s+\S|Re:\s|RE:\s)|(?i)\bOffice\s+of\s+the\s+Clerk\b`)
 	beforeRE      = regexp.MustCompile(`(?i)^Before:?\s.*\b(?:Circuit|Chief|District|Senior)\s+Judges?\b|^(?:[A-Z][A-Za-z'’.\- ]+),\s+(?:Circuit|Chief|District)\s+Judge[.:]`)
 	exhibitRE     = regexp.MustCompile(`^\d+-\d+$`)
@@ -65,6 +66,14 @@ func classifyKind(pages []string, meta doctext.Meta) Kind {
 	for _, p := range first {
 		if p = strings.TrimSpace(p); isTitleLine(p) && transcriptRE.MatchString(p) {
 			return KindOther
+		}
+	}
+	// A court's own notice, however many motions it speaks of: "GENERIC
+	// PROCEEDING" (a scheduling notice), "The following notice is being
+	// sent from eCourts:" (a sentence, not a heading).
+	for _, p := range firstN(first, 12) {
+		if courtNoticeRE.MatchString(strings.TrimSpace(p)) {
+			return KindNotice
 		}
 	}
 	panel, appeal := false, false
