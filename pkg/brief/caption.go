@@ -374,10 +374,48 @@ func readLabelledCaption(dc *docCaption, pages []string) {
 	if a != "" {
 		dc.title = a + " v. " + b
 		if len(named) == 0 {
-			named = []captionParty{{name: a, role: RolePlaintiff}, {name: b, role: RoleDefendant}}
+			named = []captionParty{{name: naturalOrder(a, pages), role: RolePlaintiff}, {name: naturalOrder(b, pages), role: RoleDefendant}}
 		}
 	}
 	dc.parties = append(dc.parties, named...)
+}
+
+var partyRowRE = regexp.MustCompile(`^(\S.{2,80}?)\s+(?:Plaintiff|Defendant|Petitioner|Respondent)s?$`)
+
+// naturalOrder: a court system's caption field writes a person last name
+// first ("BARBER DEVON T"); a row of the notice's party list with the
+// same words ("DEVON T BARBER Defendant") gives the name as written.
+func naturalOrder(name string, pages []string) string {
+	want := wordSet(name)
+	for pi := 0; pi < len(pages) && pi < captionPages; pi++ {
+		for _, l := range strings.Split(pages[pi], "\n") {
+			m := partyRowRE.FindStringSubmatch(strings.TrimSpace(l))
+			if m != nil && m[1] != name && sameWords(want, wordSet(m[1])) {
+				return m[1]
+			}
+		}
+	}
+	return name
+}
+
+func wordSet(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.Fields(partyKey(s)) {
+		out[w] = true
+	}
+	return out
+}
+
+func sameWords(a, b map[string]bool) bool {
+	if len(a) != len(b) || len(a) < 2 {
+		return false
+	}
+	for w := range a {
+		if !b[w] {
+			return false
+		}
+	}
+	return true
 }
 
 // formPages is how many pages are searched for a bankruptcy form's

@@ -1070,3 +1070,14 @@ func TestKindCourtNotice(t *testing.T) {
 		}
 	}
 }
+
+// A notice with only the caption field and a table of the parties: a
+// person written last name first in the field is named as the table
+// writes the same words; a name the table lacks stays as the field has it.
+func TestCaptionNoticeFieldNameOrder(t *testing.T) {
+	dc := captionOf(t,
+		lines("SUPERIOR COURT OF NEW JERSEY", "MERCER COUNTY", "GENERIC PROCEEDING", "CASE CAPTION: HARBOR VIEW APARTMENTS VS SANTOS MARIA L", "CASE NUMBER: MER-LT-001234-24"),
+		lines("ELIGIBLE PARTIES AND/OR ATTORNEYS", "JOHN Q LAWYER Plaintiff Attorney", "MARIA L SANTOS Defendant"),
+	)
+	checkParties(t, dc, []wantParty{{"HARBOR VIEW APARTMENTS", RolePlaintiff}, {"MARIA L SANTOS", RoleDefendant}})
+}
