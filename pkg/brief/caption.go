@@ -51,13 +51,17 @@ var (
 	reTailRE       = regexp.MustCompile(`(?i)(?:,?\s*\bet\.?\s*al\.?)?(?:,|\s+(?:nos?\.|case\b|civil\b|docket\b|\()).*$`)
 	exParteRE      = regexp.MustCompile(`(?i)^ex\s+parte\s+(\S.{1,150})$`)
 	reLabelRE      = regexp.MustCompile(`(?i)^re\b\s*:?`)
-	inReRE         = regexp.MustCompile(`(?i)^in\s+re\s*:?\s*(.*)$`)
-	dividerRE      = regexp.MustCompile(`^[\s_*=~-]{3,}$`)
-	stopWordRE     = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
+	// What an "In the Matter of" subject's line under the name says of it.
+	subjectDescRE   = regexp.MustCompile(`(?i)^(?:deceased|an?\s+(?:incapacitated|alleged\s+incapacitated)\s+(?:person|adult))[.,;]?$`)
+	applicationOfRE = regexp.MustCompile(`(?i)\b(?:application|petition|complaint)\s+of\b`)
+	forWhatRE       = regexp.MustCompile(`(?i)\s+for\s+(?:an?|the)\s+.*$`)
+	inReRE          = regexp.MustCompile(`(?i)^(?:in\s+re\b|in\s+the\s+matter\s+of\b(?:\s+the\s+(?:application|petition|complaint)\s+of\b)?)\s*:?\s*(.*)$`)
+	dividerRE       = regexp.MustCompile(`^[\s_*=~-]{3,}$`)
+	stopWordRE      = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
 	// A case number with its label: "No. 12-2207", "Case No. 2:18-cv-10166-JAK
 	// (AFM)", "Docket Nos. 19031-13, 27735-13", "Civil Action No. 1:21-cv-…".
-	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:MDL\s+)?[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
-	caseTokRE   = regexp.MustCompile(`\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*`)
+	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:(?-i:[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b)|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*)(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
+	caseTokRE   = regexp.MustCompile(`[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b|\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*`)
 	// A bare case number alone on a line ("2009-1361", "08-6301-cv") or
 	// after a lone "v." ("v. 17-2543").
 	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?|\d{2}\s+(?:Cr|Civ|Cv|CV|Mag|MC|MJ|M)\.?\s+\d{1,5})(?:\s*\([A-Z]{2,4}\))?$`)
@@ -91,6 +95,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 	for _, c := range stampCases {
 		addCase(c)
 	}
+	var left []string // a two-column caption's names beside the court's lines
 	for pi := 0; pi < len(pages) && pi < captionPages; pi++ {
 		paras := strings.Split(pages[pi], "\n")
 		if len(paras) > captionParas {
@@ -105,6 +110,17 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				continue
 			}
 			court := courtPart(p)
+			// A court named in the right column of a two-column caption
+			// shares its lines with the left column's names ("NEW JERSEY
+			// TURNPIKE SUPERIOR COURT OF NEW JERSEY" / "AUTHORITY,
+			// ATLANTIC COUNTY – LAW DIVISION"): the left parts are kept
+			// for the party list.
+			left = nil
+			if loc := courtStartRE.FindStringIndex(court); loc != nil && loc[0] > 0 {
+				if pre := colText(court[:loc[0]]); len(strings.Fields(inTheRE.ReplaceAllString(pre, ""))) >= 2 && mostlyCaps(pre) && !strings.HasPrefix(strings.ToLower(pre), "in the") {
+					left = []string{pre}
+				}
+			}
 			// Short all-capital lines just above belong to the name
 			// ("TENNESSEE / WORKERS' COMPENSATION / APPEALS BOARD").
 			for k := i - 1; k >= 0 && k >= i-2 && !courtStartRE.MatchString(court) && courtPrefixLine(paras[k]); k-- {
@@ -112,6 +128,13 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 			j := i + 1
 			for ; j < len(paras) && j < i+4 && court == courtPart(court); j++ {
+				if l, r, ok := splitCourtCont(paras[j], left != nil); ok {
+					court += " " + r
+					if l != "" {
+						left = append(left, l)
+					}
+					continue
+				}
 				if dividerRE.MatchString(strings.TrimSpace(paras[j])) {
 					continue // a rule between the name's lines
 				}
@@ -163,6 +186,12 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					m[1] = p[ix[2]:ix[3]]
 				}
 				before := p[:ix[0]]
+				if firmFile(p, ix[0], ix[1]) {
+					continue // the firm's own file number under its letterhead
+				}
+				if motionNoRE.MatchString(p[:ix[1]]) {
+					continue // "MOTION NO.: M-000828-25": a motion's number in the case, not the case's
+				}
 				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) || otherCourt(before, dc.court) {
 					continue // a lower court's number
 				}
@@ -186,12 +215,17 @@ func readCaption(pages []string, stampCases []string) docCaption {
 		if pi > 0 && len(dc.parties) > 0 && !captionContinues(paras) {
 			continue
 		}
-		parseCaption(&dc, paras[start:], pi)
+		rest := paras[start:]
+		if len(left) > 0 && start > 0 {
+			rest = append(append([]string{}, left...), rest...)
+			left = nil
+		}
+		parseCaption(&dc, rest, pi)
 	}
 	// A bankruptcy court's official forms name the debtors on "Debtor 1"
 	// and "Debtor 2" lines.
 	if len(dc.parties) == 0 {
-		for pi := 0; pi < len(pages) && pi < captionPages; pi++ {
+		for pi := 0; pi < len(pages) && pi < formPages; pi++ {
 			for _, p := range firstN(strings.Split(pages[pi], "\n"), 12) {
 				m := formDebtorRE.FindStringSubmatch(strings.TrimSpace(p))
 				if m == nil {
@@ -243,6 +277,13 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			break
 		}
 	}
+	// A court's notice names its case in labelled fields: "Case Caption:
+	// NEW JERSEY TURNPIKE VS BARBER DEVON T", "Plaintiff Name: …",
+	// "Defendant Name: …". The caption field is the title as the court's
+	// system abbreviates it; the name fields, when there, are the parties.
+	if dc.title == "" && len(dc.parties) == 0 {
+		readLabelledCaption(&dc, pages)
+	}
 	// Running heads of later pages often carry the case numbers
 	// ("Nos. 07-30815 & 08-30818").
 	for pi := 1; pi < len(pages) && pi < 3; pi++ {
@@ -267,11 +308,121 @@ var (
 	appealFromRE   = regexp.MustCompile(`(?i)^\s*(?:on\s+)?appeal(?:s|ed)?\s+from\b`)
 	secondCourtRE  = regexp.MustCompile(`(?i)\bunited\s+states\b`)
 	letterheadRE   = regexp.MustCompile(`(?i)\b(?:telephone|tel|fax|clerk|phone)\b\.?`)
-	courtStartRE   = regexp.MustCompile(`(?i)\b(?:united\s+states|supreme\s+court|court\s+of|district\s+court|state\s+of|commonwealth|[a-z]+\s+county)\b`)
+	courtStartRE   = regexp.MustCompile(`(?i)\b(?:united\s+states|supreme\s+court|(?:superior|circuit|chancery|municipal)\s+court|court\s+of|district\s+court|state\s+of|commonwealth|[a-z]+\s+county)\b`)
 	captionStartRE = regexp.MustCompile(`(?i)^(?:nos?\.|in\s+re\b)`)
 )
 
+// A state trial court's lines under its name: its county and division
+// ("ATLANTIC COUNTY – LAW DIVISION", "LAW DIVISION SPECIAL CIVIL PART",
+// "ATLANTIC COUNTY", "CHANCERY DIVISION – FAMILY PART").
+var stateCourtContRE = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}county(?:\s*[-–—,]?\s*(?:[a-z]+\s+){0,2}(?:division|part))*$|^(?:[a-z]+\s+){0,2}(?:division(?:\s*[-–—]\s*(?:law|chancery|family|criminal|civil|general\s+equity|special\s+civil))?|part)(?:\s*[-–—,]?\s*(?:(?:[a-z]+\s+){0,2}(?:division|part)|(?:[a-z.'’]+\s+){1,3}county))*$`)
+
+// splitCourtCont reads a line after a court's name as the name's
+// continuation: the whole line, or, in a two-column caption (twoCol), its
+// right part after the left column's name ("AUTHORITY, ATLANTIC COUNTY –
+// LAW DIVISION" is "AUTHORITY," and "ATLANTIC COUNTY – LAW DIVISION").
+// Only a county or division line continues this way; the other
+// continuations are read by readCaption's loop.
+func splitCourtCont(p string, twoCol bool) (left, right string, ok bool) {
+	p = colText(p)
+	cont := func(s string) bool { return mostlyCaps(s) && stateCourtContRE.MatchString(s) && !venueDivision(s) }
+	if !twoCol {
+		return "", p, cont(p)
+	}
+	f := strings.Fields(p)
+	for k := 1; k < len(f); k++ {
+		if l := strings.Join(f[:k], " "); strings.HasSuffix(l, ",") && cont(strings.Join(f[k:], " ")) {
+			return l, strings.Join(f[k:], " "), true
+		}
+	}
+	return "", p, cont(p)
+}
+
+// colText is a caption line without its column rules (":", ")", "§").
+func colText(p string) string {
+	return strings.Join(strings.Fields(colJunkRE.ReplaceAllString(" "+p+" ", " ")), " ")
+}
+
 // courtPrefixLine: a short all-capital line that can begin a court's name.
+var (
+	captionFieldRE = regexp.MustCompile(`(?i)^(?:case\s+)?caption\s*:\s*(.{2,120}?)\s+(?:v\.?|vs\.?|versus)\s+(.{2,120})$`)
+	nameFieldRE    = regexp.MustCompile(`(?i)^(plaintiff|defendant|petitioner|respondent)(?:['’]s)?\s+name\s*:\s*(\S.{1,120})$`)
+)
+
+// readLabelledCaption reads a notice's labelled caption fields on its
+// first page.
+func readLabelledCaption(dc *docCaption, pages []string) {
+	if len(pages) == 0 {
+		return
+	}
+	var named []captionParty
+	var a, b string
+	for _, l := range firstN(strings.Split(pages[0], "\n"), 40) {
+		l = strings.TrimSpace(l)
+		if m := captionFieldRE.FindStringSubmatch(l); m != nil && a == "" && looksLikeName(m[1]) && looksLikeName(m[2]) {
+			a, b = strings.TrimRight(m[1], " ,"), strings.TrimRight(m[2], " ,.")
+		}
+		if m := nameFieldRE.FindStringSubmatch(l); m != nil && looksLikeName(m[2]) {
+			side := 0
+			if r := strings.ToLower(m[1]); r == "defendant" || r == "respondent" {
+				side = 1
+			}
+			role, capacity := roleOf(m[1], side)
+			named = append(named, captionParty{name: strings.TrimRight(m[2], " ,."), role: role, capacity: capacity})
+		}
+	}
+	if a != "" {
+		dc.title = a + " v. " + b
+		if len(named) == 0 {
+			named = []captionParty{{name: naturalOrder(a, pages), role: RolePlaintiff}, {name: naturalOrder(b, pages), role: RoleDefendant}}
+		}
+	}
+	dc.parties = append(dc.parties, named...)
+}
+
+var partyRowRE = regexp.MustCompile(`^(\S.{2,80}?)\s+(?:Plaintiff|Defendant|Petitioner|Respondent)s?$`)
+
+// naturalOrder: a court system's caption field writes a person last name
+// first ("BARBER DEVON T"); a row of the notice's party list with the
+// same words ("DEVON T BARBER Defendant") gives the name as written.
+func naturalOrder(name string, pages []string) string {
+	want := wordSet(name)
+	for pi := 0; pi < len(pages) && pi < captionPages; pi++ {
+		for _, l := range strings.Split(pages[pi], "\n") {
+			m := partyRowRE.FindStringSubmatch(strings.TrimSpace(l))
+			if m != nil && m[1] != name && sameWords(want, wordSet(m[1])) {
+				return m[1]
+			}
+		}
+	}
+	return name
+}
+
+func wordSet(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.Fields(partyKey(s)) {
+		out[w] = true
+	}
+	return out
+}
+
+func sameWords(a, b map[string]bool) bool {
+	if len(a) != len(b) || len(a) < 2 {
+		return false
+	}
+	for w := range a {
+		if !b[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// formPages is how many pages are searched for a bankruptcy form's
+// "Debtor 1 …" header: a petition's first pages may be a cover sheet and
+// forms whose header names no debtor.
+const formPages = 12
+
 func courtPrefixLine(p string) bool {
 	p = strings.TrimSpace(p)
 	return len(p) > 2 && len(p) <= 40 && isHeading(p) && !strings.ContainsAny(p, "0123456789") &&
@@ -293,6 +444,22 @@ func captionContinues(paras []string) bool {
 }
 
 const reLinePages = 10
+
+var motionNoRE = regexp.MustCompile(`(?i)\bmotion\s+(?:nos?\.|number|no:)\s*:?\s*\S*$`)
+
+var (
+	firmFileRE  = regexp.MustCompile(`(?i)\b(?:our|firm|client|attorneys?['’]?s?|counsel['’]?s?|law\s+firm)\s+(?:file|ref(?:erence)?|matter)\b`)
+	firmPhoneRE = regexp.MustCompile(`\(\d{3}\)\s*\d{3}[-.]\d{4}\b|\b\d{3}[-.]\d{3}[-.]\d{4}\b`)
+)
+
+// firmFile: the case label at p[from:to] is a law firm's own file or
+// matter number ("P: (973) 244-9969 - Our File No.: 4320-73"), named as
+// the firm's or on a letterhead line with a telephone number, not the
+// court's.
+func firmFile(p string, from, to int) bool {
+	lo := max(0, from-24)
+	return firmFileRE.MatchString(p[lo:to]) || firmPhoneRE.MatchString(p)
+}
 
 var (
 	reLineRE   = regexp.MustCompile(`^(?:RE|Re):?\s+(.{3,150}\s+v\.\s+.{3,150})$`)
@@ -327,7 +494,7 @@ func courtPart(s string) string {
 var (
 	// ... or the opinion's public-domain citation beside the name
 	// ("COLORADO COURT OF APPEALS 2026COA5", "2019 IL App (1st) 181234").
-	courtTailRE = regexp.MustCompile(`(?i)\s*(?:[_=~*]{3,}|-{4,}|\bnos?\.\s*:?\s*\S*\d|\b(?:case|docket|civil\s+action)\s+(?:nos?\.|number)|\bfiled\b|\s(?:19|20)\d{2}[ -]?(?:[A-Z][A-Za-z.]{1,6}[ -]?){1,2}(?:\(\w+\)[ -]?)?\d{1,6}\b).*$`)
+	courtTailRE = regexp.MustCompile(`(?i)\s*(?:[_=~*]{3,}|\s[-–—]\s+e-?courts\b|-{4,}|\bnos?\.\s*:?\s*\S*\d|\b(?:case|docket|civil\s+action)\s+(?:nos?\.|number)|\bfiled\b|\s(?:19|20)\d{2}[ -]?(?:[A-Z][A-Za-z.]{1,6}[ -]?){1,2}(?:\(\w+\)[ -]?)?\d{1,6}\b).*$`)
 	courtOfRE   = regexp.MustCompile(`^(?:in\s+)?the\s+court\s+of\b`)
 )
 
@@ -382,11 +549,14 @@ const (
 	// beside names still waiting for their role words it is the right
 	// column, read past; elsewhere it ends the caption.
 	lkTitle
+	lkVersusName // "v. ACME CORP.,": the "v." and the first name after it
 )
+
+var versusNameRE = regexp.MustCompile(`^(?:[Vv]\.|[Vv][Ss]\.?|VERSUS|[Vv]ersus|AGAINST|-against-)\s+(\S.*)$`)
 
 var (
 	colJunkRE = regexp.MustCompile(`[)(§üýþ*>|]+|\s[:X]\s|\s[:X]$|^[:X]\s`)
-	caseRefRE = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?(?:[A-Z]{2,4}\s+)?[A-Z]{0,3}\d[\w:/–—-]*(?:\s*\([A-Za-z]+\))?)`)
+	caseRefRE = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?(?:[A-Z]{2,4}\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*(?:\s*\([A-Za-z]+\))?)`)
 	bareTokRE = regexp.MustCompile(`(?:^|\s)(?:[A-Z]{2,3}-?)?\d{2,4}[-–]\d{3,6}(?:[-–][A-Za-z]{2,4})*(?:\s|$)`)
 	// The judges' initials left after a case number: "Case No. 16-CV-6794
 	// AB (JCx)" (the parenthesis is gone by then).
@@ -430,7 +600,10 @@ var (
 	parenEndRE  = regexp.MustCompile(`\s+[^()\s]+\)$`)
 	// A superior court's number in an appellate caption is the court
 	// below's: "(Super. Ct. No. PC20180264)".
-	superCtRE = regexp.MustCompile(`(?i)\bsuper(?:ior)?\.?\s*ct\.?\s*$`)
+	motionColRE  = regexp.MustCompile(`(?i)\s+(?:motion\s+(?:nos?\.|number|filed)|before|judge\s*\(s\)|judges|by)\s*:.*$`)
+	blankLabelRE = regexp.MustCompile(`(?i)(?:^|\s+)(?:case|docket|index|civil\s+action|file)\s+(?:nos?\.|number|no:)\s*:?\s*$`)
+	actionLineRE = regexp.MustCompile(`(?i)^(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|class\s+action)[.:]?$`)
+	superCtRE    = regexp.MustCompile(`(?i)\bsuper(?:ior)?\.?\s*ct\.?\s*$`)
 )
 
 func prepCaptionLine(p string) (string, bool) {
@@ -457,7 +630,17 @@ func prepCaptionLine(p string) (string, bool) {
 	if chapterRE.MatchString(strings.TrimSpace(colJunkRE.ReplaceAllString(p, " "))) {
 		return "", false // a bankruptcy caption's "Chapter 11" beside the debtor
 	}
+	// An order-on-motion form's right column: "MOTION NO.: …", "BEFORE:
+	// PART F", "JUDGE(S): …", "BY: …" beside the names.
+	p = motionColRE.ReplaceAllString(p, "")
 	hadCase := caseRefRE.MatchString(p) || bareTokRE.MatchString(p)
+	// The right column's labels with nothing after them: a docket number
+	// left blank for the clerk ("v. DOCKET NO.:"), the kind of action
+	// alone on its line ("CIVIL ACTION").
+	p = blankLabelRE.ReplaceAllString(p, "")
+	if actionLineRE.MatchString(strings.TrimSpace(p)) {
+		return "", hadCase
+	}
 	p = leftColumn(p)
 	p = caseRefInitialsRE.ReplaceAllString(p, " ")
 	p = bareTokRE.ReplaceAllString(p, " ")
@@ -495,7 +678,7 @@ func classify(p string) lineKind {
 		return lkSkip
 	case isVersusWord(p):
 		return lkVersus
-	case roleOnlyRE.MatchString(p):
+	case roleOnlyRE.MatchString(p) || subjectDescRE.MatchString(p):
 		return lkRole
 	case isCourtLine(p) || courtContRE.MatchString(p) || atPlaceRE.MatchString(p):
 		return lkStop
@@ -525,6 +708,9 @@ func classify(p string) lineKind {
 	if m := nameRoleRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
 		return lkNameRole
 	}
+	if m := versusNameRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) && !oneLineRE.MatchString(m[1]) {
+		return lkVersusName
+	}
 	if m := nameVersusRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
 		return lkNameVersus
 	}
@@ -541,7 +727,7 @@ func classify(p string) lineKind {
 }
 
 func isVersusWord(s string) bool {
-	switch strings.ToLower(strings.Trim(s, " -–—")) {
+	switch strings.ToLower(strings.Trim(s, " -–—:")) {
 	case "v", "v.", "vs", "vs.", "versus", "against", "v.–", "–v.":
 		return true
 	}
@@ -655,7 +841,25 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			switch kinds[j] {
 			case lkRole, lkNameRole:
 				return true
-			case lkVersus, lkNameVersus, lkStop:
+			case lkVersus, lkNameVersus, lkVersusName, lkStop:
+				return false
+			}
+		}
+		return false
+	}
+	// versusAhead: a "v." follows within a few lines, so an "In the
+	// Matter of the Application of X" names the first side of an
+	// adversary caption, not a subject ("… X, Petitioner, -against- Y").
+	versusAhead := func(i int) bool {
+		for j := i + 1; j < len(kinds) && j <= i+6; j++ {
+			switch kinds[j] {
+			case lkVersus, lkNameVersus, lkVersusName:
+				return true
+			case lkNameRole:
+				if m := nameRoleRE.FindStringSubmatch(prepped[j]); m != nil && m[3] != "" {
+					return true
+				}
+			case lkStop:
 				return false
 			}
 		}
@@ -742,7 +946,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			if m[3] != "" {
 				side, sawVersus = 1, true
 			}
-		case lkVersus, lkNameVersus:
+		case lkVersus, lkNameVersus, lkVersusName:
 			if k == lkNameVersus {
 				pending = append(pending, nameVersusRE.FindStringSubmatch(p)[1])
 			}
@@ -751,6 +955,14 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				pending = nil
 			}
 			side, sawVersus = 1, true
+			if k == lkVersusName {
+				rest := versusNameRE.FindStringSubmatch(p)[1]
+				if m := nameRoleRE.FindStringSubmatch(rest); m != nil && looksLikeName(m[1]) {
+					emit([]string{m[1]}, m[2]) // "vs. ACME CORP., et al., Defendants."
+				} else {
+					pending = append(pending, rest)
+				}
+			}
 		case lkOneLine:
 			if page > 0 {
 				continue
@@ -780,6 +992,17 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		case lkInRe:
 			m := inReRE.FindStringSubmatch(p)
 			subject := strings.TrimSpace(m[1])
+			if applicationOfRE.MatchString(m[0]) {
+				// "In the Matter of the Application of Acme Water Company
+				// for a Rate Increase": the applicant, not what it asks.
+				subject = strings.TrimSpace(forWhatRE.ReplaceAllString(subject, ""))
+			}
+			if versusAhead(i) {
+				if subject != "" {
+					pending = append(pending, subject)
+				}
+				continue
+			}
 			if subject == "" {
 				inRe = true
 				continue
@@ -818,7 +1041,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			}
 		}
 	}
-	if len(pending) > 0 && side == 1 {
+	if len(pending) > 0 && (side == 1 || inRe) {
 		emitRoleless(pending)
 	}
 	finishTitle()
@@ -909,6 +1132,11 @@ func splitNames(block string) []string {
 		// Keep comma-separated parts only while they are name suffixes.
 		fields := strings.Split(part, ",")
 		names := []string{strings.TrimSpace(fields[0])}
+		// "MOTORS, LLC; and NEW JERSEY MOTOR VEHICLE COMMISSION": the
+		// last of a list joined by semicolons.
+		if a := andNameRE.FindStringSubmatch(names[0]); a != nil && looksLikeName(a[1]) {
+			names[0] = a[1]
+		}
 		caps := isAllCaps(names[0])
 		described := false // a description after the last name ("a Delaware corporation")
 		for _, f := range fields[1:] {
@@ -1009,9 +1237,19 @@ func splitAnd(name string) []string {
 // "09-1361": year (two digits), type letters if any, and number without
 // leading zeros. It is "" for text that is not a case number.
 func CaseKey(s string) string {
+	// New Jersey's docket numbers are printed with spaces by its eCourts
+	// notices ("ATL DC 007956-25") and with hyphens elsewhere.
+	if m := njSpacedRE.FindStringSubmatch(strings.TrimSpace(s)); m != nil {
+		s = m[1] + "-" + m[2] + "-" + m[3]
+	}
 	s = strings.ToLower(strings.NewReplacer("–", "-", "—", "-", " ", "", ".", "").Replace(s))
 	if m := mdlKeyRE.FindStringSubmatch(s); m != nil {
 		return "mdl-" + strings.TrimLeft(m[1], "0")
+	}
+	// New Jersey's Appellate Division writes its team after the number
+	// ("A-000308-25T3"); its stamps do not ("A-000308-25").
+	if m := appDivTeamRE.FindStringSubmatch(s); m != nil {
+		s = m[1]
 	}
 	m := caseKeyRE.FindStringSubmatch(s)
 	if m == nil {
@@ -1041,10 +1279,12 @@ func CaseKey(s string) string {
 }
 
 var (
-	caseKeyRE   = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
-	plainCaseRE = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
-	mdlKeyRE    = regexp.MustCompile(`^mdl(?:no\.?)?(\d{3,5})$`)
-	otherCaseRE = regexp.MustCompile(`^[a-z]{0,4}\d[a-z0-9]*(?:[-./][a-z0-9]+)*$`)
+	caseKeyRE    = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
+	plainCaseRE  = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
+	njSpacedRE   = regexp.MustCompile(`^([A-Z]{2,4}) ([A-Z]{1,3}) (\d{3,7}-\d{2})$`)
+	appDivTeamRE = regexp.MustCompile(`^(a-\d{3,6}-\d{2})t\d$`)
+	mdlKeyRE     = regexp.MustCompile(`^mdl(?:no\.?)?(\d{3,5})$`)
+	otherCaseRE  = regexp.MustCompile(`^(?:[a-z]{1,5}-){0,3}[a-z]{0,4}\d[a-z0-9]*(?:[-./][a-z0-9]+)*$`)
 )
 
 var inTheRE = regexp.MustCompile(`(?i)^\s*in\s+the\s+`)
@@ -1153,7 +1393,7 @@ func courtWords(s string) []string {
 
 // titleFragRE: the words of a paper's title, which a name never has.
 var (
-	titleFragRE = regexp.MustCompile(`(?i)\b(?:motion|memorandum|points\s+and\s+authorities|authorities|in\s+support\s+of|in\s+opposition\s+to|opposition|declaration|testimony|stipulat(?:ion|ed)|\[?proposed\]?|reply|application|request|hearing|certification|notice|complaint|answer|brief|judgment|order|exclude|compel|dismiss|summary|redacted|under\s+seal|reconsideration|objections?|evidentiary|determination|entitlement|renewed|limine|sanctions|strike)\b`)
+	titleFragRE = regexp.MustCompile(`(?i)\b(?:motion|memorandum|points\s+and\s+authorities|authorities|in\s+support\s+of|in\s+opposition\s+to|opposition|declaration|designation|affirmative\s+defenses|testimony|stipulat(?:ion|ed)|\[?proposed\]?|reply|application|request|hearing|certification|notice|complaint|answer|brief|judgment|order|exclude|compel|dismiss|summary|redacted|under\s+seal|reconsideration|objections?|evidentiary|determination|entitlement|renewed|limine|sanctions|strike)\b`)
 	roleWordRE  = regexp.MustCompile(`(?i)\b` + roleWord + `\b`)
 	// "DEFENDANTS’ EVIDENTIARY", "PLAINTIFF’S MOTION FOR": a party's paper.
 	possessiveRoleRE = regexp.MustCompile(`(?i)^(?:the\s+)?` + roleWord + `['’]s?\s`)

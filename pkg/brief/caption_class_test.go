@@ -823,3 +823,261 @@ func TestCaptionTitleWordInName(t *testing.T) {
 	))
 	checkParties(t, dc, []wantParty{{"The Application Group, Inc.", RolePlaintiff}, {"River Bank", RoleDefendant}})
 }
+
+// A state trial court's caption in two columns: the court's name, county
+// and division in the right column share their lines with the left
+// column's party names; the docket number comes from the e-filing stamp
+// (the right column's "DOCKET NO.:" is left blank for the clerk); "CIVIL
+// ACTION" and the paper's title sit beside the defendant.
+func TestCaptionStateCourtTwoColumns(t *testing.T) {
+	dc := captionOf(t, lines(
+		"MID-L-004411-24 03/02/2024 4:05:01 PM Pg 1 of 9 Trans ID: LCV2024556677",
+		"ROE & ROE, P.C.",
+		"12 Main Street, Trenton, NJ 08608",
+		"Attorneys for Plaintiff, Garden Mutual Insurance Company",
+		"GARDEN MUTUAL INSURANCE SUPERIOR COURT OF NEW JERSEY",
+		"COMPANY, MIDDLESEX COUNTY – LAW DIVISION",
+		"SPECIAL CIVIL PART",
+		"Plaintiff,",
+		"v. DOCKET NO.:",
+		"CIVIL ACTION",
+		"PAULA MARIE QUINN, ANSWER TO COUNTERCLAIM AND",
+		"AFFIRMATIVE DEFENSES",
+		"Defendant.",
+		"Plaintiff, by way of answer, says:",
+	))
+	wantCourt(t, dc, "Superior Court of New Jersey Middlesex County – Law Division Special Civil Part")
+	wantCases(t, dc, "MID-L-004411-24")
+	checkParties(t, dc, []wantParty{{"Garden Mutual Insurance Company", RolePlaintiff}, {"Paula Marie Quinn", RoleDefendant}})
+	if dc.title != "Garden Mutual Insurance Company v. Paula Marie Quinn" {
+		t.Errorf("title %q", dc.title)
+	}
+
+	// The same court printed in one column, its division and county on
+	// the lines under its name, and the docket number labelled beside the
+	// plaintiff; the paper's title runs over two lines beside the names.
+	dc = captionOf(t, lines(
+		"Paula Marie Quinn, pro se",
+		"SUPERIOR COURT OF NEW JERSEY",
+		"CHANCERY DIVISION GENERAL EQUITY PART",
+		"MERCER COUNTY",
+		"GARDEN MUTUAL INSURANCE COMPANY, Docket No.: MER-C-000123-24",
+		"Plaintiff,",
+		"v. COMPLAINT,",
+		"DESIGNATION OF TRIAL COUNSEL;",
+		"PAULA MARIE QUINN,",
+		"Defendant.",
+	))
+	wantCourt(t, dc, "Superior Court of New Jersey Chancery Division General Equity Part Mercer County")
+	wantCases(t, dc, "MER-C-000123-24")
+	checkParties(t, dc, []wantParty{{"Garden Mutual Insurance Company", RolePlaintiff}, {"Paula Marie Quinn", RoleDefendant}})
+}
+
+// A law firm's own file number under its letterhead is not the court's
+// case number; an agency's "State File No." still is.
+func TestCaptionFirmFileNumberIsNoCase(t *testing.T) {
+	dc := captionOf(t, lines(
+		"ROE & ROE, P.C.",
+		"P: (609) 555-0100 - Our File No.: 7781-12",
+		"Attorneys for Plaintiff",
+		"IN THE UNITED STATES DISTRICT COURT",
+		"FOR THE DISTRICT OF NEW JERSEY",
+		"ACME SUPPLY CO., Civil Action No. 3:24-cv-01234",
+		"Plaintiff,",
+		"v.",
+		"BETA TOOLS LLC,",
+		"Defendant.",
+	))
+	wantCases(t, dc, "3:24-cv-01234")
+	dc = captionOf(t, lines(
+		"Firm File No. 2231-4",
+		"TENNESSEE BUREAU OF WORKERS' COMPENSATION",
+		"IN THE COURT OF WORKERS' COMPENSATION CLAIMS",
+		"AT NASHVILLE",
+		"JANE ROE, ) Docket No. 2018-06-1735",
+		"Employee, ) State File No. 57222-2018",
+	))
+	wantCases(t, dc, "2018-06-1735", "57222-2018")
+}
+
+// A court's order with a colon-ruled caption: the court, its division
+// ("CIVIL DIVISION - LAW") and county in the right column beside the
+// names, defendants listed with semicolons and a last "and".
+func TestCaptionColonRuledStateCourt(t *testing.T) {
+	dc := captionOf(t, lines(
+		"MER-L-000555-24 02/14/2024 Pg 1 of 1 Trans ID: LCV2024111222",
+		"PREPARED BY THE COURT",
+		"_______________________________________",
+		":",
+		"HAROLD P. VANCE, : SUPERIOR COURT OF NEW JERSEY",
+		": CIVIL DIVISION - LAW",
+		"Plaintiff, : MERCER COUNTY",
+		"", // (extraction's blank line: the cleaning would join "v." to the county)
+		"v. :",
+		": MER-L-555-24",
+		"ORCHARD HOMES, INC.; ORCHARD :",
+		"CAPITAL, LLC; and TRENTON WATER :",
+		"WORKS, : Civil Action",
+		": ORDER",
+		"Defendants. :",
+		"THIS MATTER having been opened to the Court upon motion of Plaintiff;",
+	))
+	wantCourt(t, dc, "Superior Court of New Jersey Civil Division - Law Mercer County")
+	wantCases(t, dc, "MER-L-000555-24")
+	checkParties(t, dc, []wantParty{{"Harold P. Vance", RolePlaintiff}, {"Orchard Homes, Inc.", RoleDefendant}, {"Orchard Capital, LLC", RoleDefendant}, {"Trenton Water Works", RoleDefendant}})
+}
+
+// A state appellate court's order on a motion: the motion's number is no
+// case number, the team letter after the docket number ("A-001234-24T2")
+// is the same case as the clerk's stamp's, and the form's right-column
+// labels ("MOTION NO.:", "BEFORE:", "JUDGE(S):", "BY:") are no names.
+func TestCaptionAppellateOrderOnMotion(t *testing.T) {
+	dc := captionOf(t, lines(
+		"FILED, Clerk of the Appellate Division, March 03, 2025, A-001234-24, M-004321-24",
+		"ORDER ON MOTION",
+		"---------------",
+		"SUPERIOR COURT OF NEW JERSEY",
+		"APPELLATE DIVISION",
+		"DOCKET NO.: A-001234-24T2",
+		"ROSA LINDQVIST MOTION NO.: M-004321-24",
+		"V. BEFORE: PART C",
+		"BOROUGH OF FAIRVIEW JUDGE(S): ANNA B. CORTEZ",
+		"MOTION FILED: 01/10/2025 BY: ROSA LINDQVIST",
+		"ANSWER(S) BY:",
+		"FILED:",
+		"ORDER",
+		"THIS MATTER HAVING BEEN DULY PRESENTED TO THE COURT, IT IS HEREBY ORDERED:",
+	))
+	wantCourt(t, dc, "Superior Court of New Jersey Appellate Division")
+	wantCases(t, dc, "A-001234-24")
+	checkParties(t, dc, []wantParty{{"Rosa Lindqvist", RolePlaintiff}, {"Borough of Fairview", RoleDefendant}})
+	if dc.title != "Rosa Lindqvist v. Borough of Fairview" {
+		t.Errorf("title %q", dc.title)
+	}
+}
+
+// "In the Matter of …" captions: a subject's ("IN THE MATTER OF THE
+// ESTATE OF" / "JOHN Q. DOE," / "Deceased."), an applicant's before what
+// it applies for, and an application that names an adversary after a
+// "v." or "-against-", whose applicant is then the first side, not a
+// subject, and whose title is "X v. Y".
+func TestCaptionInTheMatterOf(t *testing.T) {
+	dc := captionOf(t, lines(
+		"IN THE SUPREME COURT OF THE STATE OF MONTANA",
+		"IN THE MATTER OF THE ESTATE OF",
+		"JOHN Q. DOE,",
+		"Deceased.",
+	))
+	checkParties(t, dc, []wantParty{{"The Estate of John Q. Doe", RoleOther}})
+	if dc.title != "In re: The Estate of John Q. Doe" {
+		t.Errorf("title %q", dc.title)
+	}
+	dc = captionOf(t, lines(
+		"BEFORE THE PUBLIC UTILITIES COMMISSION OF THE STATE OF HAWAII",
+		"In the Matter of the Application of Acme Water Company for a Rate Increase",
+		"Docket No. 2021-0456",
+	))
+	checkParties(t, dc, []wantParty{{"Acme Water Company", RoleOther}})
+	dc = captionOf(t, lines(
+		"SUPREME COURT OF THE STATE OF NEW YORK",
+		"COUNTY OF KINGS",
+		"In the Matter of the Application of",
+		"MARIA DIAZ,",
+		"Petitioner,",
+		"-against-",
+		"CITY OF NEW YORK,",
+		"Respondent.",
+	))
+	checkParties(t, dc, []wantParty{{"Maria Diaz", RolePlaintiff}, {"City of New York", RoleDefendant}})
+	if dc.title != "Maria Diaz v. City of New York" {
+		t.Errorf("title %q", dc.title)
+	}
+}
+
+// The defendant's name on the "v." line ("v. ACME CORP.,"), and a "v."
+// with a colon rule after it ("v.:"): the title is first plaintiff v.
+// first defendant either way.
+func TestCaptionVersusOnNameLine(t *testing.T) {
+	for _, vs := range [][]string{{"v. ACME CORP.,"}, {"v.:", "ACME CORP.,"}, {"vs. ACME CORP., et al.,"}} {
+		c := append([]string{"UNITED STATES DISTRICT COURT", "DISTRICT OF COLORADO", "JOHN DOE,", "Plaintiff,"}, vs...)
+		dc := captionOf(t, lines(append(c, "Defendants.", "COMPLAINT")...))
+		checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme Corp.", RoleDefendant}})
+		if dc.title != "John Doe v. Acme Corp." {
+			t.Errorf("%q: title %q", vs, dc.title)
+		}
+	}
+}
+
+// A bankruptcy petition whose first pages name no debtor in a header (a
+// cover sheet, the form's boxed "Your full name" answers): the debtor is
+// read from a later page's "Debtor 1 …" header.
+func TestCaptionDebtorOnLaterPage(t *testing.T) {
+	form := lines(
+		"Fill in this information to identify your case:",
+		"United States Bankruptcy Court for the:",
+		"DISTRICT OF OREGON",
+		"Official Form 101",
+		"Voluntary Petition for Individuals Filing for Bankruptcy",
+		"1. Your full name",
+		"Write the name that is on Jane",
+		"your government-issued First name First name",
+		"Quincy",
+		"Middle name Middle name",
+		"Public",
+		"Last name and Suffix (Sr., Jr., II, III) Last name and Suffix (Sr., Jr., II, III)",
+	)
+	later := lines("Debtor 1 Jane Quincy Public Case number (if known) 19-31234", "Part 2: Tell the Court About Your Bankruptcy Case")
+	dc := captionOf(t, "Cover sheet: list of creditors attached", form, "Page two of the form", "Page three of the form", later)
+	checkParties(t, dc, []wantParty{{"Jane Quincy Public", RoleOther}})
+}
+
+// A court's notice names its case in labelled fields: the caption field
+// ("VS" without a period) is the title, the name fields are the parties,
+// and the docket number is printed with spaces ("MER LT 001234-24"); the
+// court's e-filing system after a dash is no part of the court's name.
+func TestCaptionNoticeFields(t *testing.T) {
+	dc := captionOf(t, lines(
+		"SUPERIOR COURT OF NEW JERSEY - eCOURTS",
+		"The following notice is being sent from eCourts:",
+		"Plaintiff Name: HARBOR VIEW APARTMENTS LLC",
+		"Defendant Name: MARIA L SANTOS",
+		"Case Caption: HARBOR VIEW APARTMENTS VS SANTOS MARIA L",
+		"Case Number: MER LT 001234-24",
+		"Docket Text: The motion filed on 03/04/2024 will be decided on 03/22/2024.",
+	))
+	wantCourt(t, dc, "Superior Court of New Jersey")
+	wantCases(t, dc, "MER-LT-001234-24")
+	checkParties(t, dc, []wantParty{{"HARBOR VIEW APARTMENTS LLC", RolePlaintiff}, {"MARIA L SANTOS", RoleDefendant}})
+	if dc.title != "HARBOR VIEW APARTMENTS v. SANTOS MARIA L" {
+		t.Errorf("title %q", dc.title)
+	}
+	// The notice's own date is none of the motion's ("filed on", "will be
+	// decided on").
+	if d := filedOn([]string{"Docket Text: The motion filed on 03/04/2024 will be decided on 03/22/2024."}, doctext.Meta{}); d != "" {
+		t.Errorf("filed on %q, want none", d)
+	}
+}
+
+// A court's own notice is a notice, whatever motion it speaks of.
+func TestKindCourtNotice(t *testing.T) {
+	for _, page := range []string{
+		lines("SUPERIOR COURT OF NEW JERSEY - eCOURTS", "The following notice is being sent from eCourts:", "Docket Text: The motion filed on 03/04/2024 will be decided on 03/22/2024. Re: MOTION TO COMPEL"),
+		lines("SUPERIOR COURT OF NEW JERSEY", "MERCER COUNTY", "GENERIC PROCEEDING", "A case management conference on the motion to dismiss is scheduled."),
+	} {
+		c := doctext.Clean([]string{page})
+		if k := classifyKind(c.Pages, c.Meta); k != KindNotice {
+			t.Errorf("%q: kind %s, want notice", page[:40], k)
+		}
+	}
+}
+
+// A notice with only the caption field and a table of the parties: a
+// person written last name first in the field is named as the table
+// writes the same words; a name the table lacks stays as the field has it.
+func TestCaptionNoticeFieldNameOrder(t *testing.T) {
+	dc := captionOf(t,
+		lines("SUPERIOR COURT OF NEW JERSEY", "MERCER COUNTY", "GENERIC PROCEEDING", "CASE CAPTION: HARBOR VIEW APARTMENTS VS SANTOS MARIA L", "CASE NUMBER: MER-LT-001234-24"),
+		lines("ELIGIBLE PARTIES AND/OR ATTORNEYS", "JOHN Q LAWYER Plaintiff Attorney", "MARIA L SANTOS Defendant"),
+	)
+	checkParties(t, dc, []wantParty{{"HARBOR VIEW APARTMENTS", RolePlaintiff}, {"MARIA L SANTOS", RoleDefendant}})
+}

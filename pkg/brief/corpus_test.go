@@ -36,6 +36,10 @@ type expectation struct {
 	Kind    brief.Kind `json:"kind"`
 	FiledOn string     `json:"filed_on"`
 	Noise   []string   `json:"noise"`
+	// PDF, when set, is the filing's path relative to testdata/filings
+	// ("pairs/….pdf"): a reference to a file the corpus already holds for
+	// another test, instead of a second copy beside the expectation.
+	PDF string `json:"pdf"`
 }
 
 // tally counts matches for precision (of what the Brief says) and recall
@@ -110,7 +114,11 @@ func TestRealFilings(t *testing.T) {
 		sc.files++
 		before := *sc
 		court, title, cases, parties, roles, kind, filed := &sc.court, &sc.title, &sc.cases, &sc.parties, &sc.roles, &sc.kind, &sc.filed
-		pdf, err := os.ReadFile(strings.TrimSuffix(f, ".expect.json") + ".pdf")
+		pdfPath := strings.TrimSuffix(f, ".expect.json") + ".pdf"
+		if want.PDF != "" {
+			pdfPath = filepath.Join(filepath.Dir(f), filepath.FromSlash(want.PDF))
+		}
+		pdf, err := os.ReadFile(pdfPath)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,6 +36,7 @@ var kindRules = []struct {
 }
 
 var (
+	courtNoticeRE = regexp.MustCompile(`(?i)^(?:the\s+following\s+notice\s+is\b|generic\s+(?:proceeding|schedule)\b)`)
 	letterRE      = regexp.MustCompile(`(?m)^(?:Dear\s+\S|Re:\s|RE:\s)|(?i)\bOffice\s+of\s+the\s+Clerk\b`)
 	beforeRE      = regexp.MustCompile(`(?i)^Before:?\s.*\b(?:Circuit|Chief|District|Senior)\s+Judges?\b|^(?:[A-Z][A-Za-z'’.\- ]+),\s+(?:Circuit|Chief|District)\s+Judge[.:]`)
 	exhibitRE     = regexp.MustCompile(`^\d+-\d+$`)
@@ -65,6 +66,14 @@ func classifyKind(pages []string, meta doctext.Meta) Kind {
 	for _, p := range first {
 		if p = strings.TrimSpace(p); isTitleLine(p) && transcriptRE.MatchString(p) {
 			return KindOther
+		}
+	}
+	// A court's own notice, however many motions it speaks of: "GENERIC
+	// PROCEEDING" (a scheduling notice), "The following notice is being
+	// sent from eCourts:" (a sentence, not a heading).
+	for _, p := range firstN(first, 12) {
+		if courtNoticeRE.MatchString(strings.TrimSpace(p)) {
+			return KindNotice
 		}
 	}
 	panel, appeal := false, false
@@ -133,7 +142,8 @@ func isTitleLine(p string) bool {
 }
 
 var (
-	filedRE = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|announced|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
+	otherPaperRE = regexp.MustCompile(`(?i)\b(?:motion|complaint|answer|petition|application|brief|appeal|notice|(?:will|to|shall)\s+be)\s+$`)
+	filedRE      = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|announced|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
 	// A signature or form date: "Dated: May 6, 2025", "DATED this 5th day
 	// of …", "Date October 13, 2017" (a capitalised label, not "letter dated").
 	datedRE  = regexp.MustCompile(`(?m)(?:^\s*|\s)(?:Dated|DATED|Date|DATE|Signed|SIGNED|Entered|ENTERED)\b\s*:?\s*(?:at\s+[^,]{1,40},\s*)?(?:this\s+)?`)
@@ -173,6 +183,9 @@ func dateAfter(label *regexp.Regexp, text string, gap int) string {
 	for _, loc := range label.FindAllStringIndex(text, -1) {
 		if loc[0] > 0 && text[loc[0]-1] == '(' {
 			continue // "(Filed 10/11/17)": another paper's date
+		}
+		if otherPaperRE.MatchString(text[:loc[0]]) {
+			continue // "The motion filed on 11/26/2025 will be decided …": the motion's date
 		}
 		rest := text[loc[1]:]
 		if m := anyDateR.FindStringSubmatchIndex(rest); m != nil && m[2] <= gap {

@@ -184,8 +184,14 @@ const (
 
 var (
 	stampHeadRE = regexp.MustCompile(`^(?:USCA\d*\s+|Appellate\s+)?(?:Case|Appeal)\s*(?:#|No\.?)?\s*:?\s*` + caseTok)
-	fieldSepRE  = regexp.MustCompile(`^` + fieldSep)
-	stampFields = []*regexp.Regexp{
+	// A state court's e-filing stamp names no "Case": its docket number
+	// comes first, then the date and time filed ("ATL-DC-007956-25
+	// 10/08/2025 01:01:36 PM Pg 1 of 6 Trans ID: SCP20254267681"). The
+	// number has letters and at least two hyphened parts, and the date
+	// must follow it, so a body line is not read as one.
+	stateStampRE = regexp.MustCompile(`^([A-Z]{1,5}(?:-[A-Z0-9]{1,8}){2,4})\s+` + dateTok + `\b`)
+	fieldSepRE   = regexp.MustCompile(`^` + fieldSep)
+	stampFields  = []*regexp.Regexp{
 		regexp.MustCompile(`^(?i:date\s+filed|filed)\s*:?\s*` + dateTok),                                   // 1 filed
 		regexp.MustCompile(`^(?i:entered)\s*:?\s*` + dateTok + `(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?`),         // 2
 		regexp.MustCompile(`^(?i:dkt\s*entry|dktentry)\s*:?\s*([0-9][0-9.\-]*)`),                           // 3 entry
@@ -196,8 +202,9 @@ var (
 		regexp.MustCompile(`^(?:Desc|Main|Document|Exhibit|Pg|Filed|Date)\b\.?`),                           // 8 words of two-line stamps
 		regexp.MustCompile(`^#\s*:?\s*\d+`),                                                                // 9 "#: 28982"
 		regexp.MustCompile(`^` + dateTok),                                                                  // 10 bare date after the case number
-		regexp.MustCompile(`^\d{1,2}:\d{2}(?::\d{2})?`),                                                    // 11 time
-		regexp.MustCompile(`^[A-Z]\b`),                                                                     // 12 exhibit letter ("Exhibit A")
+		regexp.MustCompile(`^\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp]\.?[Mm]\b\.?)?`),                          // 11 time
+		regexp.MustCompile(`^(?:Trans(?:action)?|Envelope)\s*(?:ID|No\.?|#)\s*:?\s*[A-Z]{0,6}\d+`),         // 12 e-filing transaction
+		regexp.MustCompile(`^[A-Z]\b`),                                                                     // 13 exhibit letter ("Exhibit A")
 	}
 )
 
@@ -224,6 +231,10 @@ func cutStamp(l string) (rest string, s stamp, ok bool) {
 		s.caseNo = strings.TrimRight(l[m[2]:m[3]], ".,:-")
 		pos = m[1]
 		fields++
+	} else if m := stateStampRE.FindStringSubmatchIndex(l); m != nil {
+		s.caseNo, s.filed = l[m[2]:m[3]], l[m[4]:m[5]]
+		pos = m[1]
+		fields += 2
 	}
 	for {
 		adv := fieldSepRE.FindStringIndex(l[pos:])[1]

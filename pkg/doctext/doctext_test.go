@@ -51,6 +51,37 @@ func TestStampsRemovedAndKeptAsMeta(t *testing.T) {
 	}
 }
 
+// A state court's e-filing stamp begins with its docket number, not
+// "Case": the number and the date filed are kept (New Jersey's Superior
+// Court prints "ATL-DC-007956-25 10/08/2025 01:01:36 PM Pg 1 of 6 Trans
+// ID: SCP20254267681" on every page).
+func TestStateEFilingStamp(t *testing.T) {
+	cases := []struct{ line, caseNo, on string }{
+		{"ATL-DC-007956-25 10/08/2025 01:01:36 PM Pg 1 of 6 Trans ID: SCP20254267681", "ATL-DC-007956-25", "2025-10-08"},
+		{"ATL-DC-007956-25 11/05/2025 9:11:46 AM Pg 1 of 4 Trans ID: SCP20254714229", "ATL-DC-007956-25", "2025-11-05"},
+		{"MID-L-001234-24 03/02/2024 4:05:01 PM Pg 2 of 10 Trans ID: LCV2024123456", "MID-L-001234-24", "2024-03-02"},
+	}
+	for _, c := range cases {
+		rest, s, ok := cutStamp(c.line)
+		if !ok || rest != "" || s.caseNo != c.caseNo || NormDate(s.filed) != c.on {
+			t.Errorf("%q: stamp %v, case %q, filed %q, rest %q", c.line, ok, s.caseNo, s.filed, rest)
+		}
+	}
+	res := Clean([]string{cases[0].line + "\nThe Authority sued.", "ATL-DC-007956-25 10/08/2025 01:01:36 PM Pg 2 of 6 Trans ID: SCP20254267681\nIt answered."})
+	if res.Meta.FiledOn != "2025-10-08" || len(res.Meta.CaseNumbers) != 1 || res.Meta.CaseNumbers[0] != "ATL-DC-007956-25" {
+		t.Errorf("meta %+v", res.Meta)
+	}
+	for _, l := range []string{
+		"ATL-DC-007956-25 is the docket number of this action.",
+		"I-95-N 10/08/2025 is the date the toll was charged, page 4 of the notice.",
+		"DOCKET NO.: ATL-DC-007956-25",
+	} {
+		if _, _, ok := cutStamp(l); ok {
+			t.Errorf("%q taken for a stamp", l)
+		}
+	}
+}
+
 // page builds a page of body text with a stamp on top and a page number at
 // the bottom.
 func page(n, of int, body ...string) string {
