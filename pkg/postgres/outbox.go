@@ -223,7 +223,8 @@ const (
 
 // relayClaimSQL is the claim, one statement: the lease for holder $3 (taken
 // when it is free or its lease ended, renewed for $4 seconds when $3 holds
-// it; a new holder gets a higher token), the marks of $2 (unfenced, as a
+// it with half of it or less left — with more left, the lease row is
+// neither locked nor written; a new holder gets a higher token), the marks of $2 (unfenced, as a
 // mark is true whoever makes it), and, only while $3 already held the
 // lease before this statement, up to $1 due retries (relayRetrySQL), then
 // unsent rows (relayUnsentSQL) to fill the batch. A statement that takes
@@ -234,10 +235,21 @@ const (
 // (null: another relay holds the lease), whether this statement took the
 // lease and took it over (from a holder that had not released it), and
 // how many rows were marked; a statement that reads no row returns that
-// row alone, its row columns null. The lease row is locked (FOR UPDATE)
-// first, so two claims queue on it and the second sees the first's lease.
-var relayClaimSQL = `WITH prev AS (
-    SELECT holder, lease_until FROM ops.relay_lease WHERE lease = 'outbox' FOR UPDATE
+// row alone, its row columns null. Unless $3's lease is fresh, the lease
+// row is locked (FOR UPDATE) first, so two claims queue on it and the
+// second sees the first's lease.
+var relayClaimSQL = `WITH cur AS (
+    SELECT holder, token, lease_until FROM ops.relay_lease WHERE lease = 'outbox'
+), fresh AS (
+    -- $3 holds the lease with more than half of it left: no other relay
+    -- can take it before it ends, so it is neither locked nor renewed (an
+    -- idle relay's polls write nothing).
+    SELECT token FROM cur
+    WHERE holder = $3::uuid AND lease_until > clock_timestamp() + make_interval(secs => $4::float8 / 2)
+), prev AS (
+    SELECT holder, lease_until FROM ops.relay_lease
+    WHERE lease = 'outbox' AND NOT EXISTS (SELECT FROM fresh)
+    FOR UPDATE
 ), lease AS (
     UPDATE ops.relay_lease AS l SET
         holder = $3::uuid,
@@ -256,6 +268,8 @@ var relayClaimSQL = `WITH prev AS (
     RETURNING 1
 ), reading AS (
     SELECT 1 FROM lease WHERE NOT took
+    UNION ALL
+    SELECT 1 FROM fresh
 ), retry AS (` + relayRetrySQL + `
 ), unsent AS (` + relayUnsentSQL + `
 ), picked AS (
@@ -265,7 +279,8 @@ var relayClaimSQL = `WITH prev AS (
     ORDER BY arm, next_attempt_at, occurred_at, event_id
     LIMIT $1
 )
-SELECT EXISTS (SELECT FROM prev), (SELECT token FROM lease), (SELECT took FROM lease), (SELECT took_over FROM lease),
+SELECT EXISTS (SELECT FROM cur), coalesce((SELECT token FROM lease), (SELECT token FROM fresh)),
+    (SELECT took FROM lease), (SELECT took_over FROM lease),
     (SELECT count(*) FROM marked),
     p.event_id, p.firm_id, p.matter_id, p.event_name, p.payload, p.occurred_at, p.trace_header, p.publish_attempts
 FROM (SELECT) AS head LEFT JOIN picked p ON true

@@ -1022,3 +1022,54 @@ func TestValidEventName(t *testing.T) {
 		t.Errorf("error does not say why: %v", err)
 	}
 }
+
+// An idle relay polls every RAIL_RELAY_POLL for its whole window: while
+// more than half of its lease is left, a poll neither locks nor renews the
+// lease row (no row version, no transaction id), and it renews once half
+// or less is left, keeping its token.
+func TestIdleRelayPollsWriteNothing(t *testing.T) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	out := postgres.NewOutbox(db.Pool)
+	holder := uuid.New()
+	xmin := func() (x string, token int64) {
+		t.Helper()
+		if err := db.Pool.QueryRow(ctx, `SELECT xmin::text, token FROM ops.relay_lease WHERE lease = 'outbox'`).Scan(&x, &token); err != nil {
+			t.Fatal(err)
+		}
+		return x, token
+	}
+	claim := func(lease time.Duration) rail.OutboxClaim {
+		t.Helper()
+		c, err := out.Claim(ctx, rail.OutboxClaimRequest{Holder: holder, Limit: 10, Lease: lease})
+		if err != nil || c.Busy {
+			t.Fatalf("claim: %+v %v", c, err)
+		}
+		return c
+	}
+	claim(time.Minute) // takes the lease
+	x0, tok0 := xmin()
+	for range 20 {
+		if c := claim(time.Minute); c.Token != tok0 {
+			t.Fatalf("an idle poll got token %d, want the lease's %d", c.Token, tok0)
+		}
+	}
+	if x, _ := xmin(); x != x0 {
+		t.Fatalf("20 idle polls with most of the lease left rewrote the lease row (xmin %s -> %s)", x0, x)
+	}
+	// Less than half of the lease left: the next poll renews it.
+	if _, err := db.Pool.Exec(ctx, `UPDATE ops.relay_lease SET lease_until = clock_timestamp() + interval '10 seconds'`); err != nil {
+		t.Fatal(err)
+	}
+	x1, _ := xmin()
+	c := claim(time.Minute)
+	var left float64
+	if err := db.Pool.QueryRow(ctx, `SELECT extract(epoch FROM lease_until - clock_timestamp())::float8 FROM ops.relay_lease`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if x, tok := xmin(); x == x1 || tok != tok0 || c.Token != tok0 || left < 50 {
+		t.Fatalf("a poll with 10 s of a 1 min lease left: xmin %s -> %s, token %d (claim %d), %.0f s left; want a renewal to 1 min keeping token %d",
+			x1, x, tok, c.Token, left, tok0)
+	}
+}
