@@ -196,8 +196,10 @@ func TestPromise(t *testing.T) {
 	faults := map[promise.Kind]int{}
 	violations, known := map[string]int{}, map[string]int{}
 	var failed []uint64
-	frames, uploads := 0, 0
+	frames, uploads, batches, batchClaims := 0, 0, 0, 0
 	for _, r := range results {
+		batches += r.Batches
+		batchClaims += r.BatchClaims
 		for k, c := range r.Faults {
 			faults[k] += c
 		}
@@ -223,6 +225,7 @@ func TestPromise(t *testing.T) {
 	}
 	_ = frames
 	t.Logf("promise summary: %d seeds (%d fault-phase steps each), %d failed, %d uploads, wall %v", n, st, len(failed), uploads, time.Since(began).Round(time.Millisecond))
+	t.Logf("builder invocations on the batch path (two claims or more): %d, %d claims", batches, batchClaims)
 	t.Logf("kinds injected: %s", promise.FormatCounts(faults))
 	t.Logf("violations: %s", promise.FormatCounts(violations))
 	t.Logf("known violations pending a fix (not failed): %s", promise.FormatCounts(known))
@@ -233,6 +236,9 @@ func TestPromise(t *testing.T) {
 		t.Errorf("%d of %d seeds broke the promise: %v", len(failed), n, failed[:min(len(failed), 20)])
 	}
 	if n >= 60 && *flagSeed < 0 {
+		if batches == 0 {
+			t.Errorf("no builder invocation claimed two matters or more in %d seeds: the batch path went unexercised", n)
+		}
 		for _, k := range promise.AllKinds {
 			if _, pending := promise.PendingFixes[k]; pending && !*flagAll {
 				continue

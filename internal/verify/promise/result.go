@@ -72,6 +72,10 @@ type Result struct {
 	Timing map[string]time.Duration
 	// Stats.
 	Frames, Uploads, RelayInvocations, Sweeps int
+	// Batches: builder invocations whose claim statement won two claims or
+	// more (the batch path: Ledger.ClaimBatch, Ledger.LoadBuilds, a
+	// goroutine per claim); BatchClaims: the claims they won.
+	Batches, BatchClaims int
 }
 
 // Count returns how many violations of kind k the run found.
