@@ -37,6 +37,10 @@ const (
 	// VQuarantineSwallowed: a quarantined row holds demand recorded after its
 	// last attempt's claim (new demand must release a quarantine).
 	VQuarantineSwallowed = "quarantine swallowed demand"
+	// VClosedClaimed: the builder claimed a closed matter (a closed
+	// matter's demand is held, never built), by the single claim or the
+	// batch's.
+	VClosedClaimed = "closed matter claimed"
 	// VBackfillOnLiveQueue: a nudge on the live build queue for a matter
 	// whose only unserved demand is the backfill's.
 	VBackfillOnLiveQueue = "backfill work on the live build queue"

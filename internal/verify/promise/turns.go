@@ -180,7 +180,10 @@ func (t *turns) nudgeAct(nudges []rail.Nudge) (rail.MatterRef, bool) {
 
 // turnLedger is the builder's ledger port with the turns kept: the claim
 // statements name the turns, every statement of a claim waits for its
-// turn, and the claim's last statement ends it.
+// turn, and the claim's last statement ends it. It also checks what the
+// claims won (VClosedClaimed), on the invocation's goroutine, where the
+// run's record of closed matters is current: the host application closes
+// and re-opens matters between invocations.
 type turnLedger struct {
 	rail.Ledger
 	t *turns
@@ -189,15 +192,24 @@ type turnLedger struct {
 func (l *turnLedger) Claim(ctx context.Context, ref rail.MatterRef, workerID string) (rail.Claim, bool, error) {
 	c, ok, err := l.Ledger.Claim(ctx, ref, workerID)
 	if ok && err == nil {
-		l.t.claimed([]rail.Claim{c})
+		l.won([]rail.Claim{c}, "Claim")
 	}
 	return c, ok, err
+}
+
+func (l *turnLedger) won(cs []rail.Claim, by string) {
+	for _, c := range cs {
+		if l.t.r.closed[c.MatterRef] {
+			l.t.r.violate(VClosedClaimed, "%s claimed %s (token %d), a closed matter", by, short(c.MatterRef), c.Token)
+		}
+	}
+	l.t.claimed(cs)
 }
 
 func (l *turnLedger) ClaimBatch(ctx context.Context, refs []rail.MatterRef, workerID string) ([]rail.Claim, error) {
 	cs, err := l.Ledger.ClaimBatch(ctx, refs, workerID)
 	if err == nil {
-		l.t.claimed(cs)
+		l.won(cs, "ClaimBatch")
 	}
 	return cs, err
 }
