@@ -44,11 +44,16 @@ type turns struct {
 	reason map[rail.MatterRef]string
 	build  bool // the turn's holder is inside the Brief builder's call
 	errs   []string
+	// broken: a turn was waited for in vain; the run (failed already with
+	// a harness error) goes on without turns rather than wait again.
+	broken bool
 }
 
 // turnWait is how long an act waits for its turn before the harness gives
-// up on the rule (a build's turn is milliseconds to seconds).
-const turnWait = 2 * time.Minute
+// up on the rule (a build's turn is milliseconds to a few seconds: a
+// build, its outcome's statements, with demand during it a relay and a
+// trigger pass; each statement bounded by its role's scaled timeouts).
+const turnWait = 30 * time.Second
 
 func newTurns(r *run) *turns {
 	t := &turns{r: r}
@@ -62,7 +67,7 @@ func newTurns(r *run) *turns {
 func (t *turns) begin(reasons map[rail.MatterRef]string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.active, t.order, t.next, t.build = true, nil, 0, false
+	t.active, t.order, t.next, t.build = !t.broken, nil, 0, false
 	t.idx, t.nudge, t.reason = map[rail.MatterRef]int{}, map[rail.MatterRef]bool{}, reasons
 }
 
@@ -86,7 +91,7 @@ func (t *turns) claimed(cs []rail.Claim) {
 func (t *turns) end() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.active && t.next < len(t.order) {
+	if t.active && !t.broken && t.next < len(t.order) {
 		t.errs = append(t.errs, fmt.Sprintf("turns: %d of %d claims never ended their turn (next %s)",
 			len(t.order)-t.next, len(t.order), short(t.order[t.next])))
 	}
@@ -113,14 +118,20 @@ func (t *turns) wait(ref rail.MatterRef, what string) bool {
 	deadline := time.Now().Add(turnWait)
 	wake := time.AfterFunc(turnWait, func() { t.mu.Lock(); t.cond.Broadcast(); t.mu.Unlock() })
 	defer wake.Stop()
-	for t.next < i && time.Now().Before(deadline) {
+	for t.next < i && !t.broken && time.Now().Before(deadline) {
 		t.cond.Wait()
 	}
 	switch {
+	case t.broken:
+		return false
 	case t.next > i:
 		t.errs = append(t.errs, fmt.Sprintf("turns: %s acted (%s) after its turn ended", short(ref), what))
 	case t.next < i:
-		t.errs = append(t.errs, fmt.Sprintf("turns: %s waited %v for its turn (%s); %s's never ended", short(ref), turnWait, what, short(t.order[t.next])))
+		t.errs = append(t.errs, fmt.Sprintf("turns: %s waited %v for its turn (%s); %s's never ended; the run goes on without turns",
+			short(ref), turnWait, what, short(t.order[t.next])))
+		t.broken, t.active = true, false
+		t.cond.Broadcast()
+		return false
 	}
 	return true
 }
