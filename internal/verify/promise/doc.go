@@ -25,7 +25,14 @@
 // trigger and both builders drain their queues, the sweeper runs on its
 // minute. Everything is invoked from the scheduler's goroutine, one
 // invocation at a time (the handlers' own goroutines, the builder's
-// heartbeat, run inside an invocation).
+// heartbeat, run inside an invocation). The queues are polled as the
+// event source mappings poll them: batches of 10 (the template's
+// BatchSize) for the trigger and both builder queues, so a builder batch
+// of several matters goes through the batch path (Ledger.ClaimBatch,
+// Ledger.LoadBuilds, one goroutine per claim). Those goroutines act
+// through the oracle's stand-ins (the builder's ledger port, the Brief
+// builder, the nudgers) one at a time, in the order the claim statement
+// returned the claims (turns.go), so the seed still decides the faults.
 //
 // Each function's handler has its own pool logged in as the function's
 // role (brief_relay, brief_trigger, brief_builder, brief_sweeper), so the
@@ -97,6 +104,8 @@
 //     queue for a matter whose only unserved demand is the backfill's.
 //   - VRelayLivelock, at every relay invocation: when the bus accepted
 //     entries, some were marked (a slow bus slows the relay, never stops it).
+//   - VClosedClaimed, at every claim the builder wins (single or batch):
+//     the matter is open.
 //   - VStuckRow, after every builder invocation: no claim it made is left
 //     running (unless its connection was killed: then the outcome is
 //     honestly unknown and the lease decides).
@@ -116,7 +125,8 @@
 //
 // The seed decides the matters, the document ids, the workflow and every
 // fault decision (Config.Disabled does not shift the draws: chance draws
-// for a disabled kind too). What it does not decide: event ids and
+// for a disabled kind too), and the builds of a batch take turns in claim
+// order (turns.go). What it does not decide: event ids and
 // message ids (the database's and the queues' own uuids, so the outbox and
 // the queues may order equal-time rows differently), real-time races
 // (a role's idle or lock timeout against a slow bus or a held lock; the

@@ -120,6 +120,10 @@ type faultNudger struct {
 }
 
 func (n *faultNudger) Nudge(ctx context.Context, nudges []rail.Nudge, delay time.Duration) error {
+	if ref, ok := n.r.turns.nudgeAct(nudges); ok { // a build's retry or follow-up: its turn's last act
+		n.r.turns.wait(ref, "nudge")
+		defer n.r.turns.done(ref)
+	}
 	if n.r.faulty() && n.r.chance(FNudgeSendFailed, 0.03) {
 		for _, nd := range nudges {
 			n.r.excuse(nd.Ref())
@@ -153,6 +157,9 @@ const BodySchema = "promise-sim/v1"
 
 func (b *simBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage, error) {
 	r := b.r
+	r.turns.wait(in.Ref, "Build")
+	r.turns.inBuild(true)
+	defer r.turns.inBuild(false)
 	body := Body{Schema: BodySchema, MatterID: in.Ref.MatterID.String(), Identity: r.identity.String(), Documents: []string{}}
 	for d, err := range in.Documents(ctx) {
 		if err != nil {

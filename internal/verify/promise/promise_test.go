@@ -196,8 +196,10 @@ func TestPromise(t *testing.T) {
 	faults := map[promise.Kind]int{}
 	violations, known := map[string]int{}, map[string]int{}
 	var failed []uint64
-	frames, uploads := 0, 0
+	frames, uploads, batches, batchClaims := 0, 0, 0, 0
 	for _, r := range results {
+		batches += r.Batches
+		batchClaims += r.BatchClaims
 		for k, c := range r.Faults {
 			faults[k] += c
 		}
@@ -223,6 +225,7 @@ func TestPromise(t *testing.T) {
 	}
 	_ = frames
 	t.Logf("promise summary: %d seeds (%d fault-phase steps each), %d failed, %d uploads, wall %v", n, st, len(failed), uploads, time.Since(began).Round(time.Millisecond))
+	t.Logf("builder invocations on the batch path (two claims or more): %d, %d claims", batches, batchClaims)
 	t.Logf("kinds injected: %s", promise.FormatCounts(faults))
 	t.Logf("violations: %s", promise.FormatCounts(violations))
 	t.Logf("known violations pending a fix (not failed): %s", promise.FormatCounts(known))
@@ -233,6 +236,9 @@ func TestPromise(t *testing.T) {
 		t.Errorf("%d of %d seeds broke the promise: %v", len(failed), n, failed[:min(len(failed), 20)])
 	}
 	if n >= 60 && *flagSeed < 0 {
+		if batches == 0 {
+			t.Errorf("no builder invocation claimed two matters or more in %d seeds: the batch path went unexercised", n)
+		}
 		for _, k := range promise.AllKinds {
 			if _, pending := promise.PendingFixes[k]; pending && !*flagAll {
 				continue
@@ -364,17 +370,26 @@ func TestPromiseDefects(t *testing.T) {
 // TestReplaySameFaults runs a few seeds twice, on other lanes and under
 // other load, and requires the same workflow and faults (the kinds
 // injected, by count) and the same violations by kind: the part of a seed
-// the handlers let it decide (doc.go, "Determinism").
+// the handlers let it decide (doc.go, "Determinism"). The seeds are ones
+// whose builder batches win several claims, with faults during their
+// builds: without the stand-ins' turns (turns.go) seed 12 replays other
+// faults (three runs of three), with them it replays alike.
 func TestReplaySameFaults(t *testing.T) {
 	if *flagSeed >= 0 {
 		t.Skip("replaying one seed")
 	}
-	const first, n = 500, 3
+	const first, n = 12, 6
 	st := steps(t)
 	mk := func(seed uint64) promise.Config { return defaultConfig(seed, st) }
 	a := runSeeds(t, first, n, mk)
 	b := runSeeds(t, first, n, mk)
+	batches := 0
 	for i := range n {
+		batches += a[i].Batches
+		if a[i].Batches != b[i].Batches || a[i].BatchClaims != b[i].BatchClaims {
+			t.Errorf("seed %d served other batches on replay: %d invocations of %d claims, then %d of %d",
+				a[i].Seed, a[i].Batches, a[i].BatchClaims, b[i].Batches, b[i].BatchClaims)
+		}
 		fa, fb := promise.FormatCounts(a[i].Faults), promise.FormatCounts(b[i].Faults)
 		if fa != fb {
 			t.Errorf("seed %d injected other faults on replay:\n  first:  %s\n  replay: %s", a[i].Seed, fa, fb)
@@ -383,5 +398,9 @@ func TestReplaySameFaults(t *testing.T) {
 		if va != vb {
 			t.Errorf("seed %d found other violations on replay:\n  first:  %s\n  replay: %s", a[i].Seed, va, vb)
 		}
+	}
+	t.Logf("seeds %d–%d: %d builder invocations on the batch path, each replayed alike", first, first+n-1, batches)
+	if batches == 0 {
+		t.Errorf("seeds %d–%d served no batch of two claims or more: the replay does not cover the batch path", first, first+n-1)
 	}
 }

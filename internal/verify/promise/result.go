@@ -37,6 +37,10 @@ const (
 	// VQuarantineSwallowed: a quarantined row holds demand recorded after its
 	// last attempt's claim (new demand must release a quarantine).
 	VQuarantineSwallowed = "quarantine swallowed demand"
+	// VClosedClaimed: the builder claimed a closed matter (a closed
+	// matter's demand is held, never built), by the single claim or the
+	// batch's.
+	VClosedClaimed = "closed matter claimed"
 	// VBackfillOnLiveQueue: a nudge on the live build queue for a matter
 	// whose only unserved demand is the backfill's.
 	VBackfillOnLiveQueue = "backfill work on the live build queue"
@@ -72,6 +76,10 @@ type Result struct {
 	Timing map[string]time.Duration
 	// Stats.
 	Frames, Uploads, RelayInvocations, Sweeps int
+	// Batches: builder invocations whose claim statement won two claims or
+	// more (the batch path: Ledger.ClaimBatch, Ledger.LoadBuilds, a
+	// goroutine per claim); BatchClaims: the claims they won.
+	Batches, BatchClaims int
 }
 
 // Count returns how many violations of kind k the run found.

@@ -116,18 +116,15 @@ const (
 	quiesceFor   = 25 * time.Minute // the quiescence bound (a lease, the sweeper's grace, a relay backoff cap)
 	triggerTO    = 30 * time.Second // the functions' timeouts (template.yaml)
 	builderTO    = 600 * time.Second
-	// builderBatch: nudges per builder invocation. The template's BatchSize
-	// is 10 and the builder then runs a batch's builds concurrently; here
-	// it stays 1, because the simulated Brief builder draws its faults from
-	// the seed's one random stream and acts on the run's state (uploads,
-	// relay and trigger passes inside a build): concurrent builds would make
-	// a seed's faults depend on the scheduler, and a seed would no longer
-	// replay (doc.go, "Determinism"). The batch path has its own tests
-	// (pkg/lambdafn's TestBuilderServesItsSQSBatchConcurrently and
-	// TestBuilderBatchKilledMidBatchIsRecoveredAfterItsLeases, pkg/postgres's
-	// TestClaimBatch*), and a batch of one goes through the same
-	// Worker.BuildBatch.
-	builderBatch = 1
+	// builderBatch: nudges per builder invocation, the template's
+	// BatchSize for the build and backfill queues' event source mappings.
+	// A batch of more than one goes through the batch path
+	// (Ledger.ClaimBatch, Ledger.LoadBuilds, one goroutine per claim); the
+	// oracle's stand-ins (the Brief builder, the ledger port and the
+	// nudgers in front of the handler) take turns, so the builds of one
+	// invocation act one at a time in their claims' order and a seed still
+	// replays (turns.go; doc.go, "Determinism").
+	builderBatch = 10
 	relayTO      = 60 * time.Second
 	sweeperTO    = 60 * time.Second
 )
@@ -228,6 +225,9 @@ type run struct {
 	identities int
 	seenRuns   map[string]bool
 	failures   map[rail.MatterRef]*failure
+	// turns: the builds of one builder invocation act one at a time
+	// (turns.go).
+	turns *turns
 }
 
 // Run plays one seed on env and checks the promise.
@@ -241,6 +241,7 @@ func Run(ctx context.Context, env *Env, cfg Config) *Result {
 		closed: map[rail.MatterRef]bool{}, frozen: map[rail.MatterRef]time.Time{}, docs: map[rail.MatterRef][]uuid.UUID{}, poison: map[uuid.UUID]bool{},
 		refusals: map[uuid.UUID][]bool{}, published: map[uuid.UUID]int{}, seenRuns: map[string]bool{},
 		failures: map[rail.MatterRef]*failure{}, model: "sim-model-1", rate: "30"}
+	r.turns = newTurns(r)
 	defer func() {
 		if x := recover(); x != nil {
 			if _, ok := x.(harnessAbort); !ok {
@@ -441,6 +442,7 @@ func (r *run) assemble() {
 	r.budget = time.Duration(float64(p) * r.env.Scale)
 	r.relay.Relay.PublishTimeout = r.budget
 	r.revert()
+	r.builder.Worker.Ledger = &turnLedger{Ledger: r.builder.Worker.Ledger, t: r.turns}
 }
 
 // ---------------------------------------------------------------- steps
@@ -845,9 +847,22 @@ func (r *run) pollBuilds(q *localbus.Queue, batch int) int {
 	saved := r.inv
 	r.startInvocation()
 	r.inv.backfill = q == r.backfillQ
+	reasons := map[rail.MatterRef]string{}
+	for _, m := range msgs {
+		var nd rail.Nudge
+		if jsonUnmarshal(m.Body, &nd) == nil {
+			if _, ok := reasons[nd.Ref()]; !ok {
+				reasons[nd.Ref()] = nd.Reason
+			}
+		}
+	}
+	r.turns.begin(reasons)
 	ctx, cancel := context.WithTimeout(r.ctx, timeout)
 	resp, err := r.builder.Handle(ctx, events.SQSEvent{Records: msgs})
 	cancel()
+	for _, e := range r.turns.end() {
+		r.violate(VHarness, "%s", e)
+	}
 	failed := map[string]bool{}
 	for _, f := range resp.BatchItemFailures {
 		failed[f.ItemIdentifier] = true
@@ -857,7 +872,7 @@ func (r *run) pollBuilds(q *localbus.Queue, batch int) int {
 			_ = q.Delete(m.ReceiptHandle)
 		}
 	}
-	r.tracef("%s: nudge for %s, handed back %v err=%v", q.Name(), short(refOf(msgs[0])), len(failed) > 0, err)
+	r.tracef("%s: %d nudge(s) (first for %s), %d handed back, err=%v", q.Name(), len(msgs), short(refOf(msgs[0])), len(failed), err)
 	r.afterBuild()
 	r.inv = saved
 	return received
