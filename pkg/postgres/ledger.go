@@ -367,7 +367,9 @@ const bodySHA256 = `pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(fe
 // (FOR NO KEY UPDATE, the lock the UPDATE takes) in (firm_id, matter_id)
 // order first, as the batch claim locks them, so a group and a batch
 // claim over overlapping matters (a lease taken over) queue rather than
-// deadlock. One row per landed member, with its ordinal ($ord, 1-based).
+// deadlock. One row per landed member and demand it served (a member
+// that served none: one row, the demand's columns NULL), with the
+// member's ordinal (1-based), in member and generation order.
 var commitSQL = `
 WITH members AS (
     SELECT * FROM ROWS FROM (
@@ -431,15 +433,10 @@ WITH members AS (
     FROM fence JOIN frame ON frame.firm_id = fence.firm_id AND frame.matter_id = fence.matter_id
 )
 SELECT fence.ord, frame.frame_id, fence.target_generation, fence.requested_generation,
-       coalesce(s.gens, '{}'), coalesce(s.ns, '{}'), coalesce(s.sources, '{}'), coalesce(s.ages, '{}')
+       served.generation, served.n, served.source, served.age
 FROM fence JOIN frame ON frame.firm_id = fence.firm_id AND frame.matter_id = fence.matter_id
-LEFT JOIN LATERAL (
-    SELECT pg_catalog.array_agg(served.generation ORDER BY served.generation) AS gens,
-           pg_catalog.array_agg(served.n ORDER BY served.generation) AS ns,
-           pg_catalog.array_agg(served.source ORDER BY served.generation) AS sources,
-           pg_catalog.array_agg(served.age ORDER BY served.generation) AS ages
-    FROM served WHERE served.firm_id = fence.firm_id AND served.matter_id = fence.matter_id) AS s ON true
-ORDER BY fence.ord`
+LEFT JOIN served ON served.firm_id = fence.firm_id AND served.matter_id = fence.matter_id
+ORDER BY fence.ord, served.generation`
 
 // ErrGroupRepeatsMatter: a commit group named a matter twice (a builder
 // holds one claim per matter; nothing was written).
@@ -502,27 +499,27 @@ func (l *Ledger) CommitGroup(ctx context.Context, group []rail.FrameCommit) ([]r
 	if err == nil {
 		for rows.Next() {
 			var (
-				ord     int64
-				r       rail.CommitResult
-				gens    []int64
-				ns      []int32
-				sources []string
-				ages    []float64
+				ord    int64
+				r      rail.CommitResult
+				gen    *int64
+				dn     *int32
+				source *string
+				age    *float64
 			)
-			if err = rows.Scan(&ord, &r.FrameID, &r.Target, &r.Requested, &gens, &ns, &sources, &ages); err != nil {
+			if err = rows.Scan(&ord, &r.FrameID, &r.Target, &r.Requested, &gen, &dn, &source, &age); err != nil {
 				break
 			}
-			if ord < 1 || ord > int64(n) || landed[ord-1] {
+			if ord < 1 || ord > int64(n) {
 				err = fmt.Errorf("row for member %d of %d", ord, n)
 				break
 			}
-			r.FollowUpDue = r.Requested > r.Target
-			for i := range gens {
-				if i < len(ns) && i < len(sources) && i < len(ages) {
-					r.Served = append(r.Served, rail.ServedDemand{Generation: gens[i], N: int(ns[i]), Source: sources[i], AgeSeconds: ages[i]})
-				}
+			if !landed[ord-1] { // the member's first row: its frame
+				r.FollowUpDue = r.Requested > r.Target
+				res[ord-1], landed[ord-1] = r, true
 			}
-			res[ord-1], landed[ord-1] = r, true
+			if gen != nil && dn != nil && source != nil && age != nil { // one row per demand it served, oldest first
+				res[ord-1].Served = append(res[ord-1].Served, rail.ServedDemand{Generation: *gen, N: int(*dn), Source: *source, AgeSeconds: *age})
+			}
 		}
 		rows.Close()
 		if err == nil {
