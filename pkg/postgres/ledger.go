@@ -7,10 +7,12 @@
 package postgres
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/google/uuid"
@@ -197,8 +199,12 @@ const claimSet = `SET
         max_attempts       = $5`
 
 // claimOpen: the claimed matter is open (a closed matter's demand is held).
-const claimOpen = `EXISTS (SELECT 1 FROM app.matters m
-                  WHERE m.firm_id = j.firm_id AND m.matter_id = j.matter_id AND m.status = 'open')`
+// A scalar subquery, not EXISTS: the planner cannot turn it into a join,
+// so each candidate row costs one index probe of app.matters whatever the
+// table's statistics say (as an EXISTS semi-join over a freshly loaded,
+// unanalysed table, the batch claim sorted every matter on each call).
+const claimOpen = `(SELECT m.status FROM app.matters m
+                  WHERE m.firm_id = j.firm_id AND m.matter_id = j.matter_id) = 'open'`
 
 // claimRecord is what every claim records beside the job row, over the
 // claimed rows c (firm_id, matter_id, claimed_generation, target_generation):
@@ -363,11 +369,14 @@ const bodySHA256 = `pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(fe
 // element each, no matter twice. Every member is fenced on its own: the
 // job row's compare-and-swap on its token (SQLHoldsToken) is the fence,
 // and every other write of the member joins to its fenced row, so a stale
-// member writes nothing while the others land. The job rows are locked
-// (FOR NO KEY UPDATE, the lock the UPDATE takes) in (firm_id, matter_id)
-// order first, as the batch claim locks them, so a group and a batch
-// claim over overlapping matters (a lease taken over) queue rather than
-// deadlock. One row per landed member and demand it served (a member
+// member writes nothing while the others land. CommitGroup gives the
+// members in (firm_id, matter_id) order, the order the batch claim locks
+// its rows in, and the fence's UPDATE (members driving index probes of
+// the job rows) locks them in that order; were a plan ever to lock them
+// otherwise, a group and a batch claim taking over the same expired
+// leases could deadlock: the database ends one of them and nothing is
+// lost (a refused group is committed again member by member, a failed
+// claim's nudges are redelivered). One row per landed member and demand it served (a member
 // that served none: one row, the demand's columns NULL), with the
 // member's ordinal (1-based), in member and generation order.
 var commitSQL = `
@@ -378,12 +387,6 @@ WITH members AS (
         pg_catalog.unnest($7::text[]), pg_catalog.unnest($8::text[]), pg_catalog.unnest($9::text[]),
         pg_catalog.unnest($10::text[]), pg_catalog.unnest($11::text[]))
         WITH ORDINALITY AS u(firm_id, matter_id, tok, fp, bname, invoked, body, trace, bver, bmodel, bprompt, ord)
-), locked AS (
-    SELECT j.firm_id, j.matter_id
-    FROM ops.matter_frame_jobs AS j JOIN members AS u ON u.firm_id = j.firm_id AND u.matter_id = j.matter_id
-    WHERE ` + SQLHoldsToken("j", "u.tok") + `
-    ORDER BY j.firm_id, j.matter_id
-    FOR NO KEY UPDATE OF j
 ), fence AS (
     UPDATE ops.matter_frame_jobs AS j SET
         run_status       = 'idle',
@@ -393,9 +396,8 @@ WITH members AS (
         last_error       = '',
         demand_since     = ` + commitDemandSince + `,
         built_by         = ` + SQLIdentityKey("u.bname", "u.bver", "u.bmodel", "u.bprompt") + `
-    FROM locked, members AS u
-    WHERE j.firm_id = locked.firm_id AND j.matter_id = locked.matter_id
-      AND u.firm_id = j.firm_id AND u.matter_id = j.matter_id AND ` + SQLHoldsToken("j", "u.tok") + `
+    FROM members AS u
+    WHERE u.firm_id = j.firm_id AND u.matter_id = j.matter_id AND ` + SQLHoldsToken("j", "u.tok") + `
     RETURNING j.firm_id, j.matter_id, j.target_generation, j.requested_generation,
               u.ord, u.tok, u.fp, u.bname, u.invoked, u.body, u.trace, u.bver, u.bmodel, u.bprompt
 ), body AS (
@@ -475,7 +477,21 @@ func (l *Ledger) CommitGroup(ctx context.Context, group []rail.FrameCommit) ([]r
 		invoked = make([]bool, n)
 		seen    = make(map[rail.MatterRef]bool, n)
 	)
-	for i, m := range group {
+	// The members go in (firm, matter) order (the fence locks their rows
+	// in it); at[k] is the group index of the k-th.
+	at := make([]int, n)
+	for i := range at {
+		at[i] = i
+	}
+	sort.Slice(at, func(a, b int) bool {
+		x, y := group[at[a]].Claim.MatterRef, group[at[b]].Claim.MatterRef
+		if c := bytes.Compare(x.FirmID[:], y.FirmID[:]); c != 0 {
+			return c < 0
+		}
+		return bytes.Compare(x.MatterID[:], y.MatterID[:]) < 0
+	})
+	for i, gi := range at {
+		m := group[gi]
 		c, f := m.Claim, m.Frame
 		if seen[c.MatterRef] {
 			return nil, nil, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, ErrGroupRepeatsMatter)
@@ -513,12 +529,13 @@ func (l *Ledger) CommitGroup(ctx context.Context, group []rail.FrameCommit) ([]r
 				err = fmt.Errorf("row for member %d of %d", ord, n)
 				break
 			}
-			if !landed[ord-1] { // the member's first row: its frame
+			gi := at[ord-1]
+			if !landed[gi] { // the member's first row: its frame
 				r.FollowUpDue = r.Requested > r.Target
-				res[ord-1], landed[ord-1] = r, true
+				res[gi], landed[gi] = r, true
 			}
 			if gen != nil && dn != nil && source != nil && age != nil { // one row per demand it served, oldest first
-				res[ord-1].Served = append(res[ord-1].Served, rail.ServedDemand{Generation: *gen, N: int(*dn), Source: *source, AgeSeconds: *age})
+				res[gi].Served = append(res[gi].Served, rail.ServedDemand{Generation: *gen, N: int(*dn), Source: *source, AgeSeconds: *age})
 			}
 		}
 		rows.Close()
