@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -285,6 +286,10 @@ func (g *groupCommit) loop() {
 	defer close(g.done)
 	for p := range g.reqs {
 		group := []*groupMember{p}
+		// One yield of the processor (no timer, no wait for a build): a
+		// build finishing at this very instant, already runnable, hands
+		// its frame over before the group is taken.
+		runtime.Gosched()
 	take: // every build already waiting; none waited for
 		for {
 			select {
