@@ -241,3 +241,44 @@ func TestBuildBatchGroupMembersFailAlone(t *testing.T) {
 	}
 	checkInvariants(t, b.pool)
 }
+
+// A group commit of ten frames is one round trip: one statement, no
+// BEGIN or COMMIT around it (as a commit of one frame is).
+func TestCommitGroupIsOneRoundTrip(t *testing.T) {
+	b := setup(t, rail.Config{})
+	var trips atomic.Int64
+	led := postgres.NewLedger(countedPool(t, b.db.URL, &trips), rail.Config{})
+	round := func(n int) int64 {
+		refs := make([]rail.MatterRef, n)
+		for i := range refs {
+			refs[i] = b.newMatter(t, fmt.Sprint("matter ", i))
+			demandOn(t, b, refs[i])
+		}
+		claims, err := b.ledger.ClaimBatch(b.ctx, refs, "w")
+		if err != nil || len(claims) != n {
+			t.Fatalf("claimed %d of %d: %v", len(claims), n, err)
+		}
+		group := make([]rail.FrameCommit, n)
+		for i, c := range claims {
+			group[i] = rail.FrameCommit{Claim: c, Frame: frameOf(fmt.Sprint(i))}
+		}
+		t0 := trips.Load()
+		_, errs, err := led.CommitGroup(b.ctx, group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range errs {
+			if e != nil {
+				t.Fatalf("member %d: %v", i, e)
+			}
+		}
+		return trips.Load() - t0
+	}
+	round(1) // warm-up: connect, prepare
+	for _, n := range []int{10, 1, 10} {
+		if got := round(n); got != 1 {
+			t.Fatalf("a group commit of %d frames took %d round trips; want 1", n, got)
+		}
+	}
+	checkInvariants(t, b.pool)
+}
