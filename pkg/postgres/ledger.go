@@ -378,7 +378,8 @@ const bodySHA256 = `pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(fe
 // lost (a refused group is committed again member by member, a failed
 // claim's nudges are redelivered). One row per landed member and demand it served (a member
 // that served none: one row, the demand's columns NULL), with the
-// member's ordinal (1-based), in member and generation order.
+// member's ordinal (1-based), in no particular order (CommitGroup orders
+// each member's served demands).
 var commitSQL = `
 WITH members AS (
     SELECT * FROM ROWS FROM (
@@ -437,8 +438,7 @@ WITH members AS (
 SELECT fence.ord, frame.frame_id, fence.target_generation, fence.requested_generation,
        served.generation, served.n, served.source, served.age
 FROM fence JOIN frame ON frame.firm_id = fence.firm_id AND frame.matter_id = fence.matter_id
-LEFT JOIN served ON served.firm_id = fence.firm_id AND served.matter_id = fence.matter_id
-ORDER BY fence.ord, served.generation`
+LEFT JOIN served ON served.firm_id = fence.firm_id AND served.matter_id = fence.matter_id`
 
 // ErrGroupRepeatsMatter: a commit group named a matter twice (a builder
 // holds one claim per matter; nothing was written).
@@ -534,7 +534,7 @@ func (l *Ledger) CommitGroup(ctx context.Context, group []rail.FrameCommit) ([]r
 				r.FollowUpDue = r.Requested > r.Target
 				res[gi], landed[gi] = r, true
 			}
-			if gen != nil && dn != nil && source != nil && age != nil { // one row per demand it served, oldest first
+			if gen != nil && dn != nil && source != nil && age != nil { // one row per demand it served
 				res[gi].Served = append(res[gi].Served, rail.ServedDemand{Generation: *gen, N: int(*dn), Source: *source, AgeSeconds: *age})
 			}
 		}
@@ -550,6 +550,9 @@ func (l *Ledger) CommitGroup(ctx context.Context, group []rail.FrameCommit) ([]r
 		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
 	for i, m := range group {
+		if sv := res[i].Served; len(sv) > 1 { // oldest first
+			sort.Slice(sv, func(a, b int) bool { return sv[a].Generation < sv[b].Generation })
+		}
 		if !landed[i] {
 			errs[i] = fmt.Errorf("commit %s token %d: %w", m.Claim.MatterRef, m.Claim.Token, rail.ErrFenced)
 		}
