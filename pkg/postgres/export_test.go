@@ -21,6 +21,3 @@ var (
 
 // The relay's one-statement claim, for its plan test.
 var RelayClaimSQL = relayClaimSQL
-
-// The commit statement, for its plan test.
-var CommitSQL = commitSQL
