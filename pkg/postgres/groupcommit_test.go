@@ -282,3 +282,66 @@ func TestCommitGroupIsOneRoundTrip(t *testing.T) {
 	}
 	checkInvariants(t, b.pool)
 }
+
+// lostReplyLedger lands every group and then reports the reply lost: an
+// ambiguous error (no server answer) after the statement committed.
+type lostReplyLedger struct{ *postgres.Ledger }
+
+func (l lostReplyLedger) CommitGroup(ctx context.Context, group []rail.FrameCommit) ([]rail.CommitResult, []error, error) {
+	if _, _, err := l.Ledger.CommitGroup(ctx, group); err != nil {
+		return nil, nil, err
+	}
+	return nil, nil, errors.New("reading the reply: connection reset by peer")
+}
+
+// A group commit whose outcome is unknown leaves each member to ask
+// FrameLanded on its own: when the statement landed, every member reports
+// its frame landed; when the connection was lost before it did, every
+// member returns the ambiguous error with nothing recorded (its lease
+// decides), as a commit of one does.
+func TestBuildBatchAmbiguousGroupCommitAsksEachMember(t *testing.T) {
+	for _, landed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("landed=%v", landed), func(t *testing.T) {
+			b := setup(t, rail.Config{})
+			refs := make([]rail.MatterRef, 4)
+			for i := range refs {
+				refs[i] = b.newMatter(t, fmt.Sprint("matter ", i))
+				demandOn(t, b, refs[i])
+			}
+			var led rail.Ledger = lostReplyLedger{b.ledger}
+			if !landed {
+				led = killingLedger{Ledger: b.ledger, b: b, t: t}
+			}
+			w := &rail.Worker{Ledger: led, Builder: newBarrierBuilder(len(refs), nil), ID: "w", Heartbeat: -1}
+			outs, errs, err := w.BuildBatch(b.ctx, batchItems(refs), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range refs {
+				out, j := outs[i], b.jobOf(t, refs[i])
+				switch {
+				case landed && (errs[i] != nil || !out.Landed || j.RunStatus != rail.StatusIdle):
+					t.Errorf("member %d: %+v %v, row %s; want landed (FrameLanded says so)", i, out, errs[i], j.RunStatus)
+				case !landed && (errs[i] == nil || out.Landed || out.Failed || j.RunStatus != rail.StatusRunning || j.Attempts != 1):
+					t.Errorf("member %d: %+v %v, row %+v; want the ambiguous error, nothing recorded", i, out, errs[i], j)
+				}
+			}
+			var frames int
+			if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM ops.matter_frames`).Scan(&frames); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int{true: len(refs), false: 0}[landed]; frames != want {
+				t.Fatalf("%d frames, want %d", frames, want)
+			}
+		})
+	}
+}
+
+func (b *bundle) jobOf(t *testing.T, ref rail.MatterRef) postgres.JobRow {
+	t.Helper()
+	j, err := b.ledger.Job(b.ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
