@@ -155,6 +155,8 @@ func summarize(r *Results) []SummaryLine {
 		add("roundtrips_claim_batch", "%.2f per batch of %d (%s mode; exec mode: %.2f); the builds' reads %.2f per batch (exec mode: %.2f)",
 			m.BatchClaimRoundTrips, m.BatchOf, r.Options.ExecMode, rt.Modes["exec"].BatchClaimRoundTrips,
 			m.BatchReadRoundTrips, rt.Modes["exec"].BatchReadRoundTrips)
+		add("roundtrips_commit_group", "%.2f per group of %d frames (%s mode; exec mode: %.2f)",
+			m.BatchCommitRoundTrips, m.BatchOf, r.Options.ExecMode, rt.Modes["exec"].BatchCommitRoundTrips)
 	}
 	if g := r.Growth; g != nil {
 		var c, k, d []string
