@@ -145,10 +145,10 @@ type BatchItem struct {
 // for more builds). Each member is fenced by its own token in that
 // statement: a stale member is reported fenced and its neighbours land; a
 // group the database refuses (one member's frame) is committed again
-// member by member, so a refusal fails only its own build. done, if set, is called once per item
-// from the goroutine that served it, right after its outcome is recorded
-// (an item whose claim found nothing: Claimed=false, at once); it must be
-// safe for concurrent use. BuildBatch returns when every build has ended,
+// member by member, so a refusal fails only its own build. done, if set,
+// is called once per item from the goroutine that served it, right after
+// its outcome is recorded (an item whose claim found nothing:
+// Claimed=false, at once); it must be safe for concurrent use. BuildBatch returns when every build has ended,
 // with outcomes and errors by item index. An item naming a matter an
 // earlier item of the batch names is not claimed again (Claimed=false).
 //
