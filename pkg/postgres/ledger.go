@@ -7,10 +7,12 @@
 package postgres
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/google/uuid"
@@ -197,8 +199,12 @@ const claimSet = `SET
         max_attempts       = $5`
 
 // claimOpen: the claimed matter is open (a closed matter's demand is held).
-const claimOpen = `EXISTS (SELECT 1 FROM app.matters m
-                  WHERE m.firm_id = j.firm_id AND m.matter_id = j.matter_id AND m.status = 'open')`
+// A scalar subquery, not EXISTS: the planner cannot turn it into a join,
+// so each candidate row costs one index probe of app.matters whatever the
+// table's statistics say (as an EXISTS semi-join over a freshly loaded,
+// unanalysed table, the batch claim sorted every matter on each call).
+const claimOpen = `(SELECT m.status FROM app.matters m
+                  WHERE m.firm_id = j.firm_id AND m.matter_id = j.matter_id) = 'open'`
 
 // claimRecord is what every claim records beside the job row, over the
 // claimed rows c (firm_id, matter_id, claimed_generation, target_generation):
@@ -348,15 +354,41 @@ func (l *Ledger) Heartbeat(ctx context.Context, c rail.Claim) error {
 const commitDemandSince = `CASE WHEN requested_generation > target_generation
                                 THEN coalesce(uncovered_since, demand_since, clock_timestamp()) END`
 
-// bodySHA256 content-addresses a frame body ($7): the hash of its jsonb
-// text, so equal documents share one stored body (ops.matter_frame_bodies)
-// whatever their key order or spacing was. Schema-qualified: an
-// overloadable catalog function called with a literal is where a function
-// planted in a schema on the caller's search_path could match better.
-const bodySHA256 = `pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($7::jsonb::text, 'UTF8')), 'hex')`
+// bodySHA256 content-addresses a frame body (body, the member's text):
+// the hash of its jsonb text, so equal documents share one stored body
+// (ops.matter_frame_bodies) whatever their key order or spacing was.
+// Schema-qualified: an overloadable catalog function called with a literal
+// is where a function planted in a schema on the caller's search_path
+// could match better.
+const bodySHA256 = `pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(fence.body::jsonb::text, 'UTF8')), 'hex')`
 
+// commitSQL lands a group of frames in one statement. The members come
+// as parallel arrays ($1..$11: firm, matter, token, fingerprint, builder
+// name, model invoked, body, trace header, builder version, model id,
+// prompt hash; uuids as text, which every pgx exec mode encodes), one
+// element each, no matter twice. Every member is fenced on its own: the
+// job row's compare-and-swap on its token (SQLHoldsToken) is the fence,
+// and every other write of the member joins to its fenced row, so a stale
+// member writes nothing while the others land. CommitGroup gives the
+// members in (firm_id, matter_id) order, the order the batch claim locks
+// its rows in, and the fence's UPDATE (members driving index probes of
+// the job rows) locks them in that order; were a plan ever to lock them
+// otherwise, a group and a batch claim taking over the same expired
+// leases could deadlock: the database ends one of them and nothing is
+// lost (a refused group is committed again member by member, a failed
+// claim's nudges are redelivered). One row per landed member and demand it served (a member
+// that served none: one row, the demand's columns NULL), with the
+// member's ordinal (1-based), in no particular order (CommitGroup orders
+// each member's served demands).
 var commitSQL = `
-WITH fence AS (
+WITH members AS (
+    SELECT * FROM ROWS FROM (
+        pg_catalog.unnest($1::text[]::uuid[]), pg_catalog.unnest($2::text[]::uuid[]), pg_catalog.unnest($3::int8[]),
+        pg_catalog.unnest($4::text[]), pg_catalog.unnest($5::text[]), pg_catalog.unnest($6::bool[]),
+        pg_catalog.unnest($7::text[]), pg_catalog.unnest($8::text[]), pg_catalog.unnest($9::text[]),
+        pg_catalog.unnest($10::text[]), pg_catalog.unnest($11::text[]))
+        WITH ORDINALITY AS u(firm_id, matter_id, tok, fp, bname, invoked, body, trace, bver, bmodel, bprompt, ord)
+), fence AS (
     UPDATE ops.matter_frame_jobs AS j SET
         run_status       = 'idle',
         built_generation = target_generation,
@@ -364,86 +396,168 @@ WITH fence AS (
         not_before       = NULL,
         last_error       = '',
         demand_since     = ` + commitDemandSince + `,
-        built_by         = ` + SQLIdentityKey("$5::text", "$9::text", "$10::text", "$11::text") + `
-    WHERE j.firm_id = $1 AND j.matter_id = $2 AND ` + SQLHoldsToken("j", "$3") + `
-    RETURNING firm_id, matter_id, target_generation, requested_generation
+        built_by         = ` + SQLIdentityKey("u.bname", "u.bver", "u.bmodel", "u.bprompt") + `
+    FROM members AS u
+    WHERE u.firm_id = j.firm_id AND u.matter_id = j.matter_id AND ` + SQLHoldsToken("j", "u.tok") + `
+    RETURNING j.firm_id, j.matter_id, j.target_generation, j.requested_generation,
+              u.ord, u.tok, u.fp, u.bname, u.invoked, u.body, u.trace, u.bver, u.bmodel, u.bprompt
 ), body AS (
     INSERT INTO ops.matter_frame_bodies AS b (firm_id, matter_id, body_sha256, body)
-    SELECT firm_id, matter_id, ` + bodySHA256 + `, $7::jsonb FROM fence
+    SELECT fence.firm_id, fence.matter_id, ` + bodySHA256 + `, fence.body::jsonb FROM fence
     ON CONFLICT (firm_id, matter_id, body_sha256) DO UPDATE SET used_at = clock_timestamp()
-    RETURNING b.body_sha256 -- the hash is computed once, here; the frame takes it from the body row
+    RETURNING b.firm_id, b.matter_id, b.body_sha256 -- the hash is computed once, here; the frame takes it from the body row
 ), frame AS (
-    INSERT INTO ops.matter_frames
+    INSERT INTO ops.matter_frames AS f
         (firm_id, matter_id, token, target_generation, fingerprint, builder, model_invoked, body_sha256,
          builder_version, model_id, prompt_hash)
-    SELECT fence.firm_id, fence.matter_id, $3, fence.target_generation, $4, $5, $6, body.body_sha256, $9, $10, $11
-    FROM fence, body
-    RETURNING frame_id
+    SELECT fence.firm_id, fence.matter_id, fence.tok, fence.target_generation, fence.fp, fence.bname, fence.invoked,
+           body.body_sha256, fence.bver, fence.bmodel, fence.bprompt
+    FROM fence JOIN body ON body.firm_id = fence.firm_id AND body.matter_id = fence.matter_id
+    RETURNING f.firm_id, f.matter_id, f.frame_id
 ), served AS (
-    -- The demands this frame serves: every unserved one it covers.
-    UPDATE ops.matter_demands AS d SET served_token = $3, served_at = clock_timestamp()
+    -- The demands each frame serves: every unserved one it covers.
+    UPDATE ops.matter_demands AS d SET served_token = fence.tok, served_at = clock_timestamp()
     FROM fence
     WHERE d.firm_id = fence.firm_id AND d.matter_id = fence.matter_id
       AND d.served_at IS NULL AND d.generation <= fence.target_generation -- matter_demands_unserved_idx
-    RETURNING d.generation, d.n, d.source, extract(epoch FROM d.served_at - d.occurred_at)::float8 AS age
+    RETURNING d.firm_id, d.matter_id, d.generation, d.n, d.source,
+              extract(epoch FROM d.served_at - d.occurred_at)::float8 AS age
 ), run AS (
     UPDATE ops.matter_frame_runs AS r SET outcome = 'landed', finished_at = clock_timestamp(), error = ''
-    FROM fence WHERE r.firm_id = fence.firm_id AND r.matter_id = fence.matter_id AND r.token = $3
+    FROM fence WHERE r.firm_id = fence.firm_id AND r.matter_id = fence.matter_id AND r.token = fence.tok
 ), fact AS (
     -- The rail's own fact, in the same statement: a frame landed. The
     -- trigger hears it and creates no demand.
     INSERT INTO ops.domain_event_outbox (firm_id, matter_id, event_name, payload, trace_header)
     SELECT fence.firm_id, fence.matter_id, 'frame.built',
-           pg_catalog.jsonb_build_object('frame_id', frame.frame_id::text, 'token', $3::text,
+           pg_catalog.jsonb_build_object('frame_id', frame.frame_id::text, 'token', fence.tok::text,
                               'target_generation', fence.target_generation::text),
-           $8
-    FROM fence, frame
+           fence.trace
+    FROM fence JOIN frame ON frame.firm_id = fence.firm_id AND frame.matter_id = fence.matter_id
 )
-SELECT frame.frame_id, fence.target_generation, fence.requested_generation,
-       coalesce((SELECT pg_catalog.array_agg(generation ORDER BY generation) FROM served), '{}'),
-       coalesce((SELECT pg_catalog.array_agg(n ORDER BY generation) FROM served), '{}'),
-       coalesce((SELECT pg_catalog.array_agg(source ORDER BY generation) FROM served), '{}'),
-       coalesce((SELECT pg_catalog.array_agg(age ORDER BY generation) FROM served), '{}')
-FROM fence, frame`
+SELECT fence.ord, frame.frame_id, fence.target_generation, fence.requested_generation,
+       served.generation, served.n, served.source, served.age
+FROM fence JOIN frame ON frame.firm_id = fence.firm_id AND frame.matter_id = fence.matter_id
+LEFT JOIN served ON served.firm_id = fence.firm_id AND served.matter_id = fence.matter_id`
 
-// Commit lands the frame if and only if c's token is still current: the
-// frame insert, the token compare-and-swap, the run's outcome and the
-// frame.built fact are one statement, so a stale build cannot half-land.
-// ErrFenced means nothing was written; so does rail.ErrCommitRefused (the
-// database answered with an error, wrapped with it). Any other error is
-// ambiguous: the commit may have landed (FrameLanded says).
+// ErrGroupRepeatsMatter: a commit group named a matter twice (a builder
+// holds one claim per matter; nothing was written).
+var ErrGroupRepeatsMatter = errors.New("commit group names a matter twice")
+
+// Commit lands one frame: CommitGroup with a group of one (the same
+// statement), its member's fence or refusal as the error.
 func (l *Ledger) Commit(ctx context.Context, c rail.Claim, f rail.Frame) (rail.CommitResult, error) {
-	var (
-		r       rail.CommitResult
-		gens    []int64
-		ns      []int32
-		sources []string
-		ages    []float64
-	)
-	id := f.Identity
-	if id.Name == "" {
-		id.Name = f.Builder
-	}
-	err := l.q.QueryRow(ctx, commitSQL, c.FirmID, c.MatterID, c.Token,
-		f.Fingerprint, id.Name, f.ModelInvoked, string(f.Body), f.TraceHeader,
-		id.Version, id.ModelID, id.PromptHash).
-		Scan(&r.FrameID, &r.Target, &r.Requested, &gens, &ns, &sources, &ages)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return rail.CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, rail.ErrFenced)
-	}
-	if refused(err) {
-		return rail.CommitResult{}, commitRefused{fmt.Errorf("commit %s token %d: %w: %w", c.MatterRef, c.Token, rail.ErrCommitRefused, err)}
-	}
+	res, errs, err := l.CommitGroup(ctx, []rail.FrameCommit{{Claim: c, Frame: f}})
 	if err != nil {
-		return rail.CommitResult{}, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, err)
+		return rail.CommitResult{}, err
 	}
-	r.FollowUpDue = r.Requested > r.Target
-	for i := range gens {
-		if i < len(ns) && i < len(sources) && i < len(ages) {
-			r.Served = append(r.Served, rail.ServedDemand{Generation: gens[i], N: int(ns[i]), Source: sources[i], AgeSeconds: ages[i]})
+	return res[0], errs[0]
+}
+
+// CommitGroup lands each frame of the group iff its claim's token is
+// still current, all in one statement (one round trip for the group):
+// for each member the frame insert, the token compare-and-swap, the
+// demands it served, the run's outcome and the frame.built fact are that
+// statement, so a stale build cannot half-land, and a stale member
+// (errs[i] is ErrFenced; nothing of it written) does not stop the others
+// landing. err is for the whole statement: rail.ErrCommitRefused (the
+// database answered with an error, wrapped with it) means nothing of any
+// member was written; any other error is ambiguous (FrameLanded says, per
+// member). A group naming a matter twice is ErrGroupRepeatsMatter, with
+// nothing written.
+func (l *Ledger) CommitGroup(ctx context.Context, group []rail.FrameCommit) ([]rail.CommitResult, []error, error) {
+	n := len(group)
+	if n == 0 {
+		return nil, nil, nil
+	}
+	var (
+		firms, matters, fps, names, bodies, traces, vers, models, prompts = make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		tokens  = make([]int64, n)
+		invoked = make([]bool, n)
+		seen    = make(map[rail.MatterRef]bool, n)
+	)
+	// The members go in (firm, matter) order (the fence locks their rows
+	// in it); at[k] is the group index of the k-th.
+	at := make([]int, n)
+	for i := range at {
+		at[i] = i
+	}
+	sort.Slice(at, func(a, b int) bool {
+		x, y := group[at[a]].Claim.MatterRef, group[at[b]].Claim.MatterRef
+		if c := bytes.Compare(x.FirmID[:], y.FirmID[:]); c != 0 {
+			return c < 0
+		}
+		return bytes.Compare(x.MatterID[:], y.MatterID[:]) < 0
+	})
+	for i, gi := range at {
+		m := group[gi]
+		c, f := m.Claim, m.Frame
+		if seen[c.MatterRef] {
+			return nil, nil, fmt.Errorf("commit %s token %d: %w", c.MatterRef, c.Token, ErrGroupRepeatsMatter)
+		}
+		seen[c.MatterRef] = true
+		id := f.Identity
+		if id.Name == "" {
+			id.Name = f.Builder
+		}
+		firms[i], matters[i], tokens[i] = c.FirmID.String(), c.MatterID.String(), c.Token
+		fps[i], names[i], invoked[i], bodies[i], traces[i] = f.Fingerprint, id.Name, f.ModelInvoked, string(f.Body), f.TraceHeader
+		vers[i], models[i], prompts[i] = id.Version, id.ModelID, id.PromptHash
+	}
+	what := fmt.Sprintf("commit %s token %d", group[0].Claim.MatterRef, group[0].Claim.Token)
+	if n > 1 {
+		what = fmt.Sprintf("commit a group of %d", n)
+	}
+	res, errs := make([]rail.CommitResult, n), make([]error, n)
+	landed := make([]bool, n)
+	rows, err := l.q.Query(ctx, commitSQL, firms, matters, tokens, fps, names, invoked, bodies, traces, vers, models, prompts)
+	if err == nil {
+		for rows.Next() {
+			var (
+				ord    int64
+				r      rail.CommitResult
+				gen    *int64
+				dn     *int32
+				source *string
+				age    *float64
+			)
+			if err = rows.Scan(&ord, &r.FrameID, &r.Target, &r.Requested, &gen, &dn, &source, &age); err != nil {
+				break
+			}
+			if ord < 1 || ord > int64(n) {
+				err = fmt.Errorf("row for member %d of %d", ord, n)
+				break
+			}
+			gi := at[ord-1]
+			if !landed[gi] { // the member's first row: its frame
+				r.FollowUpDue = r.Requested > r.Target
+				res[gi], landed[gi] = r, true
+			}
+			if gen != nil && dn != nil && source != nil && age != nil { // one row per demand it served
+				res[gi].Served = append(res[gi].Served, rail.ServedDemand{Generation: *gen, N: int(*dn), Source: *source, AgeSeconds: *age})
+			}
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
 		}
 	}
-	return r, nil
+	if refused(err) {
+		return nil, nil, commitRefused{fmt.Errorf("%s: %w: %w", what, rail.ErrCommitRefused, err)}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	for i, m := range group {
+		if sv := res[i].Served; len(sv) > 1 { // oldest first
+			sort.Slice(sv, func(a, b int) bool { return sv[a].Generation < sv[b].Generation })
+		}
+		if !landed[i] {
+			errs[i] = fmt.Errorf("commit %s token %d: %w", m.Claim.MatterRef, m.Claim.Token, rail.ErrFenced)
+		}
+	}
+	return res, errs, nil
 }
 
 // refused reports whether err is the server's answer that the statement

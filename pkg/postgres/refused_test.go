@@ -104,7 +104,7 @@ type killingLedger struct {
 	t *testing.T
 }
 
-func (k killingLedger) Commit(ctx context.Context, c rail.Claim, f rail.Frame) (rail.CommitResult, error) {
+func (k killingLedger) CommitGroup(ctx context.Context, group []rail.FrameCommit) ([]rail.CommitResult, []error, error) {
 	conn, err := pgx.Connect(ctx, k.b.db.URL)
 	if err != nil {
 		k.t.Fatal(err)
@@ -113,7 +113,7 @@ func (k killingLedger) Commit(ctx context.Context, c rail.Claim, f rail.Frame) (
 	if _, err := k.b.pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, conn.PgConn().PID()); err != nil {
 		k.t.Fatal(err)
 	}
-	return k.Ledger.On(conn).Commit(ctx, c, f)
+	return k.Ledger.On(conn).CommitGroup(ctx, group)
 }
 
 // A commit whose connection was lost stays ambiguous: not ErrCommitRefused

@@ -45,6 +45,13 @@ type Frame struct {
 	TraceHeader  string // carried onto the frame.built fact
 }
 
+// FrameCommit is one member of a commit group: a finished build's frame
+// and the claim it was built under (its token fences it).
+type FrameCommit struct {
+	Claim Claim
+	Frame Frame
+}
+
 // ServedDemand is one demand a landed frame served: its generation, how many
 // facts it coalesced, its source, and its upload -> current latency (from
 // its oldest fact's occurred_at to the commit, both database clock).

@@ -132,9 +132,14 @@ type Ledger interface {
 	ClaimBatch(ctx context.Context, refs []MatterRef, workerID string) ([]Claim, error)
 	// Heartbeat refreshes c's lease; ErrFenced when c was superseded.
 	Heartbeat(ctx context.Context, c Claim) error
-	// Commit lands f iff c's token is current; ErrFenced when it is not
-	// (nothing written).
-	Commit(ctx context.Context, c Claim, f Frame) (CommitResult, error)
+	// CommitGroup lands the frames of a group of finished builds in one
+	// statement (one round trip for the group), each iff its own claim's
+	// token is current: errs[i] is ErrFenced for a member whose token was
+	// stale (nothing of it written), and the others land all the same. err
+	// is the statement's: ErrCommitRefused (nothing of any member written)
+	// or ambiguous (any member may have landed). A single build commits as a
+	// group of one; there is no other commit.
+	CommitGroup(ctx context.Context, group []FrameCommit) (res []CommitResult, errs []error, err error)
 	// Fail records a failed attempt while c's token is current; ErrFenced
 	// when it is not.
 	Fail(ctx context.Context, c Claim, cause error) (FailResult, error)

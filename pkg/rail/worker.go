@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -114,7 +115,7 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 	if err != nil || !ok {
 		return Outcome{}, err
 	}
-	return w.serve(ctx, c, nil, w.TraceHeader, w.log(), start)
+	return w.serve(ctx, c, nil, w.TraceHeader, w.log(), start, w.commitOne)
 }
 
 // BatchItem is one nudge of a batch BuildBatch serves.
@@ -136,11 +137,18 @@ type BatchItem struct {
 // then every claimed matter built concurrently, one goroutine per claim, each under
 // its own heartbeat (every claim's lease starts when the batch is claimed,
 // so none waits for a slot while its lease runs) and on its own item's
-// context, and each committed through the one commit path (Ledger.Commit)
-// as soon as its build finishes. done, if set, is called once per item
-// from the goroutine that served it, right after its outcome is recorded
-// (an item whose claim found nothing: Claimed=false, at once); it must be
-// safe for concurrent use. BuildBatch returns when every build has ended,
+// context, and committed through the one commit path (Ledger.CommitGroup)
+// as soon as its build finishes: the batch's commit goroutine takes every
+// finished build waiting when no commit statement is in flight and lands
+// them in one statement (a group commit; a build that finishes while a
+// statement is in flight waits for that statement only, never on purpose
+// for more builds). Each member is fenced by its own token in that
+// statement: a stale member is reported fenced and its neighbours land; a
+// group the database refuses (one member's frame) is committed again
+// member by member, so a refusal fails only its own build. done, if set,
+// is called once per item from the goroutine that served it, right after
+// its outcome is recorded (an item whose claim found nothing:
+// Claimed=false, at once); it must be safe for concurrent use. BuildBatch returns when every build has ended,
 // with outcomes and errors by item index. An item naming a matter an
 // earlier item of the batch names is not claimed again (Claimed=false).
 //
@@ -188,6 +196,12 @@ func (w *Worker) BuildBatch(ctx context.Context, items []BatchItem, done func(i 
 		wins[c.MatterRef] = wn
 	}
 	outs, errs = make([]Outcome, len(items)), make([]error, len(items))
+	commit := w.commitOne
+	if len(claims) > 1 {
+		g := w.startGroupCommit(len(claims))
+		defer g.stop()
+		commit = g.commit
+	}
 	var wg sync.WaitGroup
 	for i, it := range items {
 		wn, ok := wins[it.Ref]
@@ -209,7 +223,7 @@ func (w *Worker) BuildBatch(ctx context.Context, items []BatchItem, done func(i 
 			if log == nil {
 				log = w.log()
 			}
-			outs[i], errs[i] = w.serve(ictx, wn.c, wn.pre, it.TraceHeader, log, start)
+			outs[i], errs[i] = w.serve(ictx, wn.c, wn.pre, it.TraceHeader, log, start, commit)
 			if done != nil {
 				done(i, outs[i], errs[i])
 			}
@@ -219,9 +233,112 @@ func (w *Worker) BuildBatch(ctx context.Context, items []BatchItem, done func(i 
 	return outs, errs, nil
 }
 
+// commitFunc lands one finished build: alone (commitOne) or with the
+// other builds of its batch that finish with it (groupCommit.commit).
+type commitFunc func(ctx context.Context, c Claim, f Frame) (CommitResult, error)
+
+// commitOne commits c's frame as a group of one, on its own detached,
+// bounded outcome context.
+func (w *Worker) commitOne(ctx context.Context, c Claim, f Frame) (CommitResult, error) {
+	octx, cancel := w.outcomeContext(ctx)
+	defer cancel()
+	res, errs, err := w.Ledger.CommitGroup(octx, []FrameCommit{{Claim: c, Frame: f}})
+	if err != nil {
+		return CommitResult{}, err
+	}
+	return res[0], errs[0]
+}
+
+// groupCommit is a batch's commit goroutine: builds hand it their frames
+// and wait; it takes every frame waiting, commits them in one statement
+// (Ledger.CommitGroup) and answers each build with its own result.
+type groupCommit struct {
+	w    *Worker
+	reqs chan *groupMember
+	done chan struct{}
+}
+
+type groupMember struct {
+	ctx   context.Context
+	m     FrameCommit
+	res   CommitResult
+	err   error
+	reply chan struct{}
+}
+
+func (w *Worker) startGroupCommit(n int) *groupCommit {
+	g := &groupCommit{w: w, reqs: make(chan *groupMember, n), done: make(chan struct{})}
+	go g.loop()
+	return g
+}
+
+// stop ends the goroutine once every build has been answered.
+func (g *groupCommit) stop() { close(g.reqs); <-g.done }
+
+func (g *groupCommit) commit(ctx context.Context, c Claim, f Frame) (CommitResult, error) {
+	p := &groupMember{ctx: ctx, m: FrameCommit{Claim: c, Frame: f}, reply: make(chan struct{})}
+	g.reqs <- p
+	<-p.reply
+	return p.res, p.err
+}
+
+func (g *groupCommit) loop() {
+	defer close(g.done)
+	for p := range g.reqs {
+		group := []*groupMember{p}
+		// One yield of the processor (no timer, no wait for a build): a
+		// build finishing at this very instant, already runnable, hands
+		// its frame over before the group is taken.
+		runtime.Gosched()
+	take: // every build already waiting; none waited for
+		for {
+			select {
+			case q, ok := <-g.reqs:
+				if !ok {
+					break take
+				}
+				group = append(group, q)
+			default:
+				break take
+			}
+		}
+		g.land(group)
+	}
+}
+
+// land commits group in one statement and answers each member. The
+// statement runs on the first member's outcome context (detached from its
+// build, bounded by CommitTimeout). A group the database refused is
+// committed again member by member: one member's refused frame fails
+// that member only.
+func (g *groupCommit) land(group []*groupMember) {
+	ms := make([]FrameCommit, len(group))
+	for i, p := range group {
+		ms[i] = p.m
+	}
+	octx, cancel := g.w.outcomeContext(group[0].ctx)
+	res, errs, err := g.w.Ledger.CommitGroup(octx, ms)
+	cancel()
+	if err != nil && errors.Is(err, ErrCommitRefused) && len(group) > 1 {
+		for _, p := range group {
+			g.land([]*groupMember{p})
+		}
+		return
+	}
+	for i, p := range group {
+		if err != nil {
+			p.err = err
+		} else {
+			p.res, p.err = res[i], errs[i]
+		}
+		close(p.reply)
+	}
+}
+
 // serve builds and commits claim c once (BuildOnce after its claim), from
-// pre when its reads were made already (BuildBatch).
-func (w *Worker) serve(ctx context.Context, c Claim, pre *Loaded, traceHeader string, log *slog.Logger, start time.Time) (Outcome, error) {
+// pre when its reads were made already (BuildBatch), landing the frame
+// through commit.
+func (w *Worker) serve(ctx context.Context, c Claim, pre *Loaded, traceHeader string, log *slog.Logger, start time.Time, commit commitFunc) (Outcome, error) {
 	ref := c.MatterRef
 	out := Outcome{Claimed: true, Claim: c}
 	log = log.With("firm_id", ref.FirmID, "matter_id", ref.MatterID, "token", c.Token, "target", c.Target)
@@ -248,9 +365,7 @@ func (w *Worker) serve(ctx context.Context, c Claim, pre *Loaded, traceHeader st
 	if len(frame.TraceHeader) > MaxTraceHeaderLen {
 		frame.TraceHeader = "" // the outbox's CHECK would refuse the commit; a trace is not worth a frame
 	}
-	octx, cancel := w.outcomeContext(ctx)
-	res, err := w.Ledger.Commit(octx, c, frame)
-	cancel()
+	res, err := commit(ctx, c, frame)
 	out.Duration = time.Since(start)
 	switch {
 	case errors.Is(err, ErrFenced):

@@ -443,7 +443,7 @@ func dayHandlerOf(q string) string {
 	case pre("INSERT INTO ops.matter_nudges"):
 		return "nudge records"
 	case pre("WITH c AS ( UPDATE ops.matter_frame_jobs AS j SET run_status = $6, claimed_generation"), pre("SELECT ops.claimed_"),
-		has(q, "FROM ops.claimed_"), pre("WITH fence AS"), pre("UPDATE ops.matter_frame_jobs SET lease"), has(q, "heartbeat"):
+		has(q, "FROM ops.claimed_"), pre("WITH fence AS"), pre("WITH members AS"), pre("UPDATE ops.matter_frame_jobs SET lease"), has(q, "heartbeat"):
 		return "builder"
 	case has(q, "ops.backfill_control"), pre("WITH o AS MATERIALIZED"),
 		pre("WITH u AS ( SELECT d.since FROM (SELECT firm_id, matter_id, min(recorded_at) AS since FROM ops.matter_demands"):

@@ -30,6 +30,8 @@ type RoundTripMode struct {
 	BatchOf              int     `json:"batch_of"`
 	BatchClaimRoundTrips float64 `json:"batch_claim_round_trips"`
 	BatchReadRoundTrips  float64 `json:"batch_read_round_trips"`
+	// The batch's frames landed by one group commit (Ledger.CommitGroup).
+	BatchCommitRoundTrips float64 `json:"batch_commit_round_trips"`
 }
 
 func runRoundTrips(ctx context.Context, e *env, o options) (*RoundTripResults, error) {
@@ -105,7 +107,7 @@ func runRoundTrips(ctx context.Context, e *env, o options) (*RoundTripResults, e
 			pool.Close()
 			return nil, err
 		}
-		var rtB, rtR int64
+		var rtB, rtR, rtG int64
 		for b := range batches + 1 {
 			set := brefs[b*batchOf : (b+1)*batchOf]
 			for _, ref := range set {
@@ -115,7 +117,7 @@ func runRoundTrips(ctx context.Context, e *env, o options) (*RoundTripResults, e
 				}
 			}
 			var claims []rail.Claim
-			var b1, r1, ignored int64
+			var b1, r1, g1, ignored int64
 			err := measure(func() error {
 				var err error
 				claims, err = led.ClaimBatch(ctx, set, "rt")
@@ -127,17 +129,27 @@ func runRoundTrips(ctx context.Context, e *env, o options) (*RoundTripResults, e
 			if err == nil {
 				err = measure(func() error { _, err := led.LoadBuilds(ctx, claims); return err }, &r1, &ignored)
 			}
-			for _, c := range claims {
-				if err == nil {
-					_, err = led.Commit(ctx, c, noopFrame)
+			if err == nil {
+				group := make([]rail.FrameCommit, len(claims))
+				for i, c := range claims {
+					group[i] = rail.FrameCommit{Claim: c, Frame: noopFrame}
 				}
+				err = measure(func() error {
+					_, errs, err := led.CommitGroup(ctx, group)
+					for _, e := range errs {
+						if err == nil {
+							err = e
+						}
+					}
+					return err
+				}, &g1, &ignored)
 			}
 			if err != nil {
 				pool.Close()
 				return nil, err
 			}
 			if b > 0 { // the first batch is the warm-up
-				rtB, rtR = rtB+b1, rtR+r1
+				rtB, rtR, rtG = rtB+b1, rtR+r1, rtG+g1
 			}
 		}
 		pool.Close()
@@ -145,9 +157,10 @@ func runRoundTrips(ctx context.Context, e *env, o options) (*RoundTripResults, e
 		out.Modes[m.name] = RoundTripMode{Cycles: cycles,
 			DemandRoundTrips: float64(rtD) / n, ClaimRoundTrips: float64(rtC) / n, CommitRoundTrips: float64(rtK) / n,
 			DemandStatements: float64(stD) / n, ClaimStatements: float64(stC) / n, CommitStatements: float64(stK) / n,
-			BatchOf: batchOf, BatchClaimRoundTrips: float64(rtB) / batches, BatchReadRoundTrips: float64(rtR) / batches}
-		logf("round trips (%s): demand %.2f, claim %.2f, commit %.2f; a batch of %d: claim %.2f, reads %.2f", m.name,
-			float64(rtD)/n, float64(rtC)/n, float64(rtK)/n, batchOf, float64(rtB)/batches, float64(rtR)/batches)
+			BatchOf: batchOf, BatchClaimRoundTrips: float64(rtB) / batches, BatchReadRoundTrips: float64(rtR) / batches,
+			BatchCommitRoundTrips: float64(rtG) / batches}
+		logf("round trips (%s): demand %.2f, claim %.2f, commit %.2f; a batch of %d: claim %.2f, reads %.2f, group commit %.2f", m.name,
+			float64(rtD)/n, float64(rtC)/n, float64(rtK)/n, batchOf, float64(rtB)/batches, float64(rtR)/batches, float64(rtG)/batches)
 	}
 	return out, nil
 }

@@ -199,7 +199,7 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 	tr.RailDrainEmpty = series("claims", railEmpty)
 	tr.Notes = []string{
 		"e2e: demands/inserts are made one statement each by W producers inside the timed part; drain: rail demands recorded before the clock starts, River jobs bulk-inserted with one InsertManyFast (COPY) inside the timed part (river_drain_insert_ms)",
-		"rail no-op build: Ledger.Claim then Ledger.Commit with a '{}' frame per nudge, as the builder function runs them; no LoadInputs/LatestFrame reads (those belong to a real build)",
+		"rail no-op build: rail.Worker.BuildBatch per received batch, as the builder function runs it: one claim statement (Ledger.ClaimBatch; Claim for one), one read statement (Ledger.LoadBuilds), a '{}' frame per claim, and the builds that finish together landed by one Ledger.CommitGroup statement",
 		"River runs with FetchCooldown 2ms / FetchPollInterval 20ms (River's own benchmark settings); river_default uses River's defaults",
 		"all pools: MaxConns 2W, same pgx exec mode; River's client is started before and stopped after each timed part",
 	}

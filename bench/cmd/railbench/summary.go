@@ -94,7 +94,7 @@ func summarize(r *Results) []SummaryLine {
 	if t := r.Throughput; t != nil {
 		reps := len(t.RailE2E.Values)
 		if reps > 0 {
-			path := fmt.Sprintf("the builder function's batch path (Worker.BuildBatch: one claim and one read statement per batch of up to %d, one Commit per nudge)", t.Batch)
+			path := fmt.Sprintf("the builder function's batch path (Worker.BuildBatch: one claim and one read statement per batch of up to %d, one group commit statement for the builds that finish together)", t.Batch)
 			add("ledger_vs_river", "%s (rail %s rebuilds/s / River %s jobs/s; demand->claim->commit vs insert->work->complete, W=%d, %d each, %s, median of %d)",
 				ratio(t.RailE2E.Median, t.RiverE2E.Median), f1(t.RailE2E.Median), f1(t.RiverE2E.Median), t.Workers, t.Rebuilds, path, reps)
 			add("ledger_vs_river_drain", "%s (rail %s rebuilds/s / River %s jobs/s; backlog drain, median of %d)",
@@ -155,6 +155,8 @@ func summarize(r *Results) []SummaryLine {
 		add("roundtrips_claim_batch", "%.2f per batch of %d (%s mode; exec mode: %.2f); the builds' reads %.2f per batch (exec mode: %.2f)",
 			m.BatchClaimRoundTrips, m.BatchOf, r.Options.ExecMode, rt.Modes["exec"].BatchClaimRoundTrips,
 			m.BatchReadRoundTrips, rt.Modes["exec"].BatchReadRoundTrips)
+		add("roundtrips_commit_group", "%.2f per group of %d frames (%s mode; exec mode: %.2f)",
+			m.BatchCommitRoundTrips, m.BatchOf, r.Options.ExecMode, rt.Modes["exec"].BatchCommitRoundTrips)
 	}
 	if g := r.Growth; g != nil {
 		var c, k, d []string

@@ -443,6 +443,7 @@ func (r *run) assemble() {
 	r.relay.Relay.PublishTimeout = r.budget
 	r.revert()
 	r.builder.Worker.Ledger = &turnLedger{Ledger: r.builder.Worker.Ledger, t: r.turns}
+	r.builder.Worker.BeforeCommit = r.turns.beforeCommit
 }
 
 // ---------------------------------------------------------------- steps

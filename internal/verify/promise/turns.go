@@ -230,20 +230,37 @@ func (l *turnLedger) LoadBuild(ctx context.Context, c rail.Claim) (rail.Inputs, 
 	return l.Ledger.LoadBuild(ctx, c)
 }
 
-func (l *turnLedger) Commit(ctx context.Context, c rail.Claim, f rail.Frame) (rail.CommitResult, error) {
-	if !l.t.wait(c.MatterRef, "Commit") {
-		return l.Ledger.Commit(ctx, c, f)
+// CommitGroup keeps the turns over the worker's group commit. A build
+// hands its frame to the batch's commit goroutine only in its turn (the
+// run's BeforeCommit waits for it, beforeCommit), so every group here is
+// the turn holder's alone and its commit is its act; a member outside any
+// turn (no invocation) just commits.
+func (l *turnLedger) CommitGroup(ctx context.Context, group []rail.FrameCommit) ([]rail.CommitResult, []error, error) {
+	turn := make([]bool, len(group))
+	for i, m := range group {
+		turn[i] = l.t.wait(m.Claim.MatterRef, "Commit")
 	}
-	res, err := l.Ledger.Commit(ctx, c, f)
-	switch {
-	case err != nil: // MarkRun, Fail or FrameLanded follows
-	case res.FollowUpDue:
-		l.t.expectNudge(c.MatterRef)
-	default:
-		l.t.done(c.MatterRef)
+	res, errs, err := l.Ledger.CommitGroup(ctx, group)
+	for i, m := range group {
+		switch {
+		case !turn[i]:
+		case err != nil || errs[i] != nil: // MarkRun, Fail or FrameLanded follows
+		case res[i].FollowUpDue:
+			l.t.expectNudge(m.Claim.MatterRef)
+		default:
+			l.t.done(m.Claim.MatterRef)
+		}
 	}
-	return res, err
+	return res, errs, err
 }
+
+// beforeCommit is the builder worker's BeforeCommit while turns are kept:
+// a build whose frame is ready (a reused body reaches it without calling
+// the Brief builder, so without waiting for its turn there) waits for its
+// turn before it joins a commit group. Otherwise a group could hold a
+// later turn's frame while an earlier turn's build still runs, and the
+// group's statement would wait for a turn that cannot come.
+func (t *turns) beforeCommit(_ context.Context, c rail.Claim) { t.wait(c.MatterRef, "BeforeCommit") }
 
 func (l *turnLedger) Fail(ctx context.Context, c rail.Claim, cause error) (rail.FailResult, error) {
 	if !l.t.wait(c.MatterRef, "Fail") {
