@@ -60,8 +60,8 @@ var (
 	stopWordRE      = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
 	// A case number with its label: "No. 12-2207", "Case No. 2:18-cv-10166-JAK
 	// (AFM)", "Docket Nos. 19031-13, 27735-13", "Civil Action No. 1:21-cv-…".
-	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:(?-i:[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b)|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*)(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
-	caseTokRE   = regexp.MustCompile(`[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b|\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*`)
+	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:(?-i:[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b)|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:-(?-i:I{1,3})\b)?)(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
+	caseTokRE   = regexp.MustCompile(`[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b|\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:-I{1,3}\b)?`)
 	// A bare case number alone on a line ("2009-1361", "08-6301-cv") or
 	// after a lone "v." ("v. 17-2543").
 	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?|\d{2}\s+(?:Cr|Civ|Cv|CV|Mag|MC|MJ|M)\.?\s+\d{1,5})(?:\s*\([A-Z]{2,4}\))?$`)
@@ -109,7 +109,11 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			if !isCourtLine(p) {
 				continue
 			}
+			if filedStampCourt(paras, i) {
+				continue // the court's own FILED stamp above the caption ("FILED" / "Court of Appeals" / "Division I")
+			}
 			court := courtPart(p)
+			court = numberedDivTailRE.ReplaceAllString(court, "") // "COURT OF APPEALS, DIVISION I": the division where the case sits
 			// A court named in the right column of a two-column caption
 			// shares its lines with the left column's names ("NEW JERSEY
 			// TURNPIKE SUPERIOR COURT OF NEW JERSEY" / "AUTHORITY,
@@ -143,10 +147,13 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					break
 				}
 				part, div := cutDivision(courtPart(paras[j]))
+				if cut := numberedDivTailRE.ReplaceAllString(part, ""); cut != part && strings.TrimSpace(cut) != "" {
+					part, div = cut, true // "WASHINGTON, DIVISION I"
+				}
 				next := strings.TrimSpace(strings.ReplaceAll(part, ":", ""))
 				dangling := danglingRE.MatchString(court) && isHeading(next) && len(next) <= 60 && !strings.ContainsAny(next, ",0123456789")
 				county := j == i+1 && countyRE.MatchString(next) && strings.Contains(strings.ToLower(court), "state of")
-				if !dangling && !county && !courtContRE.MatchString(next) && !(courtCont2RE.MatchString(next) && (strings.HasSuffix(strings.ToLower(strings.TrimSpace(court)), " the") || atPlaceRE.MatchString(next))) {
+				if !dangling && !county && !courtContRE.MatchString(next) && !ofStateRE.MatchString(next) && !(courtCont2RE.MatchString(next) && (strings.HasSuffix(strings.ToLower(strings.TrimSpace(court)), " the") || atPlaceRE.MatchString(next))) {
 					break
 				}
 				court += " " + part
@@ -1104,6 +1111,10 @@ func roleOf(words string, side int) (Role, string) {
 		return RoleDefendant, capacity
 	case has("petitioner") || has("claimant") || has("movant") || has("relator") || has("employee"):
 		return RolePlaintiff, capacity
+	case has("respondent") && side == 0 && !has("employer") && !has("carrier") && !has("insurer"):
+		// A respondent named before the "v." without trial-role words is
+		// the appellee ("BTNA, LLC, Respondents v. …, Appellants";
+		// "Appellants-Cross Respondents"): the side decides, below.
 	case has("respondent") || has("employer") || has("carrier") || has("insurer"):
 		return RoleDefendant, capacity
 	}
@@ -1486,3 +1497,20 @@ func looseCaseKey(k string) string {
 }
 
 var looseKeyRE = regexp.MustCompile(`^(\d{2})-(?:[a-z]{0,3}-)?(\d{2,7})$`)
+
+// A state court of appeals' numbered division on the court's own line or
+// after the state ("COURT OF APPEALS, DIVISION I", "WASHINGTON, DIVISION
+// I"): where the case sits, cut as a division line is (venueDivision).
+var numberedDivTailRE = regexp.MustCompile(`(?i)\s*,?\s+division\s+(?:one|two|three|four|five|six|seven|eight|[ivx]{1,4}|\d{1,2})\s*,?\s*$`)
+
+// "OF THE STATE OF WASHINGTON" under "COURT OF APPEALS": the court's name
+// runs on.
+var ofStateRE = regexp.MustCompile(`(?i)^of\s+the\s+state\s+of\s+[a-z .]+$`)
+
+// filedStampCourt: a court line inside the court's own filed stamp above
+// the caption ("FILED" / "Court of Appeals" / "Division I" / "State of
+// Washington" / "<date>"), a short name in the clerk's words, not the
+// caption's.
+func filedStampCourt(paras []string, i int) bool {
+	return i > 0 && strings.EqualFold(strings.TrimSpace(paras[i-1]), "filed") && len(strings.Fields(paras[i])) <= 5
+}

@@ -1081,3 +1081,65 @@ func TestCaptionNoticeFieldNameOrder(t *testing.T) {
 	)
 	checkParties(t, dc, []wantParty{{"HARBOR VIEW APARTMENTS", RolePlaintiff}, {"MARIA L SANTOS", RoleDefendant}})
 }
+
+// A state court of appeals' brief (the Washington Court of Appeals'
+// shapes): the court's own FILED stamp above the caption names the court
+// in short and is no caption; the court's name runs on in "OF THE STATE
+// OF …" lines, with its numbered division on the name's line or after
+// the state, cut as every numbered division is; the docket number's
+// division suffix ("-I") is part of the number; a respondent named
+// before the "v." without trial-role words is the appellee, so the side
+// of the "v." decides its role, as it does for a cross-respondent.
+func TestCaptionStateCourtOfAppealsBrief(t *testing.T) {
+	dc := captionOf(t, lines(
+		"FILED",
+		"Court of Appeals",
+		"Division I",
+		"State of Washington",
+		"31312023 2:15 PM",
+		"NO. 81234-5-I",
+		"COURT OF APPEALS, DIVISION I",
+		"OF THE STATE OF WASHINGTON",
+		"MARY ROE and PAUL ROE,",
+		"Appellants-Cross Respondents,",
+		"v.",
+		"ACME HOLDINGS, LLC,",
+		"Respondent-Cross Appellant",
+		"REPLY BRIEF OF RESPONDENT-CROSS APPELLANT",
+	))
+	wantCourt(t, dc, "Court of Appeals of the State of Washington")
+	wantCases(t, dc, "81234-5-I")
+	if dc.title != "Mary Roe v. Acme Holdings, LLC" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"Paul Roe", RolePlaintiff}, {"Acme Holdings, LLC", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"No. 70001-2-I",
+		"COURT OF APPEALS OF THE STATE OF",
+		"WASHINGTON, DIVISION I",
+		"JOHN DOE,",
+		"Appellant,",
+		"v.",
+		"WIDGET BUILDERS, INC. and JANE POE,",
+		"Respondents.",
+		"APPELLANT'S REPLY BRIEF",
+	))
+	wantCourt(t, dc, "Court of Appeals of the State of Washington")
+	wantCases(t, dc, "70001-2-I")
+	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Widget Builders, Inc.", RoleDefendant}, {"Jane Poe", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"No. 80002-3-I",
+		"IN THE COURT OF APPEALS, DIVISION I,",
+		"OF THE STATE OF WASHINGTON",
+		"NORTHWEST LENDING CO.,",
+		"Respondents",
+		"v.",
+		"RIVER TRADING LLC, an individual,",
+		"Appellants.",
+		"REPLY BRIEF",
+	))
+	wantCourt(t, dc, "Court of Appeals of the State of Washington")
+	checkParties(t, dc, []wantParty{{"Northwest Lending Co.", RolePlaintiff}, {"River Trading LLC", RoleDefendant}})
+}
