@@ -121,7 +121,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			// for the party list.
 			left = nil
 			if loc := courtStartRE.FindStringIndex(court); loc != nil && loc[0] > 0 {
-				if pre := colText(court[:loc[0]]); len(strings.Fields(inTheRE.ReplaceAllString(pre, ""))) >= 2 && mostlyCaps(pre) && !strings.HasPrefix(strings.ToLower(pre), "in the") {
+				if pre := colText(court[:loc[0]]); len(strings.Fields(inTheRE.ReplaceAllString(pre, ""))) >= 2 && mostlyCaps(pre) && !strings.HasPrefix(strings.ToLower(pre), "in the") && !stateNameRE.MatchString(pre) {
 					left = []string{pre}
 				}
 			}
@@ -476,6 +476,9 @@ var (
 
 func isCourtLine(p string) bool {
 	p = strings.TrimSpace(p)
+	if strings.HasPrefix(p, "(") {
+		return false // "(King County Superior Court No. 23-2-09498-1 SEA)": the court below, in parentheses
+	}
 	if len(p) > 110 || !courtRE.MatchString(p) || strings.Contains(p, " v. ") || lowerCourtRE.MatchString(p) {
 		return false
 	}
@@ -509,7 +512,7 @@ func normCourt(s string) string {
 	s = formCaseRE.ReplaceAllString(s, "")
 	s = strings.ReplaceAll(s, ":", " ") // a form's "Court for the: District of: Oregon"
 	s = letterheadRE.ReplaceAllString(s, " ")
-	if loc := courtStartRE.FindStringIndex(s); loc != nil && loc[0] > 0 && len(strings.Fields(inTheRE.ReplaceAllString(s[:loc[0]], ""))) >= 2 {
+	if loc := courtStartRE.FindStringIndex(s); loc != nil && loc[0] > 0 && len(strings.Fields(inTheRE.ReplaceAllString(s[:loc[0]], ""))) >= 2 && !stateNameRE.MatchString(strings.TrimSpace(inTheRE.ReplaceAllString(s[:loc[0]], ""))) {
 		s = s[loc[0]:]
 	}
 	if locs := secondCourtRE.FindAllStringIndex(s, -1); len(locs) > 1 && strings.Contains(strings.ToLower(s[:locs[1][0]]), "court") {
@@ -1514,3 +1517,8 @@ var ofStateRE = regexp.MustCompile(`(?i)^of\s+the\s+state\s+of\s+[a-z .]+$`)
 func filedStampCourt(paras []string, i int) bool {
 	return i > 0 && strings.EqualFold(strings.TrimSpace(paras[i-1]), "filed") && len(strings.Fields(paras[i])) <= 5
 }
+
+// A state's name before "COURT OF APPEALS" ("WASHINGTON STATE COURT OF
+// APPEALS", "NEW YORK SUPREME COURT") is the court's, not a left column's
+// party name sharing its line.
+var stateNameRE = regexp.MustCompile(`(?i)^(?:the\s+)?(?:alabama|alaska|arizona|arkansas|california|colorado|connecticut|delaware|florida|georgia|hawai.?i|idaho|illinois|indiana|iowa|kansas|kentucky|louisiana|maine|maryland|massachusetts|michigan|minnesota|mississippi|missouri|montana|nebraska|nevada|new\s+hampshire|new\s+jersey|new\s+mexico|new\s+york|north\s+carolina|north\s+dakota|ohio|oklahoma|oregon|pennsylvania|rhode\s+island|south\s+carolina|south\s+dakota|tennessee|texas|utah|vermont|virginia|washington|west\s+virginia|wisconsin|wyoming)(?:\s+state)?$`)

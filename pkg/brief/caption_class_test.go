@@ -1143,3 +1143,45 @@ func TestCaptionStateCourtOfAppealsBrief(t *testing.T) {
 	wantCourt(t, dc, "Court of Appeals of the State of Washington")
 	checkParties(t, dc, []wantParty{{"Northwest Lending Co.", RolePlaintiff}, {"River Trading LLC", RoleDefendant}})
 }
+
+// More of a state court of appeals' lines: the state's name before the
+// court's on its line is the court's ("WASHINGTON STATE COURT OF
+// APPEALS"), not a left column's party; the court below's number in
+// parentheses above the court's name is no court line.
+func TestCaptionStateCourtOfAppealsLines(t *testing.T) {
+	dc := captionOf(t, lines(
+		"NO. 80003-4",
+		"WASHINGTON STATE COURT OF APPEALS",
+		"DIVISION ONE",
+		"ACME CREDIT HOLDINGS, LLC,",
+		"Petitioner,",
+		"V.",
+		"JOHN Q. DOE,",
+		"Respondent.",
+		"ON APPEAL FROM THE SUPERIOR COURT OF KING",
+		"COUNTY",
+		"APPELLEE'S RESPONDING BRIEF",
+	))
+	wantCourt(t, dc, "Washington State Court of Appeals")
+	if dc.title != "Acme Credit Holdings, LLC v. John Q. Doe" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Acme Credit Holdings, LLC", RolePlaintiff}, {"John Q. Doe", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"No. 80004-5-I",
+		"(King County Superior Court No. 22-2-01234-5 SEA)",
+		"IN THE COURT OF APPEALS",
+		"OF THE STATE OF WASHINGTON",
+		"DIVISION I",
+		"MARY ROE, individually,",
+		"Appellant,",
+		"V.",
+		"CITY OF LAKESIDE, a municipal corporation,",
+		"Respondent.",
+		"BRIEF OF APPELLANT",
+	))
+	wantCourt(t, dc, "Court of Appeals of the State of Washington")
+	wantCases(t, dc, "80004-5-I")
+	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"City of Lakeside", RoleDefendant}})
+}
