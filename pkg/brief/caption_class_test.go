@@ -1,9 +1,11 @@
 package brief
 
 import (
-	"github.com/pramaan/brief-rail/pkg/doctext"
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/pramaan/brief-rail/pkg/doctext"
 )
 
 // Written captions, one per class of caption the rules once misread (issue
@@ -1184,4 +1186,53 @@ func TestCaptionStateCourtOfAppealsLines(t *testing.T) {
 	wantCourt(t, dc, "Court of Appeals of the State of Washington")
 	wantCases(t, dc, "80004-5-I")
 	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"City of Lakeside", RoleDefendant}})
+}
+
+// A name the left column wraps, with the right column's words after its
+// first part ("CHINA FORTUNE LAND Case No. …" / "DEVELOPMENT, et al.,";
+// "THE SUPERIOR COURT OF FRESNO OPINION" / "COUNTY,"), is named on the
+// page: the Brief keeps it and its citation passes the check. A name whose
+// parts do not begin their lines is still not on the page.
+func TestCaptionNameWrappedBesideRightColumn(t *testing.T) {
+	page := lines(
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"FIFTH APPELLATE DISTRICT",
+		"JANE ROE,",
+		"F090001",
+		"Petitioner,",
+		"(Super. Ct. No. 24CR0001)",
+		"v.",
+		"THE SUPERIOR COURT OF MERCED OPINION",
+		"COUNTY,",
+		"Respondent;",
+		"THE PEOPLE,",
+		"Real Party in Interest.",
+		"ORIGINAL PROCEEDINGS; petition for writ of mandate. John Doe, Judge.",
+	)
+	b, err := NewExtractive().Build(context.Background(), Input{
+		FirmID: "11111111-1111-4111-8111-111111111111", MatterID: "22222222-2222-4222-8222-222222222222", Title: "t",
+		Documents: []Document{{ID: "33333333-3333-4333-8333-333333333333", Name: "opinion.pdf", SHA256: strings.Repeat("a", 64), Pages: []string{page, "The petition is granted."}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Checks.DroppedCitations != 0 {
+		t.Errorf("dropped citations: %v", b.Checks.Notes)
+	}
+	found := false
+	for _, p := range b.Parties {
+		if p.Name == "The Superior Court of Merced County" && p.Role == RoleDefendant {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("parties %+v lack The Superior Court of Merced County (defendant)", b.Parties)
+	}
+	d := newDocPages("d", "n", []string{page})
+	if !d.has(0, "The Superior Court of Merced County", true, false) {
+		t.Error("the wrapped name is not found on the page")
+	}
+	if d.has(0, "Court of Merced County", true, false) || d.has(0, "The People Respondent", true, false) {
+		t.Error("words that do not begin their lines make a name")
+	}
 }
