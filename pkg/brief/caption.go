@@ -658,6 +658,8 @@ func prepCaptionLine(p string) (string, bool) {
 	p = colJunkRE.ReplaceAllString(p, " ")
 	p = rightColRE.ReplaceAllString(p, "")
 	p = hearingColRE.ReplaceAllString(p, "")
+	p = reDocketColRE.ReplaceAllString(p, "")
+	p = etAlColumn(p)
 	p = judgeColRE.ReplaceAllString(p, "")
 	if m := titleColRE.FindStringSubmatch(p); m != nil {
 		p = m[1]
@@ -1522,3 +1524,34 @@ func filedStampCourt(paras []string, i int) bool {
 // APPEALS", "NEW YORK SUPREME COURT") is the court's, not a left column's
 // party name sharing its line.
 var stateNameRE = regexp.MustCompile(`(?i)^(?:the\s+)?(?:alabama|alaska|arizona|arkansas|california|colorado|connecticut|delaware|florida|georgia|hawai.?i|idaho|illinois|indiana|iowa|kansas|kentucky|louisiana|maine|maryland|massachusetts|michigan|minnesota|mississippi|missouri|montana|nebraska|nevada|new\s+hampshire|new\s+jersey|new\s+mexico|new\s+york|north\s+carolina|north\s+dakota|ohio|oklahoma|oregon|pennsylvania|rhode\s+island|south\s+carolina|south\s+dakota|tennessee|texas|utah|vermont|virginia|washington|west\s+virginia|wisconsin|wyoming)(?:\s+state)?$`)
+
+// The right column's note of the motion an order decides, after the role
+// words: "Respondents. Re: Dkt. No. 112".
+var reDocketColRE = regexp.MustCompile(`(?i)\s+re:?\s*(?:dkt|docket|ecf|doc)\b.*$`)
+
+var etAlColRE = regexp.MustCompile(`(?i)\bet\.?\s*al\.?,?\s+`)
+
+// etAlColumn cuts the right column after a name's "et al.,": "1955 CAPITAL
+// FUND I GP LLC, et al., INTEREST" is the name and the last word of the
+// order's title. Role words after it stay ("ACME CORP., et al.,
+// Defendants.").
+func etAlColumn(p string) string {
+	loc := etAlColRE.FindStringIndex(p)
+	if loc == nil {
+		return p
+	}
+	rest := p[loc[1]:]
+	low := strings.ToLower(rest)
+	if strings.HasPrefix(low, "v.") || strings.HasPrefix(low, "vs") {
+		return p
+	}
+	if r := roleWordRE.FindStringIndex(rest); r != nil {
+		if r[0] == 0 || !mostlyCaps(rest[:r[0]]) {
+			return p
+		}
+		// "…, et al., INTEREST Respondents.": the title's word between
+		// the name and its role words.
+		return p[:loc[1]] + rest[r[0]:]
+	}
+	return strings.TrimRight(p[:loc[1]], " ")
+}

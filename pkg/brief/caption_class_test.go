@@ -1236,3 +1236,42 @@ func TestCaptionNameWrappedBesideRightColumn(t *testing.T) {
 		t.Error("words that do not begin their lines make a name")
 	}
 }
+
+// A district court's order or paper whose caption is a two-column table
+// with no rule between the columns: the right column's labelled lines
+// alone on a line ("Date Action Filed: …") are no names; after a name's
+// "et al.," the rest of the line is the right column's title ("…, et
+// al., INTEREST"); after the role words, a "Re: Dkt. No. …" note is the
+// right column's.
+func TestCaptionTableColumnsWithoutRule(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"ACME LAND Case No. 20-cv-01234-XY",
+		"HOLDINGS, et al.,",
+		"Petitioners,",
+		"ORDER GRANTING IN PART AND",
+		"DENYING IN PART MOTION FOR",
+		"v.",
+		"ATTORNEYS’ FEES AND COSTS",
+		"1990 RIVER FUND II LP, et al., INTEREST",
+		"Respondents. Re: Dkt. No. 88",
+		"The respondents’ motion for fees is granted in part.",
+	))
+	if dc.title != "Acme Land Holdings v. 1990 River Fund II LP" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Acme Land Holdings", RolePlaintiff}, {"1990 River Fund II LP", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA - OAKLAND DIVISION",
+		"WIDGETCO, INC., Case No. 4:20-cv-05678-AB",
+		"Date Action Filed: March 3, 2020",
+		"Plaintiff,",
+		"v.",
+		"GADGET CORP.,",
+		"Defendant.",
+	))
+	checkParties(t, dc, []wantParty{{"Widgetco, Inc.", RolePlaintiff}, {"Gadget Corp.", RoleDefendant}})
+}
