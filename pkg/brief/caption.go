@@ -618,6 +618,9 @@ var (
 
 func prepCaptionLine(p string) (string, bool) {
 	p = unspace(p)
+	if labelLineRE.MatchString(strings.TrimSpace(p)) {
+		return "", false // "Date Action Filed: July 23, 2019": the right column's field alone on its line
+	}
 	if t := strings.TrimSpace(p); strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") || strings.HasPrefix(t, "[") || footnoteOnlyRE.MatchString(t) || parenTailRE.MatchString(t) || parenOpenRE.MatchString(t) {
 		return "", false
 	}
@@ -659,6 +662,8 @@ func prepCaptionLine(p string) (string, bool) {
 	p = rightColRE.ReplaceAllString(p, "")
 	p = hearingColRE.ReplaceAllString(p, "")
 	p = reDocketColRE.ReplaceAllString(p, "")
+	p = semiTitleRE.ReplaceAllString(p, "$1")
+	p = possessiveTailRE.ReplaceAllString(p, "$1")
 	p = etAlColumn(p)
 	p = judgeColRE.ReplaceAllString(p, "")
 	if m := titleColRE.FindStringSubmatch(p); m != nil {
@@ -719,6 +724,9 @@ func classify(p string) lineKind {
 	}
 	if m := nameRoleRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
 		return lkNameRole
+	}
+	if m := versusNameRE.FindStringSubmatch(p); m != nil && possessiveWordRE.MatchString(m[1]) {
+		return lkVersus // "v. COURT’S ORDER …": the right column's title beside the "v."
 	}
 	if m := versusNameRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) && !oneLineRE.MatchString(m[1]) {
 		return lkVersusName
@@ -1409,7 +1417,7 @@ func courtWords(s string) []string {
 
 // titleFragRE: the words of a paper's title, which a name never has.
 var (
-	titleFragRE = regexp.MustCompile(`(?i)\b(?:motion|memorandum|points\s+and\s+authorities|authorities|in\s+support\s+of|in\s+opposition\s+to|opposition|declaration|designation|affirmative\s+defenses|testimony|stipulat(?:ion|ed)|\[?proposed\]?|reply|application|request|hearing|certification|notice|complaint|answer|brief|judgment|order|exclude|compel|dismiss|summary|redacted|under\s+seal|reconsideration|objections?|evidentiary|determination|entitlement|renewed|limine|sanctions|strike)\b`)
+	titleFragRE = regexp.MustCompile(`(?i)\b(?:motion|memorandum|points\s+and\s+authorities|authorities|in\s+support\s+of|in\s+opposition\s+to|opposition|declaration|designation|affirmative\s+defenses|testimony|stipulat(?:ion|ed)|\[?proposed\]?|reply|application|request|hearing|certification|notice|complaint|answer|brief|judgment|order|exclude|compel|dismiss|summary|redacted|under\s+seal|reconsideration|objections?|evidentiary|determination|entitlement|renewed|limine|sanctions|strike|granting|denying|response\s+to)\b`)
 	roleWordRE  = regexp.MustCompile(`(?i)\b` + roleWord + `\b`)
 	// "DEFENDANTS’ EVIDENTIARY", "PLAINTIFF’S MOTION FOR": a party's paper.
 	possessiveRoleRE = regexp.MustCompile(`(?i)^(?:the\s+)?` + roleWord + `['’]s?\s`)
@@ -1555,3 +1563,17 @@ func etAlColumn(p string) string {
 	}
 	return strings.TrimRight(p[:loc[1]], " ")
 }
+
+var (
+	// The right column's labelled field alone on a line.
+	labelLineRE = regexp.MustCompile(`(?i)^(?:date|time|judge|dept|ctrm|courtroom|place|hearing(?:\s+date)?|(?:date\s+)?action\s+filed|(?:date\s+)?complaint\s+filed|trial\s+date)\s*:`)
+	// A name after a semicolon and the right column's title after it:
+	// "VADE SECURE SASU; OLIVIER ADMINISTRATIVE MOTION TO".
+	semiTitleRE = regexp.MustCompile(`^(.*;\s*[A-Z][A-Z.'’-]+)\s+(?:(?:ADMINISTRATIVE|EMERGENCY|JOINT|EX\s+PARTE|PARTIAL|RENEWED|AMENDED|STIPULATED|SUPPLEMENTAL|UNOPPOSED)\s+)?(?:MOTION|ORDER|STIPULATION|APPLICATION|REQUEST|NOTICE|DECLARATION|MEMORANDUM)\b.*$`)
+	// The right column's words ending in a possessive role word after a
+	// name and its semicolon or comma: "VADE SECURE, INCORPORATED; IN
+	// PART DEFENDANTS’".
+	possessiveTailRE = regexp.MustCompile(`^(.*[;,])\s+(?:[A-Z]+\s+){0,4}(?:PLAINTIFFS?|DEFENDANTS?|RESPONDENTS?|PETITIONERS?|APPELLANTS?|APPELLEES?)(?:['’]S?|S['’])$`)
+	// A lone possessive word: "COURT’S".
+	possessiveWordRE = regexp.MustCompile(`^[A-Z][A-Z.-]*['’]S?$`)
+)

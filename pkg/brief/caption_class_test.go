@@ -1235,6 +1235,11 @@ func TestCaptionNameWrappedBesideRightColumn(t *testing.T) {
 	if d.has(0, "Court of Merced County", true, false) || d.has(0, "The People Respondent", true, false) {
 		t.Error("words that do not begin their lines make a name")
 	}
+	// The first words after a ";" in a list of names.
+	d = newDocPages("d", "n", []string{lines("WIDGETCO, INC.; GIZMO Case No. 3:20-cv-01111-AB", "LLC,", "Plaintiffs,")})
+	if !d.has(0, "Gizmo LLC", true, false) || d.has(0, "Inc Gizmo LLC", true, false) {
+		t.Error("a wrapped name after a semicolon: found wrongly")
+	}
 }
 
 // A district court's order or paper whose caption is a two-column table
@@ -1274,4 +1279,37 @@ func TestCaptionTableColumnsWithoutRule(t *testing.T) {
 		"Defendant.",
 	))
 	checkParties(t, dc, []wantParty{{"Widgetco, Inc.", RolePlaintiff}, {"Gadget Corp.", RoleDefendant}})
+}
+
+// The paper's title in a table caption's right column, beside names
+// listed with semicolons: a labelled field alone on its line ("Date
+// Action Filed: …") is no name; a title line beginning with a party's
+// possessive, or of an order's words ("GRANTING IN PART AND DENYING"), is
+// read past; "v." beside the title's "COURT’S ORDER" is the "v." alone;
+// the title's words after a name and its semicolon ("…; IN PART
+// DEFENDANTS’", "…; OLIVIA ADMINISTRATIVE MOTION TO") are cut.
+func TestCaptionTableTitleBesideNames(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA - SAN FRANCISCO DIVISION",
+		"WIDGETCO, INC.; GIZMO Case No. 3:20-cv-01111-AB",
+		"LLC,",
+		"Date Action Filed: May 1, 2020",
+		"Plaintiffs,",
+		"DEFENDANTS’ RESPONSE TO THE",
+		"v. COURT’S ORDER (ECF NO. 99)",
+		"GRANTING IN PART AND DENYING",
+		"ACME SOFTWARE, INCORPORATED; IN PART DEFENDANTS’",
+		"ACME SOFTWARE SAS; OLIVIA ADMINISTRATIVE MOTION TO",
+		"FILE UNDER SEAL",
+		"MARTIN,",
+		"Defendants.",
+	))
+	if dc.title != "Widgetco, Inc. v. Acme Software, Incorporated" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{
+		{"Widgetco, Inc.", RolePlaintiff}, {"Gizmo LLC", RolePlaintiff},
+		{"Acme Software, Incorporated", RoleDefendant}, {"Acme Software SAS", RoleDefendant}, {"Olivia Martin", RoleDefendant},
+	})
 }

@@ -347,7 +347,8 @@ func clauseEnd(page string, end int, q string) bool {
 // wrapped reports whether page i names a party whose name a two-column
 // caption wraps in its left column: the name's first words, in capitals,
 // begin one line and the right column's words end it, and the next line
-// holds the rest of the name alone, in capitals (with at most "et al."):
+// holds the rest of the name alone, in capitals (with at most "et al."),
+// the first words beginning the line or following its ";" in a list:
 // "CHINA FORTUNE LAND Case No. 19-cv-07043-VC" / "DEVELOPMENT, et al.,";
 // "THE SUPERIOR COURT OF FRESNO OPINION" / "COUNTY,". k is the name's
 // partyKey.
@@ -367,7 +368,13 @@ func (d *docPages) wrapped(i int, k string) bool {
 			continue
 		}
 		head := strings.Join(words[:len(words)-len(rk)], " ")
-		f := strings.Fields(lines[l])
+		// The head begins the line, or follows a ";" in a list of names
+		// ("PROOFPOINT, INC.; CLOUDMARK Case No. …" / "LLC,").
+		line := lines[l]
+		if i := strings.LastIndex(line, ";"); i >= 0 && !strings.HasPrefix(partyKey(line), head+" ") {
+			line = line[i+1:]
+		}
+		f := strings.Fields(line)
 		for n := 1; n < len(f); n++ {
 			part := strings.Join(f[:n], " ")
 			if pk := partyKey(part); pk == head {

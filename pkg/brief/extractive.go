@@ -637,7 +637,7 @@ func titleCase(s string) string {
 	words := strings.Fields(strings.ToLower(s))
 	for i, w := range words {
 		switch strings.Trim(w, ".,;") {
-		case "llp", "llc", "plc", "usa", "uk", "ii", "iii", "iv", "n.a", "l.l.c", "l.p", "lp", "pllc", "p.c", "p.a":
+		case "llp", "llc", "plc", "usa", "uk", "ii", "iii", "iv", "n.a", "l.l.c", "l.p", "lp", "pllc", "p.c", "p.a", "sas", "sasu":
 			words[i] = strings.ToUpper(w)
 			continue
 		case "of", "and", "the", "for", "in", "on", "at", "by", "to", "et", "al", "a", "an":
