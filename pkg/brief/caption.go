@@ -1521,12 +1521,15 @@ var numberedDivTailRE = regexp.MustCompile(`(?i)\s*,?\s+division\s+(?:one|two|th
 var ofStateRE = regexp.MustCompile(`(?i)^of\s+the\s+state\s+of\s+[a-z .]+$`)
 
 // filedStampCourt: a court line inside the court's own filed stamp above
-// the caption ("FILED" / "Court of Appeals" / "Division I" / "State of
-// Washington" / "<date>"), a short name in the clerk's words, not the
-// caption's.
+// the caption that names no jurisdiction ("FILED" / "Court of Appeals" /
+// "Division I" / "State of Washington" / "<date>"), the clerk's short
+// name, not the caption's. A stamp naming the court in full ("FILED" /
+// "United States Court of Appeals" / "Tenth Circuit") is read as before.
 func filedStampCourt(paras []string, i int) bool {
-	return i > 0 && strings.EqualFold(strings.TrimSpace(paras[i-1]), "filed") && len(strings.Fields(paras[i])) <= 5
+	return i > 0 && strings.EqualFold(strings.TrimSpace(paras[i-1]), "filed") && bareCourtRE.MatchString(strings.TrimSpace(paras[i]))
 }
+
+var bareCourtRE = regexp.MustCompile(`(?i)^(?:the\s+)?(?:court\s+of\s+appeals?|supreme\s+court|superior\s+court|appellate\s+court)$`)
 
 // A state's name before "COURT OF APPEALS" ("WASHINGTON STATE COURT OF
 // APPEALS", "NEW YORK SUPREME COURT") is the court's, not a left column's
