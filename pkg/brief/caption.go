@@ -180,7 +180,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 		if pi > 0 && !captionContinues(paras) {
 			break
 		}
-		for _, p := range paras {
+		for pi2, p := range paras {
 			if appealFromRE.MatchString(p) {
 				break // what follows names the court below and its numbers
 			}
@@ -199,7 +199,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				if motionNoRE.MatchString(p[:ix[1]]) {
 					continue // "MOTION NO.: M-000828-25": a motion's number in the case, not the case's
 				}
-				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) || otherCourt(before, dc.court) {
+				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) || lowerLabelRE.MatchString(before) || otherCourt(before, dc.court) {
 					continue // a lower court's number
 				}
 				mdl := strings.HasPrefix(strings.ToLower(strings.TrimSpace(m[0])), "mdl")
@@ -210,10 +210,14 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					addCase(t)
 				}
 			}
-			if m := bareCaseRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil {
+			// A supreme court's caption lists the courts below with their
+			// numbers under its own ("Fourth Appellate District, Division
+			// One" / "D078123"; "Ct.App. 2/8 B303172").
+			below := supremeRE.MatchString(dc.court) && (ctAppRE.MatchString(p) || pi2 > 0 && courtBelowRE.MatchString(strings.TrimSpace(paras[pi2-1])))
+			if m := bareCaseRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil && !below {
 				addCase(m[1])
 			}
-			if m := appDocketRE.FindString(strings.TrimSpace(p)); m != "" && !strings.Contains(p, "(") {
+			if m := appDocketRE.FindString(strings.TrimSpace(p)); m != "" && !strings.Contains(p, "(") && !below {
 				for _, t := range appTokRE.FindAllString(m, -1) {
 					addCase(t)
 				}
@@ -621,6 +625,9 @@ func prepCaptionLine(p string) (string, bool) {
 	if labelLineRE.MatchString(strings.TrimSpace(p)) {
 		return "", false // "Date Action Filed: July 23, 2019": the right column's field alone on its line
 	}
+	if lowerNoInlineRE.MatchString(strings.TrimSpace(p)) {
+		return "", false // "Industrial Claim Appeals Office of the State of Colorado WC No. 5-123-456": the tribunal below
+	}
 	if t := strings.TrimSpace(p); strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") || strings.HasPrefix(t, "[") || footnoteOnlyRE.MatchString(t) || parenTailRE.MatchString(t) || parenOpenRE.MatchString(t) {
 		return "", false
 	}
@@ -852,6 +859,14 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		prepped[i], kinds[i] = p, classify(p)
 		if hadCase && kinds[i] == lkSkip {
 			kinds[i] = lkCaseNo
+		}
+	}
+	// The tribunal below and its number above the names ("Industrial
+	// Claim Appeals Office of the State of Colorado" / "WC No.
+	// 5-123-456"): no name, no case of this court.
+	for i := 0; i+1 < len(paras); i++ {
+		if lowerNoLineRE.MatchString(strings.TrimSpace(paras[i+1])) && (kinds[i] == lkName || kinds[i] == lkStop) {
+			kinds[i], kinds[i+1] = lkSkip, lkSkip
 		}
 	}
 	// roleAhead: role words follow within a few lines, so the names above
@@ -1253,8 +1268,16 @@ func splitAnd(name string) []string {
 	if person(a) && person(b) && !strings.Contains(name, "&") {
 		return []string{a, b}
 	}
+	// A public body and a company or person named with it as co-parties:
+	// "Industrial Claim Appeals Office of the State of Colorado and Acme
+	// Stores, Inc.".
+	if agencyRE.MatchString(a) && (corp(b) || person(b)) && !strings.Contains(name, "&") {
+		return []string{a, b}
+	}
 	return []string{name}
 }
+
+var agencyRE = regexp.MustCompile(`(?i)^(?:the\s+)?(?:[a-z.'’]+\s+){0,4}(?:office|board|commission|department|agency|bureau|authority|council)\s+of\s+(?:the\s+)?(?:state|city|county|commonwealth|people|united\s+states)\b`)
 
 // CaseKey is a case number's identity, so that "2:18-cv-10166-JAK",
 // "2:18-CV-10166" and "18-cv-10166" are one case, as are "2009-1361" and
@@ -1579,4 +1602,19 @@ var (
 	possessiveTailRE = regexp.MustCompile(`^(.*[;,])\s+(?:[A-Z]+\s+){0,4}(?:PLAINTIFFS?|DEFENDANTS?|RESPONDENTS?|PETITIONERS?|APPELLANTS?|APPELLEES?)(?:['’]S?|S['’])$`)
 	// A lone possessive word: "COURT’S".
 	possessiveWordRE = regexp.MustCompile(`^[A-Z][A-Z.-]*['’]S?$`)
+)
+
+var (
+	supremeRE = regexp.MustCompile(`(?i)\bsupreme\s+court\b`)
+	// The Court of Appeal's abbreviation in a supreme court's list of the
+	// courts below: "Ct.App. 2/8 B303172".
+	ctAppRE = regexp.MustCompile(`(?i)\bct\.?\s*app\b`)
+	// A line naming a court below: "Fourth Appellate District, Division
+	// One", "San Diego County Superior Court", "Court of Appeal".
+	courtBelowRE = regexp.MustCompile(`(?i)\bappellate\s+district\b|\bsuperior\s+court\b|\bcourt\s+of\s+appeal\b|^[a-z .]+\s+county$`)
+	// A tribunal below's number: "WC No. 5-123-456", "Agency No. …".
+	lowerLabelRE  = regexp.MustCompile(`(?i)\b(?:w\.?\s?c|dowc|agency|claim|charge)\.?\s*$`)
+	lowerNoLineRE = regexp.MustCompile(`(?i)^(?:w\.?\s?c\.?|dowc|agency)\s+nos?\.`)
+	// ... and the tribunal's name with its number on one line.
+	lowerNoInlineRE = regexp.MustCompile(`(?i)\b(?:office|board|commission|department|agency|bureau|division)\b.*\s(?:w\.?\s?c\.?|dowc|agency)\s+nos?\.\s*[\w-]+$`)
 )

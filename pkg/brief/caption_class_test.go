@@ -1313,3 +1313,63 @@ func TestCaptionTableTitleBesideNames(t *testing.T) {
 		{"Acme Software, Incorporated", RoleDefendant}, {"Acme Software SAS", RoleDefendant}, {"Olivia Martin", RoleDefendant},
 	})
 }
+
+// Courts below and their numbers, in a state supreme court's caption and
+// a state court of appeals' review of an agency: a supreme court's list
+// of the courts below ("Fourth Appellate District, Division One" /
+// "D078123", "Ct.App. 2/8 B303172") gives no case number of its own;
+// the agency below and its number above the names ("Industrial Claim
+// Appeals Office of the State of Colorado" / "WC No. …") are neither a
+// name nor a case; the agency named with an employer as respondents is
+// two parties.
+func TestCaptionCourtsBelowNumbers(t *testing.T) {
+	dc := captionOf(t, lines(
+		"IN THE SUPREME COURT OF",
+		"CALIFORNIA",
+		"THE PEOPLE,",
+		"Plaintiff and Respondent,",
+		"v.",
+		"JOHN DOE,",
+		"Defendant and Appellant.",
+		"S270001",
+		"Fourth Appellate District, Division One",
+		"D078123",
+		"San Diego County Superior Court",
+		"SCD123456",
+		"January 2, 2025",
+	))
+	wantCases(t, dc, "S270001")
+
+	dc = captionOf(t, lines(
+		"IN THE SUPREME COURT OF CALIFORNIA",
+		"JANE ROE,",
+		"Plaintiff and Appellant,",
+		"v.",
+		"ACME CORP.,",
+		"Defendant and Respondent.",
+		"S275001",
+		"Ct.App. 2/8 B303172",
+		"Los Angeles County",
+		"Super. Ct. No. BC701234",
+	))
+	wantCases(t, dc, "S275001")
+
+	dc = captionOf(t, lines(
+		"Colorado Court of Appeals",
+		"Court of Appeals No. 25CA0001",
+		"Industrial Claim Appeals Office of the State of Colorado",
+		"WC No. 5-123-456",
+		"Jane Roe,",
+		"Petitioner,",
+		"v.",
+		"Industrial Claim Appeals Office of the State of Colorado and Acme Stores, Inc.,",
+		"Respondents.",
+		"ORDER AFFIRMED",
+		"Division I",
+	))
+	wantCases(t, dc, "25CA0001")
+	if dc.title != "Jane Roe v. Industrial Claim Appeals Office of the State of Colorado" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Industrial Claim Appeals Office of the State of Colorado", RoleDefendant}, {"Acme Stores, Inc.", RoleDefendant}})
+}
