@@ -1268,6 +1268,13 @@ func splitAnd(name string) []string {
 	if person(a) && person(b) && !strings.Contains(name, "&") {
 		return []string{a, b}
 	}
+	// A person and a company ("Mark Cordell and Cordell Law, LLC"), the
+	// company's name of two words or more before its suffix ("John Smith
+	// and Sons, Inc." stays one name).
+	longCorp := func(s string) bool { return corp(s) && len(strings.Fields(s)) >= 3 }
+	if (person(a) && longCorp(b) || longCorp(a) && person(b)) && !strings.Contains(name, "&") {
+		return []string{a, b}
+	}
 	// A public body and a company or person named with it as co-parties:
 	// "Industrial Claim Appeals Office of the State of Colorado and Acme
 	// Stores, Inc.".

@@ -1373,3 +1373,33 @@ func TestCaptionCourtsBelowNumbers(t *testing.T) {
 	}
 	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Industrial Claim Appeals Office of the State of Colorado", RoleDefendant}, {"Acme Stores, Inc.", RoleDefendant}})
 }
+
+// A person and a company joined by "and" are two parties ("Mark Cordell
+// and Cordell Law, LLC"); a company named for a person and others stays
+// one ("John Smith and Sons, Inc.").
+func TestCaptionPersonAndCompany(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"Colorado Court of Appeals",
+		"Court of Appeals No. 25CA0999",
+		"El Paso County District Court No. 23CV9",
+		"Honorable Jane Judge, Judge",
+		"Susan Hill,",
+		"Plaintiff-Appellant,",
+		"v.",
+		"Mark Corden and Corden Law, LLC,",
+		"Defendants-Appellees.",
+		"JUDGMENT AFFIRMED",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Susan Hill", RolePlaintiff}, {"Mark Corden", RoleDefendant}, {"Corden Law, LLC", RoleDefendant}})
+
+	dc = captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT",
+		"DISTRICT OF COLORADO",
+		"Jane Roe,",
+		"Plaintiff,",
+		"v.",
+		"John Smith and Sons, Inc.,",
+		"Defendant.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"John Smith and Sons, Inc.", RoleDefendant}})
+}
