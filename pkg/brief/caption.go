@@ -593,7 +593,7 @@ var (
 	// inclusive,").
 	doesRE     = regexp.MustCompile(`(?i)\s*;?\s*(?:and\s+)?\bdoes\s+\d+(?:\s*(?:through|thru|to|-|–)\s*\d*)?(?:\s*,?\s*inclusive)?[,.]?`)
 	doesTailRE = regexp.MustCompile(`(?i)^(?:(?:through|thru|to|-)\s*)?\d{1,4}\s*,?\s*(?:inclusive)?[,.]?$|^(?:through|thru)\b.*$`)
-	rightColRE = regexp.MustCompile(`(?i)\s(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|judgment|opinion|order|class\s+action|(?:certified\s+|official\s+)?transcript)\s*$`)
+	rightColRE = regexp.MustCompile(`(?i)\s(?:(?:to\s+)?file\s+under\s+seal|(?:civil|criminal)\s+action|jury\s+trial\s+demanded|judgment|opinion|order|class\s+action|(?:certified\s+|official\s+)?transcript)\s*$`)
 	// A state appellate court's own number, a letter and six digits, at
 	// the end of a caption line or alone on it, perhaps two of a
 	// consolidated appeal: "SCOT BERNSTEIN, C098443", "F086037 & F086187".
@@ -1447,7 +1447,7 @@ func courtWords(s string) []string {
 
 // titleFragRE: the words of a paper's title, which a name never has.
 var (
-	titleFragRE = regexp.MustCompile(`(?i)\b(?:motion|memorandum|points\s+and\s+authorities|authorities|in\s+support\s+of|in\s+opposition\s+to|opposition|declaration|designation|affirmative\s+defenses|testimony|stipulat(?:ion|ed)|\[?proposed\]?|reply|application|request|hearing|certification|notice|complaint|answer|brief|judgment|order|exclude|compel|dismiss|summary|redacted|under\s+seal|reconsideration|objections?|evidentiary|determination|entitlement|renewed|limine|sanctions|strike|granting|denying|response\s+to)\b`)
+	titleFragRE = regexp.MustCompile(`(?i)\b(?:motions?|memorandum|points\s+and\s+authorities|authorities|in\s+support\s+of|in\s+opposition\s+to|opposition|declaration|designation|affirmative\s+defenses|testimony|stipulat(?:ion|ed)|\[?proposed\]?|reply|applications?|requests?|hearing|certification|notice|complaint|answer|brief|judgment|order|exclude|compel|dismiss|summary|redacted|under\s+seal|reconsideration|objections?|evidentiary|determination|entitlement|renewed|limine|sanctions|strike|granting|denying|response\s+to)\b`)
 	roleWordRE  = regexp.MustCompile(`(?i)\b` + roleWord + `\b`)
 	// "DEFENDANTS’ EVIDENTIARY", "PLAINTIFF’S MOTION FOR": a party's paper.
 	possessiveRoleRE = regexp.MustCompile(`(?i)^(?:the\s+)?` + roleWord + `['’]s?\s`)

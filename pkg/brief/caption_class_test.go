@@ -1403,3 +1403,30 @@ func TestCaptionPersonAndCompany(t *testing.T) {
 	}, "\n\n"))
 	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"John Smith and Sons, Inc.", RoleDefendant}})
 }
+
+// A pleading-paper caption's right column running beside the defendants:
+// a title line of plural title words ("APPLICATIONS FOR LEAVE TO") is the
+// title's, and "FILE UNDER SEAL" after a name's first words is cut, so
+// the name runs on to the next line ("ACME VR, INC., and JOHN FILE UNDER
+// SEAL" / "DOE,").
+func TestCaptionUnderSealBesideNames(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"SOUTHERN DIVISION (SANTA ANA)",
+		"MARY ROE, Case No. 8:19-cv-01234 AB (CDx)",
+		"Plaintiff, DECLARATION OF JANE POE",
+		"IN RESPONSE TO DKT. 12",
+		"v. AND IN SUPPORT OF UNOPPOSED",
+		"APPLICATIONS FOR LEAVE TO",
+		"ACME VR, INC., and JOHN FILE UNDER SEAL",
+		"DOE,",
+		"Ctrm: 9D",
+		"Defendants. Judge: Hon. Jane Judge",
+		"I, Jane Poe, declare as follows:",
+	}, "\n\n"))
+	if dc.title != "Mary Roe v. Acme Vr, Inc." {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"Acme Vr, Inc.", RoleDefendant}, {"John Doe", RoleDefendant}})
+}
