@@ -1430,3 +1430,30 @@ func TestCaptionUnderSealBesideNames(t *testing.T) {
 	}
 	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"Acme Vr, Inc.", RoleDefendant}, {"John Doe", RoleDefendant}})
 }
+
+// A party's brief in a court of appeals is "other" whatever its title's
+// other words: a reply brief (read elsewhere as a motion's reply), a
+// responding brief "ON APPEAL FROM" a court below (read elsewhere as the
+// appellate court's decision). A reply brief in a district court stays
+// a motion paper.
+func TestKindAppellateBrief(t *testing.T) {
+	kindOf := func(pages ...string) Kind {
+		c := doctext.Clean(pages)
+		return appellateDecision(classifyKind(c.Pages, c.Meta), c.Pages, readCaption(c.Pages, c.Meta.CaseNumbers))
+	}
+	reply := paras("NO. 80001-1-I", "COURT OF APPEALS, DIVISION I", "OF THE STATE OF WASHINGTON",
+		"MARY ROE,", "Appellant,", "v.", "ACME CORP.,", "Respondent.", "REPLY BRIEF OF APPELLANT", "John Doe, WSBA No. 1")
+	if k := kindOf(reply, "ARGUMENT"); k != KindOther {
+		t.Errorf("reply brief: kind %s, want other", k)
+	}
+	responding := paras("NO. 80002-2", "WASHINGTON STATE COURT OF APPEALS", "DIVISION ONE",
+		"ACME CREDIT, LLC,", "Petitioner,", "V.", "JOHN DOE,", "Respondent.", "ON APPEAL FROM THE SUPERIOR COURT OF KING", "COUNTY", "APPELLEE'S RESPONDING BRIEF")
+	if k := kindOf(responding, "ARGUMENT"); k != KindOther {
+		t.Errorf("responding brief: kind %s, want other", k)
+	}
+	district := paras("UNITED STATES DISTRICT COURT", "NORTHERN DISTRICT OF CALIFORNIA",
+		"MARY ROE,", "Plaintiff,", "v.", "ACME CORP.,", "Defendant.", "REPLY BRIEF IN SUPPORT OF MOTION TO DISMISS")
+	if k := kindOf(district, "ARGUMENT"); k != KindMotion {
+		t.Errorf("district court reply brief: kind %s, want motion", k)
+	}
+}
