@@ -1457,3 +1457,22 @@ func TestKindAppellateBrief(t *testing.T) {
 		t.Errorf("district court reply brief: kind %s, want motion", k)
 	}
 }
+
+// The fictitious defendants in their other forms: "and JOHN DOES 1-30,"
+// is no "John", and "inclusive," alone on the line after "and DOES 1
+// through 20," joins no name.
+func TestCaptionFictitiousDefendants(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT", "SOUTHERN DISTRICT OF INDIANA", "INDIANAPOLIS DIVISION",
+		"JANE ROE, individually and on behalf of all", "others similarly situated,", "Plaintiff,", "v. Case No. 1:24-cv-00524",
+		"ACME HEALTH, INC., THE BOARD OF DIRECTORS OF", "ACME HEALTH, INC., and JOHN DOES 1-30,", "Defendants.", "CLASS ACTION COMPLAINT",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Acme Health, Inc.", RoleDefendant}, {"The Board of Directors of Acme Health, Inc.", RoleDefendant}})
+
+	dc = captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF WASHINGTON",
+		"MARY ROE, No. 2:20-cv-00001", "Plaintiff, PROTECTIVE ORDER", "v.",
+		"COUNTY OF SPOKANE; JOHN", "SMITH; ROBERT JONES; and DOES 1 through 20,", "inclusive,", "Defendants.", "The parties stipulate as follows.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"County of Spokane", RoleDefendant}, {"John Smith", RoleDefendant}, {"Robert Jones", RoleDefendant}})
+}
