@@ -144,6 +144,13 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				}
 				if venueDivision(paras[j]) {
 					j++ // "SAN JOSE DIVISION", "DIVISION THREE": a part of the court, not its name
+					// "COURT OF APPEAL, FOURTH APPELLATE DISTRICT" / "DIVISION
+					// ONE" / "STATE OF CALIFORNIA": the state after the division
+					// is the court's.
+					if j < len(paras) && appealCourtRE.MatchString(court) && stateLineRE.MatchString(strings.TrimSpace(paras[j])) && !strings.Contains(strings.ToLower(court), "state of") {
+						court += " " + strings.TrimSpace(paras[j])
+						j++
+					}
 					break
 				}
 				part, div := cutDivision(courtPart(paras[j]))
@@ -632,6 +639,15 @@ func prepCaptionLine(p string) (string, bool) {
 		return "", false
 	}
 	if !strings.Contains(p, "(") {
+		// The court below's number closing a parenthesis opened on the
+		// line above ("Plaintiff and Appellant, (Los Angeles County" /
+		// "Super. Ct. No. 21STCV12345)"), alone or in the right column.
+		if q := superCtCloseRE.ReplaceAllString(p, ""); q != p {
+			if strings.TrimSpace(q) == "" {
+				return "", false
+			}
+			p = q
+		}
 		p = parenEndRE.ReplaceAllString(p, "")
 	}
 	if t := strings.TrimSpace(p); appDocketRE.MatchString(t) {
@@ -1625,3 +1641,8 @@ var (
 	// ... and the tribunal's name with its number on one line.
 	lowerNoInlineRE = regexp.MustCompile(`(?i)\b(?:office|board|commission|department|agency|bureau|division)\b.*\s(?:w\.?\s?c\.?|dowc|agency)\s+nos?\.\s*[\w-]+$`)
 )
+
+var superCtCloseRE = regexp.MustCompile(`(?i)\s*\bsuper(?:ior)?\.?\s*ct\.?\s*nos?\.?\s*[\w-]+\)\s*$`)
+
+var stateLineRE = regexp.MustCompile(`(?i)^state\s+of\s+[a-z ]{4,20}$`)
+var appealCourtRE = regexp.MustCompile(`(?i)\bappe(?:al|llate)\b`)

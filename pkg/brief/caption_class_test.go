@@ -1476,3 +1476,36 @@ func TestCaptionFictitiousDefendants(t *testing.T) {
 	}, "\n\n"))
 	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"County of Spokane", RoleDefendant}, {"John Smith", RoleDefendant}, {"Robert Jones", RoleDefendant}})
 }
+
+// A California Court of Appeal's caption in its other forms: the state
+// after the division line is the court's ("COURT OF APPEAL, FOURTH
+// APPELLATE DISTRICT" / "DIVISION ONE" / "STATE OF CALIFORNIA"), no
+// party; the court below's number closing a parenthesis opened on the
+// line above ("(Los Angeles County" / "Super. Ct. No. 21STCV12345)"),
+// alone or beside the role words, is no name.
+func TestCaptionCourtOfAppealOtherForms(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"Filed 1/15/25", "CERTIFIED FOR PUBLICATION", "COURT OF APPEAL, FOURTH APPELLATE DISTRICT", "DIVISION ONE", "STATE OF CALIFORNIA",
+		"JOHN DOE, D082999", "Plaintiff and Appellant,", "v. (Super. Ct. No. 37-2021-00012345-CU-BC-CTL)", "ACME CORP.,", "Defendant and Respondent.",
+		"APPEAL from a judgment of the Superior Court of San Diego County, Jane Roe, Judge. Affirmed.",
+	}, "\n\n"))
+	wantCourt(t, dc, "Court of Appeal, Fourth Appellate District State of California")
+	if dc.title != "John Doe v. Acme Corp." {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme Corp.", RoleDefendant}})
+
+	dc = captionOf(t, strings.Join([]string{
+		"Filed 1/15/25", "IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA", "SECOND APPELLATE DISTRICT", "DIVISION EIGHT",
+		"JOHN DOE, B329999", "Plaintiff and Appellant, (Los Angeles County", "Super. Ct. No. 21STCV12345)", "v.", "ACME CORP.,", "Defendant and Respondent.",
+		"APPEAL from a judgment of the Superior Court of Los Angeles County, Jane Roe, Judge. Affirmed.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme Corp.", RoleDefendant}})
+
+	dc = captionOf(t, strings.Join([]string{
+		"Filed 1/15/25", "IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA", "FIRST APPELLATE DISTRICT", "DIVISION FOUR",
+		"THE PEOPLE,", "Plaintiff and Respondent,", "A169999", "v.", "JOHN DOE,", "(Alameda County", "Defendant and Appellant. Super. Ct. No. 21CR012345)",
+		"Defendant John Doe appeals.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"The People", RolePlaintiff}, {"John Doe", RoleDefendant}})
+}
