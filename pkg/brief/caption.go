@@ -194,7 +194,15 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			if len(p) > 160 {
 				continue // running text: its numbers are other cases'
 			}
+			// A supreme court's caption lists the courts below with their
+			// numbers under its own ("Fourth Appellate District, Division
+			// One" / "D078123"; "Ct.App. 2/8 B303172"; "Ninth Circuit" /
+			// "No. 21-55555"; "C.D. Cal. No. 2:20-cv-01234").
+			below := supremeRE.MatchString(dc.court) && (ctAppRE.MatchString(p) || districtAbbrRE.MatchString(p) || pi2 > 0 && courtBelowRE.MatchString(strings.TrimSpace(paras[pi2-1])))
 			for _, ix := range caseLabelRE.FindAllStringSubmatchIndex(p, -1) {
+				if below {
+					break
+				}
 				m := []string{p[ix[0]:ix[1]], "", p[ix[4]:ix[5]]}
 				if ix[2] >= 0 {
 					m[1] = p[ix[2]:ix[3]]
@@ -217,10 +225,6 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					addCase(t)
 				}
 			}
-			// A supreme court's caption lists the courts below with their
-			// numbers under its own ("Fourth Appellate District, Division
-			// One" / "D078123"; "Ct.App. 2/8 B303172").
-			below := supremeRE.MatchString(dc.court) && (ctAppRE.MatchString(p) || pi2 > 0 && courtBelowRE.MatchString(strings.TrimSpace(paras[pi2-1])))
 			if m := bareCaseRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil && !below {
 				addCase(m[1])
 			}
@@ -1634,7 +1638,9 @@ var (
 	ctAppRE = regexp.MustCompile(`(?i)\bct\.?\s*app\b`)
 	// A line naming a court below: "Fourth Appellate District, Division
 	// One", "San Diego County Superior Court", "Court of Appeal".
-	courtBelowRE = regexp.MustCompile(`(?i)\bappellate\s+district\b|\bsuperior\s+court\b|\bcourt\s+of\s+appeal\b|^[a-z .]+\s+county$`)
+	courtBelowRE = regexp.MustCompile(`(?i)\bappellate\s+district\b|\bsuperior\s+court\b|\bcourt\s+of\s+appeal\b|^[a-z .]+\s+county$|^(?:[a-z]+\s+)?circuit$`)
+	// A federal district's abbreviation before its number: "C.D. Cal. No.".
+	districtAbbrRE = regexp.MustCompile(`\b[NSEWC]\.\s?D\.\s?[A-Z][a-z]{1,5}\.`)
 	// A tribunal below's number: "WC No. 5-123-456", "Agency No. …".
 	lowerLabelRE  = regexp.MustCompile(`(?i)\b(?:w\.?\s?c|dowc|agency|claim|charge)\.?\s*$`)
 	lowerNoLineRE = regexp.MustCompile(`(?i)^(?:w\.?\s?c\.?|dowc|agency)\s+nos?\.`)

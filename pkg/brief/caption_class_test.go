@@ -1354,6 +1354,13 @@ func TestCaptionCourtsBelowNumbers(t *testing.T) {
 	))
 	wantCases(t, dc, "S275001")
 
+	// A question certified by a federal court of appeals.
+	dc = captionOf(t, strings.Join([]string{
+		"IN THE SUPREME COURT OF CALIFORNIA", "JANE ROE et al.,", "Plaintiffs and Appellants,", "v.", "ACME CORP.,", "Defendant and Respondent.",
+		"S270777", "Ninth Circuit", "No. 21-55555", "C.D. Cal. No. 2:20-cv-01234", "January 2, 2025",
+	}, "\n\n"))
+	wantCases(t, dc, "S270777")
+
 	dc = captionOf(t, lines(
 		"Colorado Court of Appeals",
 		"Court of Appeals No. 25CA0001",
