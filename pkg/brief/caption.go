@@ -1198,7 +1198,7 @@ func splitNames(block string) []string {
 		}
 		caps := isAllCaps(names[0])
 		described := false // a description after the last name ("a Delaware corporation")
-		for _, f := range fields[1:] {
+		for fi, f := range fields[1:] {
 			f = strings.TrimSpace(f)
 			if described {
 				// "WHATSAPP INC., a Delaware corporation, and FACEBOOK,
@@ -1232,6 +1232,17 @@ func splitNames(block string) []string {
 			// capitals after a comma is another name; anything else
 			// describes the name before it.
 			if caps && isAllCaps(f) && len(strings.Fields(f)) >= 2 && looksLikeName(f) {
+				names = append(names, f)
+				continue
+			}
+			// In mixed case a description begins in lower case ("a
+			// Colorado corporation"); a company's name in a list of names
+			// begins in capitals and ends in a company's word or takes its
+			// suffix next ("Industrial Claim Appeals Office of the State of
+			// Colorado, Red Robin International, Inc., and Travelers
+			// Insurance Company").
+			if !caps && len(strings.Fields(f)) >= 2 && looksLikeName(f) && unicode.IsUpper(firstRune(f)) &&
+				(orgEndRE.MatchString(f) || fi+2 < len(fields) && corpSuffix.MatchString(strings.TrimSpace(fields[fi+2]))) {
 				names = append(names, f)
 				continue
 			}
@@ -1652,3 +1663,11 @@ var superCtCloseRE = regexp.MustCompile(`(?i)\s*\bsuper(?:ior)?\.?\s*ct\.?\s*nos
 
 var stateLineRE = regexp.MustCompile(`(?i)^state\s+of\s+[a-z ]{4,20}$`)
 var appealCourtRE = regexp.MustCompile(`(?i)\bappe(?:al|llate)\b`)
+
+// orgEndRE: a name ending in an organization's word.
+var orgEndRE = regexp.MustCompile(`(?i)\b(?:company|corporation|association|authority|district|department|office|board|commission|bank|insurance|group|partnership|trust|university|hospital|institute)$`)
+
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
+}

@@ -1516,3 +1516,24 @@ func TestCaptionCourtOfAppealOtherForms(t *testing.T) {
 	}, "\n\n"))
 	checkParties(t, dc, []wantParty{{"The People", RolePlaintiff}, {"John Doe", RoleDefendant}})
 }
+
+// In a mixed-case caption, a description after a comma begins in lower
+// case; a company in a list of names begins in capitals and ends in a
+// company's word or takes its suffix next ("…, Red Robin International,
+// Inc., and Travelers Insurance Company,").
+func TestCaptionMixedCaseNameList(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"Colorado Court of Appeals", "Court of Appeals No. 25CA0999", "Industrial Claim Appeals Office of the State of Colorado", "WC No. 5-123-456",
+		"Mary Nolan,", "Petitioner,", "v.",
+		"Industrial Claim Appeals Office of the State of Colorado, Blue Heron Restaurants, Inc., and Pinnacle Insurance Company,",
+		"Respondents.", "ORDER AFFIRMED",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Mary Nolan", RolePlaintiff}, {"Industrial Claim Appeals Office of the State of Colorado", RoleDefendant},
+		{"Blue Heron Restaurants, Inc.", RoleDefendant}, {"Pinnacle Insurance Company", RoleDefendant}})
+
+	dc = captionOf(t, strings.Join([]string{
+		"Colorado Court of Appeals", "Court of Appeals No. 25CA0998", "Denver District Court No. 24CV3", "Honorable Jane Judge, Judge",
+		"Jane Roe, Personal Representative of the Estate of John Roe,", "Plaintiff-Appellant,", "v.", "Acme Stores, Inc., a Delaware corporation,", "Defendant-Appellee.", "JUDGMENT AFFIRMED",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Acme Stores, Inc.", RoleDefendant}})
+}
