@@ -96,10 +96,28 @@ func readCaption(pages []string, stampCases []string) docCaption {
 		addCase(c)
 	}
 	var left []string // a two-column caption's names beside the court's lines
-	for pi := 0; pi < len(pages) && pi < captionPages; pi++ {
+	first := 0        // the caption's page: the first, or the one after a summary
+	for pi := 0; pi < len(pages) && pi < first+captionPages; pi++ {
 		paras := strings.Split(pages[pi], "\n")
 		if len(paras) > captionParas {
 			paras = paras[:captionParas]
+		}
+		// A published opinion's summary page before the opinion ("The
+		// summaries of the Colorado Court of Appeals published opinions
+		// constitute no part of the opinion …"): the caption is on the
+		// next page.
+		if pi == first && pi < 2 && summaryPageRE.MatchString(strings.TrimSpace(paras[0])) {
+			first = pi + 1
+			for _, p := range paras {
+				if m := caseLabelRE.FindStringSubmatch(p); m != nil && len(p) <= 160 {
+					for _, t := range caseTokRE.FindAllString(m[2], -1) {
+						addCase(t)
+						break // "No. 24CA2203, Keep … v. …": the case the summary is of
+					}
+					break
+				}
+			}
+			continue
 		}
 		start := 0
 		for i, p := range paras {
@@ -184,7 +202,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			start = j
 			break
 		}
-		if pi > 0 && !captionContinues(paras) {
+		if pi > first && !captionContinues(paras) {
 			break
 		}
 		for pi2, p := range paras {
@@ -234,7 +252,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				}
 			}
 		}
-		if pi > 0 && len(dc.parties) > 0 && !captionContinues(paras) {
+		if pi > first && len(dc.parties) > 0 && !captionContinues(paras) {
 			continue
 		}
 		rest := paras[start:]
@@ -1671,3 +1689,5 @@ func firstRune(s string) rune {
 	r, _ := utf8.DecodeRuneInString(s)
 	return r
 }
+
+var summaryPageRE = regexp.MustCompile(`(?i)^the\s+summaries\s+of\b`)

@@ -1537,3 +1537,27 @@ func TestCaptionMixedCaseNameList(t *testing.T) {
 	}, "\n\n"))
 	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Acme Stores, Inc.", RoleDefendant}})
 }
+
+// A published opinion that begins with its summary page ("The summaries
+// of the Colorado Court of Appeals published opinions constitute no part
+// of the opinion …"): the summary's words name no court, and the caption
+// is read from the next page.
+func TestCaptionSummaryPageFirst(t *testing.T) {
+	summary := strings.Join([]string{
+		"The summaries of the Colorado Court of Appeals published opinions", "constitute no part of the opinion of the division but have been prepared by", "the division for the convenience of the reader.",
+		"SUMMARY", "December 4, 2025", "2025COA99", "No. 24CA2999, Save Our Trails v. Board of County Commissioners — Land Use — Trails",
+		"A division of the court of appeals considers whether a county may close a trail.",
+	}, "\n\n")
+	opinion := strings.Join([]string{
+		"COLORADO COURT OF APPEALS 2025COA99", "Court of Appeals No. 24CA2999", "Boulder County District Court No. 23CV30999", "Honorable Jane Judge, Judge",
+		"Save Our Trails, Inc.,", "Plaintiff-Appellant,", "v.", "Board of County Commissioners of Boulder County, Colorado,", "Defendant-Appellee.",
+		"JUDGMENT AFFIRMED", "Division IV", "Opinion by JUDGE ROE", "Announced December 4, 2025",
+	}, "\n\n")
+	dc := captionOf(t, summary, opinion)
+	wantCourt(t, dc, "Colorado Court of Appeals")
+	wantCases(t, dc, "24CA2999")
+	if dc.title != "Save Our Trails, Inc. v. Board of County Commissioners of Boulder County" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Save Our Trails, Inc.", RolePlaintiff}, {"Board of County Commissioners of Boulder County", RoleDefendant}})
+}
