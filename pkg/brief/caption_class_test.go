@@ -1561,3 +1561,13 @@ func TestCaptionSummaryPageFirst(t *testing.T) {
 	}
 	checkParties(t, dc, []wantParty{{"Save Our Trails, Inc.", RolePlaintiff}, {"Board of County Commissioners of Boulder County", RoleDefendant}})
 }
+
+// A probate or election contest's role words (Objector, Contestant,
+// Proponent) are role words, never a name ("Objector and").
+func TestCaptionContestRoleWords(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"Filed 1/15/25", "IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA", "THIRD APPELLATE DISTRICT",
+		"MARY DOE, C100999", "Petitioner and Appellant, (Super. Ct. No. 21PR012345)", "v.", "JANE ROE,", "Objector and Respondent.", "APPEAL from an order.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Mary Doe", RolePlaintiff}, {"Jane Roe", RoleDefendant}})
+}
