@@ -899,6 +899,19 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			kinds[i] = lkCaseNo
 		}
 	}
+	// A title cut from a name's line that ends in a word wanting more
+	// ("MARY ROE, individually, STIPULATION AND ORDER RE") runs on to the
+	// next line in capitals without a comma ("BODY-WORN CAMERA FOOTAGE"):
+	// the title's, no name.
+	for i := 0; i+1 < len(paras); i++ {
+		raw := strings.TrimSpace(paras[i])
+		if titleTailRE.MatchString(raw) && titleFragRE.MatchString(raw) && strings.TrimSpace(prepped[i]) != raw && kinds[i+1] == lkName {
+			next := strings.TrimSpace(prepped[i+1])
+			if mostlyCaps(next) && !strings.HasSuffix(next, ",") && !strings.HasSuffix(next, ";") && !roleWordRE.MatchString(next) {
+				kinds[i+1] = lkSkip
+			}
+		}
+	}
 	// The tribunal below and its number above the names ("Industrial
 	// Claim Appeals Office of the State of Colorado" / "WC No.
 	// 5-123-456"): no name, no case of this court.
@@ -1011,6 +1024,12 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				emit(pending, p)
 				pending = nil
 				inRe = false
+			}
+			// The "v." the cleaning joined to the role line, after the
+			// right column ("Plaintiffs, ) STIPULATED ORDER v. )"): the
+			// other side follows.
+			if side == 0 && versusTailRE.MatchString(paras[i]) {
+				side, sawVersus = 1, true
 			}
 		case lkNameRole:
 			m := nameRoleRE.FindStringSubmatch(p)
@@ -1691,3 +1710,8 @@ func firstRune(s string) rune {
 }
 
 var summaryPageRE = regexp.MustCompile(`(?i)^the\s+summaries\s+of\b`)
+
+var versusTailRE = regexp.MustCompile(`\s(?:v|vs|V|VS)\.?\s*\)?\s*$`)
+
+// A title's last word wanting more: "… ORDER RE", "… MOTION FOR".
+var titleTailRE = regexp.MustCompile(`\s(?:RE|REGARDING|OF|FOR|TO|ON|AND|THE)$`)

@@ -1571,3 +1571,27 @@ func TestCaptionContestRoleWords(t *testing.T) {
 	}, "\n\n"))
 	checkParties(t, dc, []wantParty{{"Mary Doe", RolePlaintiff}, {"Jane Roe", RoleDefendant}})
 }
+
+// A district court's multi-party caption, two more shapes: the "v." the
+// cleaning joined to the role line after the right column ("Plaintiffs,
+// ) STIPULATED ORDER v. )") still turns to the other side; a title cut
+// from a name's line ending in a word wanting more ("… STIPULATION AND
+// ORDER RE") runs on to the next line ("BODY-WORN CAMERA FOOTAGE"), no
+// name.
+func TestCaptionMultiPartyDistrictForms(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF WASHINGTON",
+		"ESTATE OF JOHN DOE, et al., ) Case No. 2:18-cv-00999", "Plaintiffs, ) STIPULATED ORDER v. )", "CITY OF SPOKANE, et al., )", "Defendants. )", "IT IS HEREBY STIPULATED.",
+	}, "\n\n"))
+	if dc.title != "Estate of John Doe v. City of Spokane" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Estate of John Doe", RolePlaintiff}, {"City of Spokane", RoleDefendant}})
+
+	dc = captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF WASHINGTON",
+		"MARY ROE, Case No. 2:19-cv-00888", "individually, STIPULATION AND ORDER RE", "BODY-WORN CAMERA FOOTAGE", "Plaintiff,", "v.",
+		"CITY OF SPOKANE; JOHN", "SMITH; and DOES 1 through 50,", "Defendants.", "IT IS HEREBY STIPULATED by the parties.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"City of Spokane", RoleDefendant}, {"John Smith", RoleDefendant}})
+}
