@@ -275,8 +275,18 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				if !looksLikeName(name) || formWordRE.MatchString(name) {
 					continue
 				}
-				for _, n := range splitCleanNames(name) {
-					dc.parties = append(dc.parties, captionParty{name: n, role: RoleOther, capacity: "debtor", page: pi})
+				// Joint debtors on one header line: "Debtor 1 John A Doe &
+				// Jane B Doe".
+				var joint []string
+				if parts := strings.Split(name, " & "); len(parts) == 2 && personishRE.MatchString(strings.TrimSpace(parts[0])) && personishRE.MatchString(strings.TrimSpace(parts[1])) {
+					joint = []string{strings.TrimSpace(parts[0]), strings.TrimSpace(parts[1])}
+				} else {
+					joint = []string{name}
+				}
+				for _, jn := range joint {
+					for _, n := range splitCleanNames(jn) {
+						dc.parties = append(dc.parties, captionParty{name: n, role: RoleOther, capacity: "debtor", page: pi})
+					}
 				}
 			}
 			if len(dc.parties) > 0 {

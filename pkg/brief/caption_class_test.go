@@ -1595,3 +1595,14 @@ func TestCaptionMultiPartyDistrictForms(t *testing.T) {
 	}, "\n\n"))
 	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"City of Spokane", RoleDefendant}, {"John Smith", RoleDefendant}})
 }
+
+// Joint debtors named on one header line of a petition's later pages
+// ("Debtor 1 John A Doe & Jane B Doe Case number (if known)") are two
+// debtors.
+func TestCaptionJointDebtorsHeader(t *testing.T) {
+	p1 := lines("Fill in this information to identify your case:", "United States Bankruptcy Court for the:", "DISTRICT OF NEVADA", "Case number (if known) Chapter you are filing under:",
+		"Official Form 101", "Voluntary Petition for Individuals Filing for Bankruptcy 12/15", "Part 1: Identify Yourself")
+	p3 := lines("Debtor 1 John A Doe & Jane B Doe Case number (if known)", "Part 3: Report About Any Businesses You Own as a Sole Proprietor")
+	dc := captionOf(t, p1, "Official Form 101 Voluntary Petition page 2", p3)
+	checkParties(t, dc, []wantParty{{"John A Doe", RoleOther}, {"Jane B Doe", RoleOther}})
+}
