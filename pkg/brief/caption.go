@@ -1278,8 +1278,8 @@ func splitNames(block string) []string {
 			// In a caption whose names are in capitals, a part in
 			// capitals after a comma is another name; anything else
 			// describes the name before it.
-			if caps && isAllCaps(f) && len(strings.Fields(f)) >= 2 && looksLikeName(f) {
-				names = append(names, f)
+			if caps && isAllCaps(planRE.ReplaceAllString(f, "")) && len(strings.Fields(f)) >= 2 && looksLikeName(f) {
+				names = append(names, f) // (a plan's "401(k)" keeps its small letter)
 				continue
 			}
 			// In mixed case a description begins in lower case ("a
@@ -1310,7 +1310,7 @@ func splitCleanNames(name string) []string {
 		if n == "" || roleOnlyRE.MatchString(n) || isVersusWord(n) || len(partyKey(n)) < 2 {
 			continue
 		}
-		if isAllCaps(n) {
+		if isAllCaps(planRE.ReplaceAllString(n, " ")) {
 			n = titleCase(n)
 		}
 		out = append(out, n)
@@ -1725,3 +1725,7 @@ var versusTailRE = regexp.MustCompile(`\s(?:v|vs|V|VS)\.?\s*\)?\s*$`)
 
 // A title's last word wanting more: "… ORDER RE", "… MOTION FOR".
 var titleTailRE = regexp.MustCompile(`\s(?:RE|REGARDING|OF|FOR|TO|ON|AND|THE)$`)
+
+// A retirement plan's section letter in a name in capitals: "401(k)",
+// "403(b)".
+var planRE = regexp.MustCompile(`\b\d{3}\s?\(?[a-z]\)?(?:\s|$)`)

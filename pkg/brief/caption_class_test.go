@@ -1606,3 +1606,16 @@ func TestCaptionJointDebtorsHeader(t *testing.T) {
 	dc := captionOf(t, p1, "Official Form 101 Voluntary Petition page 2", p3)
 	checkParties(t, dc, []wantParty{{"John A Doe", RoleOther}, {"Jane B Doe", RoleOther}})
 }
+
+// A retirement plan's committee in a caption in capitals keeps its
+// section's small letter ("THE ACME HEALTH 401(k) PLAN" / "COMMITTEE,"):
+// a name, not a description.
+func TestCaptionPlanCommitteeName(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT", "SOUTHERN DISTRICT OF OHIO",
+		"JANE ROE, individually and as a representative of a class,", "Plaintiff,", "v. Case No. 2:24-cv-00999",
+		"ACME HEALTH, INC., THE BOARD OF DIRECTORS OF", "ACME HEALTH, INC., THE ACME HEALTH 401(k) PLAN", "COMMITTEE, and JOHN DOES 1-30,", "Defendants.", "CLASS ACTION COMPLAINT",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Acme Health, Inc.", RoleDefendant},
+		{"The Board of Directors of Acme Health, Inc.", RoleDefendant}, {"The Acme Health 401 K Plan Committee", RoleDefendant}})
+}
