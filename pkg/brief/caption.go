@@ -1629,13 +1629,24 @@ var numberedDivTailRE = regexp.MustCompile(`(?i)\s*,?\s+division\s+(?:one|two|th
 var ofStateRE = regexp.MustCompile(`(?i)^of\s+the\s+state\s+of\s+[a-z .]+$`)
 
 // filedStampCourt: a court line inside the court's own filed stamp above
-// the caption that names no jurisdiction ("FILED" / "Court of Appeals" /
+// the caption that names no jurisdiction, or abbreviates its name over the
+// stamp's "FILED" ("FILED" / "Court of Appeals" /
 // "Division I" / "State of Washington" / "<date>"), the clerk's short
 // name, not the caption's. A stamp naming the court in full ("FILED" /
 // "United States Court of Appeals" / "Tenth Circuit") is read as before.
 func filedStampCourt(paras []string, i int) bool {
-	return i > 0 && strings.EqualFold(strings.TrimSpace(paras[i-1]), "filed") && bareCourtRE.MatchString(strings.TrimSpace(paras[i]))
+	if i > 0 && strings.EqualFold(strings.TrimSpace(paras[i-1]), "filed") && bareCourtRE.MatchString(strings.TrimSpace(paras[i])) {
+		return true
+	}
+	// The clerk's stamp in the court's abbreviation over its "FILED"
+	// ("COURT OF APPEAL – SECOND DIST." / "F I L E D" / "Mar 14, 2023").
+	return i+1 < len(paras) && stampAbbrRE.MatchString(paras[i]) && filedWordRE.MatchString(strings.TrimSpace(paras[i+1]))
 }
+
+var (
+	stampAbbrRE = regexp.MustCompile(`(?i)\bdist\.\s*$`)
+	filedWordRE = regexp.MustCompile(`(?i)^f\s?i\s?l\s?e\s?d$`)
+)
 
 var bareCourtRE = regexp.MustCompile(`(?i)^(?:the\s+)?(?:court\s+of\s+appeals?|supreme\s+court|superior\s+court|appellate\s+court)$`)
 

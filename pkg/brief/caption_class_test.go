@@ -1619,3 +1619,17 @@ func TestCaptionPlanCommitteeName(t *testing.T) {
 	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Acme Health, Inc.", RoleDefendant},
 		{"The Board of Directors of Acme Health, Inc.", RoleDefendant}, {"The Acme Health 401 K Plan Committee", RoleDefendant}})
 }
+
+// The Court of Appeal clerk's filed stamp above the caption, the court's
+// name abbreviated over "F I L E D" ("COURT OF APPEAL – SECOND DIST."), is
+// no caption court.
+func TestCaptionClerkStampAbbreviatedCourt(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"Filed 3/14/23", "CERTIFIED FOR PUBLICATION", "COURT OF APPEAL – SECOND DIST.", "F I L E D", "Mar 14, 2023", "JANE CLERK, Clerk", "jdoe Deputy Clerk",
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA", "SECOND APPELLATE DISTRICT", "DIVISION SIX",
+		"JOHN DOE, 2d Civ. No. B329999", "(Super. Ct. No. 56-2021-00512345)", "Plaintiff and Appellant, (Ventura County)", "v.", "ACME CORP.,", "Defendant and Respondent.",
+		"John Doe appeals from a judgment.",
+	}, "\n\n"))
+	wantCourt(t, dc, "Court of Appeal of the State of California Second Appellate District")
+	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme Corp.", RoleDefendant}})
+}
