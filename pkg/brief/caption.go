@@ -1100,6 +1100,18 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				subject = strings.TrimSpace(forWhatRE.ReplaceAllString(subject, ""))
 			}
 			if versusAhead(i) {
+				// "In re the Estate of John Hall, deceased." over an
+				// adversary caption: the estate is the matter's subject, a
+				// party of its own; the sides of the "v." follow.
+				if m := deceasedTailRE.FindStringSubmatch(subject); m != nil && looksLikeName(m[1]) {
+					for _, n := range splitNames(m[1]) {
+						if strings.HasPrefix(n, "the ") {
+							n = "The" + n[3:]
+						}
+						dc.parties = append(dc.parties, captionParty{name: n, role: RoleOther, capacity: "subject", page: page})
+					}
+					continue
+				}
 				if subject != "" {
 					pending = append(pending, subject)
 				}
@@ -1740,3 +1752,5 @@ var titleTailRE = regexp.MustCompile(`\s(?:RE|REGARDING|OF|FOR|TO|ON|AND|THE)$`)
 // A retirement plan's section letter in a name in capitals: "401(k)",
 // "403(b)".
 var planRE = regexp.MustCompile(`\b\d{3}\s?\(?[a-z]\)?(?:\s|$)`)
+
+var deceasedTailRE = regexp.MustCompile(`(?i)^(.*?),?\s+deceased[.,;]?$`)

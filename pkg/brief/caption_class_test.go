@@ -1633,3 +1633,18 @@ func TestCaptionClerkStampAbbreviatedCourt(t *testing.T) {
 	wantCourt(t, dc, "Court of Appeal of the State of California Second Appellate District")
 	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme Corp.", RoleDefendant}})
 }
+
+// A decedent's estate named as the matter's subject over an adversary
+// caption ("In re the Estate of John Hale, deceased." / "Susan Hale," /
+// "Appellant," / "v." / …): the estate is a party of its own (the
+// subject), the appellant is not lost in it, and the title is the sides'.
+func TestCaptionEstateOverAdversaryCaption(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"Colorado Court of Appeals", "Court of Appeals No. 25CA0997", "El Paso County District Court No. 23PR9", "Honorable Jane Judge, Judge",
+		"In re the Estate of John Hale, deceased.", "Susan Hale,", "Appellant,", "v.", "Mark Corwin,", "Appellee.", "JUDGMENT AFFIRMED",
+	}, "\n\n"))
+	if dc.title != "Susan Hale v. Mark Corwin" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"The Estate of John Hale", RoleOther}, {"Susan Hale", RolePlaintiff}, {"Mark Corwin", RoleDefendant}})
+}
