@@ -32,7 +32,7 @@ const (
 )
 
 var (
-	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|interveners?|relators?|garnishees?|employees?|employers?|carriers?|insurers?|complainants?|real\s+part(?:y|ies)\s+in\s+interest)`
+	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|interveners?|relators?|garnishees?|employees?|employers?|carriers?|insurers?|complainants?|objectors?|contestants?|proponents?|real\s+part(?:y|ies)\s+in\s+interest)`
 	roleRun    = roleWord + `(?:\s*(?:[,/–—-]|\band\b)\s*` + roleWord + `)*`
 	roleOnlyRE = regexp.MustCompile(`(?i)^` + roleRun + `(?:\s*,?\s*\band)?[\s.,;:]*$`)
 	// A name with its role at the end, and perhaps the "v." that follows:
@@ -60,8 +60,8 @@ var (
 	stopWordRE      = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
 	// A case number with its label: "No. 12-2207", "Case No. 2:18-cv-10166-JAK
 	// (AFM)", "Docket Nos. 19031-13, 27735-13", "Civil Action No. 1:21-cv-…".
-	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:(?-i:[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b)|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*)(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
-	caseTokRE   = regexp.MustCompile(`[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b|\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*`)
+	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:(?-i:[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b)|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:-(?-i:I{1,3})\b)?)(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
+	caseTokRE   = regexp.MustCompile(`[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b|\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:-I{1,3}\b)?`)
 	// A bare case number alone on a line ("2009-1361", "08-6301-cv") or
 	// after a lone "v." ("v. 17-2543").
 	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?|\d{2}\s+(?:Cr|Civ|Cv|CV|Mag|MC|MJ|M)\.?\s+\d{1,5})(?:\s*\([A-Z]{2,4}\))?$`)
@@ -96,10 +96,28 @@ func readCaption(pages []string, stampCases []string) docCaption {
 		addCase(c)
 	}
 	var left []string // a two-column caption's names beside the court's lines
-	for pi := 0; pi < len(pages) && pi < captionPages; pi++ {
+	first := 0        // the caption's page: the first, or the one after a summary
+	for pi := 0; pi < len(pages) && pi < first+captionPages; pi++ {
 		paras := strings.Split(pages[pi], "\n")
 		if len(paras) > captionParas {
 			paras = paras[:captionParas]
+		}
+		// A published opinion's summary page before the opinion ("The
+		// summaries of the Colorado Court of Appeals published opinions
+		// constitute no part of the opinion …"): the caption is on the
+		// next page.
+		if pi == first && pi < 2 && summaryPageRE.MatchString(strings.TrimSpace(paras[0])) {
+			first = pi + 1
+			for _, p := range paras {
+				if m := caseLabelRE.FindStringSubmatch(p); m != nil && len(p) <= 160 {
+					for _, t := range caseTokRE.FindAllString(m[2], -1) {
+						addCase(t)
+						break // "No. 24CA2203, Keep … v. …": the case the summary is of
+					}
+					break
+				}
+			}
+			continue
 		}
 		start := 0
 		for i, p := range paras {
@@ -109,7 +127,11 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			if !isCourtLine(p) {
 				continue
 			}
+			if filedStampCourt(paras, i) {
+				continue // the court's own FILED stamp above the caption ("FILED" / "Court of Appeals" / "Division I")
+			}
 			court := courtPart(p)
+			court = numberedDivTailRE.ReplaceAllString(court, "") // "COURT OF APPEALS, DIVISION I": the division where the case sits
 			// A court named in the right column of a two-column caption
 			// shares its lines with the left column's names ("NEW JERSEY
 			// TURNPIKE SUPERIOR COURT OF NEW JERSEY" / "AUTHORITY,
@@ -117,7 +139,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			// for the party list.
 			left = nil
 			if loc := courtStartRE.FindStringIndex(court); loc != nil && loc[0] > 0 {
-				if pre := colText(court[:loc[0]]); len(strings.Fields(inTheRE.ReplaceAllString(pre, ""))) >= 2 && mostlyCaps(pre) && !strings.HasPrefix(strings.ToLower(pre), "in the") {
+				if pre := colText(court[:loc[0]]); len(strings.Fields(inTheRE.ReplaceAllString(pre, ""))) >= 2 && mostlyCaps(pre) && !strings.HasPrefix(strings.ToLower(pre), "in the") && !stateNameRE.MatchString(pre) {
 					left = []string{pre}
 				}
 			}
@@ -140,13 +162,23 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				}
 				if venueDivision(paras[j]) {
 					j++ // "SAN JOSE DIVISION", "DIVISION THREE": a part of the court, not its name
+					// "COURT OF APPEAL, FOURTH APPELLATE DISTRICT" / "DIVISION
+					// ONE" / "STATE OF CALIFORNIA": the state after the division
+					// is the court's.
+					if j < len(paras) && appealCourtRE.MatchString(court) && stateLineRE.MatchString(strings.TrimSpace(paras[j])) && !strings.Contains(strings.ToLower(court), "state of") {
+						court += " " + strings.TrimSpace(paras[j])
+						j++
+					}
 					break
 				}
 				part, div := cutDivision(courtPart(paras[j]))
+				if cut := numberedDivTailRE.ReplaceAllString(part, ""); cut != part && strings.TrimSpace(cut) != "" {
+					part, div = cut, true // "WASHINGTON, DIVISION I"
+				}
 				next := strings.TrimSpace(strings.ReplaceAll(part, ":", ""))
 				dangling := danglingRE.MatchString(court) && isHeading(next) && len(next) <= 60 && !strings.ContainsAny(next, ",0123456789")
 				county := j == i+1 && countyRE.MatchString(next) && strings.Contains(strings.ToLower(court), "state of")
-				if !dangling && !county && !courtContRE.MatchString(next) && !(courtCont2RE.MatchString(next) && (strings.HasSuffix(strings.ToLower(strings.TrimSpace(court)), " the") || atPlaceRE.MatchString(next))) {
+				if !dangling && !county && !courtContRE.MatchString(next) && !ofStateRE.MatchString(next) && !(courtCont2RE.MatchString(next) && (strings.HasSuffix(strings.ToLower(strings.TrimSpace(court)), " the") || atPlaceRE.MatchString(next))) {
 					break
 				}
 				court += " " + part
@@ -170,17 +202,25 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			start = j
 			break
 		}
-		if pi > 0 && !captionContinues(paras) {
+		if pi > first && !captionContinues(paras) {
 			break
 		}
-		for _, p := range paras {
+		for pi2, p := range paras {
 			if appealFromRE.MatchString(p) {
 				break // what follows names the court below and its numbers
 			}
 			if len(p) > 160 {
 				continue // running text: its numbers are other cases'
 			}
+			// A supreme court's caption lists the courts below with their
+			// numbers under its own ("Fourth Appellate District, Division
+			// One" / "D078123"; "Ct.App. 2/8 B303172"; "Ninth Circuit" /
+			// "No. 21-55555"; "C.D. Cal. No. 2:20-cv-01234").
+			below := supremeRE.MatchString(dc.court) && (ctAppRE.MatchString(p) || districtAbbrRE.MatchString(p) || pi2 > 0 && courtBelowRE.MatchString(strings.TrimSpace(paras[pi2-1])))
 			for _, ix := range caseLabelRE.FindAllStringSubmatchIndex(p, -1) {
+				if below {
+					break
+				}
 				m := []string{p[ix[0]:ix[1]], "", p[ix[4]:ix[5]]}
 				if ix[2] >= 0 {
 					m[1] = p[ix[2]:ix[3]]
@@ -192,7 +232,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				if motionNoRE.MatchString(p[:ix[1]]) {
 					continue // "MOTION NO.: M-000828-25": a motion's number in the case, not the case's
 				}
-				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) || otherCourt(before, dc.court) {
+				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) || lowerLabelRE.MatchString(before) || otherCourt(before, dc.court) {
 					continue // a lower court's number
 				}
 				mdl := strings.HasPrefix(strings.ToLower(strings.TrimSpace(m[0])), "mdl")
@@ -203,16 +243,16 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					addCase(t)
 				}
 			}
-			if m := bareCaseRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil {
+			if m := bareCaseRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil && !below {
 				addCase(m[1])
 			}
-			if m := appDocketRE.FindString(strings.TrimSpace(p)); m != "" && !strings.Contains(p, "(") {
+			if m := appDocketRE.FindString(strings.TrimSpace(p)); m != "" && !strings.Contains(p, "(") && !below {
 				for _, t := range appTokRE.FindAllString(m, -1) {
 					addCase(t)
 				}
 			}
 		}
-		if pi > 0 && len(dc.parties) > 0 && !captionContinues(paras) {
+		if pi > first && len(dc.parties) > 0 && !captionContinues(paras) {
 			continue
 		}
 		rest := paras[start:]
@@ -235,8 +275,18 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				if !looksLikeName(name) || formWordRE.MatchString(name) {
 					continue
 				}
-				for _, n := range splitCleanNames(name) {
-					dc.parties = append(dc.parties, captionParty{name: n, role: RoleOther, capacity: "debtor", page: pi})
+				// Joint debtors on one header line: "Debtor 1 John A Doe &
+				// Jane B Doe".
+				var joint []string
+				if parts := strings.Split(name, " & "); len(parts) == 2 && personishRE.MatchString(strings.TrimSpace(parts[0])) && personishRE.MatchString(strings.TrimSpace(parts[1])) {
+					joint = []string{strings.TrimSpace(parts[0]), strings.TrimSpace(parts[1])}
+				} else {
+					joint = []string{name}
+				}
+				for _, jn := range joint {
+					for _, n := range splitCleanNames(jn) {
+						dc.parties = append(dc.parties, captionParty{name: n, role: RoleOther, capacity: "debtor", page: pi})
+					}
 				}
 			}
 			if len(dc.parties) > 0 {
@@ -469,6 +519,9 @@ var (
 
 func isCourtLine(p string) bool {
 	p = strings.TrimSpace(p)
+	if strings.HasPrefix(p, "(") {
+		return false // "(King County Superior Court No. 23-2-09498-1 SEA)": the court below, in parentheses
+	}
 	if len(p) > 110 || !courtRE.MatchString(p) || strings.Contains(p, " v. ") || lowerCourtRE.MatchString(p) {
 		return false
 	}
@@ -502,7 +555,7 @@ func normCourt(s string) string {
 	s = formCaseRE.ReplaceAllString(s, "")
 	s = strings.ReplaceAll(s, ":", " ") // a form's "Court for the: District of: Oregon"
 	s = letterheadRE.ReplaceAllString(s, " ")
-	if loc := courtStartRE.FindStringIndex(s); loc != nil && loc[0] > 0 && len(strings.Fields(inTheRE.ReplaceAllString(s[:loc[0]], ""))) >= 2 {
+	if loc := courtStartRE.FindStringIndex(s); loc != nil && loc[0] > 0 && len(strings.Fields(inTheRE.ReplaceAllString(s[:loc[0]], ""))) >= 2 && !stateNameRE.MatchString(strings.TrimSpace(inTheRE.ReplaceAllString(s[:loc[0]], ""))) {
 		s = s[loc[0]:]
 	}
 	if locs := secondCourtRE.FindAllStringIndex(s, -1); len(locs) > 1 && strings.Contains(strings.ToLower(s[:locs[1][0]]), "court") {
@@ -577,9 +630,9 @@ var (
 	// The fictitious defendants ("and DOES 1 through 10, inclusive,") and
 	// what is left of them on the next line ("through 10,", "10,
 	// inclusive,").
-	doesRE     = regexp.MustCompile(`(?i)\s*;?\s*(?:and\s+)?\bdoes\s+\d+(?:\s*(?:through|thru|to|-|–)\s*\d*)?(?:\s*,?\s*inclusive)?[,.]?`)
-	doesTailRE = regexp.MustCompile(`(?i)^(?:(?:through|thru|to|-)\s*)?\d{1,4}\s*,?\s*(?:inclusive)?[,.]?$|^(?:through|thru)\b.*$`)
-	rightColRE = regexp.MustCompile(`(?i)\s(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|judgment|opinion|order|class\s+action|(?:certified\s+|official\s+)?transcript)\s*$`)
+	doesRE     = regexp.MustCompile(`(?i)\s*;?\s*(?:and\s+)?(?:\b(?:john|jane)\s+)?\bdoes\s+\d+(?:\s*(?:through|thru|to|-|–)\s*\d*)?(?:\s*,?\s*inclusive)?[,.]?`)
+	doesTailRE = regexp.MustCompile(`(?i)^(?:(?:through|thru|to|-)\s*)?\d{1,4}\s*,?\s*(?:inclusive)?[,.]?$|^(?:through|thru)\b.*$|^inclusive[,.;]?$`)
+	rightColRE = regexp.MustCompile(`(?i)\s(?:(?:to\s+)?file\s+under\s+seal|(?:civil|criminal)\s+action|jury\s+trial\s+demanded|judgment|opinion|order|class\s+action|(?:certified\s+|official\s+)?transcript)\s*$`)
 	// A state appellate court's own number, a letter and six digits, at
 	// the end of a caption line or alone on it, perhaps two of a
 	// consolidated appeal: "SCOT BERNSTEIN, C098443", "F086037 & F086187".
@@ -608,10 +661,25 @@ var (
 
 func prepCaptionLine(p string) (string, bool) {
 	p = unspace(p)
+	if labelLineRE.MatchString(strings.TrimSpace(p)) {
+		return "", false // "Date Action Filed: July 23, 2019": the right column's field alone on its line
+	}
+	if lowerNoInlineRE.MatchString(strings.TrimSpace(p)) {
+		return "", false // "Industrial Claim Appeals Office of the State of Colorado WC No. 5-123-456": the tribunal below
+	}
 	if t := strings.TrimSpace(p); strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") || strings.HasPrefix(t, "[") || footnoteOnlyRE.MatchString(t) || parenTailRE.MatchString(t) || parenOpenRE.MatchString(t) {
 		return "", false
 	}
 	if !strings.Contains(p, "(") {
+		// The court below's number closing a parenthesis opened on the
+		// line above ("Plaintiff and Appellant, (Los Angeles County" /
+		// "Super. Ct. No. 21STCV12345)"), alone or in the right column.
+		if q := superCtCloseRE.ReplaceAllString(p, ""); q != p {
+			if strings.TrimSpace(q) == "" {
+				return "", false
+			}
+			p = q
+		}
 		p = parenEndRE.ReplaceAllString(p, "")
 	}
 	if t := strings.TrimSpace(p); appDocketRE.MatchString(t) {
@@ -648,6 +716,10 @@ func prepCaptionLine(p string) (string, bool) {
 	p = colJunkRE.ReplaceAllString(p, " ")
 	p = rightColRE.ReplaceAllString(p, "")
 	p = hearingColRE.ReplaceAllString(p, "")
+	p = reDocketColRE.ReplaceAllString(p, "")
+	p = semiTitleRE.ReplaceAllString(p, "$1")
+	p = possessiveTailRE.ReplaceAllString(p, "$1")
+	p = etAlColumn(p)
 	p = judgeColRE.ReplaceAllString(p, "")
 	if m := titleColRE.FindStringSubmatch(p); m != nil {
 		p = m[1]
@@ -707,6 +779,9 @@ func classify(p string) lineKind {
 	}
 	if m := nameRoleRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
 		return lkNameRole
+	}
+	if m := versusNameRE.FindStringSubmatch(p); m != nil && possessiveWordRE.MatchString(m[1]) {
+		return lkVersus // "v. COURT’S ORDER …": the right column's title beside the "v."
 	}
 	if m := versusNameRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) && !oneLineRE.MatchString(m[1]) {
 		return lkVersusName
@@ -834,6 +909,27 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			kinds[i] = lkCaseNo
 		}
 	}
+	// A title cut from a name's line that ends in a word wanting more
+	// ("MARY ROE, individually, STIPULATION AND ORDER RE") runs on to the
+	// next line in capitals without a comma ("BODY-WORN CAMERA FOOTAGE"):
+	// the title's, no name.
+	for i := 0; i+1 < len(paras); i++ {
+		raw := strings.TrimSpace(paras[i])
+		if titleTailRE.MatchString(raw) && titleFragRE.MatchString(raw) && strings.TrimSpace(prepped[i]) != raw && kinds[i+1] == lkName {
+			next := strings.TrimSpace(prepped[i+1])
+			if mostlyCaps(next) && !strings.HasSuffix(next, ",") && !strings.HasSuffix(next, ";") && !roleWordRE.MatchString(next) {
+				kinds[i+1] = lkSkip
+			}
+		}
+	}
+	// The tribunal below and its number above the names ("Industrial
+	// Claim Appeals Office of the State of Colorado" / "WC No.
+	// 5-123-456"): no name, no case of this court.
+	for i := 0; i+1 < len(paras); i++ {
+		if lowerNoLineRE.MatchString(strings.TrimSpace(paras[i+1])) && (kinds[i] == lkName || kinds[i] == lkStop) {
+			kinds[i], kinds[i+1] = lkSkip, lkSkip
+		}
+	}
 	// roleAhead: role words follow within a few lines, so the names above
 	// them are not yet complete.
 	roleAhead := func(i int) bool {
@@ -939,6 +1035,12 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				pending = nil
 				inRe = false
 			}
+			// The "v." the cleaning joined to the role line, after the
+			// right column ("Plaintiffs, ) STIPULATED ORDER v. )"): the
+			// other side follows.
+			if side == 0 && versusTailRE.MatchString(paras[i]) {
+				side, sawVersus = 1, true
+			}
 		case lkNameRole:
 			m := nameRoleRE.FindStringSubmatch(p)
 			emit(append(pending, m[1]), m[2])
@@ -998,6 +1100,18 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				subject = strings.TrimSpace(forWhatRE.ReplaceAllString(subject, ""))
 			}
 			if versusAhead(i) {
+				// "In re the Estate of John Hall, deceased." over an
+				// adversary caption: the estate is the matter's subject, a
+				// party of its own; the sides of the "v." follow.
+				if m := deceasedTailRE.FindStringSubmatch(subject); m != nil && looksLikeName(m[1]) {
+					for _, n := range splitNames(m[1]) {
+						if strings.HasPrefix(n, "the ") {
+							n = "The" + n[3:]
+						}
+						dc.parties = append(dc.parties, captionParty{name: n, role: RoleOther, capacity: "subject", page: page})
+					}
+					continue
+				}
 				if subject != "" {
 					pending = append(pending, subject)
 				}
@@ -1104,6 +1218,10 @@ func roleOf(words string, side int) (Role, string) {
 		return RoleDefendant, capacity
 	case has("petitioner") || has("claimant") || has("movant") || has("relator") || has("employee"):
 		return RolePlaintiff, capacity
+	case has("respondent") && side == 0 && !has("employer") && !has("carrier") && !has("insurer"):
+		// A respondent named before the "v." without trial-role words is
+		// the appellee ("BTNA, LLC, Respondents v. …, Appellants";
+		// "Appellants-Cross Respondents"): the side decides, below.
 	case has("respondent") || has("employer") || has("carrier") || has("insurer"):
 		return RoleDefendant, capacity
 	}
@@ -1139,7 +1257,7 @@ func splitNames(block string) []string {
 		}
 		caps := isAllCaps(names[0])
 		described := false // a description after the last name ("a Delaware corporation")
-		for _, f := range fields[1:] {
+		for fi, f := range fields[1:] {
 			f = strings.TrimSpace(f)
 			if described {
 				// "WHATSAPP INC., a Delaware corporation, and FACEBOOK,
@@ -1172,7 +1290,18 @@ func splitNames(block string) []string {
 			// In a caption whose names are in capitals, a part in
 			// capitals after a comma is another name; anything else
 			// describes the name before it.
-			if caps && isAllCaps(f) && len(strings.Fields(f)) >= 2 && looksLikeName(f) {
+			if caps && isAllCaps(planRE.ReplaceAllString(f, "")) && len(strings.Fields(f)) >= 2 && looksLikeName(f) {
+				names = append(names, f) // (a plan's "401(k)" keeps its small letter)
+				continue
+			}
+			// In mixed case a description begins in lower case ("a
+			// Colorado corporation"); a company's name in a list of names
+			// begins in capitals and ends in a company's word or takes its
+			// suffix next ("Industrial Claim Appeals Office of the State of
+			// Colorado, Red Robin International, Inc., and Travelers
+			// Insurance Company").
+			if !caps && len(strings.Fields(f)) >= 2 && looksLikeName(f) && unicode.IsUpper(firstRune(f)) &&
+				(orgEndRE.MatchString(f) || fi+2 < len(fields) && corpSuffix.MatchString(strings.TrimSpace(fields[fi+2]))) {
 				names = append(names, f)
 				continue
 			}
@@ -1193,7 +1322,7 @@ func splitCleanNames(name string) []string {
 		if n == "" || roleOnlyRE.MatchString(n) || isVersusWord(n) || len(partyKey(n)) < 2 {
 			continue
 		}
-		if isAllCaps(n) {
+		if isAllCaps(planRE.ReplaceAllString(n, " ")) {
 			n = titleCase(n)
 		}
 		out = append(out, n)
@@ -1229,8 +1358,23 @@ func splitAnd(name string) []string {
 	if person(a) && person(b) && !strings.Contains(name, "&") {
 		return []string{a, b}
 	}
+	// A person and a company ("Mark Cordell and Cordell Law, LLC"), the
+	// company's name of two words or more before its suffix ("John Smith
+	// and Sons, Inc." stays one name).
+	longCorp := func(s string) bool { return corp(s) && len(strings.Fields(s)) >= 3 }
+	if (person(a) && longCorp(b) || longCorp(a) && person(b)) && !strings.Contains(name, "&") {
+		return []string{a, b}
+	}
+	// A public body and a company or person named with it as co-parties:
+	// "Industrial Claim Appeals Office of the State of Colorado and Acme
+	// Stores, Inc.".
+	if agencyRE.MatchString(a) && (corp(b) || person(b)) && !strings.Contains(name, "&") {
+		return []string{a, b}
+	}
 	return []string{name}
 }
+
+var agencyRE = regexp.MustCompile(`(?i)^(?:the\s+)?(?:[a-z.'’]+\s+){0,4}(?:office|board|commission|department|agency|bureau|authority|council)\s+of\s+(?:the\s+)?(?:state|city|county|commonwealth|people|united\s+states)\b`)
 
 // CaseKey is a case number's identity, so that "2:18-cv-10166-JAK",
 // "2:18-CV-10166" and "18-cv-10166" are one case, as are "2009-1361" and
@@ -1393,7 +1537,7 @@ func courtWords(s string) []string {
 
 // titleFragRE: the words of a paper's title, which a name never has.
 var (
-	titleFragRE = regexp.MustCompile(`(?i)\b(?:motion|memorandum|points\s+and\s+authorities|authorities|in\s+support\s+of|in\s+opposition\s+to|opposition|declaration|designation|affirmative\s+defenses|testimony|stipulat(?:ion|ed)|\[?proposed\]?|reply|application|request|hearing|certification|notice|complaint|answer|brief|judgment|order|exclude|compel|dismiss|summary|redacted|under\s+seal|reconsideration|objections?|evidentiary|determination|entitlement|renewed|limine|sanctions|strike)\b`)
+	titleFragRE = regexp.MustCompile(`(?i)\b(?:motions?|memorandum|points\s+and\s+authorities|authorities|in\s+support\s+of|in\s+opposition\s+to|opposition|declaration|designation|affirmative\s+defenses|testimony|stipulat(?:ion|ed)|\[?proposed\]?|reply|applications?|requests?|hearing|certification|notice|complaint|answer|brief|judgment|order|exclude|compel|dismiss|summary|redacted|under\s+seal|reconsideration|objections?|evidentiary|determination|entitlement|renewed|limine|sanctions|strike|granting|denying|response\s+to)\b`)
 	roleWordRE  = regexp.MustCompile(`(?i)\b` + roleWord + `\b`)
 	// "DEFENDANTS’ EVIDENTIARY", "PLAINTIFF’S MOTION FOR": a party's paper.
 	possessiveRoleRE = regexp.MustCompile(`(?i)^(?:the\s+)?` + roleWord + `['’]s?\s`)
@@ -1486,3 +1630,127 @@ func looseCaseKey(k string) string {
 }
 
 var looseKeyRE = regexp.MustCompile(`^(\d{2})-(?:[a-z]{0,3}-)?(\d{2,7})$`)
+
+// A state court of appeals' numbered division on the court's own line or
+// after the state ("COURT OF APPEALS, DIVISION I", "WASHINGTON, DIVISION
+// I"): where the case sits, cut as a division line is (venueDivision).
+var numberedDivTailRE = regexp.MustCompile(`(?i)\s*,?\s+division\s+(?:one|two|three|four|five|six|seven|eight|[ivx]{1,4}|\d{1,2})\s*,?\s*$`)
+
+// "OF THE STATE OF WASHINGTON" under "COURT OF APPEALS": the court's name
+// runs on.
+var ofStateRE = regexp.MustCompile(`(?i)^of\s+the\s+state\s+of\s+[a-z .]+$`)
+
+// filedStampCourt: a court line inside the court's own filed stamp above
+// the caption that names no jurisdiction, or abbreviates its name over the
+// stamp's "FILED" ("FILED" / "Court of Appeals" /
+// "Division I" / "State of Washington" / "<date>"), the clerk's short
+// name, not the caption's. A stamp naming the court in full ("FILED" /
+// "United States Court of Appeals" / "Tenth Circuit") is read as before.
+func filedStampCourt(paras []string, i int) bool {
+	if i > 0 && strings.EqualFold(strings.TrimSpace(paras[i-1]), "filed") && bareCourtRE.MatchString(strings.TrimSpace(paras[i])) {
+		return true
+	}
+	// The clerk's stamp in the court's abbreviation over its "FILED"
+	// ("COURT OF APPEAL – SECOND DIST." / "F I L E D" / "Mar 14, 2023").
+	return i+1 < len(paras) && stampAbbrRE.MatchString(paras[i]) && filedWordRE.MatchString(strings.TrimSpace(paras[i+1]))
+}
+
+var (
+	stampAbbrRE = regexp.MustCompile(`(?i)\bdist\.\s*$`)
+	filedWordRE = regexp.MustCompile(`(?i)^f\s?i\s?l\s?e\s?d$`)
+)
+
+var bareCourtRE = regexp.MustCompile(`(?i)^(?:the\s+)?(?:court\s+of\s+appeals?|supreme\s+court|superior\s+court|appellate\s+court)$`)
+
+// A state's name before "COURT OF APPEALS" ("WASHINGTON STATE COURT OF
+// APPEALS", "NEW YORK SUPREME COURT") is the court's, not a left column's
+// party name sharing its line.
+var stateNameRE = regexp.MustCompile(`(?i)^(?:the\s+)?(?:alabama|alaska|arizona|arkansas|california|colorado|connecticut|delaware|florida|georgia|hawai.?i|idaho|illinois|indiana|iowa|kansas|kentucky|louisiana|maine|maryland|massachusetts|michigan|minnesota|mississippi|missouri|montana|nebraska|nevada|new\s+hampshire|new\s+jersey|new\s+mexico|new\s+york|north\s+carolina|north\s+dakota|ohio|oklahoma|oregon|pennsylvania|rhode\s+island|south\s+carolina|south\s+dakota|tennessee|texas|utah|vermont|virginia|washington|west\s+virginia|wisconsin|wyoming)(?:\s+state)?$`)
+
+// The right column's note of the motion an order decides, after the role
+// words: "Respondents. Re: Dkt. No. 112".
+var reDocketColRE = regexp.MustCompile(`(?i)\s+re:?\s*(?:dkt|docket|ecf|doc)\b.*$`)
+
+var etAlColRE = regexp.MustCompile(`(?i)\bet\.?\s*al\.?,?\s+`)
+
+// etAlColumn cuts the right column after a name's "et al.,": "1955 CAPITAL
+// FUND I GP LLC, et al., INTEREST" is the name and the last word of the
+// order's title. Role words after it stay ("ACME CORP., et al.,
+// Defendants.").
+func etAlColumn(p string) string {
+	loc := etAlColRE.FindStringIndex(p)
+	if loc == nil {
+		return p
+	}
+	rest := p[loc[1]:]
+	low := strings.ToLower(rest)
+	if strings.HasPrefix(low, "v.") || strings.HasPrefix(low, "vs") {
+		return p
+	}
+	if r := roleWordRE.FindStringIndex(rest); r != nil {
+		if r[0] == 0 || !mostlyCaps(rest[:r[0]]) {
+			return p
+		}
+		// "…, et al., INTEREST Respondents.": the title's word between
+		// the name and its role words.
+		return p[:loc[1]] + rest[r[0]:]
+	}
+	return strings.TrimRight(p[:loc[1]], " ")
+}
+
+var (
+	// The right column's labelled field alone on a line.
+	labelLineRE = regexp.MustCompile(`(?i)^(?:date|time|judge|dept|ctrm|courtroom|place|hearing(?:\s+date)?|(?:date\s+)?action\s+filed|(?:date\s+)?complaint\s+filed|trial\s+date)\s*:`)
+	// A name after a semicolon and the right column's title after it:
+	// "VADE SECURE SASU; OLIVIER ADMINISTRATIVE MOTION TO".
+	semiTitleRE = regexp.MustCompile(`^(.*;\s*[A-Z][A-Z.'’-]+)\s+(?:(?:ADMINISTRATIVE|EMERGENCY|JOINT|EX\s+PARTE|PARTIAL|RENEWED|AMENDED|STIPULATED|SUPPLEMENTAL|UNOPPOSED)\s+)?(?:MOTION|ORDER|STIPULATION|APPLICATION|REQUEST|NOTICE|DECLARATION|MEMORANDUM)\b.*$`)
+	// The right column's words ending in a possessive role word after a
+	// name and its semicolon or comma: "VADE SECURE, INCORPORATED; IN
+	// PART DEFENDANTS’".
+	possessiveTailRE = regexp.MustCompile(`^(.*[;,])\s+(?:[A-Z]+\s+){0,4}(?:PLAINTIFFS?|DEFENDANTS?|RESPONDENTS?|PETITIONERS?|APPELLANTS?|APPELLEES?)(?:['’]S?|S['’])$`)
+	// A lone possessive word: "COURT’S".
+	possessiveWordRE = regexp.MustCompile(`^[A-Z][A-Z.-]*['’]S?$`)
+)
+
+var (
+	supremeRE = regexp.MustCompile(`(?i)\bsupreme\s+court\b`)
+	// The Court of Appeal's abbreviation in a supreme court's list of the
+	// courts below: "Ct.App. 2/8 B303172".
+	ctAppRE = regexp.MustCompile(`(?i)\bct\.?\s*app\b`)
+	// A line naming a court below: "Fourth Appellate District, Division
+	// One", "San Diego County Superior Court", "Court of Appeal".
+	courtBelowRE = regexp.MustCompile(`(?i)\bappellate\s+district\b|\bsuperior\s+court\b|\bcourt\s+of\s+appeal\b|^[a-z .]+\s+county$|^(?:[a-z]+\s+)?circuit$`)
+	// A federal district's abbreviation before its number: "C.D. Cal. No.".
+	districtAbbrRE = regexp.MustCompile(`\b[NSEWC]\.\s?D\.\s?[A-Z][a-z]{1,5}\.`)
+	// A tribunal below's number: "WC No. 5-123-456", "Agency No. …".
+	lowerLabelRE  = regexp.MustCompile(`(?i)\b(?:w\.?\s?c|dowc|agency|claim|charge)\.?\s*$`)
+	lowerNoLineRE = regexp.MustCompile(`(?i)^(?:w\.?\s?c\.?|dowc|agency)\s+nos?\.`)
+	// ... and the tribunal's name with its number on one line.
+	lowerNoInlineRE = regexp.MustCompile(`(?i)\b(?:office|board|commission|department|agency|bureau|division)\b.*\s(?:w\.?\s?c\.?|dowc|agency)\s+nos?\.\s*[\w-]+$`)
+)
+
+var superCtCloseRE = regexp.MustCompile(`(?i)\s*\bsuper(?:ior)?\.?\s*ct\.?\s*nos?\.?\s*[\w-]+\)\s*$`)
+
+var stateLineRE = regexp.MustCompile(`(?i)^state\s+of\s+[a-z ]{4,20}$`)
+var appealCourtRE = regexp.MustCompile(`(?i)\bappe(?:al|llate)\b`)
+
+// orgEndRE: a name ending in an organization's word.
+var orgEndRE = regexp.MustCompile(`(?i)\b(?:company|corporation|association|authority|district|department|office|board|commission|bank|insurance|group|partnership|trust|university|hospital|institute)$`)
+
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
+}
+
+var summaryPageRE = regexp.MustCompile(`(?i)^the\s+summaries\s+of\b`)
+
+var versusTailRE = regexp.MustCompile(`\s(?:v|vs|V|VS)\.?\s*\)?\s*$`)
+
+// A title's last word wanting more: "… ORDER RE", "… MOTION FOR".
+var titleTailRE = regexp.MustCompile(`\s(?:RE|REGARDING|OF|FOR|TO|ON|AND|THE)$`)
+
+// A retirement plan's section letter in a name in capitals: "401(k)",
+// "403(b)".
+var planRE = regexp.MustCompile(`\b\d{3}\s?\(?[a-z]\)?(?:\s|$)`)
+
+var deceasedTailRE = regexp.MustCompile(`(?i)^(.*?),?\s+deceased[.,;]?$`)

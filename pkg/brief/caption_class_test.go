@@ -1,9 +1,11 @@
 package brief
 
 import (
-	"github.com/pramaan/brief-rail/pkg/doctext"
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/pramaan/brief-rail/pkg/doctext"
 )
 
 // Written captions, one per class of caption the rules once misread (issue
@@ -1080,4 +1082,569 @@ func TestCaptionNoticeFieldNameOrder(t *testing.T) {
 		lines("ELIGIBLE PARTIES AND/OR ATTORNEYS", "JOHN Q LAWYER Plaintiff Attorney", "MARIA L SANTOS Defendant"),
 	)
 	checkParties(t, dc, []wantParty{{"HARBOR VIEW APARTMENTS", RolePlaintiff}, {"MARIA L SANTOS", RoleDefendant}})
+}
+
+// A state court of appeals' brief (the Washington Court of Appeals'
+// shapes): the court's own FILED stamp above the caption names the court
+// in short and is no caption; the court's name runs on in "OF THE STATE
+// OF …" lines, with its numbered division on the name's line or after
+// the state, cut as every numbered division is; the docket number's
+// division suffix ("-I") is part of the number; a respondent named
+// before the "v." without trial-role words is the appellee, so the side
+// of the "v." decides its role, as it does for a cross-respondent.
+func TestCaptionStateCourtOfAppealsBrief(t *testing.T) {
+	dc := captionOf(t, lines(
+		"FILED",
+		"Court of Appeals",
+		"Division I",
+		"State of Washington",
+		"31312023 2:15 PM",
+		"NO. 81234-5-I",
+		"COURT OF APPEALS, DIVISION I",
+		"OF THE STATE OF WASHINGTON",
+		"MARY ROE and PAUL ROE,",
+		"Appellants-Cross Respondents,",
+		"v.",
+		"ACME HOLDINGS, LLC,",
+		"Respondent-Cross Appellant",
+		"REPLY BRIEF OF RESPONDENT-CROSS APPELLANT",
+	))
+	wantCourt(t, dc, "Court of Appeals of the State of Washington")
+	wantCases(t, dc, "81234-5-I")
+	if dc.title != "Mary Roe v. Acme Holdings, LLC" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"Paul Roe", RolePlaintiff}, {"Acme Holdings, LLC", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"No. 70001-2-I",
+		"COURT OF APPEALS OF THE STATE OF",
+		"WASHINGTON, DIVISION I",
+		"JOHN DOE,",
+		"Appellant,",
+		"v.",
+		"WIDGET BUILDERS, INC. and JANE POE,",
+		"Respondents.",
+		"APPELLANT'S REPLY BRIEF",
+	))
+	wantCourt(t, dc, "Court of Appeals of the State of Washington")
+	wantCases(t, dc, "70001-2-I")
+	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Widget Builders, Inc.", RoleDefendant}, {"Jane Poe", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"No. 80002-3-I",
+		"IN THE COURT OF APPEALS, DIVISION I,",
+		"OF THE STATE OF WASHINGTON",
+		"NORTHWEST LENDING CO.,",
+		"Respondents",
+		"v.",
+		"RIVER TRADING LLC, an individual,",
+		"Appellants.",
+		"REPLY BRIEF",
+	))
+	wantCourt(t, dc, "Court of Appeals of the State of Washington")
+	checkParties(t, dc, []wantParty{{"Northwest Lending Co.", RolePlaintiff}, {"River Trading LLC", RoleDefendant}})
+}
+
+// More of a state court of appeals' lines: the state's name before the
+// court's on its line is the court's ("WASHINGTON STATE COURT OF
+// APPEALS"), not a left column's party; the court below's number in
+// parentheses above the court's name is no court line.
+func TestCaptionStateCourtOfAppealsLines(t *testing.T) {
+	dc := captionOf(t, lines(
+		"NO. 80003-4",
+		"WASHINGTON STATE COURT OF APPEALS",
+		"DIVISION ONE",
+		"ACME CREDIT HOLDINGS, LLC,",
+		"Petitioner,",
+		"V.",
+		"JOHN Q. DOE,",
+		"Respondent.",
+		"ON APPEAL FROM THE SUPERIOR COURT OF KING",
+		"COUNTY",
+		"APPELLEE'S RESPONDING BRIEF",
+	))
+	wantCourt(t, dc, "Washington State Court of Appeals")
+	if dc.title != "Acme Credit Holdings, LLC v. John Q. Doe" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Acme Credit Holdings, LLC", RolePlaintiff}, {"John Q. Doe", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"No. 80004-5-I",
+		"(King County Superior Court No. 22-2-01234-5 SEA)",
+		"IN THE COURT OF APPEALS",
+		"OF THE STATE OF WASHINGTON",
+		"DIVISION I",
+		"MARY ROE, individually,",
+		"Appellant,",
+		"V.",
+		"CITY OF LAKESIDE, a municipal corporation,",
+		"Respondent.",
+		"BRIEF OF APPELLANT",
+	))
+	wantCourt(t, dc, "Court of Appeals of the State of Washington")
+	wantCases(t, dc, "80004-5-I")
+	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"City of Lakeside", RoleDefendant}})
+}
+
+// A name the left column wraps, with the right column's words after its
+// first part ("CHINA FORTUNE LAND Case No. …" / "DEVELOPMENT, et al.,";
+// "THE SUPERIOR COURT OF FRESNO OPINION" / "COUNTY,"), is named on the
+// page: the Brief keeps it and its citation passes the check. A name whose
+// parts do not begin their lines is still not on the page.
+func TestCaptionNameWrappedBesideRightColumn(t *testing.T) {
+	page := lines(
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"FIFTH APPELLATE DISTRICT",
+		"JANE ROE,",
+		"F090001",
+		"Petitioner,",
+		"(Super. Ct. No. 24CR0001)",
+		"v.",
+		"THE SUPERIOR COURT OF MERCED OPINION",
+		"COUNTY,",
+		"Respondent;",
+		"THE PEOPLE,",
+		"Real Party in Interest.",
+		"ORIGINAL PROCEEDINGS; petition for writ of mandate. John Doe, Judge.",
+	)
+	b, err := NewExtractive().Build(context.Background(), Input{
+		FirmID: "11111111-1111-4111-8111-111111111111", MatterID: "22222222-2222-4222-8222-222222222222", Title: "t",
+		Documents: []Document{{ID: "33333333-3333-4333-8333-333333333333", Name: "opinion.pdf", SHA256: strings.Repeat("a", 64), Pages: []string{page, "The petition is granted."}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Checks.DroppedCitations != 0 {
+		t.Errorf("dropped citations: %v", b.Checks.Notes)
+	}
+	found := false
+	for _, p := range b.Parties {
+		if p.Name == "The Superior Court of Merced County" && p.Role == RoleDefendant {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("parties %+v lack The Superior Court of Merced County (defendant)", b.Parties)
+	}
+	d := newDocPages("d", "n", []string{page})
+	if !d.has(0, "The Superior Court of Merced County", true, false) {
+		t.Error("the wrapped name is not found on the page")
+	}
+	if d.has(0, "Court of Merced County", true, false) || d.has(0, "The People Respondent", true, false) {
+		t.Error("words that do not begin their lines make a name")
+	}
+	// The first words after a ";" in a list of names.
+	d = newDocPages("d", "n", []string{lines("WIDGETCO, INC.; GIZMO Case No. 3:20-cv-01111-AB", "LLC,", "Plaintiffs,")})
+	if !d.has(0, "Gizmo LLC", true, false) || d.has(0, "Inc Gizmo LLC", true, false) {
+		t.Error("a wrapped name after a semicolon: found wrongly")
+	}
+}
+
+// A district court's order or paper whose caption is a two-column table
+// with no rule between the columns: the right column's labelled lines
+// alone on a line ("Date Action Filed: …") are no names; after a name's
+// "et al.," the rest of the line is the right column's title ("…, et
+// al., INTEREST"); after the role words, a "Re: Dkt. No. …" note is the
+// right column's.
+func TestCaptionTableColumnsWithoutRule(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"ACME LAND Case No. 20-cv-01234-XY",
+		"HOLDINGS, et al.,",
+		"Petitioners,",
+		"ORDER GRANTING IN PART AND",
+		"DENYING IN PART MOTION FOR",
+		"v.",
+		"ATTORNEYS’ FEES AND COSTS",
+		"1990 RIVER FUND II LP, et al., INTEREST",
+		"Respondents. Re: Dkt. No. 88",
+		"The respondents’ motion for fees is granted in part.",
+	))
+	if dc.title != "Acme Land Holdings v. 1990 River Fund II LP" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Acme Land Holdings", RolePlaintiff}, {"1990 River Fund II LP", RoleDefendant}})
+
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA - OAKLAND DIVISION",
+		"WIDGETCO, INC., Case No. 4:20-cv-05678-AB",
+		"Date Action Filed: March 3, 2020",
+		"Plaintiff,",
+		"v.",
+		"GADGET CORP.,",
+		"Defendant.",
+	))
+	checkParties(t, dc, []wantParty{{"Widgetco, Inc.", RolePlaintiff}, {"Gadget Corp.", RoleDefendant}})
+}
+
+// The paper's title in a table caption's right column, beside names
+// listed with semicolons: a labelled field alone on its line ("Date
+// Action Filed: …") is no name; a title line beginning with a party's
+// possessive, or of an order's words ("GRANTING IN PART AND DENYING"), is
+// read past; "v." beside the title's "COURT’S ORDER" is the "v." alone;
+// the title's words after a name and its semicolon ("…; IN PART
+// DEFENDANTS’", "…; OLIVIA ADMINISTRATIVE MOTION TO") are cut.
+func TestCaptionTableTitleBesideNames(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA - SAN FRANCISCO DIVISION",
+		"WIDGETCO, INC.; GIZMO Case No. 3:20-cv-01111-AB",
+		"LLC,",
+		"Date Action Filed: May 1, 2020",
+		"Plaintiffs,",
+		"DEFENDANTS’ RESPONSE TO THE",
+		"v. COURT’S ORDER (ECF NO. 99)",
+		"GRANTING IN PART AND DENYING",
+		"ACME SOFTWARE, INCORPORATED; IN PART DEFENDANTS’",
+		"ACME SOFTWARE SAS; OLIVIA ADMINISTRATIVE MOTION TO",
+		"FILE UNDER SEAL",
+		"MARTIN,",
+		"Defendants.",
+	))
+	if dc.title != "Widgetco, Inc. v. Acme Software, Incorporated" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{
+		{"Widgetco, Inc.", RolePlaintiff}, {"Gizmo LLC", RolePlaintiff},
+		{"Acme Software, Incorporated", RoleDefendant}, {"Acme Software SAS", RoleDefendant}, {"Olivia Martin", RoleDefendant},
+	})
+}
+
+// Courts below and their numbers, in a state supreme court's caption and
+// a state court of appeals' review of an agency: a supreme court's list
+// of the courts below ("Fourth Appellate District, Division One" /
+// "D078123", "Ct.App. 2/8 B303172") gives no case number of its own;
+// the agency below and its number above the names ("Industrial Claim
+// Appeals Office of the State of Colorado" / "WC No. …") are neither a
+// name nor a case; the agency named with an employer as respondents is
+// two parties.
+func TestCaptionCourtsBelowNumbers(t *testing.T) {
+	dc := captionOf(t, lines(
+		"IN THE SUPREME COURT OF",
+		"CALIFORNIA",
+		"THE PEOPLE,",
+		"Plaintiff and Respondent,",
+		"v.",
+		"JOHN DOE,",
+		"Defendant and Appellant.",
+		"S270001",
+		"Fourth Appellate District, Division One",
+		"D078123",
+		"San Diego County Superior Court",
+		"SCD123456",
+		"January 2, 2025",
+	))
+	wantCases(t, dc, "S270001")
+
+	dc = captionOf(t, lines(
+		"IN THE SUPREME COURT OF CALIFORNIA",
+		"JANE ROE,",
+		"Plaintiff and Appellant,",
+		"v.",
+		"ACME CORP.,",
+		"Defendant and Respondent.",
+		"S275001",
+		"Ct.App. 2/8 B303172",
+		"Los Angeles County",
+		"Super. Ct. No. BC701234",
+	))
+	wantCases(t, dc, "S275001")
+
+	// A question certified by a federal court of appeals.
+	dc = captionOf(t, strings.Join([]string{
+		"IN THE SUPREME COURT OF CALIFORNIA", "JANE ROE et al.,", "Plaintiffs and Appellants,", "v.", "ACME CORP.,", "Defendant and Respondent.",
+		"S270777", "Ninth Circuit", "No. 21-55555", "C.D. Cal. No. 2:20-cv-01234", "January 2, 2025",
+	}, "\n\n"))
+	wantCases(t, dc, "S270777")
+
+	dc = captionOf(t, lines(
+		"Colorado Court of Appeals",
+		"Court of Appeals No. 25CA0001",
+		"Industrial Claim Appeals Office of the State of Colorado",
+		"WC No. 5-123-456",
+		"Jane Roe,",
+		"Petitioner,",
+		"v.",
+		"Industrial Claim Appeals Office of the State of Colorado and Acme Stores, Inc.,",
+		"Respondents.",
+		"ORDER AFFIRMED",
+		"Division I",
+	))
+	wantCases(t, dc, "25CA0001")
+	if dc.title != "Jane Roe v. Industrial Claim Appeals Office of the State of Colorado" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Industrial Claim Appeals Office of the State of Colorado", RoleDefendant}, {"Acme Stores, Inc.", RoleDefendant}})
+}
+
+// A person and a company joined by "and" are two parties ("Mark Cordell
+// and Cordell Law, LLC"); a company named for a person and others stays
+// one ("John Smith and Sons, Inc.").
+func TestCaptionPersonAndCompany(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"Colorado Court of Appeals",
+		"Court of Appeals No. 25CA0999",
+		"El Paso County District Court No. 23CV9",
+		"Honorable Jane Judge, Judge",
+		"Susan Hill,",
+		"Plaintiff-Appellant,",
+		"v.",
+		"Mark Corden and Corden Law, LLC,",
+		"Defendants-Appellees.",
+		"JUDGMENT AFFIRMED",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Susan Hill", RolePlaintiff}, {"Mark Corden", RoleDefendant}, {"Corden Law, LLC", RoleDefendant}})
+
+	dc = captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT",
+		"DISTRICT OF COLORADO",
+		"Jane Roe,",
+		"Plaintiff,",
+		"v.",
+		"John Smith and Sons, Inc.,",
+		"Defendant.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"John Smith and Sons, Inc.", RoleDefendant}})
+}
+
+// A pleading-paper caption's right column running beside the defendants:
+// a title line of plural title words ("APPLICATIONS FOR LEAVE TO") is the
+// title's, and "FILE UNDER SEAL" after a name's first words is cut, so
+// the name runs on to the next line ("ACME VR, INC., and JOHN FILE UNDER
+// SEAL" / "DOE,").
+func TestCaptionUnderSealBesideNames(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"SOUTHERN DIVISION (SANTA ANA)",
+		"MARY ROE, Case No. 8:19-cv-01234 AB (CDx)",
+		"Plaintiff, DECLARATION OF JANE POE",
+		"IN RESPONSE TO DKT. 12",
+		"v. AND IN SUPPORT OF UNOPPOSED",
+		"APPLICATIONS FOR LEAVE TO",
+		"ACME VR, INC., and JOHN FILE UNDER SEAL",
+		"DOE,",
+		"Ctrm: 9D",
+		"Defendants. Judge: Hon. Jane Judge",
+		"I, Jane Poe, declare as follows:",
+	}, "\n\n"))
+	if dc.title != "Mary Roe v. Acme Vr, Inc." {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"Acme Vr, Inc.", RoleDefendant}, {"John Doe", RoleDefendant}})
+}
+
+// A party's brief in a court of appeals is "other" whatever its title's
+// other words: a reply brief (read elsewhere as a motion's reply), a
+// responding brief "ON APPEAL FROM" a court below (read elsewhere as the
+// appellate court's decision). A reply brief in a district court stays
+// a motion paper.
+func TestKindAppellateBrief(t *testing.T) {
+	kindOf := func(pages ...string) Kind {
+		c := doctext.Clean(pages)
+		return appellateDecision(classifyKind(c.Pages, c.Meta), c.Pages, readCaption(c.Pages, c.Meta.CaseNumbers))
+	}
+	reply := paras("NO. 80001-1-I", "COURT OF APPEALS, DIVISION I", "OF THE STATE OF WASHINGTON",
+		"MARY ROE,", "Appellant,", "v.", "ACME CORP.,", "Respondent.", "REPLY BRIEF OF APPELLANT", "John Doe, WSBA No. 1")
+	if k := kindOf(reply, "ARGUMENT"); k != KindOther {
+		t.Errorf("reply brief: kind %s, want other", k)
+	}
+	responding := paras("NO. 80002-2", "WASHINGTON STATE COURT OF APPEALS", "DIVISION ONE",
+		"ACME CREDIT, LLC,", "Petitioner,", "V.", "JOHN DOE,", "Respondent.", "ON APPEAL FROM THE SUPERIOR COURT OF KING", "COUNTY", "APPELLEE'S RESPONDING BRIEF")
+	if k := kindOf(responding, "ARGUMENT"); k != KindOther {
+		t.Errorf("responding brief: kind %s, want other", k)
+	}
+	district := paras("UNITED STATES DISTRICT COURT", "NORTHERN DISTRICT OF CALIFORNIA",
+		"MARY ROE,", "Plaintiff,", "v.", "ACME CORP.,", "Defendant.", "REPLY BRIEF IN SUPPORT OF MOTION TO DISMISS")
+	if k := kindOf(district, "ARGUMENT"); k != KindMotion {
+		t.Errorf("district court reply brief: kind %s, want motion", k)
+	}
+}
+
+// The fictitious defendants in their other forms: "and JOHN DOES 1-30,"
+// is no "John", and "inclusive," alone on the line after "and DOES 1
+// through 20," joins no name.
+func TestCaptionFictitiousDefendants(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT", "SOUTHERN DISTRICT OF INDIANA", "INDIANAPOLIS DIVISION",
+		"JANE ROE, individually and on behalf of all", "others similarly situated,", "Plaintiff,", "v. Case No. 1:24-cv-00524",
+		"ACME HEALTH, INC., THE BOARD OF DIRECTORS OF", "ACME HEALTH, INC., and JOHN DOES 1-30,", "Defendants.", "CLASS ACTION COMPLAINT",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Acme Health, Inc.", RoleDefendant}, {"The Board of Directors of Acme Health, Inc.", RoleDefendant}})
+
+	dc = captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF WASHINGTON",
+		"MARY ROE, No. 2:20-cv-00001", "Plaintiff, PROTECTIVE ORDER", "v.",
+		"COUNTY OF SPOKANE; JOHN", "SMITH; ROBERT JONES; and DOES 1 through 20,", "inclusive,", "Defendants.", "The parties stipulate as follows.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"County of Spokane", RoleDefendant}, {"John Smith", RoleDefendant}, {"Robert Jones", RoleDefendant}})
+}
+
+// A California Court of Appeal's caption in its other forms: the state
+// after the division line is the court's ("COURT OF APPEAL, FOURTH
+// APPELLATE DISTRICT" / "DIVISION ONE" / "STATE OF CALIFORNIA"), no
+// party; the court below's number closing a parenthesis opened on the
+// line above ("(Los Angeles County" / "Super. Ct. No. 21STCV12345)"),
+// alone or beside the role words, is no name.
+func TestCaptionCourtOfAppealOtherForms(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"Filed 1/15/25", "CERTIFIED FOR PUBLICATION", "COURT OF APPEAL, FOURTH APPELLATE DISTRICT", "DIVISION ONE", "STATE OF CALIFORNIA",
+		"JOHN DOE, D082999", "Plaintiff and Appellant,", "v. (Super. Ct. No. 37-2021-00012345-CU-BC-CTL)", "ACME CORP.,", "Defendant and Respondent.",
+		"APPEAL from a judgment of the Superior Court of San Diego County, Jane Roe, Judge. Affirmed.",
+	}, "\n\n"))
+	wantCourt(t, dc, "Court of Appeal, Fourth Appellate District State of California")
+	if dc.title != "John Doe v. Acme Corp." {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme Corp.", RoleDefendant}})
+
+	dc = captionOf(t, strings.Join([]string{
+		"Filed 1/15/25", "IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA", "SECOND APPELLATE DISTRICT", "DIVISION EIGHT",
+		"JOHN DOE, B329999", "Plaintiff and Appellant, (Los Angeles County", "Super. Ct. No. 21STCV12345)", "v.", "ACME CORP.,", "Defendant and Respondent.",
+		"APPEAL from a judgment of the Superior Court of Los Angeles County, Jane Roe, Judge. Affirmed.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme Corp.", RoleDefendant}})
+
+	dc = captionOf(t, strings.Join([]string{
+		"Filed 1/15/25", "IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA", "FIRST APPELLATE DISTRICT", "DIVISION FOUR",
+		"THE PEOPLE,", "Plaintiff and Respondent,", "A169999", "v.", "JOHN DOE,", "(Alameda County", "Defendant and Appellant. Super. Ct. No. 21CR012345)",
+		"Defendant John Doe appeals.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"The People", RolePlaintiff}, {"John Doe", RoleDefendant}})
+}
+
+// In a mixed-case caption, a description after a comma begins in lower
+// case; a company in a list of names begins in capitals and ends in a
+// company's word or takes its suffix next ("…, Red Robin International,
+// Inc., and Travelers Insurance Company,").
+func TestCaptionMixedCaseNameList(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"Colorado Court of Appeals", "Court of Appeals No. 25CA0999", "Industrial Claim Appeals Office of the State of Colorado", "WC No. 5-123-456",
+		"Mary Nolan,", "Petitioner,", "v.",
+		"Industrial Claim Appeals Office of the State of Colorado, Blue Heron Restaurants, Inc., and Pinnacle Insurance Company,",
+		"Respondents.", "ORDER AFFIRMED",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Mary Nolan", RolePlaintiff}, {"Industrial Claim Appeals Office of the State of Colorado", RoleDefendant},
+		{"Blue Heron Restaurants, Inc.", RoleDefendant}, {"Pinnacle Insurance Company", RoleDefendant}})
+
+	dc = captionOf(t, strings.Join([]string{
+		"Colorado Court of Appeals", "Court of Appeals No. 25CA0998", "Denver District Court No. 24CV3", "Honorable Jane Judge, Judge",
+		"Jane Roe, Personal Representative of the Estate of John Roe,", "Plaintiff-Appellant,", "v.", "Acme Stores, Inc., a Delaware corporation,", "Defendant-Appellee.", "JUDGMENT AFFIRMED",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Acme Stores, Inc.", RoleDefendant}})
+}
+
+// A published opinion that begins with its summary page ("The summaries
+// of the Colorado Court of Appeals published opinions constitute no part
+// of the opinion …"): the summary's words name no court, and the caption
+// is read from the next page.
+func TestCaptionSummaryPageFirst(t *testing.T) {
+	summary := strings.Join([]string{
+		"The summaries of the Colorado Court of Appeals published opinions", "constitute no part of the opinion of the division but have been prepared by", "the division for the convenience of the reader.",
+		"SUMMARY", "December 4, 2025", "2025COA99", "No. 24CA2999, Save Our Trails v. Board of County Commissioners — Land Use — Trails",
+		"A division of the court of appeals considers whether a county may close a trail.",
+	}, "\n\n")
+	opinion := strings.Join([]string{
+		"COLORADO COURT OF APPEALS 2025COA99", "Court of Appeals No. 24CA2999", "Boulder County District Court No. 23CV30999", "Honorable Jane Judge, Judge",
+		"Save Our Trails, Inc.,", "Plaintiff-Appellant,", "v.", "Board of County Commissioners of Boulder County, Colorado,", "Defendant-Appellee.",
+		"JUDGMENT AFFIRMED", "Division IV", "Opinion by JUDGE ROE", "Announced December 4, 2025",
+	}, "\n\n")
+	dc := captionOf(t, summary, opinion)
+	wantCourt(t, dc, "Colorado Court of Appeals")
+	wantCases(t, dc, "24CA2999")
+	if dc.title != "Save Our Trails, Inc. v. Board of County Commissioners of Boulder County" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Save Our Trails, Inc.", RolePlaintiff}, {"Board of County Commissioners of Boulder County", RoleDefendant}})
+}
+
+// A probate or election contest's role words (Objector, Contestant,
+// Proponent) are role words, never a name ("Objector and").
+func TestCaptionContestRoleWords(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"Filed 1/15/25", "IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA", "THIRD APPELLATE DISTRICT",
+		"MARY DOE, C100999", "Petitioner and Appellant, (Super. Ct. No. 21PR012345)", "v.", "JANE ROE,", "Objector and Respondent.", "APPEAL from an order.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Mary Doe", RolePlaintiff}, {"Jane Roe", RoleDefendant}})
+}
+
+// A district court's multi-party caption, two more shapes: the "v." the
+// cleaning joined to the role line after the right column ("Plaintiffs,
+// ) STIPULATED ORDER v. )") still turns to the other side; a title cut
+// from a name's line ending in a word wanting more ("… STIPULATION AND
+// ORDER RE") runs on to the next line ("BODY-WORN CAMERA FOOTAGE"), no
+// name.
+func TestCaptionMultiPartyDistrictForms(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF WASHINGTON",
+		"ESTATE OF JOHN DOE, et al., ) Case No. 2:18-cv-00999", "Plaintiffs, ) STIPULATED ORDER v. )", "CITY OF SPOKANE, et al., )", "Defendants. )", "IT IS HEREBY STIPULATED.",
+	}, "\n\n"))
+	if dc.title != "Estate of John Doe v. City of Spokane" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Estate of John Doe", RolePlaintiff}, {"City of Spokane", RoleDefendant}})
+
+	dc = captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF WASHINGTON",
+		"MARY ROE, Case No. 2:19-cv-00888", "individually, STIPULATION AND ORDER RE", "BODY-WORN CAMERA FOOTAGE", "Plaintiff,", "v.",
+		"CITY OF SPOKANE; JOHN", "SMITH; and DOES 1 through 50,", "Defendants.", "IT IS HEREBY STIPULATED by the parties.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"City of Spokane", RoleDefendant}, {"John Smith", RoleDefendant}})
+}
+
+// Joint debtors named on one header line of a petition's later pages
+// ("Debtor 1 John A Doe & Jane B Doe Case number (if known)") are two
+// debtors.
+func TestCaptionJointDebtorsHeader(t *testing.T) {
+	p1 := lines("Fill in this information to identify your case:", "United States Bankruptcy Court for the:", "DISTRICT OF NEVADA", "Case number (if known) Chapter you are filing under:",
+		"Official Form 101", "Voluntary Petition for Individuals Filing for Bankruptcy 12/15", "Part 1: Identify Yourself")
+	p3 := lines("Debtor 1 John A Doe & Jane B Doe Case number (if known)", "Part 3: Report About Any Businesses You Own as a Sole Proprietor")
+	dc := captionOf(t, p1, "Official Form 101 Voluntary Petition page 2", p3)
+	checkParties(t, dc, []wantParty{{"John A Doe", RoleOther}, {"Jane B Doe", RoleOther}})
+}
+
+// A retirement plan's committee in a caption in capitals keeps its
+// section's small letter ("THE ACME HEALTH 401(k) PLAN" / "COMMITTEE,"):
+// a name, not a description.
+func TestCaptionPlanCommitteeName(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT", "SOUTHERN DISTRICT OF OHIO",
+		"JANE ROE, individually and as a representative of a class,", "Plaintiff,", "v. Case No. 2:24-cv-00999",
+		"ACME HEALTH, INC., THE BOARD OF DIRECTORS OF", "ACME HEALTH, INC., THE ACME HEALTH 401(k) PLAN", "COMMITTEE, and JOHN DOES 1-30,", "Defendants.", "CLASS ACTION COMPLAINT",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Acme Health, Inc.", RoleDefendant},
+		{"The Board of Directors of Acme Health, Inc.", RoleDefendant}, {"The Acme Health 401 K Plan Committee", RoleDefendant}})
+}
+
+// The Court of Appeal clerk's filed stamp above the caption, the court's
+// name abbreviated over "F I L E D" ("COURT OF APPEAL – SECOND DIST."), is
+// no caption court.
+func TestCaptionClerkStampAbbreviatedCourt(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"Filed 3/14/23", "CERTIFIED FOR PUBLICATION", "COURT OF APPEAL – SECOND DIST.", "F I L E D", "Mar 14, 2023", "JANE CLERK, Clerk", "jdoe Deputy Clerk",
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA", "SECOND APPELLATE DISTRICT", "DIVISION SIX",
+		"JOHN DOE, 2d Civ. No. B329999", "(Super. Ct. No. 56-2021-00512345)", "Plaintiff and Appellant, (Ventura County)", "v.", "ACME CORP.,", "Defendant and Respondent.",
+		"John Doe appeals from a judgment.",
+	}, "\n\n"))
+	wantCourt(t, dc, "Court of Appeal of the State of California Second Appellate District")
+	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme Corp.", RoleDefendant}})
+}
+
+// A decedent's estate named as the matter's subject over an adversary
+// caption ("In re the Estate of John Hale, deceased." / "Susan Hale," /
+// "Appellant," / "v." / …): the estate is a party of its own (the
+// subject), the appellant is not lost in it, and the title is the sides'.
+func TestCaptionEstateOverAdversaryCaption(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"Colorado Court of Appeals", "Court of Appeals No. 25CA0997", "El Paso County District Court No. 23PR9", "Honorable Jane Judge, Judge",
+		"In re the Estate of John Hale, deceased.", "Susan Hale,", "Appellant,", "v.", "Mark Corwin,", "Appellee.", "JUDGMENT AFFIRMED",
+	}, "\n\n"))
+	if dc.title != "Susan Hale v. Mark Corwin" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"The Estate of John Hale", RoleOther}, {"Susan Hale", RolePlaintiff}, {"Mark Corwin", RoleDefendant}})
 }

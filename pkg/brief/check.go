@@ -63,7 +63,7 @@ func (d *docPages) has(i int, quote string, name, strict bool) bool {
 	}
 	if name {
 		k := partyKey(quote)
-		return k != "" && strings.Contains(d.keyPage(i), " "+k+" ")
+		return k != "" && (strings.Contains(d.keyPage(i), " "+k+" ") || d.wrapped(i, k))
 	}
 	q := fold(strings.TrimSuffix(strings.TrimSpace(quote), "…"))
 	return q != "" && strings.Contains(d.foldedPage(i), q)
@@ -343,3 +343,48 @@ func clauseEnd(page string, end int, q string) bool {
 	}
 	return strings.ContainsRune(".!?;:,", rune(rest[0]))
 }
+
+// wrapped reports whether page i names a party whose name a two-column
+// caption wraps in its left column: the name's first words, in capitals,
+// begin one line and the right column's words end it, and the next line
+// holds the rest of the name alone, in capitals (with at most "et al."),
+// the first words beginning the line or following its ";" in a list:
+// "CHINA FORTUNE LAND Case No. 19-cv-07043-VC" / "DEVELOPMENT, et al.,";
+// "THE SUPERIOR COURT OF FRESNO OPINION" / "COUNTY,". k is the name's
+// partyKey.
+func (d *docPages) wrapped(i int, k string) bool {
+	words := strings.Fields(k)
+	if len(words) < 2 || !strings.Contains(d.keyPage(i), " "+words[0]+" ") {
+		return false
+	}
+	lines := strings.Split(d.pages[i], "\n")
+	for l := 0; l+1 < len(lines); l++ {
+		rest := etAlTailRE.ReplaceAllString(strings.TrimSpace(lines[l+1]), "")
+		if !isAllCaps(rest) {
+			continue
+		}
+		rk := strings.Fields(partyKey(rest))
+		if len(rk) == 0 || len(rk) >= len(words) || strings.Join(rk, " ") != strings.Join(words[len(words)-len(rk):], " ") {
+			continue
+		}
+		head := strings.Join(words[:len(words)-len(rk)], " ")
+		// The head begins the line, or follows a ";" in a list of names
+		// ("PROOFPOINT, INC.; CLOUDMARK Case No. …" / "LLC,").
+		line := lines[l]
+		if i := strings.LastIndex(line, ";"); i >= 0 && !strings.HasPrefix(partyKey(line), head+" ") {
+			line = line[i+1:]
+		}
+		f := strings.Fields(line)
+		for n := 1; n < len(f); n++ {
+			part := strings.Join(f[:n], " ")
+			if pk := partyKey(part); pk == head {
+				return isAllCaps(part) // and the right column's words follow
+			} else if len(pk) > len(head) {
+				break
+			}
+		}
+	}
+	return false
+}
+
+var etAlTailRE = regexp.MustCompile(`(?i)[,\s]*\bet\.?\s*al\.?[,.;]?$`)

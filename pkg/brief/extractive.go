@@ -39,7 +39,7 @@ func NewExtractive() Extractive { return Extractive{} }
 // Name identifies the builder and its rules version in Brief.Builder. It
 // changes with the schema version and with rules that change what a Brief
 // says (v3: the responses list), so the rail rebuilds older frames.
-func (Extractive) Name() string { return "extractive/v5" }
+func (Extractive) Name() string { return "extractive/v6" }
 
 // Build implements Builder. It reads the documents through in.Each, one
 // at a time (in order of id), into the Assembly's bounded accumulators; a
@@ -637,7 +637,7 @@ func titleCase(s string) string {
 	words := strings.Fields(strings.ToLower(s))
 	for i, w := range words {
 		switch strings.Trim(w, ".,;") {
-		case "llp", "llc", "plc", "usa", "uk", "ii", "iii", "iv", "n.a", "l.l.c", "l.p", "lp", "pllc", "p.c", "p.a":
+		case "llp", "llc", "plc", "usa", "uk", "ii", "iii", "iv", "n.a", "l.l.c", "l.p", "lp", "pllc", "p.c", "p.a", "sas", "sasu":
 			words[i] = strings.ToUpper(w)
 			continue
 		case "of", "and", "the", "for", "in", "on", "at", "by", "to", "et", "al", "a", "an":

@@ -210,7 +210,10 @@ func firstN(s []string, n int) []string {
 var (
 	appellateCourtRE = regexp.MustCompile(`(?i)\b(?:court\s+of\s+appeals?|supreme\s+court|appellate\s+(?:division|court)|appeals\s+board)\b`)
 	// What else an appellate court's file holds: the parties' papers.
-	partyPaperRE = regexp.MustCompile(`(?i)\b(?:brief|petition|application|stipulation|response|reply|designation|statement|transcript|record|appendix|notice)\b`)
+	// A brief's title: "REPLY BRIEF OF APPELLANT", "BRIEF OF RESPONDENT",
+	// "APPELLEE'S RESPONDING BRIEF", "CROSS-APPELLANTS' REPLY BRIEF".
+	appellateBriefRE = regexp.MustCompile(`(?i)^(?:[a-z'’-]+\s+){0,4}brief(?:\s+of\s+(?:the\s+)?(?:cross[- ])?(?:appellants?|appellees?|respondents?|petitioners?|amic(?:us|i)(?:\s+curiae)?)\b.*)?$`)
+	partyPaperRE     = regexp.MustCompile(`(?i)\b(?:brief|petition|application|stipulation|response|reply|designation|statement|transcript|record|appendix|notice)\b`)
 )
 
 // appellateDecision: a document with no title word of its kind, of two
@@ -219,6 +222,16 @@ var (
 // paper, is the court's decision — an opinion ("IN THE COURT OF APPEAL OF
 // THE STATE OF CALIFORNIA … X v. Y", then the text).
 func appellateDecision(k Kind, pages []string, dc docCaption) Kind {
+	// A party's brief in a court of appeals ("REPLY BRIEF OF APPELLANT",
+	// "APPELLEE'S RESPONDING BRIEF") is no motion and no decision, whatever
+	// its title's other words or its "On appeal from" line.
+	if (k == KindMotion || k == KindOpinion) && len(pages) > 0 && appellateCourtRE.MatchString(dc.court) {
+		for _, p := range firstN(strings.Split(pages[0], "\n"), captionParas) {
+			if p = strings.TrimSpace(p); isTitleLine(p) && appellateBriefRE.MatchString(p) {
+				return KindOther
+			}
+		}
+	}
 	if k != KindOther || len(pages) < 2 || !appellateCourtRE.MatchString(dc.court) || !strings.Contains(dc.title, " v. ") {
 		return k
 	}

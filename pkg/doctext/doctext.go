@@ -205,6 +205,7 @@ var (
 		regexp.MustCompile(`^\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp]\.?[Mm]\b\.?)?`),                          // 11 time
 		regexp.MustCompile(`^(?:Trans(?:action)?|Envelope)\s*(?:ID|No\.?|#)\s*:?\s*[A-Z]{0,6}\d+`),         // 12 e-filing transaction
 		regexp.MustCompile(`^[A-Z]\b`),                                                                     // 13 exhibit letter ("Exhibit A")
+		regexp.MustCompile(`^\((?i:ex\s+parte|court\s+only)\)`),                                            // 14 "Document 132 (Ex Parte)"
 	}
 )
 

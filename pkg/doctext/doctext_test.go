@@ -27,6 +27,8 @@ func TestStampsRemovedAndKeptAsMeta(t *testing.T) {
 		{"USCA4 Appeal: 19-1234 Doc: 45 Filed: 01/02/2020 Pg: 1 of 10", "19-1234", "45", "2020-01-02", ""},
 		{"Case 4:17-cv-04709-JST Document 229-4 Filed 10/29/19 Page 7 of 38 7 a document that was", "4:17-cv-04709-JST", "229-4", "2019-10-29", "a document that was"},
 		{"Document Page 3 of 42", "", "", "", ""},
+		// A note after the entry number: an ex parte application's papers.
+		{"Case 8:15-cv-01228-DOC-MRW Document 132 (Ex Parte) Filed 10/08/18 Page 1 of 8", "8:15-cv-01228-DOC-MRW", "132", "2018-10-08", ""},
 	}
 	for _, c := range cases {
 		rest, s, ok := cutStamp(c.line)
