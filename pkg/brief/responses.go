@@ -3,6 +3,7 @@ package brief
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -138,8 +139,12 @@ type pleadingPara struct {
 	// pending: an answer's paragraph that names paragraphs but whose
 	// status is on the wrapped line after it.
 	pending bool
-	body    int    // paragraphs joined to it after its first line
-	span    [2]int // an answer's range-numbered paragraph: the paragraphs it answers
+	body    int // paragraphs joined to it after its first line
+	// generalDenial: an answer's numbered paragraph that is its general
+	// denial ("1. Beta denies each and every allegation … except as
+	// expressly admitted"): it answers no paragraph in particular.
+	generalDenial bool
+	span          [2]int // an answer's range-numbered paragraph: the paragraphs it answers
 }
 
 // pleading is a complaint or an answer as the pairing needs it.
@@ -200,7 +205,7 @@ var (
 	countRangeRE = regexp.MustCompile(`(?i)\b([ivxlc]+|\d{1,2})\b(?:\s*(?:-|–|—|through|to)\s*([ivxlc]+|\d{1,2})\b)?`)
 	// A paragraph that incorporates earlier responses or allegations.
 	incorporateRE = regexp.MustCompile(`(?i)\b(?:incorporat|re-?alleg|re-?assert|repeats?\s+and\s+re|restates?\s+(?:its|their|his|her)\s+(?:responses|answers))`)
-	generalDenyRE = regexp.MustCompile(`(?i)(?:\bdeni(?:es|ed)\s+(?:each\s+and\s+)?(?:every|all|any)\s+(?:other\s+)?(?:allegations?|averments?)\b.*\bnot\s+(?:expressly|specifically|otherwise)?\s*admitted|\b(?:all|any|each)\s+(?:other\s+)?(?:allegations?|averments?)\b.*\bnot\s+(?:expressly|specifically|otherwise)?\s*admitted\b.*\bdenied|\bgeneral(?:ly)?\s+den(?:y|ies|ial))`)
+	generalDenyRE = regexp.MustCompile(`(?i)(?:\bdeni(?:es|ed)\s+(?:each\s+and\s+)?(?:every|all|any)\s+(?:other\s+)?(?:allegations?|averments?)\b.*\bnot\s+(?:expressly|specifically|otherwise)?\s*admitted|\b(?:all|any|each)\s+(?:other\s+)?(?:allegations?|averments?)\b.*\bnot\s+(?:expressly|specifically|otherwise)?\s*admitted\b.*\bdenied|\bgeneral(?:ly)?\s+den(?:y|ies|ial)|\bden(?:y|ies|ied)\s+(?:each\s+and\s+)?(?:every|all|any)\s+(?:other\s+|remaining\s+)?(?:allegations?|averments?)\b.*\b(?:except|unless|save)\s+(?:as\s+)?(?:(?:expressly|specifically|otherwise)\s+)?(?:herein\s+|above\s+)?admitted|\b(?:except|unless)\s+(?:as\s+)?(?:(?:expressly|specifically|otherwise)\s+)?admitted\b.*\bden(?:y|ies|ied)\s+(?:each\s+and\s+)?(?:every|all|any)\s+(?:other\s+|remaining\s+)?(?:allegations?|averments?)\b)`)
 )
 
 var amendedRank = map[string]int{"": 1, "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
@@ -283,6 +288,7 @@ func readPleading(d Document, kind Kind, filed string, pages []string) *pleading
 			}
 		}
 	}
+	pages = dropFurniture(pages)
 	pl.paras, pl.general, pl.sections = readParas(pages, kind, 0, 0)
 	if carries && !pl.counter {
 		claim := &pleading{doc: pl.doc, kind: KindComplaint, filedOn: filed, amended: pl.amended}
@@ -387,15 +393,20 @@ Pages:
 		if pi == from {
 			lines = lines[min(at, len(lines)):]
 		}
-		for _, para := range splitInlineNumbers(lines, &last) {
+		paraList := splitInlineNumbers(lines, &last)
+		prevPara := ""
+		for li, para := range paraList {
 			para = strings.TrimSpace(para)
 			if para == "" {
 				continue
 			}
+			before := prevPara
+			prevPara = para
 			if len(paras) >= MaxResponses {
 				break Pages
 			}
-			if started && endRE.MatchString(para) {
+			head := headingLine(para) || titleHeading(para, before, nextPara(paraList, li))
+			if started && (endRE.MatchString(para) || kind == KindAnswer && (head || titleShape(para) && endsSentence(before)) && defenceHeading(para)) {
 				if kind == KindAnswer {
 					break Pages // the defences and any counterclaim follow
 				}
@@ -404,7 +415,11 @@ Pages:
 				prayer, cur, letter, count, heading = true, nil, nil, nil, ""
 				continue
 			}
-			if kind == KindAnswer && generalDenyRE.MatchString(para) && general == nil {
+			// A general denial denies what the answer does not admit; one
+			// that names a paragraph ("denies all other allegations of
+			// paragraph 5 not expressly admitted") is that paragraph's.
+			isGeneral := kind == KindAnswer && generalDenyRE.MatchString(para) && !hasParaRef(para)
+			if isGeneral && general == nil {
 				general = &pleadingPara{text: clip(para, maxItemText), page: pi}
 			}
 			if m := rangeParaRE.FindStringSubmatch(para); m != nil && kind == KindAnswer {
@@ -428,7 +443,7 @@ Pages:
 				if count != nil {
 					count.numbered = true
 				}
-				cur = add(pleadingPara{num: n, label: strconv.Itoa(n), text: para, page: pi})
+				cur = add(pleadingPara{num: n, label: strconv.Itoa(n), text: para, page: pi, generalDenial: isGeneral})
 				numbers++
 				started = true
 				if kind == KindAnswer {
@@ -490,7 +505,7 @@ Pages:
 				cur, heading = count, ""
 				continue
 			}
-			if headingLine(para) {
+			if head {
 				if count != nil && cur == count && count.body == 0 {
 					// The count's heading on two lines ("COUNT IV
 					// PROTECTION OF …" / "(NEW JERSEY PRECEDENT)").
@@ -593,7 +608,13 @@ var (
 	noResponseRE = regexp.MustCompile(`\bno\s+(?:further\s+)?(?:response|answer)\s+(?:is\s+)?(?:required|necessary|needed)|\brequires?\s+no\s+(?:further\s+)?(?:response|answer)|\b(?:does|do)\s+not\s+require\s+(?:a\s+|any\s+)?(?:further\s+)?(?:response|answer)|\blegal\s+conclusions?\b|\bconclusions?\s+of\s+law\b`)
 	// "lacks knowledge or information", "without sufficient
 	// information", "denied for lack of knowledge".
-	noKnowledgeRE = regexp.MustCompile(`\b(?:without|lacks?|lacking|insufficient|not\s+have)\s+(?:sufficient\s+)?(?:knowledge|information)\b|\black\s+of\s+(?:sufficient\s+)?(?:knowledge|information)\b|\bknowledge\s+or\s+information\s+sufficient\b`)
+	// "is without personal knowledge", "lacks the knowledge necessary",
+	// "does not possess sufficient information", "has no knowledge",
+	// "denied for want of knowledge".
+	noKnowledgeRE = regexp.MustCompile(`\b(?:without|lacks?|lacking|insufficient|not\s+(?:have|possess)|(?:lack|want)\s+of)\s+(?:(?:the|sufficient|adequate|personal|enough|requisite|any|firsthand|first-hand)\s+)*(?:knowledge|information)\b|\bha(?:s|ve)\s+no\s+(?:personal\s+)?knowledge\b|\bknowledge\s+or\s+information\s+sufficient\b`)
+	// "to admit or deny", "cannot admit or deny", "neither admit nor deny":
+	// words of admission and denial that neither admit nor deny.
+	admitOrDenyRE = regexp.MustCompile(`\badmit\s+(?:or|nor)\s+deny\b`)
 	// Phrases that name denial without denying: "neither admits nor
 	// denies", "does not deny".
 	notDenialRE = regexp.MustCompile(`\b(?:not|nor|never|neither)\s+den(?:y|ies|ied)\b`)
@@ -650,9 +671,10 @@ func responseStatus(text string) ResponseStatus {
 	t := fold(text)
 	noResp := noResponseRE.MatchString(t)
 	noKnow := noKnowledgeRE.MatchString(t)
-	admit := admitRE.MatchString(notAdmissionRE.ReplaceAllString(t, " "))
-	partly := admit && partlyRE.MatchString(t) || deniedInPartRE.MatchString(t)
-	deny := denyRE.MatchString(notDenialRE.ReplaceAllString(t, " "))
+	bare := admitOrDenyRE.ReplaceAllString(t, " ")
+	admit := admitRE.MatchString(notAdmissionRE.ReplaceAllString(bare, " "))
+	partly := admit && partlyRE.MatchString(bare) || deniedInPartRE.MatchString(bare)
+	deny := denyRE.MatchString(notDenialRE.ReplaceAllString(bare, " "))
 	switch {
 	case partly || admit && (deny || noKnow):
 		return StatusPartlyAdmitted
@@ -877,10 +899,12 @@ func pairWith(complaints, answers []*pleading) []Response {
 
 	exists := map[int]bool{}
 	count := map[int]int{}
-	var order []int // the numbered paragraphs' numbers, ascending
+	alleged := map[int]string{} // a number's (first) allegation text
+	var order []int             // the numbered paragraphs' numbers, ascending
 	for _, p := range cp.paras {
 		if !exists[p.num] && p.num < letterKey {
 			order = append(order, p.num)
+			alleged[p.num] = p.text
 		}
 		exists[p.num] = true
 		count[p.num]++
@@ -893,14 +917,28 @@ func pairWith(complaints, answers []*pleading) []Response {
 		got := map[int]answered{}
 		explicit := map[int]bool{}
 		refs := make([][]int, len(an.paras))
+		withRefs, self := 0, 0 // numbered responses that name paragraphs, and name their own
 		for i, p := range an.paras {
 			if !p.restated && !p.labelled && p.section == "" {
 				refs[i], _ = spanRefs(p)
 				for _, n := range refs[i] {
 					explicit[n] = true
 				}
+				if p.num > 0 && p.num < letterKey && p.span[1] == 0 && len(refs[i]) > 0 {
+					withRefs++
+					if slices.Contains(refs[i], p.num) {
+						self++
+					}
+				}
 			}
 		}
+		// An answer numbered as the complaint is (its paragraphs that name
+		// paragraphs mostly name their own) answers a paragraph by its
+		// number even where another response also names it; one numbered
+		// its own way ("2. Beta admits the allegations in Paragraph 1")
+		// does not.
+		mirror := self*2 >= withRefs
+		skip := unresponsiveRuns(an.paras, refs)
 		cursor := 0 // the last numbered paragraph answered
 		next := func(after int) int {
 			for _, n := range order {
@@ -911,6 +949,12 @@ func pairWith(complaints, answers []*pleading) []Response {
 			return 0
 		}
 		for i, p := range an.paras {
+			if skip[i] < 0 {
+				cursor = 0 // numbering restarted: a new run of responses
+			}
+			if skip[i] > 0 {
+				continue
+			}
 			resp := passage(an, p)
 			if p.section != "" {
 				// A response under a heading answers the complaint's
@@ -958,8 +1002,8 @@ func pairWith(complaints, answers []*pleading) []Response {
 				}
 				continue
 			}
-			if p.num == 0 {
-				continue
+			if p.num == 0 || p.generalDenial {
+				continue // the general denial is applied below
 			}
 			target := 0
 			switch {
@@ -971,7 +1015,7 @@ func pairWith(complaints, answers []*pleading) []Response {
 				}
 			case p.restated || p.labelled || incorporateRE.MatchString(p.text):
 				target = p.num
-			case p.num > cursor && exists[p.num] && !explicit[p.num]:
+			case p.num > cursor && exists[p.num] && (mirror || !explicit[p.num]):
 				target = p.num
 			default:
 				target = next(cursor)
@@ -985,6 +1029,11 @@ func pairWith(complaints, answers []*pleading) []Response {
 			text := p.text
 			if p.restated {
 				text = answerLabelRE.ReplaceAllString(p.text, "")
+			} else if rest, ok := restatedRest(p.text, alleged[target]); ok && rest != "" {
+				// The allegation quoted, then its response ("Admitted.")
+				// with no label: the quotation's words are not the
+				// response's.
+				text, resp.Text = rest, rest
 			}
 			st, note := responseStatus(text), ""
 			if incorporateRE.MatchString(text) && st == StatusNotAnswered {
@@ -1121,4 +1170,317 @@ func validateResponses(rs []Response, bad func(string, ...any), cite func(string
 			check(fmt.Sprintf("%s.history[%d]", where, j), h.Response)
 		}
 	}
+}
+
+// defenceHeadRE is a heading that opens an answer's defences or its
+// counterclaim, wherever its words stand in it ("DEFENDANT'S AFFIRMATIVE
+// DEFENSES", "AFFIRMATIVE AND OTHER DEFENSES", "BETA'S COUNTERCLAIMS
+// AGAINST ACME").
+var (
+	defenceHeadRE = regexp.MustCompile(`(?i)\b(?:defen[cs]es?|counter[\s-]?claims?)\b`)
+	notEndHeadRE  = regexp.MustCompile(`(?i)\b(?:answers?|answering|responses?|reply|replies)\b`)
+)
+
+// defenceHeading reports whether an answer's heading ends its responses:
+// it names defences or a counterclaim, and is not a title or a heading of
+// responses ("ANSWER AND AFFIRMATIVE DEFENSES", "RESPONSE TO AFFIRMATIVE
+// DEFENSES", "ANSWER TO COUNTERCLAIM").
+func defenceHeading(para string) bool {
+	return defenceHeadRE.MatchString(para) && !notEndHeadRE.MatchString(para)
+}
+
+// smallWords may start in lower case in a heading in title case.
+var smallWords = map[string]bool{"a": true, "an": true, "and": true, "as": true, "at": true, "by": true, "for": true, "in": true, "of": true, "on": true, "or": true, "the": true, "to": true, "with": true}
+
+// titleHeading reports whether para is a heading in title case between a
+// pleading's paragraphs ("Factual Allegations", "Jurisdiction and Venue",
+// "Defendant's Affirmative Defenses"): a short line of capitalised words
+// with no sentence punctuation and no digits, after a paragraph that ends
+// a sentence and before a numbered or lettered paragraph or a heading.
+// A line of a sentence that extraction kept apart ("Acme Widgets LLC")
+// sits between pieces of one sentence, so it is not one.
+func titleHeading(para, before, after string) bool {
+	if after == "" || !titleShape(para) || !endsSentence(before) {
+		return false
+	}
+	a := strings.TrimSpace(after)
+	return numParaRE.MatchString(a) || letterParaRE.MatchString(a) || answerToParaRE.MatchString(a) || headingLine(a)
+}
+
+// endsSentence reports whether a paragraph ends a sentence or is a heading.
+func endsSentence(before string) bool {
+	return before != "" && (strings.ContainsAny(before[len(before)-1:], ".;:!?)”\"") || headingLine(before))
+}
+
+// titleShape reports whether para has a title-case heading's shape: a
+// short line of capitalised words (small words aside) with no sentence
+// punctuation at its end and no digits.
+func titleShape(para string) bool {
+	if len(para) > 70 || strings.ContainsAny(para, "0123456789") {
+		return false
+	}
+	switch para[len(para)-1] {
+	case '.', ',', ';', ':':
+		return false
+	}
+	words := strings.Fields(para)
+	if len(words) > 8 {
+		return false
+	}
+	for i, w := range words {
+		r := []rune(strings.Trim(w, `"“”'‘’(),&-–—`))
+		if len(r) == 0 {
+			continue
+		}
+		if unicode.IsLower(r[0]) && (i == 0 || !smallWords[string(r)]) {
+			return false
+		}
+	}
+	return true
+}
+
+// nextPara is the first non-blank paragraph after paras[i] ("" if none).
+func nextPara(paras []string, i int) string {
+	for _, p := range paras[i+1:] {
+		if p = strings.TrimSpace(p); p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
+// edgeLines is how many non-blank lines at a page's top and bottom are
+// searched for running heads and footers.
+const edgeLines = 3
+
+// noteLineRE is a footnote's first line: its number, then its text.
+var noteLineRE = regexp.MustCompile(`^(\d{1,2})\s+["“(]?[A-Z]`)
+
+// dropFurniture removes what is not a pleading's text from its pages
+// before its paragraphs are read: a running head or footer that repeats,
+// up to its digits, at the top or bottom of two pages or more (the paper's
+// title in the footer, "DEFENDANT'S ANSWER TO COMPLAINT - 2", which the
+// cleaning keeps when it is on too few pages), and the footnotes at a
+// page's foot (from a line that starts with a number the page's text
+// carries as a note mark, "Agreement,1 and", to the page's end). Between
+// a response's lines they would cut the response in two or lend it
+// another status.
+func dropFurniture(pages []string) []string {
+	key := func(l string) string {
+		f := strings.FieldsFunc(strings.ToLower(l), func(r rune) bool { return !unicode.IsLetter(r) })
+		if len(f) < 2 {
+			return ""
+		}
+		return strings.Join(f, " ")
+	}
+	numbered := func(l string) bool {
+		return numParaRE.MatchString(l) || rangeParaRE.MatchString(l) || letterParaRE.MatchString(l) || answerToParaRE.MatchString(l)
+	}
+	split := make([][]string, len(pages))
+	onPages := map[string]int{}
+	for pi, p := range pages {
+		split[pi] = strings.Split(p, "\n")
+		seen := map[string]bool{}
+		for _, i := range edgeIndexes(split[pi]) {
+			l := strings.TrimSpace(split[pi][i])
+			if k := key(l); k != "" && len(l) <= 100 && !numbered(l) && !seen[k] {
+				seen[k] = true
+				onPages[k]++
+			}
+		}
+	}
+	out := make([]string, len(pages))
+	for pi, lines := range split {
+		drop := map[int]bool{}
+		for _, i := range edgeIndexes(lines) {
+			l := strings.TrimSpace(lines[i])
+			if k := key(l); k != "" && onPages[k] >= 2 && len(l) <= 100 && !numbered(l) {
+				drop[i] = true
+			}
+		}
+		// Footnotes: from the first note line in the page's lower half.
+		for i := len(lines) / 2; i < len(lines); i++ {
+			l := strings.TrimSpace(lines[i])
+			m := noteLineRE.FindStringSubmatch(l)
+			if m == nil || numbered(l) || !hasNoteMark(lines[:i], m[1]) {
+				continue
+			}
+			for j := i; j < len(lines); j++ {
+				drop[j] = true
+			}
+			break
+		}
+		if len(drop) == 0 {
+			out[pi] = pages[pi]
+			continue
+		}
+		kept := lines[:0:0]
+		for i, l := range lines {
+			if !drop[i] {
+				kept = append(kept, l)
+			}
+		}
+		out[pi] = strings.Join(kept, "\n")
+	}
+	return out
+}
+
+// edgeIndexes are the indexes of a page's first and last edgeLines
+// non-blank lines.
+func edgeIndexes(lines []string) []int {
+	var nb []int
+	for i, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			nb = append(nb, i)
+		}
+	}
+	if len(nb) <= 2*edgeLines {
+		return nb
+	}
+	return append(append([]int(nil), nb[:edgeLines]...), nb[len(nb)-edgeLines:]...)
+}
+
+// hasNoteMark reports whether lines carry note mark n: the number set
+// against the word or punctuation before it ("Agreement,1 and",
+// "breach.2"), not a number of its own.
+func hasNoteMark(lines []string, n string) bool {
+	for _, l := range lines {
+		for i := 1; i+len(n) <= len(l); i++ {
+			if l[i:i+len(n)] != n {
+				continue
+			}
+			prev, end := l[i-1], i+len(n)
+			if end < len(l) && (l[end] >= '0' && l[end] <= '9') {
+				continue
+			}
+			if end < len(l) && l[end] != ' ' && l[end] != '.' && l[end] != ',' && l[end] != ';' {
+				continue
+			}
+			if prev >= 'a' && prev <= 'z' || strings.ContainsRune(".,;:)]\"", rune(prev)) || strings.HasSuffix(l[:i], "”") || strings.HasSuffix(l[:i], "’") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unresponsiveRuns splits an answer's paragraphs into runs where its
+// numbering starts again at 1 (its defences or a counterclaim numbered
+// 1..n again under a heading the end rules do not know, a numbered
+// preliminary statement before the responses) and marks the runs that are
+// not responses: fewer than half of their numbered paragraphs admit,
+// deny, name a paragraph or say no response is required. For each
+// paragraph: 1 to skip it, -1 where a kept run starts again at 1, else 0.
+// With one run, or no run of responses, every paragraph is kept.
+func unresponsiveRuns(paras []pleadingPara, refs [][]int) []int {
+	out := make([]int, len(paras))
+	run := make([]int, len(paras))
+	var numbered, like []int
+	r, last := 0, 0
+	numbered, like = append(numbered, 0), append(like, 0)
+	for i, p := range paras {
+		plain := p.num > 0 && p.num < letterKey && p.span[1] == 0 && !p.labelled
+		if plain && p.num == 1 && last > 1 {
+			r++
+			numbered, like = append(numbered, 0), append(like, 0)
+		}
+		run[i] = r
+		if plain {
+			last = p.num
+			numbered[r]++
+			if p.restated || len(refs[i]) > 0 || p.generalDenial || responseStatus(p.text) != StatusNotAnswered || incorporateRE.MatchString(p.text) {
+				like[r]++
+			}
+		}
+	}
+	if r == 0 {
+		return out
+	}
+	usable := make([]bool, r+1)
+	any := false
+	for k := range usable {
+		usable[k] = numbered[k] == 0 || like[k]*2 >= numbered[k]
+		any = any || usable[k] && numbered[k] > 0
+	}
+	if !any {
+		return out
+	}
+	for i := range paras {
+		switch {
+		case !usable[run[i]]:
+			out[i] = 1
+		case i > 0 && run[i] != run[i-1]:
+			out[i] = -1
+		}
+	}
+	return out
+}
+
+// restatedRest reads an answer's paragraph that quotes the allegation it
+// answers before responding ("2. Beta denied Acme's claim. Admitted."):
+// when its words after its number begin with the allegation's (a word in
+// ten may differ: extraction, a corrected typo), it returns what follows
+// the quotation, the response. The first three words must agree.
+func restatedRest(answer, allegation string) (string, bool) {
+	type word struct {
+		w   string
+		end int
+	}
+	words := func(s string) []word {
+		var out []word
+		start := -1
+		for i, r := range s + " " {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				if start < 0 {
+					start = i
+				}
+				continue
+			}
+			if start >= 0 {
+				out = append(out, word{strings.ToLower(s[start:i]), i})
+				start = -1
+			}
+		}
+		return out
+	}
+	body := func(s string) string {
+		if m := numParaRE.FindStringSubmatchIndex(strings.TrimSpace(s)); m != nil {
+			return strings.TrimSpace(s)[m[4]:]
+		}
+		return s
+	}
+	ab, pb := body(allegation), body(answer)
+	aw, pw := words(ab), words(pb)
+	if len(aw) < 4 || len(pw) <= len(aw)-len(aw)/10 {
+		return "", false
+	}
+	for k := 0; k < 3; k++ {
+		if aw[k].w != pw[k].w {
+			return "", false
+		}
+	}
+	i, j, miss := 0, 0, 0
+	for i < len(aw) && j < len(pw) {
+		switch {
+		case aw[i].w == pw[j].w:
+			i, j = i+1, j+1
+		case i+1 < len(aw) && aw[i+1].w == pw[j].w:
+			i, miss = i+1, miss+1
+		case j+1 < len(pw) && aw[i].w == pw[j+1].w:
+			j, miss = j+1, miss+1
+		default:
+			i, j, miss = i+1, j+1, miss+1
+		}
+		if miss > len(aw)/10 {
+			return "", false
+		}
+	}
+	if i < len(aw) {
+		return "", false
+	}
+	rest := ""
+	if j > 0 {
+		rest = pb[pw[j-1].end:]
+	}
+	return strings.TrimLeft(rest, ` .,;:"”’)]`), true
 }

@@ -1,0 +1,412 @@
+package brief_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pramaan/brief-rail/pkg/brief"
+)
+
+// Constructions of real federal and state answers, each written small:
+// the classes a real answer the tests have never seen is made of.
+
+// statusesOf is "paragraph:status" of the complaint's (doc1.pdf) entries.
+func statusesOf(b brief.Brief) string {
+	var got []string
+	for _, r := range b.Responses {
+		if r.Allegation.DocumentName == "doc1.pdf" {
+			got = append(got, r.Paragraph+":"+string(r.Status))
+		}
+	}
+	return strings.Join(got, " ")
+}
+
+// N.D. Ill. style: each allegation quoted, then "ANSWER:" on its own
+// lines; the quotation runs over lines, holds words a status reader
+// would take ("denied", "admitted"), and the answer runs over lines too.
+func TestResponsesQuotedAllegationsThenAnswer(t *testing.T) {
+	complaint := pleadingCaption + `COMPLAINT
+1. Acme is a Delaware limited liability company.
+2. Beta denied Acme's claim for the missing widgets.
+3. Beta admitted in writing that it had not delivered.
+4. Acme has suffered damages.
+`
+	answer := pleadingCaption + `ANSWER
+1. Acme is a Delaware limited liability company.
+ANSWER: Beta lacks knowledge or information sufficient to form a belief
+about the truth of the allegations of paragraph 1.
+2. Beta denied Acme's claim for the missing widgets.
+ANSWER: Admitted.
+3. Beta admitted in writing that it had not delivered.
+RESPONSE: Denied.
+4. Acme has suffered damages.
+Answer: Beta denies the allegations of paragraph 4.
+`
+	b := buildWritten(t, complaint, answer)
+	if got, want := statusesOf(b), "1:no_knowledge 2:admitted 3:denied 4:denied"; got != want {
+		t.Errorf("responses %s, want %s", got, want)
+	}
+}
+
+// An answer that quotes the allegation and gives the status on the next
+// line with no label ("Admitted.", "Denied."): the quotation's own words
+// are not the response.
+func TestResponsesQuotedAllegationsUnlabelled(t *testing.T) {
+	complaint := pleadingCaption + `COMPLAINT
+1. Acme is a Delaware limited liability company.
+2. Beta denied Acme's claim for the missing widgets.
+3. Beta admitted in writing that it had not delivered.
+`
+	answer := pleadingCaption + `ANSWER
+1. Acme is a Delaware limited liability company.
+Admitted.
+2. Beta denied Acme's claim for the missing widgets.
+Admitted.
+3. Beta admitted in writing that it had not delivered.
+Denied.
+`
+	b := buildWritten(t, complaint, answer)
+	if got, want := statusesOf(b), "1:admitted 2:admitted 3:denied"; got != want {
+		t.Errorf("responses %s, want %s", got, want)
+	}
+	if r := responseOf(t, b, "3"); r.Response == nil || strings.Contains(r.Response.Text, "in writing") {
+		t.Errorf("paragraph 3: response %+v, want the status, not the quotation", r.Response)
+	}
+}
+
+// "Answering paragraph 5, Defendant …" and "In response to Paragraph 6 …":
+// unnumbered responses that name their paragraph, and numbered responses
+// whose own numbers are not the complaint's.
+func TestResponsesAnsweringParagraphN(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+Answering paragraph 1 of the Complaint, Beta admits the allegations.
+Answering paragraph 2, Beta denies that it is a North Dakota corporation.
+In response to Paragraph 3, Beta admits that the parties signed an agreement and denies the remaining allegations.
+1. Answering paragraph 4 of the Complaint, Beta states that the Supply Agreement speaks for itself and denies any characterization of it.
+2. Answering paragraph 5 of the Complaint, Beta is without knowledge or information sufficient to form a belief as to its truth and therefore denies it.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	for n, st := range map[string]brief.ResponseStatus{"1": brief.StatusAdmitted, "2": brief.StatusDenied, "3": brief.StatusPartlyAdmitted, "4": brief.StatusDenied, "5": brief.StatusNoKnowledge, "6": brief.StatusNotAnswered} {
+		if r := responseOf(t, b, n); r.Status != st {
+			t.Errorf("paragraph %s: %s, want %s (%q)", n, r.Status, st, textOf(r.Response))
+		}
+	}
+	if r := responseOf(t, b, "1"); r.Response == nil || !strings.HasPrefix(r.Response.Text, "Answering paragraph 1") {
+		t.Errorf("paragraph 1: %+v", r.Response)
+	}
+	if r := responseOf(t, b, "6"); r.Response != nil {
+		t.Errorf("paragraph 6: answered by %q, which answers paragraph 5", r.Response.Text)
+	}
+}
+
+// An answer that opens with a numbered general denial and then answers by
+// reference ("2. Beta admits the allegations in Paragraph 1"): its own
+// numbers are not the complaint's, and the general denial answers nothing
+// in particular.
+func TestResponsesOffsetNumberingByReference(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+GENERAL DENIAL
+1. Beta denies each and every allegation of the Complaint except as expressly admitted herein.
+RESPONSES TO SPECIFIC ALLEGATIONS
+2. Beta admits the allegations in Paragraph 1.
+3. Beta admits the allegations in Paragraph 2.
+4. Beta lacks knowledge or information sufficient to form a belief about the allegations in Paragraph 3.
+5. Beta admits the allegations in Paragraph 4.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	for n, st := range map[string]brief.ResponseStatus{"1": brief.StatusAdmitted, "2": brief.StatusAdmitted, "3": brief.StatusNoKnowledge, "4": brief.StatusAdmitted, "5": brief.StatusDenied} {
+		if r := responseOf(t, b, n); r.Status != st {
+			t.Errorf("paragraph %s: %s, want %s (%q)", n, r.Status, st, textOf(r.Response))
+		}
+	}
+	if r := responseOf(t, b, "2"); r.Response == nil || !strings.Contains(r.Response.Text, "Paragraph 2") {
+		t.Errorf("paragraph 2: %+v, want the response that names it", r.Response)
+	}
+	if r := responseOf(t, b, "5"); !strings.Contains(r.Note, "general denial") {
+		t.Errorf("paragraph 5: note %q, want the general denial (%+v)", r.Note, r.Response)
+	}
+}
+
+// Legal conclusions with the usual hedge, and the other wordings of
+// "no response is required".
+func TestResponsesLegalConclusionHedged(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Admitted.
+3. Admitted.
+4. Admitted.
+5. Admitted.
+6. Paragraph 6 states legal conclusions to which no response is required. To the extent a response is required, Beta denies the allegations of paragraph 6.
+7. The allegations of paragraph 7 are not directed to Beta, and no response is required of it; to the extent a response is deemed required, Beta denies them.
+8. Paragraph 8 contains conclusions of law, not allegations of fact, and Beta therefore does not respond to it.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	for _, n := range []string{"6", "7", "8"} {
+		r := responseOf(t, b, n)
+		if r.Status != brief.StatusNoResponseRequired {
+			t.Errorf("paragraph %s: %s, want no_response_required (%q)", n, r.Status, textOf(r.Response))
+		}
+		if n != "8" && !strings.Contains(r.Note, "to the extent a response is required, denied") {
+			t.Errorf("paragraph %s: note %q, want the denial noted", n, r.Note)
+		}
+	}
+}
+
+// "The document speaks for itself" with a reference to the document and
+// nothing more is neither an admission nor a denial; with "denies any
+// characterization" it is a denial.
+func TestResponsesDocumentSpeaksForItself(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Admitted.
+3. Paragraph 3 purports to describe a written agreement, which speaks for itself, and Beta refers the Court to the agreement for its complete and accurate contents.
+4. The Supply Agreement is a document that speaks for itself; Beta denies any allegation of paragraph 4 inconsistent with its terms.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	if r := responseOf(t, b, "3"); r.Status != brief.StatusNotAnswered || !strings.Contains(r.Note, "speaks for itself") || !strings.Contains(r.Note, "8(b)(6)") {
+		t.Errorf("paragraph 3: %s %q", r.Status, r.Note)
+	}
+	if r := responseOf(t, b, "4"); r.Status != brief.StatusDenied || !strings.Contains(r.Note, "speaks for itself") {
+		t.Errorf("paragraph 4: %s %q", r.Status, r.Note)
+	}
+}
+
+// An answer that repeats the complaint's headings between its numbered
+// responses, in capitals and in title case.
+func TestResponsesRepeatedHeadings(t *testing.T) {
+	complaint := pleadingCaption + `COMPLAINT
+THE PARTIES
+1. Acme is a Delaware limited liability company.
+2. Beta is a North Dakota corporation.
+JURISDICTION AND VENUE
+3. This Court has jurisdiction under 28 U.S.C. § 1332.
+Factual Allegations
+4. The parties signed a Supply Agreement.
+5. Beta delivered no widgets in June 2024.
+`
+	answer := pleadingCaption + `ANSWER
+THE PARTIES
+1. Admitted.
+2. Admitted.
+JURISDICTION AND VENUE
+3. Paragraph 3 states a legal conclusion to which no response is required.
+Factual Allegations
+4. Admitted.
+5. Denied.
+`
+	b := buildWritten(t, complaint, answer)
+	if got, want := statusesOf(b), "1:admitted 2:admitted 3:no_response_required 4:admitted 5:denied"; got != want {
+		t.Errorf("responses %s, want %s", got, want)
+	}
+	if r := responseOf(t, b, "3"); strings.Contains(r.Allegation.Text, "Factual") || strings.Contains(textOf(r.Response), "Factual") {
+		t.Errorf("paragraph 3 took the next heading: %q / %q", r.Allegation.Text, textOf(r.Response))
+	}
+}
+
+// Affirmative defenses and a counterclaim numbered 1..n again, under the
+// headings real answers give them: none of them answers a paragraph.
+func TestResponsesNumberingRestartsAfterTheResponses(t *testing.T) {
+	for _, head := range []string{
+		"AFFIRMATIVE AND OTHER DEFENSES",
+		"DEFENDANT'S AFFIRMATIVE DEFENSES",
+		"BETA SUPPLY CO.'S AFFIRMATIVE DEFENSES",
+		"DEFENSES AND AFFIRMATIVE DEFENSES",
+		"ADDITIONAL AND AFFIRMATIVE DEFENSES",
+		"STATEMENT OF AFFIRMATIVE DEFENSES",
+		"Affirmative Defenses",
+		"Defendant's Affirmative Defenses",
+		"Separate and Additional Defenses",
+		"DEFENDANT BETA SUPPLY CO.'S COUNTERCLAIMS AGAINST ACME WIDGETS LLC",
+		"COUNTERCLAIM",
+		"PARTIES, JURISDICTION AND VENUE",
+	} {
+		answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Admitted.
+4. Denied.
+` + head + `
+1. Acme's claims are barred in whole or in part by the statute of limitations.
+2. Acme admitted in writing that it waived the delivery terms.
+3. Acme has denied Beta the benefit of its bargain.
+4. Acme failed to mitigate its damages.
+5. Acme's claims are barred by waiver.
+`
+		b := buildWritten(t, writtenComplaint, answer)
+		got := statusesOf(b)
+		want := "1:admitted 2:admitted 3:not_answered 4:denied 5:not_answered"
+		if !strings.HasPrefix(got, want) {
+			t.Errorf("%s: responses %s, want %s …", head, got, want)
+		}
+		for _, r := range b.Responses {
+			if r.Response != nil && strings.Contains(r.Response.Text, "Acme") {
+				t.Errorf("%s: paragraph %s answered by %q", head, r.Paragraph, r.Response.Text)
+			}
+		}
+	}
+}
+
+// Pleading paper: line numbers in the margin, the paper's title in the
+// footer of each page, a footnote at a page's foot, and a response that
+// runs over the page break.
+func TestResponsesPleadingPaperBetweenLines(t *testing.T) {
+	complaint := pleadingCaption + `COMPLAINT
+1. Acme is a Delaware limited liability company.
+2. Beta is a North Dakota corporation.
+3. The parties signed a Supply Agreement.
+4. Beta delivered no widgets in June 2024.
+5. Acme has suffered damages.
+`
+	answer := `1 UNITED STATES DISTRICT COURT
+2 DISTRICT OF NORTH DAKOTA
+3 ACME WIDGETS LLC, Plaintiff,
+4 v.
+5 BETA SUPPLY CO., Defendant.
+6 Case No. 1:25-cv-00017
+7 DEFENDANT'S ANSWER TO COMPLAINT
+8 1. Admitted.
+9 2. Admitted.
+10 3. Beta admits that the parties signed a Supply Agreement,1 and
+11 1 The agreement is dated March 3, 2024; Beta denies that it was signed in June.
+12 DEFENDANT'S ANSWER TO COMPLAINT - 1
+` + "\f" + `13 denies the remaining allegations of paragraph 3.
+14 4. Beta admits that it delivered no widgets in June 2024.
+15 5. Beta is without sufficient knowledge or information to form a belief as to
+16 the truth of the allegations of paragraph 5 and therefore denies them.
+17 AFFIRMATIVE DEFENSES
+18 1. Failure to state a claim.
+19 DEFENDANT'S ANSWER TO COMPLAINT - 2
+`
+	b := buildWritten(t, complaint, answer)
+	if got, want := statusesOf(b), "1:admitted 2:admitted 3:partly_admitted 4:admitted 5:no_knowledge"; got != want {
+		t.Errorf("responses %s, want %s", got, want)
+	}
+	if r := responseOf(t, b, "3"); r.Response == nil || !strings.Contains(r.Response.Text, "denies the remaining") || strings.Contains(r.Response.Text, "ANSWER TO COMPLAINT") {
+		t.Errorf("paragraph 3: %+v, want the response across the page break without the footer", r.Response)
+	}
+}
+
+// Two-page answer: the footer repeats on only two pages, too few for the
+// running-header rule, and a response runs from one to the other.
+func TestResponsesTwoPageFooter(t *testing.T) {
+	complaint := pleadingCaption + `COMPLAINT
+1. Acme is a Delaware limited liability company.
+2. Beta is a North Dakota corporation.
+3. The parties signed a Supply Agreement.
+4. Beta delivered no widgets in June 2024.
+`
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Admitted.
+3. Beta admits that the parties signed a Supply Agreement on March 3, 2024, and
+DEFENDANT'S ANSWER TO COMPLAINT
+` + "\f" + `denies the remaining allegations of paragraph 3.
+4. Denied.
+DEFENDANT'S ANSWER TO COMPLAINT
+`
+	b := buildWritten(t, complaint, answer)
+	if got, want := statusesOf(b), "1:admitted 2:admitted 3:partly_admitted 4:denied"; got != want {
+		t.Errorf("responses %s, want %s", got, want)
+	}
+}
+
+// The short and hedged wordings real answers use for each status.
+func TestResponsesStatusWordings(t *testing.T) {
+	cases := map[string]brief.ResponseStatus{
+		"Denied.":                               brief.StatusDenied,
+		"Deny.":                                 brief.StatusDenied,
+		"Admit.":                                brief.StatusAdmitted,
+		"Admitted.":                             brief.StatusAdmitted,
+		"Denied as stated.":                     brief.StatusDenied,
+		"Admitted upon information and belief.": brief.StatusAdmitted,
+		"Upon information and belief, Beta admits the allegations.": brief.StatusAdmitted,
+		"Upon information and belief, denied.":                      brief.StatusDenied,
+		"Beta is without knowledge or information sufficient to form a belief as to the truth of the allegations and therefore denies them.": brief.StatusNoKnowledge,
+		"Beta is without sufficient knowledge to admit or deny the allegations, and therefore denies them.":                                  brief.StatusNoKnowledge,
+		"Beta lacks the knowledge necessary to admit or deny the allegations.":                                                               brief.StatusNoKnowledge,
+		"Beta is without personal knowledge of the allegations and therefore denies them.":                                                   brief.StatusNoKnowledge,
+		"Beta has no knowledge of the allegations and therefore denies them.":                                                                brief.StatusNoKnowledge,
+		"Beta does not possess sufficient information to admit or deny the allegations.":                                                     brief.StatusNoKnowledge,
+		"Denied for want of knowledge.": brief.StatusNoKnowledge,
+		"Beta lacks information sufficient to form a belief as to the truth of these allegations and, on that basis, denies them.": brief.StatusNoKnowledge,
+		"Beta is without knowledge or information sufficient to form a belief as to the allegations, which are therefore denied.":  brief.StatusNoKnowledge,
+		"Admitted in part, denied in part.":                                                                                      brief.StatusPartlyAdmitted,
+		"Beta admits only that it is a corporation.":                                                                             brief.StatusPartlyAdmitted,
+		"Denied, except that Beta admits that it is a corporation.":                                                              brief.StatusPartlyAdmitted,
+		"Beta admits that it is a corporation and is without knowledge as to the rest.":                                          brief.StatusPartlyAdmitted,
+		"Defendants Beta Supply Co. and Gamma Logistics LLC admit the allegations.":                                              brief.StatusAdmitted,
+		"Defendants Beta Supply Co. and Gamma Logistics LLC deny the allegations.":                                               brief.StatusDenied,
+		"Beta admits the allegations as to itself. Gamma lacks knowledge or information sufficient to form a belief about them.": brief.StatusPartlyAdmitted,
+		"The allegations are not directed at Beta and require no response.":                                                      brief.StatusNoResponseRequired,
+	}
+	for text, st := range cases {
+		answer := pleadingCaption + "ANSWER\n1. " + text + "\n"
+		b := buildWritten(t, writtenComplaint, answer)
+		if r := responseOf(t, b, "1"); r.Status != st {
+			t.Errorf("%q: %s, want %s", text, r.Status, st)
+		}
+	}
+}
+
+// An answer numbered as the complaint whose response to one paragraph
+// refers to another's ("… and refers to its response to paragraph 8"):
+// the response numbered 8 still answers paragraph 8.
+func TestResponsesMirrorNumberingWithCrossReference(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Admitted.
+3. Admitted.
+4. Denied.
+5. Denied.
+6. Denied.
+7. Denied.
+8. Admitted.
+9. Beta denies the allegations of paragraph 9 and refers to its response to paragraph 8.
+10. Denied.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	if r := responseOf(t, b, "8"); r.Status != brief.StatusAdmitted || r.Response == nil || !strings.HasPrefix(r.Response.Text, "8. ") {
+		t.Errorf("paragraph 8: %s %+v", r.Status, r.Response)
+	}
+	if r := responseOf(t, b, "9"); r.Status != brief.StatusDenied || r.Response == nil || !strings.HasPrefix(r.Response.Text, "9. ") {
+		t.Errorf("paragraph 9: %s %+v", r.Status, r.Response)
+	}
+}
+
+// A response's own "denies all other allegations of paragraph 2 not
+// expressly admitted" is that paragraph's, not a general denial of the
+// complaint: the paragraphs the answer never reaches stay flagged.
+func TestResponsesParagraphDenialIsNotGeneral(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Beta admits that it is a corporation, and denies all other allegations of paragraph 2 not expressly admitted.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	if r := responseOf(t, b, "2"); r.Status != brief.StatusPartlyAdmitted {
+		t.Errorf("paragraph 2: %s", r.Status)
+	}
+	if r := responseOf(t, b, "3"); r.Status != brief.StatusNotAnswered || r.Response != nil {
+		t.Errorf("paragraph 3: %s %+v, want not answered (no general denial)", r.Status, r.Response)
+	}
+}
+
+// An answer's defences under a heading the start-of-line rule misses
+// ("DEFENDANT'S AFFIRMATIVE DEFENSES"), unnumbered, one naming paragraphs
+// of the complaint: they answer none of them.
+func TestResponsesDefencesHeadingAnywhere(t *testing.T) {
+	for _, head := range []string{"DEFENDANT'S AFFIRMATIVE DEFENSES", "BETA SUPPLY CO.'S SEPARATE DEFENSES", "Defendant's Affirmative Defenses"} {
+		answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Admitted.
+3. Denied.
+` + head + `
+Beta denies that it owes the damages alleged in paragraphs 10 through 12, which are barred by the statute of limitations.
+Acme failed to mitigate its damages.
+`
+		b := buildWritten(t, writtenComplaint, answer)
+		for _, n := range []string{"10", "11", "12"} {
+			if r := responseOf(t, b, n); r.Response != nil {
+				t.Errorf("%s: paragraph %s answered by the defence %q", head, n, r.Response.Text)
+			}
+		}
+	}
+}
