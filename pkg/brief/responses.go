@@ -393,7 +393,7 @@ Pages:
 		if pi == from {
 			lines = lines[min(at, len(lines)):]
 		}
-		paraList := splitInlineNumbers(lines, &last)
+		paraList := splitInlineNumbers(joinBareLabels(lines), &last)
 		prevPara := ""
 		for li, para := range paraList {
 			para = strings.TrimSpace(para)
@@ -1483,4 +1483,34 @@ func restatedRest(answer, allegation string) (string, bool) {
 		rest = pb[pw[j-1].end:]
 	}
 	return strings.TrimLeft(rest, ` .,;:"”’)]`), true
+}
+
+// bareLabelRE is a line that holds only a paragraph's number, letter or
+// label, its text on the next line ("1." / "Acme is …", "ANSWER:" /
+// "Admitted."), as extraction gives a number set in its own run.
+var bareLabelRE = regexp.MustCompile(`(?i)^(?:¶\s*)?(?:\(?\d{1,3}[.):]|\(\d{1,3}\)|\(?[A-Z][.)]|(?:answer|response)(?:\s+to\s+(?:paragraph|¶)\s*(?:no\.?\s*)?\d{1,3})?\s*:)$`)
+
+// joinBareLabels joins a line holding only a paragraph's number, letter
+// or "ANSWER:" label to the next non-blank line, unless that line is
+// numbered or labelled itself.
+func joinBareLabels(lines []string) []string {
+	var out []string
+	for i := 0; i < len(lines); i++ {
+		l := strings.TrimSpace(lines[i])
+		if !bareLabelRE.MatchString(l) || len(l) > 40 {
+			out = append(out, lines[i])
+			continue
+		}
+		j := i + 1
+		for j < len(lines) && strings.TrimSpace(lines[j]) == "" {
+			j++
+		}
+		if j == len(lines) || bareLabelRE.MatchString(strings.TrimSpace(lines[j])) || numParaRE.MatchString(strings.TrimSpace(lines[j])) {
+			out = append(out, lines[i])
+			continue
+		}
+		out = append(out, l+" "+strings.TrimSpace(lines[j]))
+		i = j
+	}
+	return out
 }

@@ -410,3 +410,38 @@ Acme failed to mitigate its damages.
 		}
 	}
 }
+
+// Extraction often sets a paragraph's number (or an "ANSWER:" label) on
+// a line of its own, its text on the next: "1." / "Acme is …".
+func TestResponsesNumberOnItsOwnLine(t *testing.T) {
+	complaint := pleadingCaption + `COMPLAINT
+PARTIES
+1.
+Acme is a Delaware limited liability company.
+2.
+Beta is a North Dakota corporation.
+3.
+The parties signed a Supply Agreement.
+4.
+Beta delivered no widgets in June 2024.
+`
+	answer := pleadingCaption + `ANSWER
+1.
+Admitted.
+2.
+Beta denies that it is a North Dakota corporation.
+3.
+The parties signed a Supply Agreement.
+ANSWER:
+Beta lacks knowledge or information sufficient to form a belief about the date.
+4.
+Denied.
+`
+	b := buildWritten(t, complaint, answer)
+	if got, want := statusesOf(b), "1:admitted 2:denied 3:no_knowledge 4:denied"; got != want {
+		t.Errorf("responses %s, want %s", got, want)
+	}
+	if r := responseOf(t, b, "1"); !strings.Contains(r.Allegation.Text, "Delaware") {
+		t.Errorf("paragraph 1: allegation %q", r.Allegation.Text)
+	}
+}
