@@ -144,7 +144,10 @@ type pleadingPara struct {
 	// denial ("1. Beta denies each and every allegation … except as
 	// expressly admitted"): it answers no paragraph in particular.
 	generalDenial bool
-	span          [2]int // an answer's range-numbered paragraph: the paragraphs it answers
+	// defence: the answer's section the paragraph is in, counted from 0 at
+	// each heading of defences ("FIRST DEFENSE", "AFFIRMATIVE DEFENSES").
+	defence int
+	span    [2]int // an answer's range-numbered paragraph: the paragraphs it answers
 }
 
 // pleading is a complaint or an answer as the pairing needs it.
@@ -378,7 +381,9 @@ func readParas(pages []string, kind Kind, from, at int) (paras []pleadingPara, g
 	lastLetter := -1 // the last lettered paragraph read: 0 for A
 	numbers := 0     // a complaint's numbered paragraphs
 	sections = map[string]int{}
+	defence := 0 // an answer's section of defences
 	add := func(p pleadingPara) *pleadingPara {
+		p.defence = defence
 		paras = append(paras, p)
 		return &paras[len(paras)-1]
 	}
@@ -406,9 +411,18 @@ Pages:
 				break Pages
 			}
 			head := headingLine(para) || titleHeading(para, before, nextPara(paraList, li))
-			if started && (endRE.MatchString(para) || kind == KindAnswer && (head || titleShape(para) && endsSentence(before)) && defenceHeading(para)) {
+			if kind == KindAnswer && !counterclaimRE.MatchString(para) && (endRE.MatchString(para) && defenceHeadRE.MatchString(para) || (head || titleShape(para) && endsSentence(before)) && defenceHeading(para)) {
+				// A heading of defences opens a section: the defences, or
+				// (in answers that open with them, "FOURTH DEFENSE …
+				// responds to the numbered paragraphs as follows") the
+				// responses. The pairing keeps the sections of responses.
+				defence++
+				cur, letter, heading = nil, nil, ""
+				continue
+			}
+			if started && endRE.MatchString(para) {
 				if kind == KindAnswer {
-					break Pages // the defences and any counterclaim follow
+					break Pages // a counterclaim or the prayer follows
 				}
 				// A count's prayer: its numbered items are not allegations,
 				// but the next count's paragraphs continue the numbering.
@@ -939,6 +953,11 @@ func pairWith(complaints, answers []*pleading) []Response {
 		// does not.
 		mirror := self*2 >= withRefs
 		skip := unresponsiveRuns(an.paras, refs)
+		for i, keep := range responseSections(an.paras, refs) {
+			if !keep {
+				skip[i] = 1
+			}
+		}
 		cursor := 0 // the last numbered paragraph answered
 		next := func(after int) int {
 			for _, n := range order {
@@ -1513,4 +1532,40 @@ func joinBareLabels(lines []string) []string {
 		i = j
 	}
 	return out
+}
+
+// responseSections reads an answer's sections (split at its headings of
+// defences) and keeps those of responses: at least half of their numbered
+// or paragraph-naming paragraphs admit, deny, say no response is required
+// or quote the allegation, and a section after the first is one only if
+// three of them do. Where no section after the first is one, the first
+// is kept, whatever it holds (the responses before the defences).
+func responseSections(paras []pleadingPara, refs [][]int) []bool {
+	n := 0
+	for _, p := range paras {
+		n = max(n, p.defence+1)
+	}
+	keep := make([]bool, len(paras))
+	total, like := make([]int, n), make([]int, n)
+	for i, p := range paras {
+		if p.num > 0 && p.num < letterKey || len(refs[i]) > 0 || p.restated || p.labelled {
+			total[p.defence]++
+			if p.restated || p.labelled || responseStatus(p.text) != StatusNotAnswered {
+				like[p.defence]++
+			}
+		}
+	}
+	resp := make([]bool, n)
+	later := false
+	for k := range resp {
+		resp[k] = like[k] >= 1 && like[k]*2 >= total[k]
+		// A section after the first holds the responses only if it
+		// answers several paragraphs: a defence that denies something
+		// of paragraphs 10 through 12 is no section of responses.
+		later = later || k > 0 && resp[k] && like[k] >= 3
+	}
+	for i, p := range paras {
+		keep[i] = later && resp[p.defence] && (p.defence == 0 || like[p.defence] >= 3) || !later && p.defence == 0
+	}
+	return keep
 }

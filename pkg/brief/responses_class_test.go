@@ -445,3 +445,38 @@ Denied.
 		t.Errorf("paragraph 1: allegation %q", r.Allegation.Text)
 	}
 }
+
+// Answers in the Georgia and Alabama manner open with numbered defences
+// and answer the complaint's paragraphs under one of them ("FOURTH
+// DEFENSE … responds to the numbered paragraphs as follows"); a general
+// denial among the defences still denies what is not admitted.
+func TestResponsesDefencesFirst(t *testing.T) {
+	answer := pleadingCaption + `ANSWER AND DEFENSES
+FIRST DEFENSE
+1. The Complaint fails to state a claim upon which relief can be granted.
+SECOND DEFENSE
+Acme's claims are barred by the statute of limitations.
+THIRD DEFENSE
+Beta denies each and every allegation of the Complaint not expressly admitted below.
+FOURTH DEFENSE
+Beta responds to the numbered paragraphs of the Complaint as follows:
+1. Admitted.
+2. Admitted.
+3. Beta admits that the parties signed a Supply Agreement and denies the remaining allegations of paragraph 3.
+4. Denied.
+5. Denied.
+FIFTH DEFENSE
+1. Acme failed to mitigate its damages.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	got := statusesOf(b)
+	if want := "1:admitted 2:admitted 3:partly_admitted 4:denied 5:denied 6:denied"; !strings.HasPrefix(got, want) {
+		t.Errorf("responses %s, want %s …", got, want)
+	}
+	if r := responseOf(t, b, "1"); r.Response == nil || r.Response.Text != "1. Admitted." {
+		t.Errorf("paragraph 1: %+v, want the fourth defence's response", r.Response)
+	}
+	if r := responseOf(t, b, "6"); !strings.Contains(r.Note, "general denial") {
+		t.Errorf("paragraph 6: note %q, want the general denial", r.Note)
+	}
+}
