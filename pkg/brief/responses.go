@@ -683,6 +683,32 @@ func splitInlineNumbers(paras []string, last *int) []string {
 // responseStatus reads what a response does.
 func responseStatus(text string) ResponseStatus {
 	t := fold(text)
+	// "Paragraph 1 characterizes the action and requires no response. To
+	// the extent a response is required, Beta admits … and denies …": a
+	// response that needs none, whatever its hedge says (noted).
+	if primary, _, ok := hedged(t); ok && bareStatus(primary) == StatusNoResponseRequired {
+		return StatusNoResponseRequired
+	}
+	return bareStatus(t)
+}
+
+// hedgeRE is the hedge of a response that says none is required: "to the
+// extent a response is required", "to the extent that any further
+// response may be deemed necessary".
+var hedgeRE = regexp.MustCompile(`(?i)\bto\s+the\s+extent\s+(?:that\s+)?(?:a\s+|any\s+)?(?:further\s+)?(?:response|answer)\s+(?:is|may\s+be|be|are|were)\s+(?:deemed\s+)?(?:required|necessary|needed)`)
+
+// hedged splits a response at its hedge: what it says before, and what
+// it says to the extent a response is required.
+func hedged(t string) (primary, hedge string, ok bool) {
+	loc := hedgeRE.FindStringIndex(t)
+	if loc == nil {
+		return t, "", false
+	}
+	return t[:loc[0]], t[loc[1]:], true
+}
+
+// bareStatus reads a response's status from its words alone (text folded).
+func bareStatus(t string) ResponseStatus {
 	noResp := noResponseRE.MatchString(t)
 	noKnow := noKnowledgeRE.MatchString(t)
 	bare := admitOrDenyRE.ReplaceAllString(t, " ")
@@ -713,8 +739,19 @@ func statusNote(s ResponseStatus, text string) string {
 	case StatusNoKnowledge:
 		notes = append(notes, "lacks knowledge or information sufficient to form a belief: a denial under Rule 8(b)(5)")
 	case StatusNoResponseRequired:
-		notes = append(notes, "the response calls the allegation a legal conclusion needing no response")
-		if extentDeniedRE.MatchString(text) {
+		notes = append(notes, "the response says no response is required (a legal conclusion, or an allegation not directed at the answering party)")
+		if _, hedge, ok := hedged(fold(text)); ok {
+			switch bareStatus(hedge) {
+			case StatusDenied:
+				notes = append(notes, "to the extent a response is required, denied")
+			case StatusAdmitted:
+				notes = append(notes, "to the extent a response is required, admitted")
+			case StatusPartlyAdmitted:
+				notes = append(notes, "to the extent a response is required, admitted in part and denied in part")
+			case StatusNoKnowledge:
+				notes = append(notes, "to the extent a response is required, denied for lack of knowledge (Rule 8(b)(5))")
+			}
+		} else if extentDeniedRE.MatchString(text) {
 			notes = append(notes, "to the extent a response is required, denied")
 		}
 	case StatusNotAnswered:
@@ -1070,8 +1107,18 @@ func pairWith(complaints, answers []*pleading) []Response {
 		if an.general != nil {
 			gp := passage(an, *an.general)
 			for _, p := range cp.paras {
-				if a, ok := got[p.num]; !ok || a.status == StatusNotAnswered {
-					got[p.num] = answered{gp, StatusDenied, joinNote("denied by the answer's general denial of every allegation not expressly admitted", a.note)}
+				a, ok := got[p.num]
+				switch {
+				case !ok:
+					got[p.num] = answered{gp, StatusDenied, "denied by the answer's general denial of every allegation not expressly admitted"}
+				case a.status == StatusNotAnswered:
+					// The specific response ("the document speaks for
+					// itself") stays cited; the general denial denies.
+					note := fmt.Sprintf("the response neither admits nor denies; the answer's general denial (page %d) denies every allegation not expressly admitted", gp.Page)
+					if speaksRE.MatchString(a.resp.Text) {
+						note = joinNote(`"the document speaks for itself" is neither an admission nor a denial`, note)
+					}
+					got[p.num] = answered{a.resp, StatusDenied, note}
 				}
 			}
 		}

@@ -480,3 +480,123 @@ FIFTH DEFENSE
 		t.Errorf("paragraph 6: note %q, want the general denial", r.Note)
 	}
 }
+
+// A federal complaint and a two-defendant answer as they are filed:
+// docket stamps, an introduction with a general denial, the complaint's
+// headings repeated, a hedged "requires no response", "speaks for
+// itself" with and without a denial, split responses of two defendants,
+// incorporations, a response to the prayer, numbered affirmative
+// defences and a certificate of service.
+func TestResponsesFederalAnswerWhole(t *testing.T) {
+	complaint := `Case 1:25-cv-00017 Document 1 Filed 09/03/24 Page 1 of 3
+UNITED STATES DISTRICT COURT
+DISTRICT OF NORTH DAKOTA
+ACME WIDGETS LLC,
+Plaintiff,
+v.
+BETA SUPPLY CO. and GAMMA LOGISTICS LLC,
+Defendants.
+Case No. 1:25-cv-00017
+COMPLAINT AND DEMAND FOR JURY TRIAL
+Plaintiff Acme Widgets LLC ("Acme"), by its attorneys, for its Complaint against Defendants Beta Supply Co. ("Beta") and Gamma Logistics LLC ("Gamma"), alleges as follows:
+NATURE OF THE ACTION
+1. This is an action for breach of a Supply Agreement dated March 3, 2024.
+THE PARTIES
+2. Acme is a Delaware limited liability company with its principal place of business in Fargo, North Dakota.
+3. Beta is a Minnesota corporation with its principal place of business in Minneapolis.
+4. Gamma is a North Dakota limited liability company.
+JURISDICTION AND VENUE
+5. This Court has subject matter jurisdiction under 28 U.S.C. § 1332 because the parties are diverse and the amount in controversy exceeds $75,000.
+6. Venue is proper in this District under 28 U.S.C. § 1391.
+FACTUAL ALLEGATIONS
+7. On March 3, 2024, Acme and Beta entered into the Supply Agreement, a true copy of which is attached as Exhibit A.
+8. The Supply Agreement required Beta to:
+a. deliver 500 widgets each month; and
+b. ship them through Gamma.
+Case 1:25-cv-00017 Document 1 Filed 09/03/24 Page 2 of 3
+` + "\f" + `Case 1:25-cv-00017 Document 1 Filed 09/03/24 Page 2 of 3
+9. Beta delivered no widgets in June 2024.
+10. Gamma lost the July shipment.
+COUNT I
+(Breach of Contract — Against Beta)
+11. Acme repeats and realleges paragraphs 1 through 10 as if fully set forth herein.
+12. Beta breached the Supply Agreement.
+13. Acme has been damaged in an amount to be proven at trial, but not less than $250,000.
+COUNT II
+(Negligence — Against Gamma)
+14. Acme repeats and realleges paragraphs 1 through 10.
+15. Gamma owed Acme a duty of care in handling the July shipment.
+PRAYER FOR RELIEF
+WHEREFORE, Acme requests that the Court:
+A. award damages of not less than $250,000;
+B. award pre- and post-judgment interest; and
+C. grant such other relief as is just.
+JURY DEMAND
+Acme demands a trial by jury on all issues so triable.
+Dated: September 3, 2024
+/s/ Jane Counsel
+(701) 555-0134
+`
+	answer := `Case 1:25-cv-00017 Document 12 Filed 10/01/24 Page 1 of 3
+UNITED STATES DISTRICT COURT
+DISTRICT OF NORTH DAKOTA
+ACME WIDGETS LLC,
+Plaintiff,
+v.
+BETA SUPPLY CO. and GAMMA LOGISTICS LLC,
+Defendants.
+Case No. 1:25-cv-00017
+DEFENDANTS' ANSWER AND AFFIRMATIVE DEFENSES
+Defendants Beta Supply Co. ("Beta") and Gamma Logistics LLC ("Gamma") (together, "Defendants"), by their undersigned counsel, answer the Complaint as follows. Except as expressly admitted below, Defendants deny each and every allegation of the Complaint, including any allegations in its headings.
+NATURE OF THE ACTION
+1. Paragraph 1 characterizes the action and requires no response. To the extent a response is required, Defendants admit that Acme purports to bring an action for breach of contract and deny that Acme is entitled to any relief.
+THE PARTIES
+2. Defendants lack knowledge or information sufficient to form a belief about the truth of the allegations of Paragraph 2 and therefore deny them.
+3. Admitted.
+4. Admitted.
+JURISDICTION AND VENUE
+5. Paragraph 5 states legal conclusions to which no response is required.
+6. Paragraph 6 states a legal conclusion to which no response is required. To the extent a response is required, Defendants do not contest venue.
+FACTUAL ALLEGATIONS
+7. Defendants admit that Acme and Beta entered into the Supply Agreement on March 3, 2024. The Supply Agreement speaks for itself, and Defendants deny any characterization of it inconsistent with its terms.
+8. The Supply Agreement speaks for itself, and Defendants refer the Court to it for its complete contents.
+Case 1:25-cv-00017 Document 12 Filed 10/01/24 Page 2 of 3
+` + "\f" + `Case 1:25-cv-00017 Document 12 Filed 10/01/24 Page 2 of 3
+9. Denied.
+10. Gamma denies the allegations of Paragraph 10. Beta lacks knowledge or information sufficient to form a belief about them and therefore denies them.
+COUNT I
+11. Defendants incorporate their responses to Paragraphs 1 through 10.
+12. Denied.
+13. Denied.
+COUNT II
+14. Defendants incorporate their responses to Paragraphs 1 through 10.
+15. Paragraph 15 states a legal conclusion to which no response is required. To the extent a response is required, Gamma denies it.
+RESPONSE TO PRAYER FOR RELIEF
+Defendants deny that Acme is entitled to any of the relief requested in its Prayer for Relief, including paragraphs A through C.
+AFFIRMATIVE DEFENSES
+1. The Complaint fails to state a claim against Gamma.
+2. Acme's claims are barred, in whole or in part, by its failure to mitigate its damages.
+Dated: October 1, 2024
+CERTIFICATE OF SERVICE
+I hereby certify that on October 1, 2024, I electronically filed the foregoing with the Clerk of Court using the CM/ECF system.
+`
+	b := buildWritten(t, complaint, answer)
+	want := "1:no_response_required 2:no_knowledge 3:admitted 4:admitted 5:no_response_required 6:no_response_required 7:partly_admitted 8:denied 9:denied 10:no_knowledge 11:no_response_required 12:denied 13:denied 14:no_response_required 15:no_response_required"
+	if got := statusesOf(b); got != want {
+		t.Errorf("responses\n got %s\nwant %s", got, want)
+	}
+	if r := responseOf(t, b, "1"); !strings.Contains(r.Note, "to the extent a response is required, admitted in part and denied in part") {
+		t.Errorf("paragraph 1: note %q, want the hedge's partial admission noted", r.Note)
+	}
+	// The general denial denies what "speaks for itself" left unanswered,
+	// and the specific response stays cited.
+	if r := responseOf(t, b, "8"); r.Response == nil || !strings.HasPrefix(r.Response.Text, "8. The Supply Agreement speaks for itself") || !strings.Contains(r.Note, "general denial (page 1)") {
+		t.Errorf("paragraph 8: %+v %q", r.Response, r.Note)
+	}
+	if r := responseOf(t, b, "9"); r.Allegation.Page != 2 || r.Response == nil || r.Response.Page != 2 {
+		t.Errorf("paragraph 9: pages %d/%+v", r.Allegation.Page, r.Response)
+	}
+	if len(b.Responses) != 15 {
+		t.Errorf("%d entries, want 15 (the prayer's lettered items and the defences are none)", len(b.Responses))
+	}
+}
