@@ -432,7 +432,8 @@ Pages:
 			// A general denial denies what the answer does not admit; one
 			// that names a paragraph ("denies all other allegations of
 			// paragraph 5 not expressly admitted") is that paragraph's.
-			isGeneral := kind == KindAnswer && generalDenyRE.MatchString(para) && !hasParaRef(para)
+			// A heading ("GENERAL DENIAL") names the denial that follows it.
+			isGeneral := kind == KindAnswer && generalDenyRE.MatchString(para) && !hasParaRef(para) && !headingLine(para)
 			if isGeneral && general == nil {
 				general = &pleadingPara{text: clip(para, maxItemText), page: pi}
 			}
@@ -446,7 +447,10 @@ Pages:
 					continue
 				}
 			}
-			if m := numParaRE.FindStringSubmatch(para); m != nil && !phoneRE.MatchString(para) {
+			// A numbered line in capitals is a caption's list of causes of
+			// action ("(1) BREACH OF CONTRACT;") or a numbered heading
+			// ("1. PARTIES"), not a paragraph.
+			if m := numParaRE.FindStringSubmatch(para); m != nil && !phoneRE.MatchString(para) && !isHeading(m[2]) {
 				n, _ := strconv.Atoi(m[1])
 				if prayer && n <= maxNum {
 					cur = nil

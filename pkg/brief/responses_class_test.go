@@ -1,6 +1,7 @@
 package brief_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -598,5 +599,57 @@ I hereby certify that on October 1, 2024, I electronically filed the foregoing w
 	}
 	if len(b.Responses) != 15 {
 		t.Errorf("%d entries, want 15 (the prayer's lettered items and the defences are none)", len(b.Responses))
+	}
+}
+
+// pleadingPaper sets lines on California pleading paper: 28 numbered
+// lines a page, the paper's title in the footer of each.
+func pleadingPaper(lines []string, footer string) string {
+	var pages []string
+	var cur []string
+	n := 0
+	for _, l := range lines {
+		n++
+		cur = append(cur, fmt.Sprintf("%d %s", n, l))
+		if len(cur) == 28 {
+			pages = append(pages, strings.Join(cur, "\n")+"\n"+footer)
+			cur = nil
+			n = 0
+		}
+	}
+	if len(cur) > 0 {
+		pages = append(pages, strings.Join(cur, "\n")+"\n"+footer)
+	}
+	return strings.Join(pages, "\f")
+}
+
+// A California answer: no numbered responses, a general denial under
+// Code of Civil Procedure section 431.30(d) under a "GENERAL DENIAL"
+// heading, affirmative defences numbered on from it; the complaint's
+// caption lists its causes of action "(1) BREACH OF CONTRACT;" beside
+// the parties. Every allegation is denied by the general denial (the
+// sentence, not its heading), and the caption's list is no paragraph.
+func TestResponsesCaliforniaGeneralDenial(t *testing.T) {
+	var cl []string
+	cl = append(cl, "JANE COUNSEL (SBN 123456)", "COUNSEL LLP", "Attorneys for Plaintiff", "SUPERIOR COURT OF THE STATE OF CALIFORNIA", "COUNTY OF LOS ANGELES", "ACME WIDGETS LLC, Case No. 24STCV01234", "Plaintiff, COMPLAINT FOR:", "v. (1) BREACH OF CONTRACT;", "BETA SUPPLY CO.; and DOES 1 through 10, (2) NEGLIGENCE", "Defendants.", "Plaintiff Acme Widgets LLC alleges:", "FIRST CAUSE OF ACTION", "(Breach of Contract Against All Defendants)")
+	for i := 1; i <= 30; i++ {
+		cl = append(cl, fmt.Sprintf("%d. Allegation number %d says that Beta did thing %d to Acme, and the sentence runs", i, i, i), fmt.Sprintf("over a second line of the pleading paper for paragraph %d.", i))
+	}
+	cl = append(cl, "PRAYER FOR RELIEF", "WHEREFORE, Plaintiff prays for judgment:", "1. For damages;", "2. For costs.")
+	complaint := pleadingPaper(cl, "COMPLAINT")
+	var al []string
+	al = append(al, "JOHN DEFENSE (SBN 654321)", "Attorneys for Defendant", "SUPERIOR COURT OF THE STATE OF CALIFORNIA", "COUNTY OF LOS ANGELES", "ACME WIDGETS LLC, Case No. 24STCV01234", "Plaintiff, DEFENDANT BETA SUPPLY CO.'S ANSWER", "v. TO PLAINTIFF'S COMPLAINT", "BETA SUPPLY CO.; and DOES 1 through 10,", "Defendants.", "Defendant Beta Supply Co. answers the Complaint as follows:", "GENERAL DENIAL", "1. Pursuant to California Code of Civil Procedure section 431.30(d), Beta generally denies", "each and every allegation of the Complaint, and further denies that Plaintiff has been damaged.", "AFFIRMATIVE DEFENSES", "FIRST AFFIRMATIVE DEFENSE", "(Failure to State a Cause of Action)", "2. The Complaint fails to state facts sufficient to constitute a cause of action.", "SECOND AFFIRMATIVE DEFENSE", "(Statute of Limitations)", "3. The Complaint is barred by the statute of limitations, Code Civ. Proc. § 337.")
+	answer := pleadingPaper(al, "DEFENDANT'S ANSWER TO COMPLAINT")
+	b := buildWritten(t, complaint, answer)
+	if len(b.Responses) != 30 {
+		t.Errorf("%d entries, want the complaint's 30 paragraphs", len(b.Responses))
+	}
+	for _, r := range b.Responses {
+		if r.Status != brief.StatusDenied || r.Response == nil || !strings.HasPrefix(r.Response.Text, "1. Pursuant to California Code") || !strings.Contains(r.Note, "general denial") {
+			t.Errorf("paragraph %s: %s %q %q, want denied by the general denial", r.Paragraph, r.Status, textOf(r.Response), r.Note)
+		}
+		if strings.Contains(r.Allegation.Text, "BREACH OF CONTRACT") {
+			t.Errorf("paragraph %s is the caption's list of causes of action: %q", r.Paragraph, r.Allegation.Text)
+		}
 	}
 }
