@@ -114,7 +114,14 @@ const (
 	letterKey  = 1000
 	countKey   = 2000
 	sectionKey = 3000
+	// segKey: a complaint that numbers each count from 1 again ("FIRST
+	// COUNT 1. 2. … SECOND COUNT 1. …") keys the paragraphs of its n-th
+	// run of numbers n*segKey plus the number.
+	segKey = 100000
 )
+
+// numKey reports whether a key is a numbered paragraph's.
+func numKey(k int) bool { return k > 0 && k < letterKey || k >= segKey }
 
 // pleadingPara is one numbered (or paragraph-naming) paragraph of a
 // pleading, kept from Assembly.Add until Finish.
@@ -147,6 +154,11 @@ type pleadingPara struct {
 	// defence: the answer's section the paragraph is in, counted from 0 at
 	// each heading of defences ("FIRST DEFENSE", "AFFIRMATIVE DEFENSES").
 	defence int
+	// seg: the run of numbers the paragraph is in (0, then 1 where the
+	// numbering starts again at 1, …); segHead: the heading that run
+	// starts under.
+	seg     int
+	segHead string
 	span    [2]int // an answer's range-numbered paragraph: the paragraphs it answers
 }
 
@@ -207,7 +219,7 @@ var (
 	countRefRE   = regexp.MustCompile(`(?i)\bcounts?\s+((?:[ivxlc]+|\d{1,2})\b(?:\s*(?:,\s*(?:and\s+)?|and\s+|&\s*|-|–|—|through\s+|to\s+)\s*(?:[ivxlc]+|\d{1,2})\b)*)`)
 	countRangeRE = regexp.MustCompile(`(?i)\b([ivxlc]+|\d{1,2})\b(?:\s*(?:-|–|—|through|to)\s*([ivxlc]+|\d{1,2})\b)?`)
 	// A paragraph that incorporates earlier responses or allegations.
-	incorporateRE = regexp.MustCompile(`(?i)\b(?:incorporat|re-?alleg|re-?assert|repeats?\s+and\s+re|restates?\s+(?:its|their|his|her)\s+(?:responses|answers))`)
+	incorporateRE = regexp.MustCompile(`(?i)\b(?:incorporat|re-?alleg|re-?assert|repeats?\s+and\s+re|(?:restates?|repeats?|reiterates?)\s+(?:each\s+of\s+|all\s+of\s+)?(?:its|their|his|her)\s+(?:prior\s+|previous\s+|foregoing\s+)?(?:responses|answers|denials))`)
 	generalDenyRE = regexp.MustCompile(`(?i)(?:\bdeni(?:es|ed)\s+(?:each\s+and\s+)?(?:every|all|any)\s+(?:other\s+)?(?:allegations?|averments?)\b.*\bnot\s+(?:expressly|specifically|otherwise)?\s*admitted|\b(?:all|any|each)\s+(?:other\s+)?(?:allegations?|averments?)\b.*\bnot\s+(?:expressly|specifically|otherwise)?\s*admitted\b.*\bdenied|\bgeneral(?:ly)?\s+den(?:y|ies|ial)|\bden(?:y|ies|ied)\s+(?:each\s+and\s+)?(?:every|all|any)\s+(?:other\s+|remaining\s+)?(?:allegations?|averments?)\b.*\b(?:except|unless|save)\s+(?:as\s+)?(?:(?:expressly|specifically|otherwise)\s+)?(?:herein\s+|above\s+)?admitted|\b(?:except|unless)\s+(?:as\s+)?(?:(?:expressly|specifically|otherwise)\s+)?admitted\b.*\bden(?:y|ies|ied)\s+(?:each\s+and\s+)?(?:every|all|any)\s+(?:other\s+|remaining\s+)?(?:allegations?|averments?)\b)`)
 )
 
@@ -382,6 +394,7 @@ func readParas(pages []string, kind Kind, from, at int) (paras []pleadingPara, g
 	numbers := 0     // a complaint's numbered paragraphs
 	sections = map[string]int{}
 	defence := 0 // an answer's section of defences
+	seg, segHead, lastHead, prevNum := 0, "", "", 0
 	add := func(p pleadingPara) *pleadingPara {
 		p.defence = defence
 		paras = append(paras, p)
@@ -411,6 +424,9 @@ Pages:
 				break Pages
 			}
 			head := headingLine(para) || titleHeading(para, before, nextPara(paraList, li))
+			if kind == KindAnswer && started && (head || titleShape(para) && endsSentence(before)) && counterclaimRE.MatchString(para) && !notEndHeadRE.MatchString(para) {
+				break Pages // "BETA'S COUNTER-CLAIMS AGAINST ACME": the counterclaim follows
+			}
 			if kind == KindAnswer && !counterclaimRE.MatchString(para) && (endRE.MatchString(para) && defenceHeadRE.MatchString(para) || (head || titleShape(para) && endsSentence(before)) && defenceHeading(para)) {
 				// A heading of defences opens a section: the defences, or
 				// (in answers that open with them, "FOURTH DEFENSE …
@@ -422,7 +438,14 @@ Pages:
 			}
 			if started && endRE.MatchString(para) {
 				if kind == KindAnswer {
-					break Pages // a counterclaim or the prayer follows
+					if counterclaimRE.MatchString(para) {
+						break Pages // the answer's counterclaim follows
+					}
+					// "WHEREFORE, Beta demands judgment dismissing the
+					// First Count": the answer to the next count may
+					// follow (New Jersey answers end each count so).
+					cur, letter, heading = nil, nil, ""
+					continue
 				}
 				// A count's prayer: its numbered items are not allegations,
 				// but the next count's paragraphs continue the numbering.
@@ -461,7 +484,11 @@ Pages:
 				if count != nil {
 					count.numbered = true
 				}
-				cur = add(pleadingPara{num: n, label: strconv.Itoa(n), text: para, page: pi, generalDenial: isGeneral})
+				if n == 1 && prevNum > 1 {
+					seg, segHead = seg+1, lastHead // the numbering starts again
+				}
+				prevNum = n
+				cur = add(pleadingPara{num: n, label: strconv.Itoa(n), text: para, page: pi, generalDenial: isGeneral, seg: seg, segHead: segHead})
 				numbers++
 				started = true
 				if kind == KindAnswer {
@@ -514,7 +541,11 @@ Pages:
 				started, heading = true, ""
 				continue
 			}
-			if n, label := countOf(para); n > 0 && kind == KindComplaint && !prayer {
+			if n, label := countOf(para); n > 0 && kind == KindComplaint {
+				lastHead = label
+				// A count's heading ends the prayer of the count before
+				// it: its paragraphs may be numbered from 1 again.
+				prayer = false
 				// A count's allegations may be unnumbered prose: the
 				// count is then answered as a whole ("denies the
 				// allegations of Count I").
@@ -530,7 +561,7 @@ Pages:
 					count.text += " " + para
 					continue
 				}
-				cur, letter, heading = nil, nil, para
+				cur, letter, heading, lastHead = nil, nil, para, para
 				if kind == KindComplaint {
 					count = nil
 				}
@@ -952,12 +983,30 @@ func pairWith(complaints, answers []*pleading) []Response {
 	sort.SliceStable(answers, func(i, j int) bool { return pleadingOrder(answers[i], answers[j]) < 0 })
 	cp := complaints[len(complaints)-1]
 
+	// A complaint numbered from 1 again in each count keys each run of
+	// numbers apart (segKey); an answer's runs of responses answer the
+	// complaint's runs in order.
+	maxSeg := 0
+	for _, p := range cp.paras {
+		maxSeg = max(maxSeg, p.seg)
+	}
+	cparas := cp.paras
+	if maxSeg > 0 {
+		cparas = make([]pleadingPara, len(cp.paras))
+		for i, p := range cp.paras {
+			if p.num > 0 && p.num < letterKey {
+				p.num += p.seg * segKey
+			}
+			cparas[i] = p
+		}
+	}
+
 	exists := map[int]bool{}
 	count := map[int]int{}
 	alleged := map[int]string{} // a number's (first) allegation text
-	var order []int             // the numbered paragraphs' numbers, ascending
-	for _, p := range cp.paras {
-		if !exists[p.num] && p.num < letterKey {
+	var order []int             // the numbered paragraphs' keys, ascending
+	for _, p := range cparas {
+		if !exists[p.num] && numKey(p.num) {
 			order = append(order, p.num)
 			alleged[p.num] = p.text
 		}
@@ -972,13 +1021,11 @@ func pairWith(complaints, answers []*pleading) []Response {
 		got := map[int]answered{}
 		explicit := map[int]bool{}
 		refs := make([][]int, len(an.paras))
+		clauses := make([][]string, len(an.paras))
 		withRefs, self := 0, 0 // numbered responses that name paragraphs, and name their own
 		for i, p := range an.paras {
 			if !p.restated && !p.labelled && p.section == "" {
-				refs[i], _ = spanRefs(p)
-				for _, n := range refs[i] {
-					explicit[n] = true
-				}
+				refs[i], clauses[i] = spanRefs(p)
 				if p.num > 0 && p.num < letterKey && p.span[1] == 0 && len(refs[i]) > 0 {
 					withRefs++
 					if slices.Contains(refs[i], p.num) {
@@ -999,6 +1046,31 @@ func pairWith(complaints, answers []*pleading) []Response {
 				skip[i] = 1
 			}
 		}
+		// The answer's kept runs of numbers, in order, answer the
+		// complaint's runs: their numbers and references become keys.
+		aseg := make([]int, len(an.paras))
+		if maxSeg > 0 {
+			runs, at := map[int]int{}, 0
+			for i, p := range an.paras {
+				if skip[i] <= 0 && p.num > 0 && p.num < letterKey {
+					if _, ok := runs[p.seg]; !ok {
+						runs[p.seg] = len(runs)
+					}
+					at = min(runs[p.seg], maxSeg)
+				}
+				aseg[i] = at
+				for j, n := range refs[i] {
+					if n > 0 && n < letterKey {
+						refs[i][j] = n + at*segKey
+					}
+				}
+			}
+		}
+		for i := range an.paras {
+			for _, n := range refs[i] {
+				explicit[n] = true
+			}
+		}
 		cursor := 0 // the last numbered paragraph answered
 		next := func(after int) int {
 			for _, n := range order {
@@ -1010,10 +1082,14 @@ func pairWith(complaints, answers []*pleading) []Response {
 		}
 		for i, p := range an.paras {
 			if skip[i] < 0 {
-				cursor = 0 // numbering restarted: a new run of responses
+				cursor = aseg[i] * segKey // numbering restarted: a new run of responses
 			}
 			if skip[i] > 0 {
 				continue
+			}
+			if p.num > 0 && p.num < letterKey {
+				p.num += aseg[i] * segKey
+				p.span[0], p.span[1] = 0, 0 // the range is in refs[i]
 			}
 			resp := passage(an, p)
 			if p.section != "" {
@@ -1029,7 +1105,7 @@ func pairWith(complaints, answers []*pleading) []Response {
 				continue
 			}
 			if len(refs[i]) > 0 {
-				nums, clauses := spanRefs(p)
+				nums, clauses := refs[i], clauses[i]
 				whole := responseStatus(p.text)
 				grouped := len(nums) > 1
 				// A response that names one paragraph only is read whole:
@@ -1056,7 +1132,7 @@ func pairWith(complaints, answers []*pleading) []Response {
 					if _, dup := got[n]; !dup {
 						got[n] = answered{resp, st, note}
 					}
-					if n < letterKey {
+					if numKey(n) {
 						cursor = max(cursor, n)
 					}
 				}
@@ -1067,7 +1143,7 @@ func pairWith(complaints, answers []*pleading) []Response {
 			}
 			target := 0
 			switch {
-			case p.num >= letterKey:
+			case p.num >= letterKey && p.num < segKey:
 				// A lettered response with no reference answers its
 				// own letter.
 				if exists[p.num] {
@@ -1104,13 +1180,13 @@ func pairWith(complaints, answers []*pleading) []Response {
 			if _, dup := got[target]; !dup {
 				got[target] = answered{resp, st, note}
 			}
-			if target < letterKey {
+			if numKey(target) {
 				cursor = max(cursor, target)
 			}
 		}
 		if an.general != nil {
 			gp := passage(an, *an.general)
-			for _, p := range cp.paras {
+			for _, p := range cparas {
 				a, ok := got[p.num]
 				switch {
 				case !ok:
@@ -1133,7 +1209,7 @@ func pairWith(complaints, answers []*pleading) []Response {
 	// answer responds to it by name; otherwise it is the complaint's prose
 	// between its numbered paragraphs.
 	named := func(k int) bool {
-		if k < countKey {
+		if k < countKey || k >= segKey {
 			return true
 		}
 		for _, got := range perAnswer {
@@ -1143,7 +1219,7 @@ func pairWith(complaints, answers []*pleading) []Response {
 		}
 		return false
 	}
-	for _, p := range cp.paras {
+	for _, p := range cparas {
 		if len(out) >= MaxResponses {
 			break
 		}
@@ -1164,6 +1240,9 @@ func pairWith(complaints, answers []*pleading) []Response {
 		}
 		if count[p.num] > 1 {
 			r.Note = joinNote(fmt.Sprintf("the complaint numbers %d paragraphs %s; a response to paragraph %s is paired with each", count[p.num], label, label), r.Note)
+		}
+		if p.seg > 0 && p.segHead != "" {
+			r.Note = joinNote(fmt.Sprintf("paragraph %s under %s (the complaint numbers its paragraphs from 1 again there)", label, p.segHead), r.Note)
 		}
 		for ai := 0; ai < len(answers)-1; ai++ {
 			if a, ok := perAnswer[ai][p.num]; ok {
@@ -1209,6 +1288,8 @@ func keyText(k int) string {
 		return string(rune('A' + k - letterKey - 1))
 	case k > countKey && k < sectionKey:
 		return fmt.Sprintf("Count %d", k-countKey)
+	case k >= segKey:
+		return strconv.Itoa(k % segKey)
 	}
 	return strconv.Itoa(k)
 }

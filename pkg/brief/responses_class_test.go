@@ -653,3 +653,72 @@ func TestResponsesCaliforniaGeneralDenial(t *testing.T) {
 		}
 	}
 }
+
+// A counterclaim after the answer, under a heading that names it anywhere
+// and numbered on from the responses: its paragraphs answer nothing.
+func TestResponsesCounterclaimNumberedOn(t *testing.T) {
+	for _, head := range []string{"BETA SUPPLY CO.'S COUNTER-CLAIMS AGAINST ACME WIDGETS LLC", "Defendant's Counterclaim"} {
+		answer := pleadingCaption + `ANSWER AND COUNTERCLAIM
+1. Admitted.
+2. Admitted.
+3. Denied.
+4. Denied.
+` + head + `
+5. Beta delivered 400 widgets to Acme in May 2024, which Acme admitted receiving.
+6. Acme denied Beta's invoice for the May delivery.
+7. Acme owes Beta $80,000.
+`
+		b := buildWritten(t, writtenComplaint, answer)
+		for _, n := range []string{"5", "6", "7"} {
+			if r := responseOf(t, b, n); r.Allegation.DocumentName == "doc1.pdf" && r.Response != nil {
+				t.Errorf("%s: complaint paragraph %s answered by the counterclaim's %q", head, n, r.Response.Text)
+			}
+		}
+	}
+}
+
+// New Jersey pleadings number each count from 1 again and end each with
+// its WHEREFORE; the answer answers count by count, ends each with its
+// own WHEREFORE, and closes with separate defences and Rule 4:5-1
+// certifications numbered from 1 again. Each count's paragraphs are
+// paired with the answer's responses to that count.
+func TestResponsesCountsNumberedAgain(t *testing.T) {
+	complaint := pleadingCaption + `COMPLAINT
+FIRST COUNT
+1. Acme and Beta signed a Supply Agreement.
+2. Beta delivered no widgets in June 2024.
+3. Acme has been damaged.
+WHEREFORE, Acme demands judgment against Beta for damages.
+SECOND COUNT
+1. Acme repeats the allegations of the First Count.
+2. Beta acted in bad faith.
+WHEREFORE, Acme demands judgment against Beta for punitive damages.
+CERTIFICATION PURSUANT TO R. 4:5-1
+1. The matter in controversy is not the subject of any other action.
+2. No other party should be joined.
+`
+	answer := pleadingCaption + `ANSWER
+ANSWER TO THE FIRST COUNT
+1. Admitted.
+2. Denied.
+3. Beta lacks knowledge or information sufficient to form a belief as to Acme's damages.
+WHEREFORE, Beta demands judgment dismissing the First Count with prejudice.
+ANSWER TO THE SECOND COUNT
+1. Beta repeats its answers to the First Count as if set forth at length herein.
+2. Denied.
+WHEREFORE, Beta demands judgment dismissing the Second Count.
+SEPARATE DEFENSES
+1. The Complaint fails to state a claim.
+2. Acme's claims are barred by waiver.
+CERTIFICATION PURSUANT TO R. 4:5-1
+1. The matter in controversy is not the subject of any other action.
+`
+	b := buildWritten(t, complaint, answer)
+	if got, want := statusesOf(b), "1:admitted 2:denied 3:no_knowledge 1:no_response_required 2:denied"; got != want {
+		t.Errorf("responses %s, want %s", got, want)
+	}
+	second := b.Responses[4]
+	if second.Response == nil || !strings.Contains(second.Allegation.Text, "bad faith") || second.Response.Text != "2. Denied." || !strings.Contains(second.Note, "Second Count") {
+		t.Errorf("the Second Count's paragraph 2: %+v", second)
+	}
+}
