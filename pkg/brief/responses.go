@@ -1149,7 +1149,7 @@ func pairWith(complaints, answers []*pleading) []Response {
 				if exists[p.num] {
 					target = p.num
 				}
-			case p.restated || p.labelled || incorporateRE.MatchString(p.text):
+			case (p.restated || p.labelled || incorporateRE.MatchString(p.text)) && (exists[p.num] || maxSeg == 0):
 				target = p.num
 			case p.num > cursor && exists[p.num] && (mirror || !explicit[p.num]):
 				target = p.num

@@ -722,3 +722,31 @@ CERTIFICATION PURSUANT TO R. 4:5-1
 		t.Errorf("the Second Count's paragraph 2: %+v", second)
 	}
 }
+
+// The answer numbers on from one count to the next where the complaint
+// numbered each count from 1 again: its responses answer the complaint's
+// paragraphs in order.
+func TestResponsesCountsNumberedAgainAnsweredOn(t *testing.T) {
+	complaint := pleadingCaption + `COMPLAINT
+FIRST COUNT
+1. Acme and Beta signed a Supply Agreement.
+2. Beta delivered no widgets in June 2024.
+3. Acme has been damaged.
+WHEREFORE, Acme demands judgment against Beta for damages.
+SECOND COUNT
+1. Acme repeats the allegations of the First Count.
+2. Beta acted in bad faith.
+WHEREFORE, Acme demands judgment against Beta for punitive damages.
+`
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Denied.
+3. Denied.
+4. Beta repeats its answers to the First Count.
+5. Beta admits that it acted in good faith and denies the remaining allegations.
+`
+	b := buildWritten(t, complaint, answer)
+	if got, want := statusesOf(b), "1:admitted 2:denied 3:denied 1:no_response_required 2:partly_admitted"; got != want {
+		t.Errorf("responses %s, want %s", got, want)
+	}
+}
