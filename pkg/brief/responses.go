@@ -197,9 +197,12 @@ var (
 	// "ANSWER TO PARAGRAPH NO. 5:", "RESPONSE TO ¶ 5."
 	answerToParaRE = regexp.MustCompile(`(?i)^(?:answer|response)\s+to\s+(?:paragraph|¶)\s*(?:no\.?\s*)?(\d{1,3})\b\s*[:.]?`)
 	// Where a complaint's allegations end and an answer's responses end.
-	complaintEndRE  = regexp.MustCompile(`(?i)^(?:wherefore\b|prayer\s+for\s+relief|request\s+for\s+relief|relief\s+requested|demand\s+for\s+(?:a\s+)?jury|jury\s+(?:trial\s+)?demand)`)
-	answerEndRE     = regexp.MustCompile(`(?i)^(?:(?:first|second|third|[a-z]+)?\s*(?:affirmative|additional|separate|other)?\s*defen[cs]es?\b|affirmative\s+defen|counterclaims?\b|wherefore\b|prayer\s+for\s+relief)`)
-	inlineLabelRE   = regexp.MustCompile(`\s(?:ANSWER|RESPONSE)(?:\s+TO\s+(?:PARAGRAPH|¶)\s*\d{1,3})?\s*:\s`)
+	complaintEndRE = regexp.MustCompile(`(?i)^(?:wherefore\b|prayer\s+for\s+relief|request\s+for\s+relief|relief\s+requested|demand\s+for\s+(?:a\s+)?jury|jury\s+(?:trial\s+)?demand)`)
+	answerEndRE    = regexp.MustCompile(`(?i)^(?:(?:first|second|third|[a-z]+)?\s*(?:affirmative|additional|separate|other)?\s*defen[cs]es?\b|affirmative\s+defen|counterclaims?\b|wherefore\b|prayer\s+for\s+relief)`)
+	inlineLabelRE  = regexp.MustCompile(`\s(?:ANSWER|RESPONSE)(?:\s+TO\s+(?:PARAGRAPH|¶)\s*\d{1,3})?\s*:\s`)
+	// An answer's paragraph labelled by the number it answers: "COMPLAINT
+	// ¶ 1: …", "PARAGRAPH 1: …", "Paragraph No. 2. …".
+	paraLabelRE     = regexp.MustCompile(`(?i)^(?:complaint\s+|allegation\s+)?(?:paragraph|¶)\s*(?:no\.?\s*)?(\d{1,3})\s*[:.]\s+\S`)
 	answerLabelRE   = regexp.MustCompile(`(?i)^(?:answer|response)(?:\s+to\s+(?:paragraph|¶)\s*\d{1,3})?\s*[:.-]\s*`)
 	counterAnswerRE = regexp.MustCompile(`(?i)\banswer\s+to\s+(?:the\s+|defendants?['’]?s?\s+)*counter[\s-]?claims?\b`)
 	// A title that carries a counterclaim ("ANSWER AND COUNTER CLAIM"), and
@@ -469,6 +472,15 @@ Pages:
 					started, letter, heading = true, nil, ""
 					continue
 				}
+			}
+			// "COMPLAINT ¶ 1: <the allegation>" or "PARAGRAPH 1: …" with its
+			// "ANSWER:" below: the answer's paragraph 1, restated.
+			if m := paraLabelRE.FindStringSubmatch(para); m != nil && kind == KindAnswer {
+				n, _ := strconv.Atoi(m[1])
+				last, maxNum, prevNum = n, max(maxNum, n), n
+				cur = add(pleadingPara{num: n, label: m[1], text: para, page: pi, seg: seg, segHead: segHead})
+				started, letter, heading = true, nil, ""
+				continue
 			}
 			// A numbered line in capitals is a caption's list of causes of
 			// action ("(1) BREACH OF CONTRACT;") or a numbered heading

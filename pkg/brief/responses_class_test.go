@@ -750,3 +750,19 @@ WHEREFORE, Acme demands judgment against Beta for punitive damages.
 		t.Errorf("responses %s, want %s", got, want)
 	}
 }
+
+// Answers that quote each allegation under the complaint's label
+// ("COMPLAINT ¶ 1:", "PARAGRAPH 1:") and answer under "ANSWER:" or
+// "RESPONSE:".
+func TestResponsesQuotedUnderTheComplaintsLabel(t *testing.T) {
+	for _, labels := range [][2]string{{"COMPLAINT ¶ %d:", "ANSWER:"}, {"PARAGRAPH %d:", "RESPONSE:"}, {"Paragraph No. %d.", "Answer:"}} {
+		answer := pleadingCaption + "ANSWER\n" +
+			fmt.Sprintf(labels[0], 1) + " Plaintiff Acme Widgets LLC is a Delaware limited liability company.\n" + labels[1] + " Admitted.\n" +
+			fmt.Sprintf(labels[0], 2) + " Defendant Beta Supply Co. is a North Dakota corporation.\n" + labels[1] + " Beta denies that it is a North Dakota corporation.\n" +
+			fmt.Sprintf(labels[0], 3) + " On March 3, 2024, the parties signed a Supply Agreement.\n" + labels[1] + " Beta lacks knowledge or information sufficient to form a belief as to the date.\n"
+		b := buildWritten(t, writtenComplaint, answer)
+		if got, want := statusesOf(b), "1:admitted 2:denied 3:no_knowledge 4:not_answered"; !strings.HasPrefix(got, want) {
+			t.Errorf("%s / %s: responses %s, want %s …", labels[0], labels[1], got, want)
+		}
+	}
+}
