@@ -146,7 +146,10 @@ type pleadingPara struct {
 	// pending: an answer's paragraph that names paragraphs but whose
 	// status is on the wrapped line after it.
 	pending bool
-	body    int // paragraphs joined to it after its first line
+	// takes: a label naming paragraphs ("AS TO PARAGRAPH 1:") that takes
+	// the paragraphs below it as its response.
+	takes bool
+	body  int // paragraphs joined to it after its first line
 	// generalDenial: an answer's numbered paragraph that is its general
 	// denial ("1. Beta denies each and every allegation … except as
 	// expressly admitted"): it answers no paragraph in particular.
@@ -427,6 +430,9 @@ Pages:
 				break Pages
 			}
 			head := headingLine(para) || titleHeading(para, before, nextPara(paraList, li))
+			if kind == KindAnswer && head && paraRefRE.MatchString(para) && !answerToParaRE.MatchString(para) {
+				head = false // "AS TO PARAGRAPH 1:": a label, its response below
+			}
 			if kind == KindAnswer && started && (head || titleShape(para) && endsSentence(before)) && counterclaimRE.MatchString(para) && !notEndHeadRE.MatchString(para) {
 				break Pages // "BETA'S COUNTER-CLAIMS AGAINST ACME": the counterclaim follows
 			}
@@ -596,6 +602,16 @@ Pages:
 				}
 				if cur != nil && (cur.pending || cur.num == 0 && cur.section == "") && wrapped(para) {
 					cur.text += " " + para // a response's wrapped line
+					continue
+				}
+				// "AS TO PARAGRAPH 1:" / "Admitted.": a label naming the
+				// paragraph, its response on the lines below it (up to the
+				// next label, number or heading).
+				if cur != nil && cur.num == 0 && cur.section == "" && (cur.pending && !endsStatement(cur.text) || cur.takes) && !hasParaRef(para) {
+					if len(cur.text) < maxItemText {
+						cur.text += " " + para
+					}
+					cur.takes = true
 					continue
 				}
 				// "Paragraphs 10 through 12 are denied." on its own.
@@ -1712,4 +1728,12 @@ func responseSections(paras []pleadingPara, refs [][]int) []bool {
 		keep[i] = later && resp[p.defence] && (p.defence == 0 || like[p.defence] >= 3) || !later && p.defence == 0
 	}
 	return keep
+}
+
+// endsStatement reports whether a paragraph ends a sentence (rather than
+// a label that the lines below complete: "AS TO PARAGRAPH 1:",
+// "Paragraph 2").
+func endsStatement(s string) bool {
+	s = strings.TrimRight(s, " ”\")'")
+	return s != "" && strings.ContainsAny(s[len(s)-1:], ".!?")
 }

@@ -766,3 +766,19 @@ func TestResponsesQuotedUnderTheComplaintsLabel(t *testing.T) {
 		}
 	}
 }
+
+// A label naming its paragraph on a line of its own, the response on the
+// lines below it: "AS TO PARAGRAPH 1:", "Responding to Paragraph 1 of the
+// Complaint:", "Paragraph 1".
+func TestResponsesLabelsAboveTheirResponses(t *testing.T) {
+	for _, label := range []string{"AS TO PARAGRAPH %d:", "Responding to Paragraph %d of the Complaint:", "Paragraph %d"} {
+		answer := pleadingCaption + "ANSWER\n" +
+			fmt.Sprintf(label, 1) + "\nAdmitted.\n" +
+			fmt.Sprintf(label, 2) + "\nBeta admits that it is a corporation.\nBeta denies that it is a North Dakota corporation.\n" +
+			fmt.Sprintf(label, 3) + "\nDenied.\n"
+		b := buildWritten(t, writtenComplaint, answer)
+		if got, want := statusesOf(b), "1:admitted 2:partly_admitted 3:denied 4:not_answered"; !strings.HasPrefix(got, want) {
+			t.Errorf("%q: responses %.60s, want %s …", label, got, want)
+		}
+	}
+}
