@@ -207,7 +207,7 @@ var (
 	// ¶ 1: …", "PARAGRAPH 1: …", "Paragraph No. 2. …".
 	paraLabelRE     = regexp.MustCompile(`(?i)^(?:complaint\s+|allegation\s+)?(?:paragraph|¶)\s*(?:no\.?\s*)?(\d{1,3})\s*[:.]\s+\S`)
 	answerLabelRE   = regexp.MustCompile(`(?i)^(?:answer|response)(?:\s+to\s+(?:paragraph|¶)\s*\d{1,3})?\s*[:.-]\s*`)
-	counterAnswerRE = regexp.MustCompile(`(?i)\banswer\s+to\s+(?:the\s+|defendants?['’]?s?\s+)*counter[\s-]?claims?\b`)
+	counterAnswerRE = regexp.MustCompile(`(?i)\b(?:answer|response|reply)\s+to\s+(?:the\s+|defendants?['’]?s?\s+|[a-z]+['’]s\s+)*(?:amended\s+)?counter[\s-]?claims?\b`)
 	// A title that carries a counterclaim ("ANSWER AND COUNTER CLAIM"), and
 	// the heading its counterclaim starts under.
 	counterclaimRE     = regexp.MustCompile(`(?i)\bcounter[\s-]?claims?\b`)

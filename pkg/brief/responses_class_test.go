@@ -782,3 +782,43 @@ func TestResponsesLabelsAboveTheirResponses(t *testing.T) {
 		}
 	}
 }
+
+// The titles real answers and complaints carry: an answer "OF DEFENDANT
+// …" over "TO PLAINTIFF'S COMPLAINT" is no complaint; "ANSWER,
+// AFFIRMATIVE DEFENSES, AND COUNTERCLAIMS" and "RESPONSE TO …
+// COMPLAINT" are answers; a state court's "ORIGINAL PETITION" or
+// "PETITION FOR DAMAGES" is a complaint. Each matter pairs.
+func TestResponsesPleadingTitles(t *testing.T) {
+	for _, title := range []string{
+		"ANSWER OF DEFENDANT BETA SUPPLY CO.\nTO PLAINTIFF'S COMPLAINT",
+		"DEFENDANTS' ANSWER, AFFIRMATIVE DEFENSES, AND COUNTERCLAIMS",
+		"ANSWER, AFFIRMATIVE DEFENSES AND JURY DEMAND",
+		"ANSWER IN RESPONSE TO THE COMPLAINT",
+		"DEFENDANT'S RESPONSE TO PLAINTIFF'S COMPLAINT",
+		"DEFENDANT'S ORIGINAL ANSWER",
+	} {
+		b := buildWritten(t, writtenComplaint, pleadingCaption+title+"\n1. Admitted.\n2. Denied.\n")
+		if b.Documents[1].Kind != brief.KindAnswer || !strings.HasPrefix(statusesOf(b), "1:admitted 2:denied") {
+			t.Errorf("%q: kind %s, responses %.40s", title, b.Documents[1].Kind, statusesOf(b))
+		}
+	}
+	for _, title := range []string{"PLAINTIFF'S ORIGINAL PETITION", "PETITION FOR DAMAGES", "PLAINTIFFS' FIRST AMENDED PETITION"} {
+		complaint := pleadingCaption + title + "\n1. Acme is a Delaware limited liability company.\n2. Beta is a North Dakota corporation.\n"
+		b := buildWritten(t, complaint, pleadingCaption+"DEFENDANT'S ORIGINAL ANSWER\n1. Admitted.\n2. Denied.\n")
+		if b.Documents[0].Kind != brief.KindComplaint || statusesOf(b) != "1:admitted 2:denied" {
+			t.Errorf("%q: kind %s, responses %s", title, b.Documents[0].Kind, statusesOf(b))
+		}
+	}
+	// A reply to a counterclaim under either name answers the
+	// counterclaim, never the complaint.
+	counter := pleadingCaption + "ANSWER AND COUNTERCLAIM\n1. Admitted.\n2. Denied.\nCOUNTERCLAIM\n1. Acme owes Beta $80,000.\n"
+	for _, title := range []string{"PLAINTIFF'S REPLY TO DEFENDANT'S COUNTERCLAIM", "RESPONSE TO COUNTERCLAIM"} {
+		b := buildWritten(t, writtenComplaint, counter, pleadingCaption+title+"\n1. Denied.\n")
+		if r := responseOf(t, b, "1"); r.Response == nil || r.Response.DocumentName != "doc2.pdf" || r.Status != brief.StatusAdmitted {
+			t.Errorf("%q: complaint paragraph 1 %+v", title, r)
+		}
+		if got := responsesOf(b, "doc2.pdf"); got != "1:denied@1/1" {
+			t.Errorf("%q: counterclaim %s", title, got)
+		}
+	}
+}
