@@ -594,6 +594,15 @@ Pages:
 					}
 					continue
 				}
+				if cur != nil && cur.restated && !answerLabelRE.MatchString(para) && (!hasParaRef(para) || namesOnly(para, cur.num)) {
+					// The "ANSWER:" paragraph's further lines, on the next
+					// page too (naming no paragraph but its own): the
+					// answer goes on to the next number.
+					if len(cur.text) < maxItemText {
+						cur.text += " " + para
+					}
+					continue
+				}
 				if cur != nil && answerLabelRE.MatchString(para) {
 					// The numbered paragraph restated the allegation;
 					// this one responds to it.
@@ -1736,4 +1745,16 @@ func responseSections(paras []pleadingPara, refs [][]int) []bool {
 func endsStatement(s string) bool {
 	s = strings.TrimRight(s, " ”\")'")
 	return s != "" && strings.ContainsAny(s[len(s)-1:], ".!?")
+}
+
+// namesOnly reports whether every paragraph a response names is n ("Beta
+// denies the remaining allegations of paragraph 2").
+func namesOnly(para string, n int) bool {
+	nums, _ := paraRefs(para)
+	for _, k := range nums {
+		if k != n {
+			return false
+		}
+	}
+	return len(nums) > 0
 }

@@ -822,3 +822,31 @@ func TestResponsesPleadingTitles(t *testing.T) {
 		}
 	}
 }
+
+// An "ANSWER:" that runs over several lines, a sentence starting a line
+// and the page break between them: the whole answer is the response.
+func TestResponsesQuotedAllegationsLongAnswer(t *testing.T) {
+	complaint := pleadingCaption + `COMPLAINT
+1. Acme is a Delaware limited liability company.
+2. Beta agreed to deliver 500 widgets each month.
+3. Beta delivered no widgets in June 2024.
+`
+	answer := pleadingCaption + `ANSWER
+1. Acme is a Delaware limited liability company.
+ANSWER: Admitted.
+2. Beta agreed to deliver 500 widgets each month.
+ANSWER: Beta admits that the Supply Agreement provided for deliveries
+of widgets.
+Beta denies the remaining allegations of paragraph 2.
+` + "\f" + `3. Beta delivered no widgets in June 2024.
+ANSWER: Beta admits that it made no delivery in June 2024 and
+` + "\f" + `denies that it was obliged to make one.
+`
+	b := buildWritten(t, complaint, answer)
+	if got, want := statusesOf(b), "1:admitted 2:partly_admitted 3:partly_admitted"; got != want {
+		t.Errorf("responses %s, want %s", got, want)
+	}
+	if r := responseOf(t, b, "2"); r.Response == nil || !strings.Contains(r.Response.Text, "denies the remaining") {
+		t.Errorf("paragraph 2: %+v", r.Response)
+	}
+}
