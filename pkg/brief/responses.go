@@ -691,7 +691,7 @@ Pages:
 var (
 	// "no response is required", "requires no response", "does not
 	// require a response", a legal conclusion.
-	noResponseRE = regexp.MustCompile(`\bno\s+(?:further\s+)?(?:response|answer)\s+(?:is\s+)?(?:required|necessary|needed)|\brequires?\s+no\s+(?:further\s+)?(?:response|answer)|\b(?:does|do)\s+not\s+require\s+(?:a\s+|any\s+)?(?:further\s+)?(?:response|answer)|\blegal\s+conclusions?\b|\bconclusions?\s+of\s+law\b`)
+	noResponseRE = regexp.MustCompile(`\bno\s+(?:further\s+)?(?:response|answer)\s+(?:is\s+)?(?:required|necessary|needed)|\brequires?\s+no\s+(?:further\s+)?(?:response|answer)|\b(?:does|do)\s+not\s+require\s+(?:a\s+|any\s+)?(?:further\s+)?(?:response|answer)|\blegal\s+conclusions?\b|\bconclusions?\s+of\s+law\b|\bnot\s+required\s+to\s+(?:respond|answer|admit\s+or\s+deny)\b|\bneed\s+not\s+(?:respond|answer)\b|\bno\s+responsive\s+pleading\s+is\s+(?:required|necessary)\b`)
 	// "lacks knowledge or information", "without sufficient
 	// information", "denied for lack of knowledge".
 	// "is without personal knowledge", "lacks the knowledge necessary",
@@ -767,7 +767,7 @@ func responseStatus(text string) ResponseStatus {
 // hedgeRE is the hedge of a response that says none is required: "to the
 // extent a response is required", "to the extent that any further
 // response may be deemed necessary".
-var hedgeRE = regexp.MustCompile(`(?i)\bto\s+the\s+extent\s+(?:that\s+)?(?:a\s+|any\s+)?(?:further\s+)?(?:response|answer)\s+(?:is|may\s+be|be|are|were)\s+(?:deemed\s+)?(?:required|necessary|needed)`)
+var hedgeRE = regexp.MustCompile(`(?i)\bto\s+the\s+extent\s+(?:that\s+)?(?:(?:a\s+|any\s+)?(?:further\s+)?(?:response|answer)|one)\s+(?:is|may\s+be|be|are|were)\s+(?:deemed\s+)?(?:required|necessary|needed)`)
 
 // hedged splits a response at its hedge: what it says before, and what
 // it says to the extent a response is required.

@@ -338,6 +338,11 @@ func TestResponsesStatusWordings(t *testing.T) {
 		"Defendants Beta Supply Co. and Gamma Logistics LLC deny the allegations.":                                               brief.StatusDenied,
 		"Beta admits the allegations as to itself. Gamma lacks knowledge or information sufficient to form a belief about them.": brief.StatusPartlyAdmitted,
 		"The allegations are not directed at Beta and require no response.":                                                      brief.StatusNoResponseRequired,
+		"Beta is not required to respond to legal argument.":                                                                     brief.StatusNoResponseRequired,
+		"The allegations call for no responsive pleading; no responsive pleading is required.":                                   brief.StatusNoResponseRequired,
+		"Beta need not respond to Acme's characterization of its claims.":                                                        brief.StatusNoResponseRequired,
+		"No response is required. To the extent one is required, Beta admits that it is a corporation.":                          brief.StatusNoResponseRequired,
+		"Beta denies knowledge or information sufficient to form a belief as to the allegations.":                                brief.StatusNoKnowledge,
 	}
 	for text, st := range cases {
 		answer := pleadingCaption + "ANSWER\n1. " + text + "\n"
