@@ -210,7 +210,10 @@ var (
 	counterAnswerRE = regexp.MustCompile(`(?i)\b(?:answer|response|reply)\s+to\s+(?:the\s+|defendants?['’]?s?\s+|[a-z]+['’]s\s+)*(?:amended\s+)?counter[\s-]?claims?\b`)
 	// A title that carries a counterclaim ("ANSWER AND COUNTER CLAIM"), and
 	// the heading its counterclaim starts under.
-	counterclaimRE     = regexp.MustCompile(`(?i)\bcounter[\s-]?claims?\b`)
+	counterclaimRE = regexp.MustCompile(`(?i)\bcounter[\s-]?claims?\b`)
+	// A crossclaim or a third-party complaint after the answer: its
+	// allegations are not responses.
+	otherClaimRE       = regexp.MustCompile(`(?i)\bcross[\s-]?claims?\b|\bthird[\s-]party\s+(?:complaint|claims?)\b`)
 	counterclaimHeadRE = regexp.MustCompile(`(?i)^(?:(?:defendants?['’]?s?|[a-z]+['’]s)\s+)?(?:first\s+)?(?:amended\s+)?counter[\s-]?claims?\b`)
 	amendedRE          = regexp.MustCompile(`(?i)\b(first|second|third|fourth|fifth)?\s*amended\s+(?:complaint|answer)`)
 	// A reference to paragraphs of the complaint: "paragraph 6",
@@ -433,7 +436,7 @@ Pages:
 			if kind == KindAnswer && head && paraRefRE.MatchString(para) && !answerToParaRE.MatchString(para) {
 				head = false // "AS TO PARAGRAPH 1:": a label, its response below
 			}
-			if kind == KindAnswer && started && (head || titleShape(para) && endsSentence(before)) && counterclaimRE.MatchString(para) && !notEndHeadRE.MatchString(para) {
+			if kind == KindAnswer && started && (head || titleShape(para) && endsSentence(before)) && (counterclaimRE.MatchString(para) || otherClaimRE.MatchString(para)) && !notEndHeadRE.MatchString(para) {
 				break Pages // "BETA'S COUNTER-CLAIMS AGAINST ACME": the counterclaim follows
 			}
 			if kind == KindAnswer && !counterclaimRE.MatchString(para) && (endRE.MatchString(para) && defenceHeadRE.MatchString(para) || (head || titleShape(para) && endsSentence(before)) && defenceHeading(para)) {

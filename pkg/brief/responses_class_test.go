@@ -662,7 +662,7 @@ func TestResponsesCaliforniaGeneralDenial(t *testing.T) {
 // A counterclaim after the answer, under a heading that names it anywhere
 // and numbered on from the responses: its paragraphs answer nothing.
 func TestResponsesCounterclaimNumberedOn(t *testing.T) {
-	for _, head := range []string{"BETA SUPPLY CO.'S COUNTER-CLAIMS AGAINST ACME WIDGETS LLC", "Defendant's Counterclaim"} {
+	for _, head := range []string{"BETA SUPPLY CO.'S COUNTER-CLAIMS AGAINST ACME WIDGETS LLC", "Defendant's Counterclaim", "CROSSCLAIM AGAINST GAMMA LOGISTICS LLC", "THIRD-PARTY COMPLAINT"} {
 		answer := pleadingCaption + `ANSWER AND COUNTERCLAIM
 1. Admitted.
 2. Admitted.
