@@ -171,6 +171,9 @@ type pleading struct {
 	kind    Kind
 	filedOn string
 	amended int // 0, 1 for "amended", 2 for "second amended", …
+	// answers: the complaint an answer's title says it answers (0 the
+	// complaint, 1 the first amended, …; -1 when the title does not say).
+	answers int
 	paras   []pleadingPara
 	general *pleadingPara // an answer's general denial
 	// counter: an answer to a counterclaim, whose numbers are the
@@ -215,7 +218,10 @@ var (
 	// allegations are not responses.
 	otherClaimRE       = regexp.MustCompile(`(?i)\bcross[\s-]?claims?\b|\bthird[\s-]party\s+(?:complaint|claims?)\b`)
 	counterclaimHeadRE = regexp.MustCompile(`(?i)^(?:(?:defendants?['’]?s?|[a-z]+['’]s)\s+)?(?:first\s+)?(?:amended\s+)?counter[\s-]?claims?\b`)
-	amendedRE          = regexp.MustCompile(`(?i)\b(first|second|third|fourth|fifth)?\s*amended\s+(?:complaint|answer)`)
+	// An answer's title naming the complaint it answers: "ANSWER TO
+	// PLAINTIFF'S FIRST AMENDED COMPLAINT", "… TO THE COMPLAINT".
+	answersWhatRE = regexp.MustCompile(`(?i)\b(?:answer|response)\b[^.]{0,80}?\bto\s+(?:the\s+|plaintiffs?['’]?s?\s+|[a-z]+['’]s\s+)*(?:(first|second|third|fourth|fifth)\s+)?(amended\s+)?(?:class\s+action\s+|verified\s+)?complaint\b`)
+	amendedRE     = regexp.MustCompile(`(?i)\b(first|second|third|fourth|fifth)?\s*amended\s+(?:complaint|answer)`)
 	// A reference to paragraphs of the complaint: "paragraph 6",
 	// "paragraphs 9 through 11", "¶¶ 3-5", "Paragraphs 2, 4 and 7".
 	paraRefRE = regexp.MustCompile(`(?i)(?:\bparagraphs?|¶¶?)\s*((?:\d{1,3}(?:\s*\([a-z]\))?(?:\s*(?:-|–|—|through|thru|to)\s*\d{1,3})?(?:\s*(?:,\s*(?:and\s+)?|and\s+|&\s*|or\s+))?)+)`)
@@ -309,6 +315,18 @@ func readPleading(d Document, kind Kind, filed string, pages []string) *pleading
 			if m := amendedRE.FindStringSubmatch(line); m != nil {
 				pl.amended = amendedRank[strings.ToLower(m[1])]
 				break
+			}
+		}
+		pl.answers = -1
+		if kind == KindAnswer {
+			// The title may run over lines: "ANSWER TO PLAINTIFF'S FIRST" /
+			// "AMENDED COMPLAINT".
+			head := strings.Join(strings.Fields(strings.Join(firstN(strings.Split(p, "\n"), 40), " ")), " ")
+			if m := answersWhatRE.FindStringSubmatch(head); m != nil {
+				pl.answers = 0
+				if m[2] != "" {
+					pl.answers = amendedRank[strings.ToLower(m[1])]
+				}
 			}
 		}
 	}
@@ -1021,7 +1039,7 @@ func pairWith(complaints, answers []*pleading) []Response {
 	}
 	sort.SliceStable(complaints, func(i, j int) bool { return pleadingOrder(complaints[i], complaints[j]) < 0 })
 	sort.SliceStable(answers, func(i, j int) bool { return pleadingOrder(answers[i], answers[j]) < 0 })
-	cp := complaints[len(complaints)-1]
+	cp := answeredComplaint(complaints, answers[len(answers)-1])
 
 	// A complaint numbered from 1 again in each count keys each run of
 	// numbers apart (segKey); an answer's runs of responses answer the
@@ -1285,6 +1303,9 @@ func pairWith(complaints, answers []*pleading) []Response {
 			r.Note = joinNote(fmt.Sprintf("paragraph %s under %s (the complaint numbers its paragraphs from 1 again there)", label, p.segHead), r.Note)
 		}
 		for ai := 0; ai < len(answers)-1; ai++ {
+			if answeredComplaint(complaints, answers[ai]) != cp {
+				continue // it answered another version of the complaint
+			}
 			if a, ok := perAnswer[ai][p.num]; ok {
 				r.History = append(r.History, PriorResponse{Response: a.resp, Status: a.status})
 			}
@@ -1760,4 +1781,27 @@ func namesOnly(para string, n int) bool {
 		}
 	}
 	return len(nums) > 0
+}
+
+// answeredComplaint is the complaint whose allegations the newest answer
+// is paired with: the one its title names ("ANSWER TO FIRST AMENDED
+// COMPLAINT"), else the newest filed no later than the answer, else the
+// newest (complaints oldest first). An answer to the complaint is never
+// read against an amended complaint filed after it.
+func answeredComplaint(complaints []*pleading, an *pleading) *pleading {
+	if an.answers >= 0 {
+		for i := len(complaints) - 1; i >= 0; i-- {
+			if complaints[i].amended == an.answers {
+				return complaints[i]
+			}
+		}
+	}
+	if an.filedOn != "" {
+		for i := len(complaints) - 1; i >= 0; i-- {
+			if complaints[i].filedOn != "" && complaints[i].filedOn <= an.filedOn {
+				return complaints[i]
+			}
+		}
+	}
+	return complaints[len(complaints)-1]
 }

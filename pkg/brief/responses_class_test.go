@@ -855,3 +855,49 @@ ANSWER: Beta admits that it made no delivery in June 2024 and
 		t.Errorf("paragraph 2: %+v", r.Response)
 	}
 }
+
+// A matter with the complaint, its answer and an amended complaint filed
+// after the answer (not yet answered): the answer is paired with the
+// complaint it answers, not with the amended complaint's paragraphs. An
+// answer whose title names the amended complaint is paired with that.
+func TestResponsesAnswerPairedWithTheComplaintItAnswers(t *testing.T) {
+	complaint := pleadingCaption + `COMPLAINT
+1. Acme is a Delaware limited liability company.
+2. Beta is a North Dakota corporation.
+Dated: September 3, 2024
+`
+	answer := pleadingCaption + `DEFENDANT'S ANSWER TO PLAINTIFF'S COMPLAINT
+1. Admitted.
+2. Denied.
+Dated: October 1, 2024
+`
+	amended := pleadingCaption + `FIRST AMENDED COMPLAINT
+1. Acme is a Delaware limited liability company.
+2. Gamma Logistics LLC is a North Dakota company.
+3. Beta is a Minnesota corporation.
+Dated: November 12, 2024
+`
+	b := buildWritten(t, complaint, answer, amended)
+	if got, want := responsesOf(b, "doc1.pdf"), "1:admitted@1/1 2:denied@1/1"; got != want {
+		t.Errorf("the complaint: %s, want %s", got, want)
+	}
+	if got := responsesOf(b, "doc3.pdf"); got != "" {
+		t.Errorf("the amended complaint, filed after the answer, is paired with it: %s", got)
+	}
+	answerToAmended := pleadingCaption + `DEFENDANT'S ANSWER TO PLAINTIFF'S FIRST
+AMENDED COMPLAINT
+1. Admitted.
+2. Admitted.
+3. Denied.
+Dated: December 2, 2024
+`
+	b = buildWritten(t, complaint, answer, amended, answerToAmended)
+	if got, want := responsesOf(b, "doc3.pdf"), "1:admitted@1/1 2:admitted@1/1 3:denied@1/1"; got != want {
+		t.Errorf("the amended complaint: %s, want %s", got, want)
+	}
+	for _, r := range b.Responses {
+		if len(r.History) > 0 {
+			t.Errorf("paragraph %s: history %+v from the answer to the original complaint", r.Paragraph, r.History)
+		}
+	}
+}
