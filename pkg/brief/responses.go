@@ -18,24 +18,35 @@ import (
 // Reading a complaint: its numbered paragraphs ("12. …", "(12) …", with
 // the unnumbered paragraphs that continue them), except a prayer for relief
 // (WHEREFORE, PRAYER FOR RELIEF, JURY DEMAND) and its numbered items; a
-// later count whose paragraphs continue the numbering is read on. A number used twice keeps
-// both paragraphs (each is paired with the responses to that number, and
-// noted); a number skipped is simply absent.
+// later count is read on, whether it continues the numbering or numbers
+// its paragraphs from 1 again (each run of numbers is keyed apart). A
+// number used twice in one run keeps both paragraphs (each is paired with
+// the responses to that number, and noted); a number skipped is simply
+// absent. Page furniture (running heads and footers, footnotes) is set
+// aside first (dropFurniture), and a number alone on its line is joined to
+// its text (joinBareLabels).
 //
-// Reading an answer: its numbered paragraphs up to the defences, and any
-// paragraph that names paragraphs ("Paragraphs 10 through 12 are denied").
-// A response answers the paragraphs it names ("paragraph 6", "paragraphs 9
-// through 11", "¶¶ 3-5", "paragraphs 2, 4 and 7"), clause by clause; one
-// that names none answers the complaint paragraph of its own number when the
-// answer has not yet passed it, else the next allegation after the last
-// one answered. A paragraph that restates the allegation and is followed by
-// an "ANSWER:" or "RESPONSE:" paragraph is answered by that paragraph. A
-// paragraph that incorporates earlier responses answers its own number.
+// Reading an answer: its numbered paragraphs up to a counterclaim,
+// crossclaim or third-party complaint, and any paragraph that names
+// paragraphs ("Paragraphs 10 through 12 are denied"). Headings of defences
+// open sections, and only sections of responses are kept
+// (responseSections); where the numbering starts again at 1, runs that
+// are not responses are dropped (unresponsiveRuns). A response answers the
+// paragraphs it names ("paragraph 6", "paragraphs 9 through 11", "¶¶ 3-5",
+// "paragraphs 2, 4 and 7"), clause by clause; one that names none answers
+// the complaint paragraph of its own number when the answer has not yet
+// passed it (and numbers as the complaint does), else the next allegation
+// after the last one answered. A paragraph that restates the allegation
+// and is followed by an "ANSWER:" or "RESPONSE:" paragraph is answered by
+// that paragraph, and one that quotes it and then gives its status with
+// no label by what follows the quotation (restatedRest). A paragraph that
+// incorporates earlier responses answers its own number. A general denial
+// denies what nothing else answers.
 //
 // Several answers (an amended answer): the newest (by filing date, then an
 // "amended" title, then name) wins, and the superseded responses are kept
-// in the entry's history. The newest complaint (the same order) gives the
-// allegations.
+// in the entry's history. The complaint it answers gives the allegations
+// (answeredComplaint).
 //
 // A counterclaim (an answer whose title carries one) is paired the same
 // way with the answers to the counterclaim. A pleading that numbers no
