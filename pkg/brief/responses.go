@@ -173,6 +173,9 @@ type pleadingPara struct {
 	// starts under.
 	seg     int
 	segHead string
+	// inCount: the key of the count a numbered paragraph is under (0 if
+	// none).
+	inCount int
 	span    [2]int // an answer's range-numbered paragraph: the paragraphs it answers
 }
 
@@ -196,6 +199,9 @@ type pleading struct {
 	// sections: a complaint's headed sections of unnumbered allegations,
 	// by sectionName, with their keys.
 	sections map[string]int
+	// members: a count's numbered paragraphs, by the count's key ("denies
+	// the allegations of Count II" answers each of them).
+	members map[int][]int
 }
 
 var (
@@ -343,6 +349,7 @@ func readPleading(d Document, kind Kind, filed string, pages []string) *pleading
 	}
 	pages = dropFurniture(pages)
 	pl.paras, pl.general, pl.sections = readParas(pages, kind, 0, 0)
+	pl.members = countMembers(pl.paras)
 	if carries && !pl.counter {
 		claim := &pleading{doc: pl.doc, kind: KindComplaint, filedOn: filed, amended: pl.amended}
 		from, at := -1, 0
@@ -360,6 +367,7 @@ func readPleading(d Document, kind Kind, filed string, pages []string) *pleading
 		}
 		if from >= 0 {
 			claim.paras, _, claim.sections = readParas(pages, KindComplaint, from, at)
+			claim.members = countMembers(claim.paras)
 			if len(claim.paras) > 0 {
 				pl.claim = claim
 			}
@@ -703,6 +711,21 @@ Pages:
 	// naming paragraphs whose status never came, a complaint's lettered
 	// paragraphs when it numbers its paragraphs, a count whose allegations
 	// are numbered.
+	// A count is numbered when a numbered paragraph follows it before the
+	// next count, whatever headings stand between ("COUNT II" / "(Against
+	// Beta)" / "28. …").
+	if kind == KindComplaint {
+		var open *pleadingPara
+		for i := range paras {
+			switch p := &paras[i]; {
+			case p.num > countKey && p.num < sectionKey:
+				open = p
+			case open != nil && p.num > 0 && p.num < letterKey:
+				open.numbered = true
+				p.inCount = open.num
+			}
+		}
+	}
 	kept := paras[:0]
 	for _, p := range paras {
 		switch {
@@ -1135,7 +1158,24 @@ func pairWith(complaints, answers []*pleading) []Response {
 				}
 			}
 		}
+		// A count named whose allegations are numbered ("denies the
+		// allegations of Count II") answers its paragraphs; a reference to
+		// nothing the complaint holds ("Count II" of no count, paragraph 45
+		// of 40) is no reference: the response answers by its number.
 		for i := range an.paras {
+			var keep []int
+			var kc []string
+			for j, n := range refs[i] {
+				switch {
+				case exists[n]:
+					keep, kc = append(keep, n), append(kc, clauses[i][j])
+				case len(cp.members[n]) > 0:
+					for _, k := range cp.members[n] {
+						keep, kc = append(keep, k), append(kc, clauses[i][j])
+					}
+				}
+			}
+			refs[i], clauses[i] = keep, kc
 			for _, n := range refs[i] {
 				explicit[n] = true
 			}
@@ -1815,4 +1855,16 @@ func answeredComplaint(complaints []*pleading, an *pleading) *pleading {
 		}
 	}
 	return complaints[len(complaints)-1]
+}
+
+// countMembers maps each count of numbered paragraphs to their keys (a
+// run of numbers keyed as pairWith keys it).
+func countMembers(paras []pleadingPara) map[int][]int {
+	m := map[int][]int{}
+	for _, p := range paras {
+		if p.inCount != 0 {
+			m[p.inCount] = append(m[p.inCount], p.num+p.seg*segKey)
+		}
+	}
+	return m
 }

@@ -901,3 +901,42 @@ Dated: December 2, 2024
 		}
 	}
 }
+
+// A count whose allegations are numbered is no allegation of its own,
+// even with headings between its title and its first paragraph; an
+// answer that names the count in prose answers its numbered paragraphs'
+// numbers, not a "Count II" entry.
+func TestResponsesNumberedCountIsNoAllegation(t *testing.T) {
+	complaint := pleadingCaption + `COMPLAINT
+COUNT I
+1. Acme and Beta signed a Supply Agreement.
+2. Beta delivered no widgets in June 2024.
+COUNT II
+BREACH OF THE IMPLIED COVENANT
+(AGAINST BETA)
+3. Beta acted in bad faith.
+`
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Denied.
+3. Denied, and Beta denies that it is liable to Acme under Count II.
+`
+	b := buildWritten(t, complaint, answer)
+	if got, want := statusesOf(b), "1:admitted 2:denied 3:denied"; got != want {
+		t.Errorf("responses %s, want %s", got, want)
+	}
+	// "denies the allegations of Count II" answers the count's paragraphs.
+	answer = pleadingCaption + `ANSWER
+1. Admitted.
+2. Denied.
+COUNT II
+Beta denies the allegations of Count II.
+`
+	b = buildWritten(t, complaint, answer)
+	if got, want := statusesOf(b), "1:admitted 2:denied 3:denied"; got != want {
+		t.Errorf("responses %s, want %s", got, want)
+	}
+	if r := responseOf(t, b, "3"); r.Response == nil || !strings.Contains(r.Response.Text, "Count II") {
+		t.Errorf("paragraph 3: %+v", r.Response)
+	}
+}
