@@ -528,10 +528,12 @@ Pages:
 				started, letter, heading = true, nil, ""
 				continue
 			}
-			// A numbered line in capitals is a caption's list of causes of
-			// action ("(1) BREACH OF CONTRACT;") or a numbered heading
-			// ("1. PARTIES"), not a paragraph.
-			if m := numParaRE.FindStringSubmatch(para); m != nil && !phoneRE.MatchString(para) && !isHeading(m[2]) {
+			// A numbered line in capitals that ends no sentence is a
+			// caption's list of causes of action ("(1) BREACH OF
+			// CONTRACT;") or a numbered heading ("1. PARTIES"), not a
+			// paragraph (a pleading written all in capitals keeps its
+			// sentences).
+			if m := numParaRE.FindStringSubmatch(para); m != nil && !phoneRE.MatchString(para) && !(isHeading(m[2]) && !endsStatement(m[2])) {
 				n, _ := strconv.Atoi(m[1])
 				if prayer && n <= maxNum {
 					cur = nil

@@ -940,3 +940,21 @@ Beta denies the allegations of Count II.
 		t.Errorf("paragraph 3: %+v", r.Response)
 	}
 }
+
+// A pleading written all in capitals keeps its paragraphs (each ends a
+// sentence); a numbered heading in capitals ("2. JURISDICTION") is none.
+func TestResponsesAllCapitals(t *testing.T) {
+	complaint := pleadingCaption + `COMPLAINT
+1. ACME IS A DELAWARE LIMITED LIABILITY COMPANY.
+2. JURISDICTION
+3. BETA DELIVERED NO WIDGETS IN JUNE 2024.
+`
+	answer := pleadingCaption + `ANSWER
+1. ADMITTED.
+3. DENIED.
+`
+	b := buildWritten(t, complaint, answer)
+	if got, want := statusesOf(b), "1:admitted 3:denied"; got != want {
+		t.Errorf("responses %s, want %s", got, want)
+	}
+}
