@@ -188,8 +188,12 @@ type pleading struct {
 	// answers: the complaint an answer's title says it answers (0 the
 	// complaint, 1 the first amended, …; -1 when the title does not say).
 	answers int
-	paras   []pleadingPara
-	general *pleadingPara // an answer's general denial
+	// party: the first word of the answering party's name ("gamma" of
+	// "Defendant Gamma Logistics LLC's Answer"), "" when the answer does
+	// not say; partyName: the name as written.
+	party, partyName string
+	paras            []pleadingPara
+	general          *pleadingPara // an answer's general denial
 	// counter: an answer to a counterclaim, whose numbers are the
 	// counterclaim's paragraphs, not the complaint's.
 	counter bool
@@ -336,6 +340,10 @@ func readPleading(d Document, kind Kind, filed string, pages []string) *pleading
 		}
 		pl.answers = -1
 		if kind == KindAnswer {
+			pl.partyName = answeringParty(firstN(strings.Split(p, "\n"), 40))
+			if f := strings.FieldsFunc(strings.ToLower(pl.partyName), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }); len(f) > 0 {
+				pl.party = f[0]
+			}
 			// The title may run over lines: "ANSWER TO PLAINTIFF'S FIRST" /
 			// "AMENDED COMPLAINT".
 			head := strings.Join(strings.Fields(strings.Join(firstN(strings.Split(p, "\n"), 40), " ")), " ")
@@ -1060,7 +1068,7 @@ func pairResponses(pls []*pleading) []Response {
 			}
 		}
 	}
-	out := pairWith(complaints, answers)
+	out := pairByParty(complaints, answers)
 	if more := pairWith(claims, counters); len(more) > 0 {
 		out = append(out, more[:min(len(more), MaxResponses-len(out))]...)
 	}
@@ -1869,4 +1877,101 @@ func countMembers(paras []pleadingPara) map[int][]int {
 		}
 	}
 	return m
+}
+
+var (
+	// "DEFENDANT GAMMA LOGISTICS LLC'S ANSWER", "GAMMA LOGISTICS LLC'S
+	// ANSWER AND AFFIRMATIVE DEFENSES".
+	partyTitleRE = regexp.MustCompile(`(?i)^(?:defendants?\s+|defendant/counter-?plaintiff\s+)?(.{2,80}?)['’]s?\s+(?:first\s+|second\s+|third\s+)?(?:amended\s+)?(?:verified\s+)?(?:original\s+)?answer\b`)
+	// "ANSWER OF DEFENDANT GAMMA LOGISTICS LLC".
+	partyOfRE = regexp.MustCompile(`(?i)^(?:(?:first\s+|second\s+)?amended\s+)?answer\s+(?:and\s+[a-z ]+?\s+)?of\s+(?:defendants?\s+)?(.{2,80}?)(?:\s+to\b|\s*$)`)
+	// "Defendant Gamma Logistics LLC (“Gamma”), by its counsel, answers".
+	partyIntroRE = regexp.MustCompile(`\bDefendants?,?\s+([A-Z][A-Za-z0-9.&'’ ,-]{1,80}?)\s*(?:,\s*)?(?:\(|by\s+and\s+through|by\s+(?:its|his|her|their)\b|hereby\b|answers\b|responds\b|for\s+(?:its|his|her|their)\s+answer)`)
+	genericParty = map[string]bool{"defendant": true, "defendants": true, "plaintiff": true, "plaintiffs": true, "the": true, "all": true, "named": true}
+)
+
+// answeringParty is the name of the party an answer's first page says
+// answers ("" when it does not say, or names the defendants only as
+// such).
+func answeringParty(lines []string) string {
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		for _, re := range []*regexp.Regexp{partyTitleRE, partyOfRE} {
+			if m := re.FindStringSubmatch(l); m != nil && isTitleLine(l) {
+				if name := strings.Trim(m[1], " ,’'"); name != "" && !genericParty[strings.ToLower(strings.Fields(name)[0])] {
+					return name
+				}
+			}
+		}
+	}
+	for _, l := range lines {
+		if m := partyIntroRE.FindStringSubmatch(l); m != nil {
+			if name := strings.Trim(m[1], " ,’'"); name != "" && !genericParty[strings.ToLower(strings.Fields(name)[0])] {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// pairByParty pairs the complaint with the answers, answer by answering
+// party: where every answer names the party it is of and they are not
+// all one party (two defendants answering apart), each party's newest
+// answer gives its own entry for each allegation — one defendant's
+// answer does not supersede another's — noted with the party's name;
+// otherwise the newest answer wins (pairWith).
+func pairByParty(complaints, answers []*pleading) []Response {
+	groups := map[string][]*pleading{}
+	var keys []string
+	for _, a := range answers {
+		if a.party == "" {
+			return pairWith(complaints, answers)
+		}
+		if _, ok := groups[a.party]; !ok {
+			keys = append(keys, a.party)
+		}
+		groups[a.party] = append(groups[a.party], a)
+	}
+	if len(keys) < 2 {
+		return pairWith(complaints, answers)
+	}
+	sort.Strings(keys)
+	var lists [][]Response
+	for _, k := range keys {
+		g := groups[k]
+		rs := pairWith(append([]*pleading(nil), complaints...), g)
+		name := g[len(g)-1].partyName
+		for i := range rs {
+			rs[i].Note = joinNote("the answer of "+name, rs[i].Note)
+		}
+		lists = append(lists, rs)
+	}
+	// One allegation's entries together, in the pleading's order.
+	ident := func(r Response) string {
+		return r.Allegation.DocumentID + "\x00" + r.Paragraph + "\x00" + r.Allegation.Text
+	}
+	var out []Response
+	used := make([][]bool, len(lists))
+	for i := range lists {
+		used[i] = make([]bool, len(lists[i]))
+	}
+	for gi, rs := range lists {
+		for i, r := range rs {
+			if used[gi][i] {
+				continue
+			}
+			used[gi][i] = true
+			out = append(out, r)
+			for gj := gi + 1; gj < len(lists); gj++ {
+				for j, o := range lists[gj] {
+					if !used[gj][j] && ident(o) == ident(r) {
+						used[gj][j] = true
+						out = append(out, o)
+						break
+					}
+				}
+			}
+		}
+	}
+	return out[:min(len(out), MaxResponses)]
 }

@@ -958,3 +958,39 @@ func TestResponsesAllCapitals(t *testing.T) {
 		t.Errorf("responses %s, want %s", got, want)
 	}
 }
+
+// Two defendants answer apart: each answer gives its own entry for each
+// allegation (named in the note), neither supersedes the other; an
+// amended answer of one of them supersedes only that defendant's answer.
+func TestResponsesTwoDefendantsAnswerApart(t *testing.T) {
+	beta := pleadingCaption + `DEFENDANT BETA SUPPLY CO.'S ANSWER TO PLAINTIFF'S COMPLAINT
+1. Admitted.
+2. Admitted.
+Dated: October 1, 2024
+`
+	gamma := pleadingCaption + `ANSWER OF DEFENDANT GAMMA LOGISTICS LLC
+Defendant Gamma Logistics LLC ("Gamma"), by its counsel, answers the Complaint as follows.
+1. Gamma lacks knowledge or information sufficient to form a belief about paragraph 1.
+2. Denied.
+Dated: October 8, 2024
+`
+	betaAmended := pleadingCaption + `DEFENDANT BETA SUPPLY CO.'S FIRST AMENDED ANSWER
+1. Admitted.
+2. Denied.
+Dated: November 1, 2024
+`
+	b := buildWritten(t, writtenComplaint, beta, gamma, betaAmended)
+	var got []string
+	for _, r := range b.Responses[:4] {
+		got = append(got, r.Paragraph+":"+string(r.Status)+"@"+r.Response.DocumentName)
+	}
+	if want := "1:admitted@doc4.pdf 1:no_knowledge@doc3.pdf 2:denied@doc4.pdf 2:denied@doc3.pdf"; strings.Join(got, " ") != want {
+		t.Errorf("responses %s, want %s", strings.Join(got, " "), want)
+	}
+	if r := b.Responses[2]; len(r.History) != 1 || r.History[0].Status != brief.StatusAdmitted || !strings.Contains(r.Note, "the answer of BETA SUPPLY CO.") {
+		t.Errorf("Beta's paragraph 2: %+v", r)
+	}
+	if r := b.Responses[1]; len(r.History) != 0 || !strings.Contains(strings.ToLower(r.Note), "the answer of gamma logistics llc") {
+		t.Errorf("Gamma's paragraph 1: %+v", r)
+	}
+}
