@@ -343,6 +343,9 @@ func readPleading(d Document, kind Kind, filed string, pages []string) *pleading
 			pl.partyName = answeringParty(firstN(strings.Split(p, "\n"), 40))
 			if f := strings.FieldsFunc(strings.ToLower(pl.partyName), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }); len(f) > 0 {
 				pl.party = f[0]
+				if honorific[f[0]] && len(f) > 1 {
+					pl.party += " " + f[1] // "officer smith", not every officer
+				}
 			}
 			// The title may run over lines: "ANSWER TO PLAINTIFF'S FIRST" /
 			// "AMENDED COMPLAINT".
@@ -1887,6 +1890,7 @@ var (
 	partyOfRE = regexp.MustCompile(`(?i)^(?:(?:first\s+|second\s+)?amended\s+)?answer\s+(?:and\s+[a-z ]+?\s+)?of\s+(?:defendants?\s+)?(.{2,80}?)(?:\s+to\b|\s*$)`)
 	// "Defendant Gamma Logistics LLC (“Gamma”), by its counsel, answers".
 	partyIntroRE = regexp.MustCompile(`\bDefendants?,?\s+([A-Z][A-Za-z0-9.&'’ ,-]{1,80}?)\s*(?:,\s*)?(?:\(|by\s+and\s+through|by\s+(?:its|his|her|their)\b|hereby\b|answers\b|responds\b|for\s+(?:its|his|her|their)\s+answer)`)
+	honorific    = map[string]bool{"officer": true, "sergeant": true, "sgt": true, "detective": true, "deputy": true, "lieutenant": true, "captain": true, "dr": true, "mr": true, "mrs": true, "ms": true, "trooper": true, "warden": true, "judge": true}
 	genericParty = map[string]bool{"defendant": true, "defendants": true, "plaintiff": true, "plaintiffs": true, "the": true, "all": true, "named": true}
 )
 
