@@ -994,3 +994,13 @@ Dated: November 1, 2024
 		t.Errorf("Gamma's paragraph 1: %+v", r)
 	}
 }
+
+// Two officers answering apart are two parties, not one "officer".
+func TestResponsesTwoOfficersAnswerApart(t *testing.T) {
+	smith := pleadingCaption + "DEFENDANT OFFICER JOHN SMITH'S ANSWER\n1. Admitted.\n"
+	jones := pleadingCaption + "DEFENDANT OFFICER JANE JONES'S ANSWER\n1. Denied.\n"
+	b := buildWritten(t, writtenComplaint, smith, jones)
+	if len(b.Responses) < 2 || b.Responses[0].Paragraph != "1" || b.Responses[1].Paragraph != "1" || b.Responses[0].Status == b.Responses[1].Status {
+		t.Errorf("responses %s, want each officer's response to paragraph 1", statusesOf(b))
+	}
+}
