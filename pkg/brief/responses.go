@@ -481,6 +481,11 @@ Pages:
 				break Pages
 			}
 			head := headingLine(para) || titleHeading(para, before, nextPara(paraList, li))
+			if head && strings.HasSuffix(para, ".") && before != "" && !endsSentence(before) {
+				// "… under the TELEPHONE CONSUMER" / "PROTECTION ACT.": the
+				// end of a sentence in capitals, not a heading.
+				head = false
+			}
 			if kind == KindAnswer && head && paraRefRE.MatchString(para) && !answerToParaRE.MatchString(para) {
 				head = false // "AS TO PARAGRAPH 1:": a label, its response below
 			}

@@ -1004,3 +1004,20 @@ func TestResponsesTwoOfficersAnswerApart(t *testing.T) {
 		t.Errorf("responses %s, want each officer's response to paragraph 1", statusesOf(b))
 	}
 }
+
+// A sentence that ends in capitals on a line of its own ("… under the
+// TELEPHONE CONSUMER" / "PROTECTION ACT.") continues its paragraph; the
+// status after it is the response's.
+func TestResponsesSentenceEndingInCapitals(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Beta admits that Acme purports to sue under the TELEPHONE CONSUMER
+PROTECTION ACT.
+Beta denies that it violated the statute.
+3. Denied.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	if got, want := statusesOf(b), "1:admitted 2:partly_admitted 3:denied"; !strings.HasPrefix(got, want) {
+		t.Errorf("responses %.50s, want %s …", got, want)
+	}
+}
