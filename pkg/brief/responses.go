@@ -226,7 +226,7 @@ var (
 	// Where a complaint's allegations end and an answer's responses end.
 	complaintEndRE = regexp.MustCompile(`(?i)^(?:wherefore\b|prayer\s+for\s+relief|request\s+for\s+relief|relief\s+requested|demand\s+for\s+(?:a\s+)?jury|jury\s+(?:trial\s+)?demand)`)
 	answerEndRE    = regexp.MustCompile(`(?i)^(?:(?:first|second|third|[a-z]+)?\s*(?:affirmative|additional|separate|other)?\s*defen[cs]es?\b|affirmative\s+defen|counterclaims?\b|wherefore\b|prayer\s+for\s+relief)`)
-	inlineLabelRE  = regexp.MustCompile(`\s(?:ANSWER|RESPONSE)(?:\s+TO\s+(?:PARAGRAPH|¶)\s*\d{1,3})?\s*:\s`)
+	inlineLabelRE  = regexp.MustCompile(`\s(?:ANSWER|RESPONSE|Answer|Response)(?:\s+(?:TO|to)\s+(?:PARAGRAPH|Paragraph|¶)\s*\d{1,3})?\s*:\s`)
 	// An answer's paragraph labelled by the number it answers: "COMPLAINT
 	// ¶ 1: …", "PARAGRAPH 1: …", "Paragraph No. 2. …".
 	paraLabelRE     = regexp.MustCompile(`(?i)^(?:complaint\s+|allegation\s+)?(?:paragraph|¶)\s*(?:no\.?\s*)?(\d{1,3})\s*[:.]\s+\S`)

@@ -1021,3 +1021,20 @@ Beta denies that it violated the statute.
 		t.Errorf("responses %.50s, want %s …", got, want)
 	}
 }
+
+// The allegation summed up and its "Answer:" on one line, in title case:
+// the summary's words ("denied") are not the response's.
+func TestResponsesInlineTitleCaseLabel(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+1. Acme, a company Beta never denied was formed in Delaware, is an LLC. Answer: Admitted.
+2. Beta (which Acme says was denied a charter) is a North Dakota corporation. Response: Admitted.
+3. The parties signed the Supply Agreement. Answer: Denied.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	if got, want := statusesOf(b), "1:admitted 2:admitted 3:denied"; !strings.HasPrefix(got, want) {
+		t.Errorf("responses %.50s, want %s …", got, want)
+	}
+	if r := responseOf(t, b, "2"); r.Response == nil || r.Response.Text != "Response: Admitted." {
+		t.Errorf("paragraph 2: %+v", r.Response)
+	}
+}
