@@ -508,8 +508,10 @@ Pages:
 					}
 					// "WHEREFORE, Beta demands judgment dismissing the
 					// First Count": the answer to the next count may
-					// follow (New Jersey answers end each count so).
-					cur, letter, heading = nil, nil, ""
+					// follow (New Jersey answers end each count so), under
+					// its heading; the prayer's numbered items are no
+					// responses.
+					prayer, cur, letter, heading = true, nil, nil, ""
 					continue
 				}
 				// A count's prayer: its numbered items are not allegations,
@@ -551,7 +553,7 @@ Pages:
 			// sentences).
 			if m := numParaRE.FindStringSubmatch(para); m != nil && !phoneRE.MatchString(para) && !(isHeading(m[2]) && !endsStatement(m[2])) {
 				n, _ := strconv.Atoi(m[1])
-				if prayer && n <= maxNum {
+				if prayer && (n <= maxNum || kind == KindAnswer) {
 					cur = nil
 					continue
 				}
@@ -640,6 +642,8 @@ Pages:
 				cur, letter, heading, lastHead = nil, nil, para, para
 				if kind == KindComplaint {
 					count = nil
+				} else {
+					prayer = false // the answer to the next count
 				}
 				continue
 			}

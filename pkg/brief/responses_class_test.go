@@ -1038,3 +1038,23 @@ func TestResponsesInlineTitleCaseLabel(t *testing.T) {
 		t.Errorf("paragraph 2: %+v", r.Response)
 	}
 }
+
+// An answer's own prayer, its items numbered on from the responses: they
+// answer none of the paragraphs the answer did not reach.
+func TestResponsesAnswersPrayerItems(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Admitted.
+3. Denied.
+WHEREFORE, Beta requests that the Court:
+4. deny Acme the relief it requests;
+5. dismiss the Complaint, which Beta denied in full; and
+6. award Beta its costs.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	for _, n := range []string{"4", "5", "6"} {
+		if r := responseOf(t, b, n); r.Response != nil {
+			t.Errorf("paragraph %s answered by the prayer's item %q", n, r.Response.Text)
+		}
+	}
+}
