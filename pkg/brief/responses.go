@@ -1558,8 +1558,12 @@ func dropFurniture(pages []string) []string {
 		}
 		return strings.Join(f, " ")
 	}
+	// A running head or footer is a title or carries a number (a page's,
+	// the case's): a sentence that happens to stand at two pages' edges
+	// ("To the extent a response is required, Beta denies them.") is text.
 	numbered := func(l string) bool {
-		return numParaRE.MatchString(l) || rangeParaRE.MatchString(l) || letterParaRE.MatchString(l) || answerToParaRE.MatchString(l)
+		return numParaRE.MatchString(l) || rangeParaRE.MatchString(l) || letterParaRE.MatchString(l) || answerToParaRE.MatchString(l) ||
+			!isTitleLine(l) && !(strings.ContainsAny(l, "0123456789") && len(strings.Fields(l)) <= 6 && !endsStatement(l))
 	}
 	split := make([][]string, len(pages))
 	onPages := map[string]int{}

@@ -1058,3 +1058,21 @@ WHEREFORE, Beta requests that the Court:
 		}
 	}
 }
+
+// A sentence that stands at the top of two pages (boilerplate that
+// continues two responses) is the responses' text, not a running head.
+func TestResponsesRepeatedSentenceIsNoRunningHead(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Paragraph 2 states a legal conclusion to which no response is required, and
+` + "\f" + `Beta therefore denies them.
+3. Admitted.
+4. Paragraph 4 states a legal conclusion to which no response is required, and
+` + "\f" + `Beta therefore denies them.
+5. Admitted.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	if r := responseOf(t, b, "2"); r.Response == nil || !strings.Contains(r.Response.Text, "therefore denies") {
+		t.Errorf("paragraph 2: %+v", r.Response)
+	}
+}
