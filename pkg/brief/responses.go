@@ -685,6 +685,15 @@ Pages:
 					cur.takes = true
 					continue
 				}
+				// "2. Beta admits that it is a corporation." / "Beta denies
+				// the remaining allegations of paragraph 2.": the numbered
+				// response goes on.
+				if cur != nil && cur.num > 0 && cur.num < letterKey && cur.span[1] == 0 && !cur.restated && namesOnly(para, cur.num) {
+					if len(cur.text) < maxItemText {
+						cur.text += " " + para
+					}
+					continue
+				}
 				// "Paragraphs 10 through 12 are denied." on its own.
 				if hasParaRef(para) && !incorporateRE.MatchString(para) {
 					cur = add(pleadingPara{text: para, page: pi, pending: responseStatus(para) == StatusNotAnswered})

@@ -1076,3 +1076,19 @@ func TestResponsesRepeatedSentenceIsNoRunningHead(t *testing.T) {
 		t.Errorf("paragraph 2: %+v", r.Response)
 	}
 }
+
+// A numbered response's next sentence on a line of its own that names
+// the same paragraph ("Beta denies the remaining allegations of paragraph
+// 2.") is part of it: the response admits in part.
+func TestResponsesNextSentenceNamesItsParagraph(t *testing.T) {
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Beta admits that it is a corporation.
+Beta denies the remaining allegations of paragraph 2.
+3. Denied.
+`
+	b := buildWritten(t, writtenComplaint, answer)
+	if got, want := statusesOf(b), "1:admitted 2:partly_admitted 3:denied"; !strings.HasPrefix(got, want) {
+		t.Errorf("responses %.50s, want %s …", got, want)
+	}
+}
