@@ -688,7 +688,7 @@ Pages:
 				// "2. Beta admits that it is a corporation." / "Beta denies
 				// the remaining allegations of paragraph 2.": the numbered
 				// response goes on.
-				if cur != nil && cur.num > 0 && cur.num < letterKey && cur.span[1] == 0 && !cur.restated && namesOnly(para, cur.num) {
+				if cur != nil && cur.num > 0 && cur.num < letterKey && cur.span[1] == 0 && !cur.restated && namesOnly(para, append(paraRefsOf(cur.text), cur.num)...) {
 					if len(cur.text) < maxItemText {
 						cur.text += " " + para
 					}
@@ -1857,16 +1857,23 @@ func endsStatement(s string) bool {
 	return s != "" && strings.ContainsAny(s[len(s)-1:], ".!?")
 }
 
-// namesOnly reports whether every paragraph a response names is n ("Beta
-// denies the remaining allegations of paragraph 2").
-func namesOnly(para string, n int) bool {
+// namesOnly reports whether a response names paragraphs and every one it
+// names is among ns ("Beta denies the remaining allegations of paragraph
+// 2").
+func namesOnly(para string, ns ...int) bool {
 	nums, _ := paraRefs(para)
 	for _, k := range nums {
-		if k != n {
+		if !slices.Contains(ns, k) {
 			return false
 		}
 	}
 	return len(nums) > 0
+}
+
+// paraRefsOf is the paragraphs a response names.
+func paraRefsOf(text string) []int {
+	nums, _ := paraRefs(text)
+	return nums
 }
 
 // answeredComplaint is the complaint whose allegations the newest answer

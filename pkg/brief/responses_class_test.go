@@ -1091,4 +1091,15 @@ Beta denies the remaining allegations of paragraph 2.
 	if got, want := statusesOf(b), "1:admitted 2:partly_admitted 3:denied"; !strings.HasPrefix(got, want) {
 		t.Errorf("responses %.50s, want %s …", got, want)
 	}
+	// Numbered its own way: the sentence names the paragraph the response
+	// answers.
+	answer = pleadingCaption + `ANSWER
+1. Answering Paragraph 2, Beta admits that it is a corporation.
+Beta denies the remaining allegations of Paragraph 2.
+2. Answering Paragraph 3, Beta denies the allegations.
+`
+	b = buildWritten(t, writtenComplaint, answer)
+	if got, want := statusesOf(b), "1:not_answered 2:partly_admitted 3:denied"; !strings.HasPrefix(got, want) {
+		t.Errorf("numbered by reference: responses %.50s, want %s …", got, want)
+	}
 }
