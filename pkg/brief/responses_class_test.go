@@ -722,6 +722,9 @@ CERTIFICATION PURSUANT TO R. 4:5-1
 	if got, want := statusesOf(b), "1:admitted 2:denied 3:no_knowledge 1:no_response_required 2:denied"; got != want {
 		t.Errorf("responses %s, want %s", got, want)
 	}
+	if len(b.Responses) < 5 {
+		t.Fatalf("%d entries, want 5", len(b.Responses))
+	}
 	second := b.Responses[4]
 	if second.Response == nil || !strings.Contains(second.Allegation.Text, "bad faith") || second.Response.Text != "2. Denied." || !strings.Contains(second.Note, "Second Count") {
 		t.Errorf("the Second Count's paragraph 2: %+v", second)
@@ -981,11 +984,14 @@ Dated: November 1, 2024
 `
 	b := buildWritten(t, writtenComplaint, beta, gamma, betaAmended)
 	var got []string
-	for _, r := range b.Responses[:4] {
-		got = append(got, r.Paragraph+":"+string(r.Status)+"@"+r.Response.DocumentName)
+	for _, r := range b.Responses[:min(4, len(b.Responses))] {
+		got = append(got, r.Paragraph+":"+string(r.Status)+"@"+textOf(r.Response)[:min(2, len(textOf(r.Response)))]+docOf(r.Response))
 	}
-	if want := "1:admitted@doc4.pdf 1:no_knowledge@doc3.pdf 2:denied@doc4.pdf 2:denied@doc3.pdf"; strings.Join(got, " ") != want {
+	if want := "1:admitted@1.doc4.pdf 1:no_knowledge@1.doc3.pdf 2:denied@2.doc4.pdf 2:denied@2.doc3.pdf"; strings.Join(got, " ") != want {
 		t.Errorf("responses %s, want %s", strings.Join(got, " "), want)
+	}
+	if len(b.Responses) < 4 {
+		t.Fatalf("%d entries, want each defendant's for each paragraph", len(b.Responses))
 	}
 	if r := b.Responses[2]; len(r.History) != 1 || r.History[0].Status != brief.StatusAdmitted || !strings.Contains(r.Note, "the answer of BETA SUPPLY CO.") {
 		t.Errorf("Beta's paragraph 2: %+v", r)
@@ -1102,4 +1108,11 @@ Beta denies the remaining allegations of Paragraph 2.
 	if got, want := statusesOf(b), "1:not_answered 2:partly_admitted 3:denied"; !strings.HasPrefix(got, want) {
 		t.Errorf("numbered by reference: responses %.50s, want %s …", got, want)
 	}
+}
+
+func docOf(p *brief.Passage) string {
+	if p == nil {
+		return ""
+	}
+	return p.DocumentName
 }
