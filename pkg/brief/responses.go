@@ -224,6 +224,8 @@ var (
 	// "ANSWER TO PARAGRAPH NO. 5:", "RESPONSE TO ¶ 5."
 	answerToParaRE = regexp.MustCompile(`(?i)^(?:answer|response)\s+to\s+(?:paragraph|¶)\s*(?:no\.?\s*)?(\d{1,3})\b\s*[:.]?`)
 	// Where a complaint's allegations end and an answer's responses end.
+	// Headings of what follows a complaint's allegations.
+	trailerHeadRE  = regexp.MustCompile(`(?i)^(?:verification|verified\s+by|certificat(?:e|ion)\b|exhibit\s+[a-z0-9]{1,4}\b|declaration\s+of\b|designation\s+of\s+trial\s+counsel|demand\s+for\s+(?:production|discovery|answers|insurance))`)
 	complaintEndRE = regexp.MustCompile(`(?i)^(?:wherefore\b|prayer\s+for\s+relief|request\s+for\s+relief|relief\s+requested|demand\s+for\s+(?:a\s+)?jury|jury\s+(?:trial\s+)?demand)`)
 	answerEndRE    = regexp.MustCompile(`(?i)^(?:(?:first|second|third|[a-z]+)?\s*(?:affirmative|additional|separate|other)?\s*defen[cs]es?\b|affirmative\s+defen|counterclaims?\b|wherefore\b|prayer\s+for\s+relief)`)
 	inlineLabelRE  = regexp.MustCompile(`\s(?:ANSWER|RESPONSE|Answer|Response)(?:\s+(?:TO|to)\s+(?:PARAGRAPH|Paragraph|¶)\s*\d{1,3})?\s*:\s`)
@@ -500,6 +502,12 @@ Pages:
 				defence++
 				cur, letter, heading = nil, nil, ""
 				continue
+			}
+			if kind == KindComplaint && started && head && trailerHeadRE.MatchString(para) {
+				// The verification, the certificates and the exhibits after
+				// the complaint: their numbered paragraphs (a declarant's, a
+				// contract's clauses) are no allegations.
+				break Pages
 			}
 			if started && endRE.MatchString(para) {
 				if kind == KindAnswer {

@@ -1116,3 +1116,33 @@ func docOf(p *brief.Passage) string {
 	}
 	return p.DocumentName
 }
+
+// A complaint filed with its verification and an exhibit (a contract
+// with numbered clauses) after the allegations, and no prayer between:
+// the declarant's and the contract's paragraphs are no allegations, and
+// none is flagged as unanswered.
+func TestResponsesComplaintTrailers(t *testing.T) {
+	complaint := pleadingCaption + `VERIFIED COMPLAINT
+1. Acme is a Delaware limited liability company.
+2. Beta is a North Dakota corporation.
+3. Beta breached the Supply Agreement.
+VERIFICATION
+1. I am the manager of Acme and have read the Complaint.
+2. The facts stated in it are true.
+EXHIBIT A
+SUPPLY AGREEMENT
+1. Term. This Agreement runs for two years.
+2. Delivery. Beta shall deliver 500 widgets each month.
+3. Payment. Acme shall pay within 30 days.
+4. Notices. Notices shall be in writing.
+`
+	answer := pleadingCaption + `ANSWER
+1. Admitted.
+2. Admitted.
+3. Denied.
+`
+	b := buildWritten(t, complaint, answer)
+	if got, want := statusesOf(b), "1:admitted 2:admitted 3:denied"; got != want {
+		t.Errorf("responses %s, want %s", got, want)
+	}
+}
