@@ -38,7 +38,8 @@ func NewExtractive() Extractive { return Extractive{} }
 
 // Name identifies the builder and its rules version in Brief.Builder. It
 // changes with the schema version and with rules that change what a Brief
-// says (v3: the responses list), so the rail rebuilds older frames.
+// says (v3: the responses list; v6: caption round 4 and the responses'
+// rules for real answers), so the rail rebuilds older frames.
 func (Extractive) Name() string { return "extractive/v6" }
 
 // Build implements Builder. It reads the documents through in.Each, one

@@ -26,9 +26,18 @@ var kindRules = []struct {
 	{regexp.MustCompile(`(?i)(?:^|[,)]\s+)(?:\[proposed\]\s*)?(?:stipulated\s+|amended\s+|final\s+)?order\s+(?:granting|denying|on|re|regarding)\b`), KindOrder},
 	{regexp.MustCompile(`(?i)\b(?:motion|memorandum\s+of\s+points|in\s+support\s+of|in\s+opposition|objection|opposition\s+to|reply\s+(?:brief|in\s+support))\b`), KindMotion},
 	// An answer before a complaint: "DEFENDANT'S ANSWER TO PLAINTIFF'S
-	// COMPLAINT" answers one.
-	{regexp.MustCompile(`(?i)^(?:.*\b)?answer\b(?:\s+(?:and|to)\b.*)?$`), KindAnswer},
+	// COMPLAINT" answers one, and so do "ANSWER OF DEFENDANT …",
+	// "DEFENDANTS' ANSWER, AFFIRMATIVE DEFENSES, AND COUNTERCLAIMS" (not an
+	// appellate "ANSWER BRIEF").
+	{regexp.MustCompile(`(?i)^(?:.*\b)?answer\b(?:\s*[,;].*|\s+(?:and|to|of|in\s+response)\b.*)?$`), KindAnswer},
+	// "RESPONSE TO PLAINTIFF'S COMPLAINT", "REPLY TO COUNTERCLAIM", and a
+	// title's second line "TO PLAINTIFF'S COMPLAINT" (its first, "ANSWER
+	// OF DEFENDANT …", names the paper): a response, not the complaint.
+	{regexp.MustCompile(`(?i)^(?:.*\b(?:response|reply|answer)\s+)?to\s+(?:the\s+)?(?:\S+\s+){0,4}(?:complaint|counter[\s-]?claims?)\b`), KindAnswer},
 	{regexp.MustCompile(`(?i)^(?:.*\b)?(?:amended\s+|verified\s+)?complaint\b`), KindComplaint},
+	// A state court's complaint by its other name: "PLAINTIFF'S ORIGINAL
+	// PETITION" (Texas), "PETITION FOR DAMAGES" (Louisiana, Missouri).
+	{regexp.MustCompile(`(?i)^(?:.*\b)?(?:original|amended|verified)\s+petition\b(?:\s+(?:and|for\s+damages)\b.*)?$|^(?:.*\b)?petition\s+for\s+damages\b`), KindComplaint},
 	{regexp.MustCompile(`(?i)\b(?:opinion|per\s+curiam|slip\s+op|memorandum\s+(?:and\s+)?(?:decision|findings))\b`), KindOpinion},
 	{regexp.MustCompile(`(?i)\b(?:order|judge?ment|minutes|decree)\b`), KindOrder},
 	{regexp.MustCompile(`(?i)^(?:.*\b)?notice\s+of\b`), KindNotice},
