@@ -215,7 +215,7 @@ const (
         FROM ops.domain_event_outbox
         WHERE published_at IS NULL AND parked_at IS NULL
           AND next_attempt_at <= (SELECT clock_timestamp())
-          AND event_id <> ALL ($2::uuid[])
+          AND event_id <> ALL ((SELECT $2::uuid[])::uuid[])
         ORDER BY next_attempt_at, occurred_at, event_id
         LIMIT $1`
 	relayUnsentSQL = `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at, trace_header, publish_attempts, next_attempt_at, relay_xid
@@ -225,7 +225,7 @@ const (
                 (SELECT cursor_at FROM ops.relay_lease WHERE lease = 'outbox'),
                 (SELECT cursor_id FROM ops.relay_lease WHERE lease = 'outbox'))
           AND published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NULL
-          AND event_id <> ALL ($2::uuid[])
+          AND event_id <> ALL ((SELECT $2::uuid[])::uuid[])
         ORDER BY relay_xid, occurred_at, event_id
         LIMIT $1`
 )
@@ -273,7 +273,7 @@ var relayClaimSQL = `WITH cur AS (
 ), marked AS (
     UPDATE ops.domain_event_outbox
     SET published_at = clock_timestamp(), next_attempt_at = NULL
-    WHERE event_id = ANY ($2::uuid[]) AND published_at IS NULL AND parked_at IS NULL
+    WHERE event_id = ANY ((SELECT $2::uuid[])::uuid[]) AND published_at IS NULL AND parked_at IS NULL
     RETURNING 1
 ), reading AS (
     SELECT 1 FROM lease WHERE NOT took

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -56,6 +57,47 @@ var ErrPayloadTooLarge = errors.New("fact payload too large")
 // a closed list of irregular ones such as built, sent, written, optionally
 // prefixed: rebuilt, withdrawn). See docs/relay.md.
 func ValidEventName(name string) error {
+	if validNames.has(name) {
+		return nil
+	}
+	if err := checkEventName(name); err != nil {
+		return err
+	}
+	validNames.add(name)
+	return nil
+}
+
+// validNames remembers names ValidEventName accepted (a pure function of
+// the name; the relay checks every fact's name as the trigger will, and a
+// deployment uses a handful of names), up to maxRememberedNames of them.
+var validNames nameSet
+
+const maxRememberedNames = 1024
+
+type nameSet struct {
+	mu    sync.RWMutex
+	names map[string]struct{}
+}
+
+func (s *nameSet) has(name string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.names[name]
+	return ok
+}
+
+func (s *nameSet) add(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.names == nil {
+		s.names = map[string]struct{}{}
+	}
+	if len(s.names) < maxRememberedNames {
+		s.names[name] = struct{}{}
+	}
+}
+
+func checkEventName(name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: empty", ErrBadEventName)

@@ -78,3 +78,31 @@ func TestFactDetailRoundTripAndRefusals(t *testing.T) {
 		t.Errorf("nil payload: %s %v, want {}", b, err)
 	}
 }
+
+// ValidEventName remembers the names it accepted (the relay checks every
+// fact's name): a name's verdict is the same on every call, a refused name
+// is refused again, and more distinct names than it remembers are all
+// still judged.
+func TestValidEventNameVerdictIsStable(t *testing.T) {
+	for range 3 {
+		for _, n := range []string{"document.uploaded", "frame.built", "brief.regeneration_requested"} {
+			if err := rail.ValidEventName(n); err != nil {
+				t.Fatalf("%q refused: %v", n, err)
+			}
+		}
+		for _, n := range []string{"document.upload", "Document.uploaded", "brief.regenerate", ""} {
+			if err := rail.ValidEventName(n); !errors.Is(err, rail.ErrBadEventName) {
+				t.Fatalf("%q: %v, want ErrBadEventName", n, err)
+			}
+		}
+	}
+	for i := range 3000 {
+		good, bad := fmt.Sprintf("thing%d.sent", i), fmt.Sprintf("thing%d.send", i)
+		if err := rail.ValidEventName(good); err != nil {
+			t.Fatalf("%q refused: %v", good, err)
+		}
+		if err := rail.ValidEventName(bad); err == nil {
+			t.Fatalf("%q accepted", bad)
+		}
+	}
+}
