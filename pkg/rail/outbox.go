@@ -34,9 +34,10 @@ const (
 	maxPayloadKeyLen          = 64
 )
 
-// The grammar, kept character for character equal to the CHECK constraint
-// outbox_event_name_is_past_tense_fact in sql/migrations/002_outbox.sql (a
-// test proves both accept and refuse the same names). The database is the
+// The grammar, kept character for character equal to the database's check
+// outbox_event_name_is_past_tense_fact (a CHECK in sql/migrations/002_outbox.sql,
+// now the outbox's write trigger; a test proves both accept and refuse the
+// same names). The database is the
 // authority; this copy only gives a clearer error before the insert.
 var (
 	eventNameShape   = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*\.([a-z][a-z0-9]*_)*([a-z]*[a-df-z]ed|(re|un|up|out|over|under|with|mis|fore|pre|co)?(agreed|freed|guaranteed|decreed|arisen|awoken|beaten|begun|bent|bitten|blown|bought|bound|broken|brought|built|caught|chosen|dealt|done|drawn|driven|dug|eaten|fallen|fed|felt|fled|flown|forbidden|forgiven|forgotten|fought|found|frozen|given|gone|gotten|grown|held|hidden|hung|kept|known|laid|led|left|lent|lost|made|meant|met|paid|proven|ridden|risen|said|seen|sent|shaken|shown|sold|sought|spent|spoken|stolen|stood|struck|stuck|sworn|taken|taught|thought|thrown|told|torn|understood|won|woken|worn|written))$`)
