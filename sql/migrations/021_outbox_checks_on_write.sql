@@ -19,6 +19,13 @@
 -- no write goes unchecked in between. Existing rows already satisfy them.
 -- The cheap CHECKs (trace header length, attempts, published-or-parked)
 -- stay.
+--
+-- One transaction: the trigger and the drops commit together. The locks
+-- (the trigger's, then ACCESS EXCLUSIVE for the drops, both brief) are
+-- taken under a 5 s lock_timeout so the migration never queues writers
+-- behind a long transaction; if it times out, run it again.
+
+SET LOCAL lock_timeout = '5s';
 
 CREATE FUNCTION ops.check_outbox_fact() RETURNS trigger
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
