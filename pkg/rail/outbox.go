@@ -250,17 +250,46 @@ func compactObject(p []byte) (json.RawMessage, error) {
 
 // EncodeFactDetail renders d as the bus detail JSON. The payload is
 // carried as written (no HTML escaping, numbers and nesting kept); a
-// payload that is not a JSON object is refused with ErrBadPayload.
+// payload that is not a JSON object is refused with ErrBadPayload. The
+// bytes are encoding/json's for factDetailJSON (SetEscapeHTML(false)):
+// written directly when every string needs no escaping (ids, times and
+// the names the grammar allows), by encoding/json otherwise.
 func EncodeFactDetail(d FactDetail) (json.RawMessage, error) {
 	payload, err := compactObject(d.Payload)
 	if err != nil {
 		return nil, fmt.Errorf("fact detail: payload: %w", err)
 	}
+	occurred := d.OccurredAt.UTC().Format(time.RFC3339Nano)
+	if !plainJSONString(d.EventName) || !plainJSONString(occurred) {
+		return encodeFactDetailJSON(d, occurred, payload)
+	}
+	b := make([]byte, 0, 180+len(d.EventName)+len(payload))
+	b = append(b, `{"event_id":"`...)
+	b = appendUUID(b, d.EventID)
+	b = append(b, `","event_name":"`...)
+	b = append(b, d.EventName...)
+	b = append(b, `","firm_id":"`...)
+	b = appendUUID(b, d.FirmID)
+	if d.MatterID.Valid {
+		b = append(b, `","matter_id":"`...)
+		b = appendUUID(b, d.MatterID.UUID)
+		b = append(b, `","occurred_at":"`...)
+	} else {
+		b = append(b, `","matter_id":null,"occurred_at":"`...)
+	}
+	b = append(b, occurred...)
+	b = append(b, `","payload":`...)
+	b = append(b, payload...)
+	return append(b, '}'), nil
+}
+
+// encodeFactDetailJSON is EncodeFactDetail by encoding/json.
+func encodeFactDetailJSON(d FactDetail, occurred string, payload json.RawMessage) (json.RawMessage, error) {
 	j := factDetailJSON{
 		EventID:    d.EventID.String(),
 		EventName:  d.EventName,
 		FirmID:     d.FirmID.String(),
-		OccurredAt: d.OccurredAt.UTC().Format(time.RFC3339Nano),
+		OccurredAt: occurred,
 		Payload:    payload,
 	}
 	if d.MatterID.Valid {
@@ -274,6 +303,32 @@ func EncodeFactDetail(d FactDetail) (json.RawMessage, error) {
 		return nil, fmt.Errorf("fact detail: %w", err)
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// plainJSONString: s is printable ASCII without a quote or a backslash, so
+// encoding/json writes it unchanged between quotes.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+func appendUUID(b []byte, id uuid.UUID) []byte {
+	var buf [36]byte
+	const hex = "0123456789abcdef"
+	j := 0
+	for i, c := range id {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			buf[j] = '-'
+			j++
+		}
+		buf[j], buf[j+1] = hex[c>>4], hex[c&0xf]
+		j += 2
+	}
+	return append(b, buf[:]...)
 }
 
 // DecodeFactDetail parses a bus detail, refusing missing or malformed ids,
