@@ -168,3 +168,42 @@ func TestRowBackInTheUnsentArmIsRead(t *testing.T) {
 		t.Fatalf("published %d distinct facts, %d left unpublished; want all %d", distinct, unpublished(t, db.Pool), len(ids)+len(more))
 	}
 }
+
+// A writer cannot place its fact below the relay's cursor by naming a
+// relay_xid: the insert's own transaction id is stamped whatever the
+// insert says, so the fact is relayed and counted in the backlog until it
+// is. Without the stamp the fact is neither published nor counted.
+func TestInsertCannotHideAFactBelowTheCursor(t *testing.T) {
+	t.Parallel()
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	recordN(t, db.Pool, 4)
+	s := newSink()
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: s, BatchSize: 2}
+	for range 4 {
+		if _, err := r.DrainOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hidden := uuid.New()
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO ops.domain_event_outbox (event_id, firm_id, event_name, relay_xid)
+        VALUES ($1, $2, 'document.uploaded', '1')`, hidden, uuid.New()); err != nil {
+		t.Fatal(err)
+	}
+	g, err := postgres.ReadOutboxGauges(ctx, db.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Backlog != 1 {
+		t.Errorf("backlog %d after a fact inserted with relay_xid 1: want it counted (1)", g.Backlog)
+	}
+	for range 4 {
+		if _, err := r.DrainOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if distinct, _, dup := s.counts(); distinct != 5 || dup != 0 || unpublished(t, db.Pool) != 0 {
+		t.Fatalf("published %d distinct facts (%d duplicates), %d unpublished: want all 5 once, the one that named relay_xid 1 too",
+			distinct, dup, unpublished(t, db.Pool))
+	}
+}

@@ -18,7 +18,9 @@
 -- columns is not. The trigger is created before the CHECKs are dropped, so
 -- no write goes unchecked in between. Existing rows already satisfy them.
 -- The cheap CHECKs (trace header length, attempts, published-or-parked)
--- stay.
+-- stay. The same trigger stamps an inserted row's relay_xid with its
+-- writer's transaction id (the column's default alone would let an insert
+-- name a lower one and hide its fact below the relay's cursor).
 --
 -- One transaction: the trigger and the drops commit together. The locks
 -- (the trigger's, then ACCESS EXCLUSIVE for the drops, both brief) are
@@ -46,6 +48,13 @@ BEGIN
         RAISE EXCEPTION 'new row for relation "domain_event_outbox" violates check constraint "outbox_payload_at_most_4kb"'
             USING ERRCODE = 'check_violation', CONSTRAINT = 'outbox_payload_at_most_4kb',
                   SCHEMA = 'ops', TABLE = 'domain_event_outbox', COLUMN = 'payload';
+    END IF;
+    -- A new fact is read by the relay at its writer's transaction id,
+    -- whatever the insert said: a writer that set a low relay_xid would
+    -- put its fact below the relay's cursor, where no pass reads it and no
+    -- gauge counts it.
+    IF TG_OP = 'INSERT' THEN
+        NEW.relay_xid := pg_catalog.pg_current_xact_id();
     END IF;
     RETURN NEW;
 END
