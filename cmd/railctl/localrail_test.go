@@ -50,8 +50,8 @@ func TestLocalRailRunsTheSweeperFunction(t *testing.T) {
 	defer pool.Close()
 	// Old enough for the default retentions (168 h, 360 h), by the database clock.
 	var outboxID, inboxID string
-	if err := pool.QueryRow(ctx, `INSERT INTO ops.domain_event_outbox (firm_id, event_name, published_at)
-        VALUES (gen_random_uuid(), 'matter.created', clock_timestamp() - interval '400 hours')
+	if err := pool.QueryRow(ctx, `INSERT INTO ops.domain_event_outbox (firm_id, event_name, occurred_at, published_at)
+        VALUES (gen_random_uuid(), 'matter.created', clock_timestamp() - interval '401 hours', clock_timestamp() - interval '400 hours')
         RETURNING event_id::text`).Scan(&outboxID); err != nil {
 		t.Fatal(err)
 	}

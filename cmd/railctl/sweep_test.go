@@ -45,8 +45,8 @@ func TestSweepInvokesTheSweeperFunction(t *testing.T) {
 		t.Fatal(err)
 	}
 	var outboxID, inboxID string
-	if err := conn.QueryRow(ctx, `INSERT INTO ops.domain_event_outbox (firm_id, event_name, published_at)
-        VALUES (gen_random_uuid(), 'matter.created', clock_timestamp() - interval '400 hours')
+	if err := conn.QueryRow(ctx, `INSERT INTO ops.domain_event_outbox (firm_id, event_name, occurred_at, published_at)
+        VALUES (gen_random_uuid(), 'matter.created', clock_timestamp() - interval '401 hours', clock_timestamp() - interval '400 hours')
         RETURNING event_id::text`).Scan(&outboxID); err != nil {
 		t.Fatal(err)
 	}

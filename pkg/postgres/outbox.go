@@ -191,33 +191,42 @@ func RecordFact(ctx context.Context, q Querier, f rail.Fact) (uuid.UUID, error) 
 	return f.EventID, nil
 }
 
-// The relay's two selects. A row that never failed is taken in commit
-// order from domain_event_outbox_unsent_idx; a row that failed is taken
-// only once its backoff has passed, earliest due first, from
-// domain_event_outbox_retry_idx, whose range scan stops at the first row
+// The relay's two selects. A row that never failed is taken from
+// domain_event_outbox_due_idx by the transaction that wrote it (relay_xid,
+// then occurred_at, event_id), starting at the relay's cursor
+// (ops.relay_lease cursor_*): every row of that index below the cursor is
+// published, so the scan skips the history. A row that failed is taken only
+// once its backoff has passed, earliest due first, from
+// domain_event_outbox_backoff_idx, whose range scan stops at the first row
 // still backing off: during a bus outage a poll reads the due rows, not
-// the whole backlog (sql/migrations/005_outbox_due_index.sql). The
+// the whole backlog. No index names published_at, so the mark is a
+// heap-only update (the migration that adds the cursor). The
 // clock_timestamp() sits in a scalar subquery so it is evaluated once and
 // can bound the index scan (a volatile function in the predicate itself
-// would be a filter on every row). Neither locks or writes what it reads:
-// the relay lease keeps other relays away, and no high-water mark is kept,
-// so a row committed out of order is simply read by a later pass. $2 is
-// the rows the same statement marks published: its selects see the
+// would be a filter on every row); so do the cursor's columns. Neither
+// locks or writes what it reads: the relay lease keeps other relays away.
+// A row committed out of order is read by a later pass: the cursor never
+// passes a transaction that may still commit (relayClaimSQL's proposal).
+// $2 is the rows the same statement marks published: its selects see the
 // statement's snapshot, from before those marks, so they are left out by
 // id.
 const (
-	relayRetrySQL = `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at, trace_header, publish_attempts, next_attempt_at
+	relayRetrySQL = `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at, trace_header, publish_attempts, next_attempt_at, relay_xid
         FROM ops.domain_event_outbox
         WHERE published_at IS NULL AND parked_at IS NULL
           AND next_attempt_at <= (SELECT clock_timestamp())
-          AND event_id <> ALL ($2::uuid[])
+          AND event_id <> ALL ((SELECT $2::uuid[])::uuid[])
         ORDER BY next_attempt_at, occurred_at, event_id
         LIMIT $1`
-	relayUnsentSQL = `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at, trace_header, publish_attempts, next_attempt_at
+	relayUnsentSQL = `SELECT event_id, firm_id, matter_id, event_name, payload, occurred_at, trace_header, publish_attempts, next_attempt_at, relay_xid
         FROM ops.domain_event_outbox
-        WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NULL
-          AND event_id <> ALL ($2::uuid[])
-        ORDER BY occurred_at, event_id
+        WHERE (relay_xid, occurred_at, event_id) >= (
+                (SELECT cursor_xid FROM ops.relay_lease WHERE lease = 'outbox'),
+                (SELECT cursor_at FROM ops.relay_lease WHERE lease = 'outbox'),
+                (SELECT cursor_id FROM ops.relay_lease WHERE lease = 'outbox'))
+          AND published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NULL
+          AND event_id <> ALL ((SELECT $2::uuid[])::uuid[])
+        ORDER BY relay_xid, occurred_at, event_id
         LIMIT $1`
 )
 
@@ -263,8 +272,8 @@ var relayClaimSQL = `WITH cur AS (
     RETURNING l.token, p.holder IS DISTINCT FROM $3::uuid AS took, (p.holder IS NOT NULL AND p.holder <> $3::uuid) AS took_over
 ), marked AS (
     UPDATE ops.domain_event_outbox
-    SET published_at = clock_timestamp()
-    WHERE event_id = ANY ($2::uuid[]) AND published_at IS NULL AND parked_at IS NULL
+    SET published_at = clock_timestamp(), next_attempt_at = NULL
+    WHERE event_id = ANY ((SELECT $2::uuid[])::uuid[]) AND published_at IS NULL AND parked_at IS NULL
     RETURNING 1
 ), reading AS (
     SELECT 1 FROM lease WHERE NOT took
@@ -276,15 +285,40 @@ var relayClaimSQL = `WITH cur AS (
     SELECT r.*, 0 AS arm FROM retry r WHERE EXISTS (SELECT FROM reading)
     UNION ALL
     SELECT u.*, 1 FROM unsent u WHERE EXISTS (SELECT FROM reading)
-    ORDER BY arm, next_attempt_at, occurred_at, event_id
+    ORDER BY arm, next_attempt_at, relay_xid, occurred_at, event_id
     LIMIT $1
+), proposal AS (
+    -- The furthest the cursor may go: not past the first unsent row read
+    -- (it is unpublished; the rows marked here are excluded from the read),
+    -- nor past a transaction that may still commit (below this
+    -- snapshot's xmin every transaction has ended).
+    SELECT x, t, i FROM (
+        SELECT relay_xid AS x, occurred_at AS t, event_id AS i FROM unsent
+        UNION ALL
+        SELECT pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot()), '-infinity'::timestamptz,
+            '00000000-0000-0000-0000-000000000000'::uuid
+    ) c ORDER BY x, t, i LIMIT 1
+), advanced AS (
+    -- Only forward, only by the lease's holder in a statement that read,
+    -- and only when the statement marks rows or published rows lie
+    -- between the cursor and the proposal: an idle poll writes nothing.
+    UPDATE ops.relay_lease AS l SET cursor_xid = p.x, cursor_at = p.t, cursor_id = p.i
+    FROM proposal p
+    WHERE l.lease = 'outbox' AND EXISTS (SELECT FROM fresh)
+      AND (p.x, p.t, p.i) > (l.cursor_xid, l.cursor_at, l.cursor_id)
+      AND (cardinality($2::uuid[]) > 0 OR EXISTS (
+            SELECT FROM ops.domain_event_outbox o
+            WHERE (o.relay_xid, o.occurred_at, o.event_id) >= (l.cursor_xid, l.cursor_at, l.cursor_id)
+              AND (o.relay_xid, o.occurred_at, o.event_id) < (p.x, p.t, p.i)
+              AND o.parked_at IS NULL AND o.next_attempt_at IS NULL AND o.published_at IS NOT NULL))
+    RETURNING 1
 )
 SELECT EXISTS (SELECT FROM cur), coalesce((SELECT token FROM lease), (SELECT token FROM fresh)),
     (SELECT took FROM lease), (SELECT took_over FROM lease),
     (SELECT count(*) FROM marked),
     p.event_id, p.firm_id, p.matter_id, p.event_name, p.payload, p.occurred_at, p.trace_header, p.publish_attempts
 FROM (SELECT) AS head LEFT JOIN picked p ON true
-ORDER BY p.arm, p.next_attempt_at, p.occurred_at, p.event_id`
+ORDER BY p.arm, p.next_attempt_at, p.relay_xid, p.occurred_at, p.event_id`
 
 // relayReleaseSQL gives holder $1's lease up (the end of a run with no
 // marks left to write).
@@ -301,7 +335,7 @@ const relayReleaseSQL = `UPDATE ops.relay_lease SET holder = NULL, lease_until =
 // whether the fence held and whether the lease was released.
 const relaySettleSQL = `WITH marked AS (
     UPDATE ops.domain_event_outbox
-    SET published_at = clock_timestamp()
+    SET published_at = clock_timestamp(), next_attempt_at = NULL
     WHERE event_id = ANY ($1::uuid[]) AND published_at IS NULL AND parked_at IS NULL
     RETURNING 1
 ), fence AS (
@@ -410,7 +444,9 @@ const recordFailuresSQL = `UPDATE ops.domain_event_outbox o SET
     RETURNING o.event_id, o.parked_at IS NOT NULL AS parked, o.publish_attempts, o.parked_reason`
 
 // ReadOutboxGauges reads the outbox gauges: each arm of the backlog reads
-// one of the relay's partial indexes, the parked count the parked index.
+// one of the relay's partial indexes (the unsent arm from the relay's
+// cursor, below which every row is published), the parked count the parked
+// index.
 func ReadOutboxGauges(ctx context.Context, q Querier) (rail.OutboxGauges, error) {
 	var g rail.OutboxGauges
 	// The age skips non-finite occurred_at (the CHECKs accept 'infinity';
@@ -420,7 +456,11 @@ func ReadOutboxGauges(ctx context.Context, q Querier) (rail.OutboxGauges, error)
             coalesce(extract(epoch FROM clock_timestamp() - min(occurred_at) FILTER (WHERE isfinite(occurred_at)))::float8, 0),
             (SELECT count(*) FROM ops.domain_event_outbox WHERE parked_at IS NOT NULL)
         FROM (SELECT occurred_at FROM ops.domain_event_outbox
-                WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NULL
+                WHERE (relay_xid, occurred_at, event_id) >= (
+                        coalesce((SELECT cursor_xid FROM ops.relay_lease WHERE lease = 'outbox'), '0'),
+                        coalesce((SELECT cursor_at FROM ops.relay_lease WHERE lease = 'outbox'), '-infinity'),
+                        coalesce((SELECT cursor_id FROM ops.relay_lease WHERE lease = 'outbox'), '00000000-0000-0000-0000-000000000000'))
+                  AND published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NULL
               UNION ALL
               SELECT occurred_at FROM ops.domain_event_outbox
                 WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NOT NULL) AS pending`).
@@ -508,8 +548,9 @@ type PruneResult struct {
 	LeftCapped bool
 }
 
-// PruneOutbox deletes published rows older than olderThan (by published_at),
-// Batch rows per statement, each committing by itself when q is a pool,
+// PruneOutbox deletes published rows older than olderThan (by published_at;
+// read by occurred_at, domain_event_outbox_occurred_idx, since a row is
+// published after it occurred), Batch rows per statement, each committing by itself when q is a pool,
 // until none are left or the call's bound (MaxRows, Budget) is reached;
 // the next call continues. Unpublished and parked rows are never pruned.
 func PruneOutbox(ctx context.Context, q Querier, olderThan time.Duration, lim PruneLimits) (PruneResult, error) {
@@ -531,8 +572,9 @@ func PruneOutbox(ctx context.Context, q Querier, olderThan time.Duration, lim Pr
 		n := min(int64(lim.Batch), int64(lim.MaxRows)-res.Deleted)
 		tag, err := q.Exec(ctx, `WITH doomed AS (
                 SELECT event_id FROM ops.domain_event_outbox
-                WHERE published_at < clock_timestamp() - make_interval(secs => $1)
-                ORDER BY published_at
+                WHERE occurred_at < clock_timestamp() - make_interval(secs => $1)
+                  AND published_at < clock_timestamp() - make_interval(secs => $1)
+                ORDER BY occurred_at
                 LIMIT $2
                 FOR UPDATE SKIP LOCKED)
             DELETE FROM ops.domain_event_outbox o USING doomed d WHERE o.event_id = d.event_id`,
@@ -549,7 +591,8 @@ func PruneOutbox(ctx context.Context, q Querier, olderThan time.Duration, lim Pr
 		}
 	}
 	err := q.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM ops.domain_event_outbox
-            WHERE published_at < clock_timestamp() - make_interval(secs => $1) LIMIT $2) AS left_over`,
+            WHERE occurred_at < clock_timestamp() - make_interval(secs => $1)
+              AND published_at < clock_timestamp() - make_interval(secs => $1) LIMIT $2) AS left_over`,
 		olderThan.Seconds(), pruneLeftCap).Scan(&res.Left)
 	if err != nil {
 		return res, fmt.Errorf("prune outbox: count left: %w", err)

@@ -188,7 +188,7 @@ func TestRelayClaimStatementReadsOnlyDueRows(t *testing.T) {
 			seen[name] = true
 		}
 	}
-	for _, ix := range []string{"domain_event_outbox_retry_idx", "domain_event_outbox_unsent_idx"} {
+	for _, ix := range []string{"domain_event_outbox_backoff_idx", "domain_event_outbox_due_idx"} {
 		if !seen[ix] {
 			t.Errorf("the claim does not use %s", ix)
 		}

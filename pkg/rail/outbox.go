@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,9 +34,10 @@ const (
 	maxPayloadKeyLen          = 64
 )
 
-// The grammar, kept character for character equal to the CHECK constraint
-// outbox_event_name_is_past_tense_fact in sql/migrations/002_outbox.sql (a
-// test proves both accept and refuse the same names). The database is the
+// The grammar, kept character for character equal to the database's check
+// outbox_event_name_is_past_tense_fact (a CHECK in sql/migrations/002_outbox.sql,
+// now the outbox's write trigger; a test proves both accept and refuse the
+// same names). The database is the
 // authority; this copy only gives a clearer error before the insert.
 var (
 	eventNameShape   = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*\.([a-z][a-z0-9]*_)*([a-z]*[a-df-z]ed|(re|un|up|out|over|under|with|mis|fore|pre|co)?(agreed|freed|guaranteed|decreed|arisen|awoken|beaten|begun|bent|bitten|blown|bought|bound|broken|brought|built|caught|chosen|dealt|done|drawn|driven|dug|eaten|fallen|fed|felt|fled|flown|forbidden|forgiven|forgotten|fought|found|frozen|given|gone|gotten|grown|held|hidden|hung|kept|known|laid|led|left|lent|lost|made|meant|met|paid|proven|ridden|risen|said|seen|sent|shaken|shown|sold|sought|spent|spoken|stolen|stood|struck|stuck|sworn|taken|taught|thought|thrown|told|torn|understood|won|woken|worn|written))$`)
@@ -56,6 +58,47 @@ var ErrPayloadTooLarge = errors.New("fact payload too large")
 // a closed list of irregular ones such as built, sent, written, optionally
 // prefixed: rebuilt, withdrawn). See docs/relay.md.
 func ValidEventName(name string) error {
+	if validNames.has(name) {
+		return nil
+	}
+	if err := checkEventName(name); err != nil {
+		return err
+	}
+	validNames.add(name)
+	return nil
+}
+
+// validNames remembers names ValidEventName accepted (a pure function of
+// the name; the relay checks every fact's name as the trigger will, and a
+// deployment uses a handful of names), up to maxRememberedNames of them.
+var validNames nameSet
+
+const maxRememberedNames = 1024
+
+type nameSet struct {
+	mu    sync.RWMutex
+	names map[string]struct{}
+}
+
+func (s *nameSet) has(name string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.names[name]
+	return ok
+}
+
+func (s *nameSet) add(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.names == nil {
+		s.names = map[string]struct{}{}
+	}
+	if len(s.names) < maxRememberedNames {
+		s.names[name] = struct{}{}
+	}
+}
+
+func checkEventName(name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: empty", ErrBadEventName)
@@ -207,17 +250,46 @@ func compactObject(p []byte) (json.RawMessage, error) {
 
 // EncodeFactDetail renders d as the bus detail JSON. The payload is
 // carried as written (no HTML escaping, numbers and nesting kept); a
-// payload that is not a JSON object is refused with ErrBadPayload.
+// payload that is not a JSON object is refused with ErrBadPayload. The
+// bytes are encoding/json's for factDetailJSON (SetEscapeHTML(false)):
+// written directly when every string needs no escaping (ids, times and
+// the names the grammar allows), by encoding/json otherwise.
 func EncodeFactDetail(d FactDetail) (json.RawMessage, error) {
 	payload, err := compactObject(d.Payload)
 	if err != nil {
 		return nil, fmt.Errorf("fact detail: payload: %w", err)
 	}
+	occurred := d.OccurredAt.UTC().Format(time.RFC3339Nano)
+	if !plainJSONString(d.EventName) || !plainJSONString(occurred) {
+		return encodeFactDetailJSON(d, occurred, payload)
+	}
+	b := make([]byte, 0, 180+len(d.EventName)+len(payload))
+	b = append(b, `{"event_id":"`...)
+	b = appendUUID(b, d.EventID)
+	b = append(b, `","event_name":"`...)
+	b = append(b, d.EventName...)
+	b = append(b, `","firm_id":"`...)
+	b = appendUUID(b, d.FirmID)
+	if d.MatterID.Valid {
+		b = append(b, `","matter_id":"`...)
+		b = appendUUID(b, d.MatterID.UUID)
+		b = append(b, `","occurred_at":"`...)
+	} else {
+		b = append(b, `","matter_id":null,"occurred_at":"`...)
+	}
+	b = append(b, occurred...)
+	b = append(b, `","payload":`...)
+	b = append(b, payload...)
+	return append(b, '}'), nil
+}
+
+// encodeFactDetailJSON is EncodeFactDetail by encoding/json.
+func encodeFactDetailJSON(d FactDetail, occurred string, payload json.RawMessage) (json.RawMessage, error) {
 	j := factDetailJSON{
 		EventID:    d.EventID.String(),
 		EventName:  d.EventName,
 		FirmID:     d.FirmID.String(),
-		OccurredAt: d.OccurredAt.UTC().Format(time.RFC3339Nano),
+		OccurredAt: occurred,
 		Payload:    payload,
 	}
 	if d.MatterID.Valid {
@@ -231,6 +303,32 @@ func EncodeFactDetail(d FactDetail) (json.RawMessage, error) {
 		return nil, fmt.Errorf("fact detail: %w", err)
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// plainJSONString: s is printable ASCII without a quote or a backslash, so
+// encoding/json writes it unchanged between quotes.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+func appendUUID(b []byte, id uuid.UUID) []byte {
+	var buf [36]byte
+	const hex = "0123456789abcdef"
+	j := 0
+	for i, c := range id {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			buf[j] = '-'
+			j++
+		}
+		buf[j], buf[j+1] = hex[c>>4], hex[c&0xf]
+		j += 2
+	}
+	return append(b, buf[:]...)
 }
 
 // DecodeFactDetail parses a bus detail, refusing missing or malformed ids,

@@ -1,9 +1,11 @@
 package rail_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -77,4 +79,95 @@ func TestFactDetailRoundTripAndRefusals(t *testing.T) {
 	if b, err := rail.EncodeFactDetail(d); err != nil || !strings.Contains(string(b), `"payload":{}`) {
 		t.Errorf("nil payload: %s %v, want {}", b, err)
 	}
+}
+
+// ValidEventName remembers the names it accepted (the relay checks every
+// fact's name): a name's verdict is the same on every call, a refused name
+// is refused again, and more distinct names than it remembers are all
+// still judged.
+func TestValidEventNameVerdictIsStable(t *testing.T) {
+	for range 3 {
+		for _, n := range []string{"document.uploaded", "frame.built", "brief.regeneration_requested"} {
+			if err := rail.ValidEventName(n); err != nil {
+				t.Fatalf("%q refused: %v", n, err)
+			}
+		}
+		for _, n := range []string{"document.upload", "Document.uploaded", "brief.regenerate", ""} {
+			if err := rail.ValidEventName(n); !errors.Is(err, rail.ErrBadEventName) {
+				t.Fatalf("%q: %v, want ErrBadEventName", n, err)
+			}
+		}
+	}
+	for i := range 3000 {
+		good, bad := fmt.Sprintf("thing%d.sent", i), fmt.Sprintf("thing%d.send", i)
+		if err := rail.ValidEventName(good); err != nil {
+			t.Fatalf("%q refused: %v", good, err)
+		}
+		if err := rail.ValidEventName(bad); err == nil {
+			t.Fatalf("%q accepted", bad)
+		}
+	}
+}
+
+// EncodeFactDetail writes the bytes encoding/json writes for the detail
+// (SetEscapeHTML(false)), whether it takes its direct path (plain strings)
+// or encoding/json (names or times that need escaping).
+func TestEncodeFactDetailIsEncodingJSONsBytes(t *testing.T) {
+	reference := func(d rail.FactDetail, payload string) string {
+		type detail struct {
+			EventID    string          `json:"event_id"`
+			EventName  string          `json:"event_name"`
+			FirmID     string          `json:"firm_id"`
+			MatterID   *string         `json:"matter_id"`
+			OccurredAt string          `json:"occurred_at"`
+			Payload    json.RawMessage `json:"payload"`
+		}
+		j := detail{EventID: d.EventID.String(), EventName: d.EventName, FirmID: d.FirmID.String(),
+			OccurredAt: d.OccurredAt.UTC().Format(time.RFC3339Nano), Payload: json.RawMessage(payload)}
+		if d.MatterID.Valid {
+			m := d.MatterID.UUID.String()
+			j.MatterID = &m
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(j); err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimRight(b.String(), "\n")
+	}
+	rng := rand.New(rand.NewPCG(21, 1))
+	names := []string{"document.uploaded", "frame.built", "a<b>&c.sent", `quote".sent`, `back\slash.sent`,
+		"tab\t.sent", "é.sent", "\u2028.sent", "\xff.sent", ""}
+	payloads := []struct{ in, compact string }{
+		{``, `{}`}, {`{}`, `{}`}, {`{"document_id": "x"}`, `{"document_id":"x"}`},
+		{`{"a": [1, 2.5e10, null, true], "b": {"c": "<&>"}}`, `{"a":[1,2.5e10,null,true],"b":{"c":"<&>"}}`},
+		{`{"s": "\u00e9\n"}`, `{"s":"\u00e9\n"}`},
+	}
+	times := []time.Time{time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 20, 0, 0, 123456789, time.FixedZone("x", 3600)),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), {}}
+	n := 0
+	for _, name := range names {
+		for _, p := range payloads {
+			for _, at := range times {
+				for _, matter := range []bool{false, true} {
+					var id, firm, m uuid.UUID
+					for i := range id {
+						id[i], firm[i], m[i] = byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256))
+					}
+					d := rail.FactDetail{EventID: id, EventName: name, FirmID: firm, OccurredAt: at,
+						MatterID: uuid.NullUUID{UUID: m, Valid: matter}, Payload: json.RawMessage(p.in)}
+					got, err := rail.EncodeFactDetail(d)
+					if err != nil {
+						t.Fatalf("%+v: %v", d, err)
+					}
+					if want := reference(d, p.compact); string(got) != want {
+						t.Fatalf("%+v:\n got %s\nwant %s", d, got, want)
+					}
+					n++
+				}
+			}
+		}
+	}
+	t.Logf("%d details, byte for byte", n)
 }

@@ -44,6 +44,7 @@ type options struct {
 	GrowthIndexExperiment bool          `json:"growth_index_experiment"`
 	ExecMode              string        `json:"exec_mode"`
 	RelayFacts            int           `json:"relay_facts"`
+	RelayBatch            int           `json:"relay_batch"`
 	MemDocs               int           `json:"mem_documents"`
 	MemPages              int           `json:"mem_pages"`
 	MemPageBytes          int           `json:"mem_page_bytes"`
@@ -86,6 +87,7 @@ func main() {
 	flag.BoolVar(&o.GrowthIndexExperiment, "growth-index-experiment", true, "after the largest growth stage, re-measure with a partial index on open runs (then drop it)")
 	flag.StringVar(&o.ExecMode, "exec-mode", "cache_statement", "pgx query exec mode for every pool: cache_statement, cache_describe, describe_exec, exec, simple_protocol")
 	flag.IntVar(&o.RelayFacts, "relay-facts", 5000, "facts per relay repetition")
+	flag.IntVar(&o.RelayBatch, "relay-batch", 0, "rows per relay pass (0: the relay's default, rail.DefaultRelayBatch)")
 	flag.IntVar(&o.MemDocs, "mem-docs", 2000, "documents in the memory section's matter")
 	flag.IntVar(&o.MemPages, "mem-pages", 100, "pages per document in the memory section")
 	flag.IntVar(&o.MemPageBytes, "mem-page-bytes", 1000, "bytes of text per page in the memory section (about)")

@@ -85,9 +85,13 @@ func (p *countingPublisher) Publish(_ string, msgs ...*message.Message) error {
 func (p *countingPublisher) Close() error { return nil }
 
 func runRelay(ctx context.Context, e *env, o options) (*RelayResults, error) {
-	rr := &RelayResults{Facts: o.RelayFacts, RailBatch: rail.DefaultRelayBatch, Notes: []string{
+	batch := o.RelayBatch
+	if batch <= 0 {
+		batch = rail.DefaultRelayBatch
+	}
+	rr := &RelayResults{Facts: o.RelayFacts, RailBatch: batch, Notes: []string{
 		"backlog of N facts written before the clock starts (rail: INSERT … generate_series into ops.domain_event_outbox; watermill: forwarder.Publisher over the watermill-sql publisher, 500 messages a call), then the clock runs until the sink has N",
-		"rail: one Relay.Run (the Lambda's loop: passes back to back while they come back full), default batch (100 rows a pass, sent 10 a Publish call as for PutEvents); watermill: forwarder.NewForwarder over a watermill-sql subscriber (default PostgreSQL schema and offsets adapters, PollInterval 10ms) started when the clock starts (its start-up is inside the time)",
+		"rail: one Relay.Run (the Lambda's loop: passes back to back while they come back full), the relay's default batch unless -relay-batch (100 rows a pass, sent 10 a Publish call as for PutEvents); watermill: forwarder.NewForwarder over a watermill-sql subscriber (default PostgreSQL schema and offsets adapters, PollInterval 10ms) started when the clock starts (its start-up is inside the time)",
 		"commit->publish latency p50/p99 not measured here",
 		"counted per fact (rail_* and watermill_* _per_fact): wire round trips and statements on the drain's own pool; rows written (sum of pg_stat_user_tables n_tup_ins+n_tup_upd+n_tup_del), WAL bytes (pg_stat_wal) and transactions (pg_stat_database.xact_commit), server-side deltas over the drain alone (the backlog is written before, every pool closed before each reading)",
 	}}
@@ -130,7 +134,7 @@ func runRelay(ctx context.Context, e *env, o options) (*RelayResults, error) {
 		}
 		trips0, stmts0 := w.snapshot()
 		sink := &memSink{}
-		relay := &rail.Relay{Outbox: postgres.NewOutbox(pool), Publisher: sink}
+		relay := &rail.Relay{Outbox: postgres.NewOutbox(pool), Publisher: sink, BatchSize: batch}
 		rctx, cancel := context.WithCancel(ctx)
 		var elapsed time.Duration
 		start := time.Now()
