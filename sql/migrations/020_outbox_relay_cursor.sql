@@ -81,6 +81,10 @@ BEGIN
     IF EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'brief_relay') THEN
         GRANT UPDATE (cursor_xid, cursor_at, cursor_id) ON ops.relay_lease TO brief_relay;
     END IF;
+    -- sweeper: its outbox gauges count the unsent arm from the cursor.
+    IF EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'brief_sweeper') THEN
+        GRANT SELECT (lease, cursor_xid, cursor_at, cursor_id) ON ops.relay_lease TO brief_sweeper;
+    END IF;
 END
 $$;
 
