@@ -350,6 +350,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 		}
 	}
+	dropNonNames(&dc)
 	return dc
 }
 

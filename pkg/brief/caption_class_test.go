@@ -1648,3 +1648,121 @@ func TestCaptionEstateOverAdversaryCaption(t *testing.T) {
 	}
 	checkParties(t, dc, []wantParty{{"The Estate of John Hale", RoleOther}, {"Susan Hale", RolePlaintiff}, {"Mark Corwin", RoleDefendant}})
 }
+
+// Round 14: classes of plainly wrong names found on unlabelled real
+// filings of courts outside the test set. Each written caption is the
+// shape, not a copy of a filing.
+
+// Two-column pleading paper interleaves the paper's title with the
+// names: a party's possessive ("PLAINTIFFS’ UNOPPOSED"), a leading role
+// word ("DEFENDANT WIDGET INC.’S REPLY IN"), or a "Filed concurrently
+// with Decl. of …" note joins a name. No such "party" is kept, and no
+// title is built on one.
+func TestCaptionTitleWordsJoinedToNames(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"JOHN ROE, et al.,",
+		"Plaintiffs, CASE NO. 2:15-cv-01234-ABC (JCx)",
+		"v. Honorable Jane Judge",
+		"MARY ELLEN PLAINTIFFS’ UNOPPOSED",
+		"SMITH, et al.,",
+		"MOTION TO RECOVER COSTS",
+		"Defendants. PURSUANT TO LOCAL RULE 54-",
+		"3.12",
+	))
+	for _, p := range dc.parties {
+		if strings.Contains(p.name, "Unopposed") {
+			t.Errorf("party %q holds the paper's title", p.name)
+		}
+	}
+	if strings.Contains(dc.title, "Unopposed") {
+		t.Errorf("title %q holds the paper's title", dc.title)
+	}
+
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"ACME USA, INC., et al., Case No. 3:18-cv-00999-ABC",
+		"Plaintiffs,",
+		"v.",
+		"DEFENDANT WIDGET INC.’S REPLY IN",
+		"WIDGET INC., SUPPORT OF ITS MOTION TO",
+		"DISMISS",
+		"Defendant.",
+	))
+	for _, p := range dc.parties {
+		if strings.Contains(p.name, "Reply") || strings.HasPrefix(p.name, "Defendant") {
+			t.Errorf("party %q holds the paper's title", p.name)
+		}
+	}
+
+	// The right column's "[Filed concurrently with Decl. of …" note
+	// joined to a name.
+	for _, n := range []string{"Smithers In Support of Application for", "Decl. of Mary C. Smithers", "Acme Group Limited Authorities in Support of"} {
+		if !notAName(n) {
+			t.Errorf("notAName(%q) = false", n)
+		}
+	}
+}
+
+// A hearing's furniture, a form's labels and parts of names where names
+// sit: a courtroom or floor, a street address, role words joined by
+// slashes, a company's suffix or a description alone, a redaction mark.
+// None is a party; a form's "CASE NAME:" label is cut from the name.
+func TestCaptionFurnitureIsNoName(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"ACME LIGHTING, INC., Case No. 2:18-cv-07777-ABC",
+		"Plaintiff,",
+		"v. Location: Courtroom 8D",
+		"WIDGET CORP.,",
+		"Defendant. Courtroom 7B – 7th Floor",
+	))
+	for _, p := range dc.parties {
+		if strings.Contains(p.name, "Courtroom") || strings.Contains(p.name, "Floor") {
+			t.Errorf("party %q is a courtroom", p.name)
+		}
+	}
+
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"TCL WIDGETS, LTD., Case No. 8:14-cv-00999-ABC",
+		"Plaintiffs/Counterclaim-Defendants,",
+		"v.",
+		"ACME AB,",
+		"Defendants/Counterclaim-Plaintiffs.",
+	))
+	for _, p := range dc.parties {
+		if strings.Contains(p.name, "/") {
+			t.Errorf("party %q is role words", p.name)
+		}
+	}
+
+	for _, n := range []string{"Corporation", "Inc.", "America", "Ab", "350 West First Street", "Plaintiff REDACTED",
+		"Defendant Acme", "Certificate of Service", "Acme Widgets Limited’s", "Interrogatory", "akas: Jim Doe", "2 Allow the Filing of Over Length Briefs",
+		"A Delaware Corporation", "An Unincorporated Association"} {
+		if !notAName(n) {
+			t.Errorf("notAName(%q) = false", n)
+		}
+	}
+	for _, n := range []string{"The Application Group, Inc.", "1955 Capital Fund I GP LLC", "The Travelers Indemnity Company",
+		"Los Angeles County Sheriff’s Department", "Bank of America, N.A.", "Marshall", "3M Company"} {
+		if notAName(n) {
+			t.Errorf("notAName(%q) = true", n)
+		}
+	}
+
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"CASE NO. CV16-4444-ABC (SKx)",
+		"CASE NAME: Juan Doe v. City of Los Angeles, et al.",
+		"THE JURY HAS REACHED A UNANIMOUS VERDICT",
+	))
+	if dc.title != "Juan Doe v. City of Los Angeles" {
+		t.Errorf("title %q, want the label cut", dc.title)
+	}
+}

@@ -1,0 +1,113 @@
+package brief
+
+import (
+	"regexp"
+	"strings"
+)
+
+// The last word on a caption's names (issue 22, round 14): whatever rule
+// read a "party", a name that is plainly no name is dropped, and a title
+// built on it is cleared. Two-column pleading paper interleaves the
+// paper's own title with the names ("KATHERYN ELIZABETH PLAINTIFFS’
+// UNOPPOSED" / "HUDSON, et al.,"), and a hearing's furniture, a form's
+// labels and a description sit where names do. A wrong party in a
+// litigator's Brief is worse than a missing one, so these are left out
+// even when a real name is lost with them.
+
+var (
+	// A role word's possessive ("PLAINTIFFS’ UNOPPOSED", "DEFENDANT
+	// APPLE INC.’S REPLY") begins a paper's title, never a name.
+	rolePossessiveRE = regexp.MustCompile(`(?i)\b(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|debtors?|movants?)(?:['’]s?|s['’])(?:\s|$)`)
+	// A paper's words, a hearing's or a form's furniture: no name holds
+	// them. (titleFragRE holds the rest of a paper's title words.)
+	notNameRE = regexp.MustCompile(`(?i)\bdecl\.|\bcertificate\s+of\s+service\b|\binterrogator(?:y|ies)\b|\bfed\.\s*r\b|\bbriefing\b|\brespond\s+to\b|\bin\s+connection\s+with\b|\bsupport\s+of\b|\bcourtroom\b|\bctrm\b|\b(?:\d+(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|ground)\s+floor\b|\bmonth\s+day\s+year\b|\bprivilege\s+dispute\b|\b(?:revised|supplemental|unopposed|amended|concurrently)\b|\bexhibit\b|\bversion\s+of\b|\bproduction\s+of\b|\bdocuments\b`)
+	// A street address ("350 West First Street") or a numbered line of a
+	// list ("2 Allow the Filing of …"); a name may begin with a number
+	// ("1955 Capital Fund I GP LLC").
+	numberFirstRE = regexp.MustCompile(`(?i)^\d+\s+(?:[a-z.]+\s+){0,3}(?:street|st\.?|avenue|ave\.?|boulevard|blvd\.?|road|rd\.?|drive|dr\.?|suite|plaza|lane|way)(?:\s|,|$)|^\d+\s+(?:allow|grant|deny|extend|continue|set|file|permit)\b`)
+	// A party's description standing alone ("A Delaware Corporation",
+	// "An Unincorporated Association").
+	descriptionRE = regexp.MustCompile(`(?i)^an?\s+(?:[a-z.'’-]+\s+){0,3}(?:corporation|company|association|partnership|entity|individual|municipality|limited\s+liability\s+company)$`)
+	// A company's suffix alone, or a country's last word ("Corporation",
+	// "Inc.", "America"): the rest of the name was lost.
+	bareSuffix = map[string]bool{"corporation": true, "corp": true, "inc": true, "incorporated": true, "llc": true, "l l c": true, "ltd": true, "limited": true, "lp": true, "llp": true, "co": true, "company": true, "america": true, "n a": true, "plc": true, "ag": true, "sa": true, "gmbh": true}
+	// Role words only, joined by slashes or hyphens
+	// ("Plaintiffs/Counterclaim-Defendants", "Defendants/Counterclaim-
+	// Plaintiffs. Amended").
+	roleTokenRE = regexp.MustCompile(`(?i)^(?:plaintiffs?|defendants?|counter|counterclaim|counterclaimants?|cross|third|party|claimants?|petitioners?|respondents?|appellants?|appellees?|amended|and)$`)
+	// A leading role word is a title's ("Defendant Innowi['s …]",
+	// "Plaintiff Finjan, Inc.['s …]"): a caption's names carry their role
+	// after them.
+	roleFirstRE = regexp.MustCompile(`(?i)^(?:plaintiffs?|defendants?)\s+\S`)
+	// A form's label before a name ("CASE NAME: …", "Short Title: …").
+	companySuffixRE = regexp.MustCompile(`(?i)[\s,](?:inc|incorporated|corp|corporation|co|company|llc|l\.l\.c|ltd|limited|lp|llp|plc|n\.a|group)\.?$`)
+	nameLabelRE     = regexp.MustCompile(`(?i)^(?:case\s+name|short\s+title|case\s+title|caption)\s*:\s*`)
+)
+
+// notAName reports a caption party's name that is plainly none.
+func notAName(name string) bool {
+	n := strings.TrimSpace(name)
+	if n == "" {
+		return true
+	}
+	if strings.Contains(n, ":") || numberFirstRE.MatchString(n) || roleFirstRE.MatchString(n) {
+		return true
+	}
+	if rolePossessiveRE.MatchString(n) || notNameRE.MatchString(n) || descriptionRE.MatchString(n) {
+		return true
+	}
+	// A paper's title word in a company's name ("The Application Group,
+	// Inc.") is the company's; one that begins the name ("Hearing VADE
+	// SECURE, INCORPORATED"), or in any other name, is a title's.
+	if loc := titleFragRE.FindStringIndex(n); loc != nil && (loc[0] == 0 || !companySuffixRE.MatchString(n)) {
+		return true
+	}
+	// A name ending in a possessive ("Q Cyber Technologies Limited’s"):
+	// the paper's title goes on from it.
+	if strings.HasSuffix(n, "’s") || strings.HasSuffix(n, "'s") || strings.HasSuffix(n, "’S") || strings.HasSuffix(n, "'S") {
+		return true
+	}
+	key := partyKey(n)
+	if bareSuffix[key] || len(key) <= 2 {
+		return true
+	}
+	toks := strings.FieldsFunc(n, func(r rune) bool { return r == '/' || r == '-' || r == ' ' || r == '.' || r == ',' })
+	all := len(toks) > 0
+	for _, t := range toks {
+		if !roleTokenRE.MatchString(t) {
+			all = false
+			break
+		}
+	}
+	return all
+}
+
+// dropNonNames takes out of dc the parties notAName reports, and clears
+// the title when either of its sides is one of them (or itself no name).
+func dropNonNames(dc *docCaption) {
+	kept := dc.parties[:0]
+	for _, p := range dc.parties {
+		p.name = nameLabelRE.ReplaceAllString(p.name, "")
+		if notAName(p.name) {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	dc.parties = kept
+	dc.title = nameLabelRE.ReplaceAllString(dc.title, "")
+	if dc.title == "" {
+		return
+	}
+	t := dc.title
+	for _, pre := range []string{"In re: ", "Ex parte "} {
+		if strings.HasPrefix(t, pre) {
+			if notAName(strings.TrimPrefix(t, pre)) {
+				dc.title = ""
+			}
+			return
+		}
+	}
+	if a, b, ok := strings.Cut(t, " v. "); ok && (notAName(a) || notAName(b)) {
+		dc.title = ""
+	}
+}
