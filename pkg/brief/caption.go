@@ -562,10 +562,32 @@ func normCourt(s string) string {
 	if locs := secondCourtRE.FindAllStringIndex(s, -1); len(locs) > 1 && strings.Contains(strings.ToLower(s[:locs[1][0]]), "court") {
 		s = s[:locs[1][0]]
 	}
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(courtTokens(strings.Fields(s)), " ")
 	s = inTheRE.ReplaceAllString(s, "")
 	s = strings.TrimRight(s, " ,.")
 	return titleCase(s)
+}
+
+// courtTokens drops from a court line's words what no court's name holds
+// (round 14): a pleading paper's line number before it ("1 UNITED STATES
+// DISTRICT COURT"), and a stamp's or a scan's stray mark beside it
+// ("UNITED STATES DISTRICT COURT . W"): lone punctuation, a single
+// capital letter other than a roman numeral.
+func courtTokens(ws []string) []string {
+	out := ws[:0]
+	for i, w := range ws {
+		if i == 0 && len(ws) > 1 && len(w) <= 2 && strings.Trim(w, "0123456789") == "" {
+			continue
+		}
+		if strings.Trim(w, ".,;:~'’\"-–—") == "" {
+			continue
+		}
+		if r := []rune(w); len(r) == 1 && unicode.IsUpper(r[0]) && !strings.ContainsRune("IVX", r[0]) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 func mostlyCaps(s string) bool {

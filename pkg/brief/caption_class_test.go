@@ -1766,3 +1766,23 @@ func TestCaptionFurnitureIsNoName(t *testing.T) {
 		t.Errorf("title %q, want the label cut", dc.title)
 	}
 }
+
+// A court's line with what no court's name holds: the pleading paper's
+// line number before it, a stamp's or scan's stray marks beside it.
+func TestCaptionCourtLineNoise(t *testing.T) {
+	dc := captionOf(t, lines(
+		"1 UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"JOHN ROE,", "Plaintiff,", "v. Case No. 2:16-cv-01234-AB", "ACME CORP.,", "Defendant.",
+	))
+	wantCourt(t, dc, "United States District Court Central District of California")
+
+	dc = captionOf(t, lines(
+		"JURY NOTE NO. 1",
+		"UNITED STATES DISTRICT COURT . W",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"CASE NO. CV16-4444-ABC (SKx)",
+		"CASE NAME: Juan Doe v. City of Los Angeles, et al.",
+	))
+	wantCourt(t, dc, "United States District Court Central District of California")
+}
