@@ -579,7 +579,7 @@ func courtTokens(ws []string) []string {
 		if i == 0 && len(ws) > 1 && len(w) <= 2 && strings.Trim(w, "0123456789") == "" {
 			continue
 		}
-		if strings.Trim(w, ".,;:~'’\"-–—") == "" {
+		if strings.Trim(w, ".,;:~'’\"") == "" {
 			continue
 		}
 		if r := []rune(w); len(r) == 1 && unicode.IsUpper(r[0]) && !strings.ContainsRune("IVX", r[0]) {
