@@ -232,6 +232,9 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				if motionNoRE.MatchString(p[:ix[1]]) {
 					continue // "MOTION NO.: M-000828-25": a motion's number in the case, not the case's
 				}
+				if entryNoRE.MatchString(before) {
+					continue // "FILED AT ECF NO. 167-1", "Dkt. No. 45": a docket entry's number, not the case's
+				}
 				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) || lowerLabelRE.MatchString(before) || otherCourt(before, dc.court) {
 					continue // a lower court's number
 				}
@@ -495,6 +498,10 @@ func captionContinues(paras []string) bool {
 }
 
 const reLinePages = 10
+
+// entryNoRE: a docket entry's number ("ECF No. 167-1", "Dkt. No. 45",
+// "Doc. No. 12", "Docket Entry No. 7") beside a caption (round 14).
+var entryNoRE = regexp.MustCompile(`(?i)\b(?:ecf|dkt\.?|doc\.|docket\s+entry|entry)\s*$`)
 
 var motionNoRE = regexp.MustCompile(`(?i)\bmotion\s+(?:nos?\.|number|no:)\s*:?\s*\S*$`)
 

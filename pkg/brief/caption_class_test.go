@@ -1786,3 +1786,18 @@ func TestCaptionCourtLineNoise(t *testing.T) {
 	))
 	wantCourt(t, dc, "United States District Court Central District of California")
 }
+
+// A docket entry's number beside the caption ("REDACTED VERSION FILED AT
+// ECF NO. 167-1", "Re: Dkt. No. 45") is no case number.
+func TestCaptionDocketEntryNumberIsNoCase(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"JOHN ROE, et al., Case No. 2:16-cv-01234-AB-JC",
+		"Plaintiffs,",
+		"v. REDACTED VERSION FILED AT ECF NO. 167-1",
+		"ACME CORP., et al.,",
+		"Defendants.",
+	))
+	wantCases(t, dc, "2:16-cv-01234")
+}
