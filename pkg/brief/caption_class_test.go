@@ -1801,3 +1801,37 @@ func TestCaptionDocketEntryNumberIsNoCase(t *testing.T) {
 	))
 	wantCases(t, dc, "2:16-cv-01234")
 }
+
+// A signature block's address or office line above "Attorneys for …",
+// and a heading's words after "Witness", are no counsel and no witness.
+func TestCounselAddressAndOfficeLines(t *testing.T) {
+	ps := &partySet{}
+	counselParties(ps, strings.Split(lines(
+		"JANE Q. SMITH (SBN 123456)",
+		"SMITH & JONES LLP",
+		"100 Main Street",
+		"Second Floor",
+		"Attorneys for Plaintiff",
+		"MARY R. ROE",
+		"Assistant United States Attorney",
+		"Attorneys for Plaintiff UNITED STATES OF AMERICA",
+		"B. Witness Convenience Favors Transfer",
+		"The testimony of witness John Doe was taken.",
+	), "\n"), Citation{})
+	var got []string
+	for _, p := range ps.list {
+		got = append(got, p.name)
+	}
+	for _, g := range got {
+		if g == "Second Floor" || strings.Contains(g, "Attorney") || strings.Contains(g, "Transfer") {
+			t.Errorf("party %q is no person (all: %q)", g, got)
+		}
+	}
+	found := false
+	for _, g := range got {
+		found = found || g == "John Doe"
+	}
+	if !found {
+		t.Errorf("witness John Doe not found in %q", got)
+	}
+}

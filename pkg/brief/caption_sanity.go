@@ -41,7 +41,13 @@ var (
 	roleFirstRE = regexp.MustCompile(`(?i)^(?:plaintiffs?|defendants?)\s+\S`)
 	// A form's label before a name ("CASE NAME: …", "Short Title: …").
 	companySuffixRE = regexp.MustCompile(`(?i)[\s,](?:inc|incorporated|corp|corporation|co|company|llc|l\.l\.c|ltd|limited|lp|llp|plc|n\.a|group)\.?$`)
-	nameLabelRE     = regexp.MustCompile(`(?i)^(?:case\s+name|short\s+title|case\s+title|caption)\s*:\s*`)
+	// notAPersonRE: the words of an address, an office or a heading,
+	// which a counsel's or a witness's name never holds (a signature
+	// block's "Second Floor" or "Assistant United States Attorney" above
+	// "Attorneys for …"; a heading's "Witness Convenience Favors
+	// Transfer").
+	notAPersonRE = regexp.MustCompile(`(?i)\b(?:floor|suite|street|avenue|boulevard|plaza|attorneys?|general|court|objections?|use|favors|transfer|convenience|office|department|division|section|district|united\s+states)\b`)
+	nameLabelRE  = regexp.MustCompile(`(?i)^(?:case\s+name|short\s+title|case\s+title|caption)\s*:\s*`)
 )
 
 // notAName reports a caption party's name that is plainly none.
