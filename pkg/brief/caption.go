@@ -579,7 +579,7 @@ func normCourt(s string) string {
 // (round 14): a pleading paper's line number before it ("1 UNITED STATES
 // DISTRICT COURT"), and a stamp's or a scan's stray mark beside it
 // ("UNITED STATES DISTRICT COURT . W"): lone punctuation, a single
-// capital letter other than a roman numeral.
+// capital letter other than a roman numeral or "A".
 func courtTokens(ws []string) []string {
 	out := ws[:0]
 	for i, w := range ws {
@@ -589,7 +589,7 @@ func courtTokens(ws []string) []string {
 		if strings.Trim(w, ".,;:~'’\"") == "" {
 			continue
 		}
-		if r := []rune(w); len(r) == 1 && unicode.IsUpper(r[0]) && !strings.ContainsRune("IVX", r[0]) {
+		if r := []rune(w); len(r) == 1 && unicode.IsUpper(r[0]) && !strings.ContainsRune("AIVX", r[0]) {
 			continue
 		}
 		out = append(out, w)

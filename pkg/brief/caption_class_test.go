@@ -1743,7 +1743,9 @@ func TestCaptionFurnitureIsNoName(t *testing.T) {
 
 	for _, n := range []string{"Corporation", "Inc.", "America", "Ab", "350 West First Street", "Plaintiff REDACTED",
 		"Defendant Acme", "Certificate of Service", "Acme Widgets Limited’s", "Interrogatory", "akas: Jim Doe", "2 Allow the Filing of Over Length Briefs",
-		"A Delaware Corporation", "An Unincorporated Association"} {
+		"A Delaware Corporation", "An Unincorporated Association",
+		"Of Nancy Ross in Support", "On Written Description From Acme, Inc.", "The United States to File a", "AB JCx",
+		"TCL WIDGETS JVS DFMx TECHNOLOGY HOLDINGS, LTD.", "United States of America Sa Cr Plaintiff S", "Connection With Corporation"} {
 		if !notAName(n) {
 			t.Errorf("notAName(%q) = false", n)
 		}

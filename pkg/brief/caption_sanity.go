@@ -20,7 +20,7 @@ var (
 	rolePossessiveRE = regexp.MustCompile(`(?i)\b(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|debtors?|movants?)(?:['’]s?|s['’])(?:\s|$)`)
 	// A paper's words, a hearing's or a form's furniture: no name holds
 	// them. (titleFragRE holds the rest of a paper's title words.)
-	notNameRE = regexp.MustCompile(`(?i)\bdecl\.|\bcertificate\s+of\s+service\b|\binterrogator(?:y|ies)\b|\bfed\.\s*r\b|\bbriefing\b|\brespond\s+to\b|\bin\s+connection\s+with\b|\bsupport\s+of\b|\bcourtroom\b|\bctrm\b|\b(?:\d+(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|ground)\s+floor\b|\bmonth\s+day\s+year\b|\bprivilege\s+dispute\b|\b(?:revised|supplemental|unopposed|amended|concurrently)\b|\bexhibit\b|\bversion\s+of\b|\bproduction\s+of\b|\bdocuments\b`)
+	notNameRE = regexp.MustCompile(`(?i)\bdecl\.|\bcertificate\s+of\s+service\b|\binterrogator(?:y|ies)\b|\bfed\.\s*r\b|\bbriefing\b|\brespond\s+to\b|\bconnection\s+with\b|\bsupport\s+of\b|\bin\s+support\b|\bcourtroom\b|\bctrm\b|\b(?:\d+(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|ground)\s+floor\b|\bmonth\s+day\s+year\b|\bprivilege\s+dispute\b|\b(?:revised|supplemental|unopposed|amended|concurrently)\b|\bexhibit\b|\bversion\s+of\b|\bproduction\s+of\b|\bdocuments\b`)
 	// A street address ("350 West First Street") or a numbered line of a
 	// list ("2 Allow the Filing of …"); a name may begin with a number
 	// ("1955 Capital Fund I GP LLC").
@@ -35,10 +35,17 @@ var (
 	// ("Plaintiffs/Counterclaim-Defendants", "Defendants/Counterclaim-
 	// Plaintiffs. Amended").
 	roleTokenRE = regexp.MustCompile(`(?i)^(?:plaintiffs?|defendants?|counter|counterclaim|counterclaimants?|cross|third|party|claimants?|petitioners?|respondents?|appellants?|appellees?|amended|and)$`)
-	// A leading role word is a title's ("Defendant Innowi['s …]",
-	// "Plaintiff Finjan, Inc.['s …]"): a caption's names carry their role
-	// after them.
-	roleFirstRE = regexp.MustCompile(`(?i)^(?:plaintiffs?|defendants?)\s+\S`)
+	// A role word inside a name is a title's ("Defendant Innowi['s …]",
+	// "Plaintiff Finjan, Inc.['s …]") or a form's ("United States of
+	// America Sa Cr Plaintiff S"): a caption's names carry their role
+	// after them, on their own.
+	roleFirstRE = regexp.MustCompile(`(?i)\b(?:plaintiffs?|defendants?)\b`)
+	// A magistrate judge's initials after the district judge's ("AB
+	// JCx", "JVS DFMx") are the case number's, not a name's.
+	initialsRE = regexp.MustCompile(`\b[A-Z]{2,4}x\b`)
+	// A name does not begin or end with a small word of a sentence ("On
+	// Written Description From …", "The United States to File a").
+	connectorEndsRE = regexp.MustCompile(`(?i)^(?:of|on|in|to|for|from|with|by)\s|\s(?:a|an|the|to|of|for|and|with|from|in|on|by)$`)
 	// A form's label before a name ("CASE NAME: …", "Short Title: …").
 	companySuffixRE = regexp.MustCompile(`(?i)[\s,](?:inc|incorporated|corp|corporation|co|company|llc|l\.l\.c|ltd|limited|lp|llp|plc|n\.a|group)\.?$`)
 	// notAPersonRE: the words of an address, an office or a heading,
@@ -56,7 +63,7 @@ func notAName(name string) bool {
 	if n == "" {
 		return true
 	}
-	if strings.Contains(n, ":") || numberFirstRE.MatchString(n) || roleFirstRE.MatchString(n) {
+	if strings.Contains(n, ":") || numberFirstRE.MatchString(n) || roleFirstRE.MatchString(n) || initialsRE.MatchString(n) || connectorEndsRE.MatchString(n) {
 		return true
 	}
 	if rolePossessiveRE.MatchString(n) || notNameRE.MatchString(n) || descriptionRE.MatchString(n) {
