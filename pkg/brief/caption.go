@@ -353,6 +353,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 		}
 	}
+	dc.caseNumbers = dropCaseFragments(dc.caseNumbers)
 	dropNonNames(&dc)
 	return dc
 }

@@ -1837,3 +1837,22 @@ func TestCounselAddressAndOfficeLines(t *testing.T) {
 		t.Errorf("witness John Doe not found in %q", got)
 	}
 }
+
+// A transcript's caption prints the case's number short ("NO. CR-00377
+// WHA") under a stamp that gives it whole ("3:19-cr-00377-WHA"): one
+// case, not two.
+func TestCaptionShortCaseNumberUnderStamp(t *testing.T) {
+	stamp := "Case 3:19-cr-00377-WHA Document 102 Filed 08/10/20 Page 1 of 78"
+	dc := captionOf(t, lines(
+		stamp,
+		"Pages 1 - 78",
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"Before The Honorable Jane Judge, Judge",
+		"UNITED STATES OF AMERICA, )", ")", "Plaintiff, )", ")",
+		"VS. ) NO. CR-00377 WHA", ")",
+		"JOHN ROE, )", ")", "Defendant. )",
+		"San Francisco, California",
+	), lines(stamp[:len(stamp)-12]+"Page 2 of 78", "APPEARANCES:"))
+	wantCases(t, dc, "3:19-cr-00377-WHA")
+}

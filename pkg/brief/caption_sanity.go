@@ -124,3 +124,36 @@ func dropNonNames(dc *docCaption) {
 		dc.title = ""
 	}
 }
+
+// dropCaseFragments drops a case number that is a part of another the
+// document gives: a transcript's caption printing the stamp's
+// "3:19-cr-00377-WHA" as "CR-00377 WHA" names one case, not two.
+func dropCaseFragments(nums []string) []string {
+	alnum := func(s string) string {
+		var b strings.Builder
+		for _, r := range strings.ToLower(s) {
+			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+				b.WriteRune(r)
+			}
+		}
+		return b.String()
+	}
+	keys := make([]string, len(nums))
+	for i, n := range nums {
+		keys[i] = alnum(n)
+	}
+	out := nums[:0:0]
+	for i, n := range nums {
+		part := false
+		for j, k := range keys {
+			if j != i && len(keys[i]) >= 5 && len(k) > len(keys[i]) && strings.Contains(k, keys[i]) {
+				part = true
+				break
+			}
+		}
+		if !part {
+			out = append(out, n)
+		}
+	}
+	return out
+}
