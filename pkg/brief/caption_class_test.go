@@ -1745,13 +1745,16 @@ func TestCaptionFurnitureIsNoName(t *testing.T) {
 		"Defendant Acme", "Certificate of Service", "Acme Widgets Limited’s", "Interrogatory", "akas: Jim Doe", "2 Allow the Filing of Over Length Briefs",
 		"A Delaware Corporation", "An Unincorporated Association",
 		"Of Nancy Ross in Support", "On Written Description From Acme, Inc.", "The United States to File a", "AB JCx",
-		"TCL WIDGETS JVS DFMx TECHNOLOGY HOLDINGS, LTD.", "United States of America Sa Cr Plaintiff S", "Connection With Corporation"} {
+		"TCL WIDGETS JVS DFMx TECHNOLOGY HOLDINGS, LTD.", "United States of America Sa Cr Plaintiff S", "Connection With Corporation",
+		"DISTRICT OF NEW JERSEY - CAMDEN VICINAGE lil DEVON TYLER BARBER", "Received", "Respectfully", "Forma Pauperis", "This Matter",
+		"[EXTERNAL] Barber", "Return on OTSC (Barber", "Immediate Relief — Barber", "Index Township of Hamilton", "State", "Commission"} {
 		if !notAName(n) {
 			t.Errorf("notAName(%q) = false", n)
 		}
 	}
 	for _, n := range []string{"The Application Group, Inc.", "1955 Capital Fund I GP LLC", "The Travelers Indemnity Company",
-		"Los Angeles County Sheriff’s Department", "Bank of America, N.A.", "Marshall", "3M Company"} {
+		"Los Angeles County Sheriff’s Department", "Bank of America, N.A.", "Marshall", "3M Company",
+		"State of New Jersey", "New Jersey Motor Vehicle Commission", "Township of Hamilton", "Elk Grove Unified School District", "The People"} {
 		if notAName(n) {
 			t.Errorf("notAName(%q) = true", n)
 		}

@@ -20,7 +20,7 @@ var (
 	rolePossessiveRE = regexp.MustCompile(`(?i)\b(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|debtors?|movants?)(?:['’]s?|s['’])(?:\s|$)`)
 	// A paper's words, a hearing's or a form's furniture: no name holds
 	// them. (titleFragRE holds the rest of a paper's title words.)
-	notNameRE = regexp.MustCompile(`(?i)\bdecl\.|\bcertificate\s+of\s+service\b|\binterrogator(?:y|ies)\b|\bfed\.\s*r\b|\bbriefing\b|\brespond\s+to\b|\bconnection\s+with\b|\bsupport\s+of\b|\bin\s+support\b|\bcourtroom\b|\bctrm\b|\b(?:\d+(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|ground)\s+floor\b|\bmonth\s+day\s+year\b|\bprivilege\s+dispute\b|\b(?:revised|supplemental|unopposed|amended|concurrently)\b|\bexhibit\b|\bversion\s+of\b|\bproduction\s+of\b|\bdocuments\b`)
+	notNameRE = regexp.MustCompile(`(?i)\bdecl\.|\bcertificate\s+of\s+service\b|\binterrogator(?:y|ies)\b|\bfed\.\s*r\b|\bbriefing\b|\brespond\s+to\b|\bconnection\s+with\b|\bsupport\s+of\b|\bin\s+support\b|\bcourtroom\b|\bctrm\b|\b(?:\d+(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|ground)\s+floor\b|\bmonth\s+day\s+year\b|\bprivilege\s+dispute\b|\b(?:revised|supplemental|unopposed|amended|concurrently)\b|\bexhibit\b|\bversion\s+of\b|\bproduction\s+of\b|\bdocuments\b|\bvicinage\b|^district\s+of\b|\b(?:respectfully|received|clarification|clarifying|submission|restraints|modification|enforcing|index)\b|\bforma\s+pauperis\b|\bpro\s+se\b|\bthis\s+matter\b|\b(?:interim|immediate)\s+relief\b|\breturn\s+on\b|\[external\]`)
 	// A street address ("350 West First Street") or a numbered line of a
 	// list ("2 Allow the Filing of …"); a name may begin with a number
 	// ("1955 Capital Fund I GP LLC").
@@ -30,7 +30,8 @@ var (
 	descriptionRE = regexp.MustCompile(`(?i)^an?\s+(?:[a-z.'’-]+\s+){0,3}(?:corporation|company|association|partnership|entity|individual|municipality|limited\s+liability\s+company)$`)
 	// A company's suffix alone, or a country's last word ("Corporation",
 	// "Inc.", "America"): the rest of the name was lost.
-	bareSuffix = map[string]bool{"corporation": true, "corp": true, "inc": true, "incorporated": true, "llc": true, "l l c": true, "ltd": true, "limited": true, "lp": true, "llp": true, "co": true, "company": true, "america": true, "n a": true, "plc": true, "ag": true, "sa": true, "gmbh": true}
+	bareSuffix = map[string]bool{"corporation": true, "corp": true, "inc": true, "incorporated": true, "llc": true, "l l c": true, "ltd": true, "limited": true, "lp": true, "llp": true, "co": true, "company": true, "america": true, "n a": true, "plc": true, "ag": true, "sa": true, "gmbh": true,
+		"state": true, "commission": true, "county": true, "city": true, "township": true}
 	// Role words only, joined by slashes or hyphens
 	// ("Plaintiffs/Counterclaim-Defendants", "Defendants/Counterclaim-
 	// Plaintiffs. Amended").
@@ -73,6 +74,11 @@ func notAName(name string) bool {
 	// Inc.") is the company's; one that begins the name ("Hearing VADE
 	// SECURE, INCORPORATED"), or in any other name, is a title's.
 	if loc := titleFragRE.FindStringIndex(n); loc != nil && (loc[0] == 0 || !companySuffixRE.MatchString(n)) {
+		return true
+	}
+	// A parenthesis opened and not closed ("Return on OTSC (Barber"): a
+	// sentence's or a subject line's words, cut.
+	if strings.Count(n, "(") != strings.Count(n, ")") {
 		return true
 	}
 	// A name ending in a possessive ("Q Cyber Technologies Limited’s"):
