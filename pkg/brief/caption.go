@@ -232,6 +232,9 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				if motionNoRE.MatchString(p[:ix[1]]) {
 					continue // "MOTION NO.: M-000828-25": a motion's number in the case, not the case's
 				}
+				if entryNoRE.MatchString(before) {
+					continue // "FILED AT ECF NO. 167-1", "Dkt. No. 45": a docket entry's number, not the case's
+				}
 				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) || lowerLabelRE.MatchString(before) || otherCourt(before, dc.court) {
 					continue // a lower court's number
 				}
@@ -350,6 +353,8 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 		}
 	}
+	dc.caseNumbers = dropCaseFragments(dc.caseNumbers)
+	dropNonNames(&dc)
 	return dc
 }
 
@@ -495,6 +500,10 @@ func captionContinues(paras []string) bool {
 
 const reLinePages = 10
 
+// entryNoRE: a docket entry's number ("ECF No. 167-1", "Dkt. No. 45",
+// "Doc. No. 12", "Docket Entry No. 7") beside a caption (round 14).
+var entryNoRE = regexp.MustCompile(`(?i)\b(?:ecf|dkt\.?|doc\.|docket\s+entry|entry)\s*$`)
+
 var motionNoRE = regexp.MustCompile(`(?i)\bmotion\s+(?:nos?\.|number|no:)\s*:?\s*\S*$`)
 
 var (
@@ -561,10 +570,32 @@ func normCourt(s string) string {
 	if locs := secondCourtRE.FindAllStringIndex(s, -1); len(locs) > 1 && strings.Contains(strings.ToLower(s[:locs[1][0]]), "court") {
 		s = s[:locs[1][0]]
 	}
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(courtTokens(strings.Fields(s)), " ")
 	s = inTheRE.ReplaceAllString(s, "")
 	s = strings.TrimRight(s, " ,.")
 	return titleCase(s)
+}
+
+// courtTokens drops from a court line's words what no court's name holds
+// (round 14): a pleading paper's line number before it ("1 UNITED STATES
+// DISTRICT COURT"), and a stamp's or a scan's stray mark beside it
+// ("UNITED STATES DISTRICT COURT . W"): lone punctuation, a single
+// capital letter other than a roman numeral or "A".
+func courtTokens(ws []string) []string {
+	out := ws[:0]
+	for i, w := range ws {
+		if i == 0 && len(ws) > 1 && len(w) <= 2 && strings.Trim(w, "0123456789") == "" {
+			continue
+		}
+		if strings.Trim(w, ".,;:~'’\"") == "" {
+			continue
+		}
+		if r := []rune(w); len(r) == 1 && unicode.IsUpper(r[0]) && !strings.ContainsRune("AIVX", r[0]) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 func mostlyCaps(s string) bool {

@@ -1648,3 +1648,214 @@ func TestCaptionEstateOverAdversaryCaption(t *testing.T) {
 	}
 	checkParties(t, dc, []wantParty{{"The Estate of John Hale", RoleOther}, {"Susan Hale", RolePlaintiff}, {"Mark Corwin", RoleDefendant}})
 }
+
+// Round 14: classes of plainly wrong names found on unlabelled real
+// filings of courts outside the test set. Each written caption is the
+// shape, not a copy of a filing.
+
+// Two-column pleading paper interleaves the paper's title with the
+// names: a party's possessive ("PLAINTIFFS’ UNOPPOSED"), a leading role
+// word ("DEFENDANT WIDGET INC.’S REPLY IN"), or a "Filed concurrently
+// with Decl. of …" note joins a name. No such "party" is kept, and no
+// title is built on one.
+func TestCaptionTitleWordsJoinedToNames(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"JOHN ROE, et al.,",
+		"Plaintiffs, CASE NO. 2:15-cv-01234-ABC (JCx)",
+		"v. Honorable Jane Judge",
+		"MARY ELLEN PLAINTIFFS’ UNOPPOSED",
+		"SMITH, et al.,",
+		"MOTION TO RECOVER COSTS",
+		"Defendants. PURSUANT TO LOCAL RULE 54-",
+		"3.12",
+	))
+	for _, p := range dc.parties {
+		if strings.Contains(p.name, "Unopposed") {
+			t.Errorf("party %q holds the paper's title", p.name)
+		}
+	}
+	if strings.Contains(dc.title, "Unopposed") {
+		t.Errorf("title %q holds the paper's title", dc.title)
+	}
+
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"ACME USA, INC., et al., Case No. 3:18-cv-00999-ABC",
+		"Plaintiffs,",
+		"v.",
+		"DEFENDANT WIDGET INC.’S REPLY IN",
+		"WIDGET INC., SUPPORT OF ITS MOTION TO",
+		"DISMISS",
+		"Defendant.",
+	))
+	for _, p := range dc.parties {
+		if strings.Contains(p.name, "Reply") || strings.HasPrefix(p.name, "Defendant") {
+			t.Errorf("party %q holds the paper's title", p.name)
+		}
+	}
+
+	// The right column's "[Filed concurrently with Decl. of …" note
+	// joined to a name.
+	for _, n := range []string{"Smithers In Support of Application for", "Decl. of Mary C. Smithers", "Acme Group Limited Authorities in Support of"} {
+		if !notAName(n) {
+			t.Errorf("notAName(%q) = false", n)
+		}
+	}
+}
+
+// A hearing's furniture, a form's labels and parts of names where names
+// sit: a courtroom or floor, a street address, role words joined by
+// slashes, a company's suffix or a description alone, a redaction mark.
+// None is a party; a form's "CASE NAME:" label is cut from the name.
+func TestCaptionFurnitureIsNoName(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"ACME LIGHTING, INC., Case No. 2:18-cv-07777-ABC",
+		"Plaintiff,",
+		"v. Location: Courtroom 8D",
+		"WIDGET CORP.,",
+		"Defendant. Courtroom 7B – 7th Floor",
+	))
+	for _, p := range dc.parties {
+		if strings.Contains(p.name, "Courtroom") || strings.Contains(p.name, "Floor") {
+			t.Errorf("party %q is a courtroom", p.name)
+		}
+	}
+
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"TCL WIDGETS, LTD., Case No. 8:14-cv-00999-ABC",
+		"Plaintiffs/Counterclaim-Defendants,",
+		"v.",
+		"ACME AB,",
+		"Defendants/Counterclaim-Plaintiffs.",
+	))
+	for _, p := range dc.parties {
+		if strings.Contains(p.name, "/") {
+			t.Errorf("party %q is role words", p.name)
+		}
+	}
+
+	for _, n := range []string{"Corporation", "Inc.", "America", "Ab", "350 West First Street", "Plaintiff REDACTED",
+		"Defendant Acme", "Certificate of Service", "Acme Widgets Limited’s", "Interrogatory", "akas: Jim Doe", "2 Allow the Filing of Over Length Briefs",
+		"A Delaware Corporation", "An Unincorporated Association",
+		"Of Nancy Ross in Support", "On Written Description From Acme, Inc.", "The United States to File a", "AB JCx",
+		"TCL WIDGETS JVS DFMx TECHNOLOGY HOLDINGS, LTD.", "United States of America Sa Cr Plaintiff S", "Connection With Corporation",
+		"DISTRICT OF NEW JERSEY - CAMDEN VICINAGE lil DEVON TYLER BARBER", "Received", "Respectfully", "Forma Pauperis", "This Matter",
+		"[EXTERNAL] Barber", "Return on OTSC (Barber", "Immediate Relief — Barber", "Index Township of Hamilton", "State", "Commission"} {
+		if !notAName(n) {
+			t.Errorf("notAName(%q) = false", n)
+		}
+	}
+	for _, n := range []string{"The Application Group, Inc.", "1955 Capital Fund I GP LLC", "The Travelers Indemnity Company",
+		"Los Angeles County Sheriff’s Department", "Bank of America, N.A.", "Marshall", "3M Company",
+		"State of New Jersey", "New Jersey Motor Vehicle Commission", "Township of Hamilton", "Elk Grove Unified School District", "The People"} {
+		if notAName(n) {
+			t.Errorf("notAName(%q) = true", n)
+		}
+	}
+
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"CASE NO. CV16-4444-ABC (SKx)",
+		"CASE NAME: Juan Doe v. City of Los Angeles, et al.",
+		"THE JURY HAS REACHED A UNANIMOUS VERDICT",
+	))
+	if dc.title != "Juan Doe v. City of Los Angeles" {
+		t.Errorf("title %q, want the label cut", dc.title)
+	}
+}
+
+// A court's line with what no court's name holds: the pleading paper's
+// line number before it, a stamp's or scan's stray marks beside it.
+func TestCaptionCourtLineNoise(t *testing.T) {
+	dc := captionOf(t, lines(
+		"1 UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"JOHN ROE,", "Plaintiff,", "v. Case No. 2:16-cv-01234-AB", "ACME CORP.,", "Defendant.",
+	))
+	wantCourt(t, dc, "United States District Court Central District of California")
+
+	dc = captionOf(t, lines(
+		"JURY NOTE NO. 1",
+		"UNITED STATES DISTRICT COURT . W",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"CASE NO. CV16-4444-ABC (SKx)",
+		"CASE NAME: Juan Doe v. City of Los Angeles, et al.",
+	))
+	wantCourt(t, dc, "United States District Court Central District of California")
+}
+
+// A docket entry's number beside the caption ("REDACTED VERSION FILED AT
+// ECF NO. 167-1", "Re: Dkt. No. 45") is no case number.
+func TestCaptionDocketEntryNumberIsNoCase(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"JOHN ROE, et al., Case No. 2:16-cv-01234-AB-JC",
+		"Plaintiffs,",
+		"v. REDACTED VERSION FILED AT ECF NO. 167-1",
+		"ACME CORP., et al.,",
+		"Defendants.",
+	))
+	wantCases(t, dc, "2:16-cv-01234")
+}
+
+// A signature block's address or office line above "Attorneys for …",
+// and a heading's words after "Witness", are no counsel and no witness.
+func TestCounselAddressAndOfficeLines(t *testing.T) {
+	ps := &partySet{}
+	counselParties(ps, strings.Split(lines(
+		"JANE Q. SMITH (SBN 123456)",
+		"SMITH & JONES LLP",
+		"100 Main Street",
+		"Second Floor",
+		"Attorneys for Plaintiff",
+		"MARY R. ROE",
+		"Assistant United States Attorney",
+		"Attorneys for Plaintiff UNITED STATES OF AMERICA",
+		"B. Witness Convenience Favors Transfer",
+		"The testimony of witness John Doe was taken.",
+	), "\n"), Citation{})
+	var got []string
+	for _, p := range ps.list {
+		got = append(got, p.name)
+	}
+	for _, g := range got {
+		if g == "Second Floor" || strings.Contains(g, "Attorney") || strings.Contains(g, "Transfer") {
+			t.Errorf("party %q is no person (all: %q)", g, got)
+		}
+	}
+	found := false
+	for _, g := range got {
+		found = found || g == "John Doe"
+	}
+	if !found {
+		t.Errorf("witness John Doe not found in %q", got)
+	}
+}
+
+// A transcript's caption prints the case's number short ("NO. CR-00377
+// WHA") under a stamp that gives it whole ("3:19-cr-00377-WHA"): one
+// case, not two.
+func TestCaptionShortCaseNumberUnderStamp(t *testing.T) {
+	stamp := "Case 3:19-cr-00377-WHA Document 102 Filed 08/10/20 Page 1 of 78"
+	dc := captionOf(t, lines(
+		stamp,
+		"Pages 1 - 78",
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"Before The Honorable Jane Judge, Judge",
+		"UNITED STATES OF AMERICA, )", ")", "Plaintiff, )", ")",
+		"VS. ) NO. CR-00377 WHA", ")",
+		"JOHN ROE, )", ")", "Defendant. )",
+		"San Francisco, California",
+	), lines(stamp[:len(stamp)-12]+"Page 2 of 78", "APPEARANCES:"))
+	wantCases(t, dc, "3:19-cr-00377-WHA")
+}

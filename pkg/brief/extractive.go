@@ -422,6 +422,9 @@ func (ps *partySet) add(name string, role Role, capacity string, explicit bool, 
 	if key == "" || stopName[key] || roleOnlyRE.MatchString(name) {
 		return
 	}
+	if (role == RoleCounsel || role == RoleWitness) && notAPersonRE.MatchString(name) {
+		return // "Second Floor", "Assistant United States Attorney", "Witness Convenience Favors Transfer"
+	}
 	for _, p := range ps.list {
 		same := p.key == key
 		if !same && p.role == role {
@@ -547,7 +550,7 @@ func counselParties(ps *partySet, lines []string, c Citation) {
 		if forLineRE.MatchString(l) {
 			// Signature block: the nearest person-like line above.
 			for j := i - 1; j >= 0 && j >= i-3; j-- {
-				if m := personLineRE.FindStringSubmatch(strings.TrimSpace(lines[j])); m != nil && !firmWord(m[1]) {
+				if m := personLineRE.FindStringSubmatch(strings.TrimSpace(lines[j])); m != nil && !firmWord(m[1]) && !notAPersonRE.MatchString(m[1]) {
 					ps.add(m[1], RoleCounsel, "", true, c)
 					break
 				}
