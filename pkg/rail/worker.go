@@ -398,6 +398,9 @@ func (w *Worker) serve(ctx context.Context, c Claim, pre *Loaded, traceHeader st
 
 	frame, err := w.build(ctx, c, pre, &out, ready)
 	out.Duration = time.Since(start)
+	if err != nil {
+		ready() // no frame: the group does not wait for its outcome statement
+	}
 	// From here on, the build's context may be cancelled or past its
 	// deadline (a build that ended at the deadline): every outcome statement
 	// runs on its own detached, bounded context.
