@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pramaan/brief-rail/pkg/postgres"
 	"github.com/pramaan/brief-rail/pkg/rail"
@@ -344,4 +345,106 @@ func (b *bundle) jobOf(t *testing.T, ref rail.MatterRef) postgres.JobRow {
 		t.Fatal(err)
 	}
 	return j
+}
+
+// gatedBuilder builds {"title": ...}; while gate is set, a build waits for
+// it to close first (a model call still under way).
+type gatedBuilder struct{ gate chan struct{} }
+
+func (gatedBuilder) Name() string { return "gated/v1" }
+
+func (g gatedBuilder) Build(ctx context.Context, in rail.Inputs) (json.RawMessage, error) {
+	if g.gate != nil {
+		select {
+		case <-g.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return json.RawMessage(fmt.Sprintf(`{"title":%q}`, in.Title)), nil
+}
+
+// slowReadLedger makes every build read on its own (the batch read fails)
+// and one matter's read slow; it records the size of every commit group
+// and closes landed after the first.
+type slowReadLedger struct {
+	*postgres.Ledger
+	slow   rail.MatterRef
+	mu     sync.Mutex
+	groups []int
+	landed chan struct{}
+}
+
+func (l *slowReadLedger) LoadBuilds(context.Context, []rail.Claim) ([]rail.Loaded, error) {
+	return nil, errors.New("batch read unavailable in this test")
+}
+
+func (l *slowReadLedger) LoadBuild(ctx context.Context, c rail.Claim) (rail.Inputs, rail.StoredFrame, bool, error) {
+	if c.MatterRef == l.slow {
+		time.Sleep(150 * time.Millisecond)
+	}
+	return l.Ledger.LoadBuild(ctx, c)
+}
+
+func (l *slowReadLedger) CommitGroup(ctx context.Context, group []rail.FrameCommit) ([]rail.CommitResult, []error, error) {
+	res, errs, err := l.Ledger.CommitGroup(ctx, group)
+	l.mu.Lock()
+	if l.groups = append(l.groups, len(group)); len(l.groups) == 1 {
+		close(l.landed)
+	}
+	l.mu.Unlock()
+	return res, errs, err
+}
+
+// A group waits for the builds of its batch still computing without a
+// model call (here one whose read is slow), so the first build to finish
+// does not commit alone; it never waits for a model call (here one that
+// ends only once the group has landed).
+func TestBuildBatchGroupWaitsForComputingBuildsNotModelCalls(t *testing.T) {
+	b := setup(t, rail.Config{})
+	const n = 6
+	refs := make([]rail.MatterRef, n)
+	for i := range refs {
+		refs[i] = b.newMatter(t, fmt.Sprint("matter ", i))
+		demandOn(t, b, refs[i])
+	}
+	first := &rail.Worker{Ledger: b.ledger, Builder: gatedBuilder{}, ID: "w", Heartbeat: -1}
+	if _, _, err := first.BuildBatch(b.ctx, batchItems(refs), nil); err != nil {
+		t.Fatal(err)
+	}
+	build := func(refs []rail.MatterRef, led *slowReadLedger, builder gatedBuilder) {
+		t.Helper()
+		for _, r := range refs {
+			demandOn(t, b, r)
+		}
+		ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+		defer cancel()
+		w := &rail.Worker{Ledger: led, Builder: builder, ID: "w", Heartbeat: -1}
+		outs, errs, err := w.BuildBatch(ctx, batchItems(refs), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range outs {
+			if errs[i] != nil || !outs[i].Landed {
+				t.Fatalf("item %d: %+v %v", i, outs[i], errs[i])
+			}
+		}
+	}
+
+	// Every matter unchanged: no model call; one read is slow.
+	led := &slowReadLedger{Ledger: b.ledger, slow: refs[n-1], landed: make(chan struct{})}
+	build(refs, led, gatedBuilder{})
+	if len(led.groups) != 1 || led.groups[0] != n {
+		t.Fatalf("commit groups %v; want one group of all %d unchanged matters' frames", led.groups, n)
+	}
+
+	// A new matter's build calls the model, which ends only after a
+	// commit landed: the unchanged matters' group must not wait for it.
+	fresh := b.newMatter(t, "a new matter")
+	led = &slowReadLedger{Ledger: b.ledger, slow: refs[n-1], landed: make(chan struct{})}
+	build(append(refs, fresh), led, gatedBuilder{gate: led.landed})
+	if len(led.groups) != 2 || led.groups[0] != n || led.groups[1] != 1 {
+		t.Fatalf("commit groups %v; want the %d unchanged frames, then the model call's alone", led.groups, n)
+	}
+	checkInvariants(t, b.pool)
 }

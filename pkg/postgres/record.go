@@ -286,26 +286,17 @@ func claimedManifest(ctx context.Context, q Querier, c rail.Claim, manifest []ra
 
 // loadBuildsSQL reads what each claim of a batch ($1, $2, $3: parallel
 // arrays of firm ids, matter ids and tokens) builds from, in one
-// statement, through the same claimed_* functions (each refuses a token
-// that is not its matter's current running claim, failing the statement):
-// the title, the first manifest page ($4 rows) and the newest frame (NULLs
-// when there is none), one row per claim in the order given.
+// statement and one call of ops.claimed_builds (it checks every token
+// first, refusing the whole batch when one is not its matter's current
+// running claim): the title, the first manifest page ($4 rows) and the
+// newest frame (NULLs when there is none), one row per claim in the order
+// given.
 const loadBuildsSQL = `
-SELECT t.title, m.ids, m.names, m.shas, m.pages, m.uploaded,
-       f.frame_id, f.token, f.target_generation, f.fingerprint, f.builder, f.model_invoked,
-       f.built_at, f.body, f.builder_version, f.model_id, f.prompt_hash
-FROM ROWS FROM (pg_catalog.unnest($1::text[]::uuid[]), pg_catalog.unnest($2::text[]::uuid[]), pg_catalog.unnest($3::int8[]))
-     WITH ORDINALITY AS u(firm_id, matter_id, token, ord)
-CROSS JOIN LATERAL (SELECT ops.claimed_matter_title(u.firm_id, u.matter_id, u.token) AS title) AS t
-CROSS JOIN LATERAL (
-    SELECT coalesce(pg_catalog.array_agg(d.document_id::text ORDER BY d.document_id), '{}') AS ids,
-           coalesce(pg_catalog.array_agg(d.name ORDER BY d.document_id), '{}') AS names,
-           coalesce(pg_catalog.array_agg(d.content_sha256 ORDER BY d.document_id), '{}') AS shas,
-           coalesce(pg_catalog.array_agg(d.page_count ORDER BY d.document_id), '{}') AS pages,
-           coalesce(pg_catalog.array_agg(d.uploaded_at ORDER BY d.document_id), '{}') AS uploaded
-    FROM ops.claimed_document_manifest(u.firm_id, u.matter_id, u.token, '00000000-0000-0000-0000-000000000000'::uuid, $4) AS d) AS m
-LEFT JOIN LATERAL ops.claimed_latest_frame(u.firm_id, u.matter_id, u.token) AS f ON true
-ORDER BY u.ord`
+SELECT b.title, b.ids, b.names, b.shas, b.pages, b.uploaded,
+       b.frame_id, b.token, b.target_generation, b.fingerprint, b.builder, b.model_invoked,
+       b.built_at, b.body, b.builder_version, b.model_id, b.prompt_hash
+FROM ops.claimed_builds($1::text[]::uuid[], $2::text[]::uuid[], $3::int8[], $4) AS b
+ORDER BY b.ord`
 
 // LoadBuild is LoadInputs and ClaimedLatestFrame in one statement (and
 // one more per further manifest page, for a matter of more than

@@ -263,7 +263,7 @@ func isFenced(err error) bool {
 func TestClaimedReadsUseTheFence(t *testing.T) {
 	b := setup(t, rail.Config{})
 	fence := postgres.SQLHoldsToken("j", "p_token")
-	for _, fn := range []string{"claimed_matter_title", "claimed_document_manifest", "claimed_document", "claimed_latest_frame"} {
+	for _, fn := range []string{"claimed_matter_title", "claimed_document_manifest", "claimed_document", "claimed_latest_frame", "claimed_builds"} {
 		var src string
 		if err := b.pool.QueryRow(b.ctx, `SELECT prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
             WHERE n.nspname = 'ops' AND p.proname = $1`, fn).Scan(&src); err != nil {
@@ -503,5 +503,38 @@ func TestMigrationWarnsWhenPublicIsOpenAndNotOurs(t *testing.T) {
 		return strings.HasPrefix(n, "WARNING") && strings.Contains(n, "schema public is open") && strings.Contains(n, "bootstrap.sql")
 	}) {
 		t.Fatalf("no warning about the open schema public; notices: %q", notices)
+	}
+}
+
+// The batch read (ops.claimed_builds) answers the builder for its own
+// claims and refuses the whole batch, with the fence's BR001, when any
+// matter of it is not under the caller's running claim: another firm's
+// matter beside its own, or a token left out.
+func TestClaimedBuildsRefusesABatchWithOneMatterNotClaimed(t *testing.T) {
+	x := newAttackDB(t)
+	c := x.as(t, "brief_builder") // skips without the roles
+	a, b, tok := x.a, x.b, x.claim.Token
+	const q = `SELECT count(*), min(title) FROM ops.claimed_builds($1::text[]::uuid[], $2::text[]::uuid[], $3::int8[], 10)`
+	var (
+		n     int
+		title *string
+	)
+	if err := c.QueryRow(x.ctx, q, []string{a.FirmID.String()}, []string{a.MatterID.String()}, []int64{tok}).Scan(&n, &title); err != nil ||
+		n != 1 || title == nil || *title == "" {
+		t.Fatalf("the builder's batch read of its own claim: %d rows, title %v, err %v; want its matter", n, title, err)
+	}
+	for what, args := range map[string][]any{
+		"another firm's matter beside its own claim": {[]string{a.FirmID.String(), b.FirmID.String()},
+			[]string{a.MatterID.String(), b.MatterID.String()}, []int64{tok, tok}},
+		"another firm's matter with its token left out": {[]string{a.FirmID.String(), b.FirmID.String()},
+			[]string{a.MatterID.String(), b.MatterID.String()}, []int64{tok}},
+		"its own matter with a token it does not hold": {[]string{a.FirmID.String()},
+			[]string{a.MatterID.String()}, []int64{tok + 1}},
+	} {
+		err := c.QueryRow(x.ctx, q, args...).Scan(&n, &title)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "BR001" {
+			t.Errorf("batch read of %s: err %v; want the fence's SQLSTATE BR001", what, err)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -115,7 +116,7 @@ func (w *Worker) BuildOnce(ctx context.Context, ref MatterRef) (Outcome, error) 
 	if err != nil || !ok {
 		return Outcome{}, err
 	}
-	return w.serve(ctx, c, nil, w.TraceHeader, w.log(), start, w.commitOne)
+	return w.serve(ctx, c, nil, w.TraceHeader, w.log(), start, w.commitOne, func() {})
 }
 
 // BatchItem is one nudge of a batch BuildBatch serves.
@@ -197,10 +198,10 @@ func (w *Worker) BuildBatch(ctx context.Context, items []BatchItem, done func(i 
 	}
 	outs, errs = make([]Outcome, len(items)), make([]error, len(items))
 	commit := w.commitOne
-	if len(claims) > 1 {
-		g := w.startGroupCommit(len(claims))
+	var g *groupCommit
+	if len(wins) > 1 {
+		g = w.startGroupCommit(len(wins))
 		defer g.stop()
-		commit = g.commit
 	}
 	var wg sync.WaitGroup
 	for i, it := range items {
@@ -223,7 +224,15 @@ func (w *Worker) BuildBatch(ctx context.Context, items []BatchItem, done func(i 
 			if log == nil {
 				log = w.log()
 			}
-			outs[i], errs[i] = w.serve(ictx, wn.c, wn.pre, it.TraceHeader, log, start, commit)
+			cf, ready := commit, func() {}
+			if g != nil {
+				ready = g.readyOnce()
+				cf = func(ctx context.Context, c Claim, f Frame) (CommitResult, error) {
+					return g.commit(ctx, c, f, ready)
+				}
+			}
+			outs[i], errs[i] = w.serve(ictx, wn.c, wn.pre, it.TraceHeader, log, start, cf, ready)
+			ready() // fenced, failed or superseded: it hands nothing
 			if done != nil {
 				done(i, outs[i], errs[i])
 			}
@@ -256,6 +265,12 @@ type groupCommit struct {
 	w    *Worker
 	reqs chan *groupMember
 	done chan struct{}
+	// computing counts the batch's builds that are still computing without
+	// a model call: they have not yet handed over a frame, called the
+	// model, reached BeforeCommit or ended. Each that stops computing
+	// sends one wake.
+	computing atomic.Int64
+	wake      chan struct{}
 }
 
 type groupMember struct {
@@ -267,7 +282,8 @@ type groupMember struct {
 }
 
 func (w *Worker) startGroupCommit(n int) *groupCommit {
-	g := &groupCommit{w: w, reqs: make(chan *groupMember, n), done: make(chan struct{})}
+	g := &groupCommit{w: w, reqs: make(chan *groupMember, n), done: make(chan struct{}), wake: make(chan struct{}, n)}
+	g.computing.Store(int64(n))
 	go g.loop()
 	return g
 }
@@ -275,9 +291,23 @@ func (w *Worker) startGroupCommit(n int) *groupCommit {
 // stop ends the goroutine once every build has been answered.
 func (g *groupCommit) stop() { close(g.reqs); <-g.done }
 
-func (g *groupCommit) commit(ctx context.Context, c Claim, f Frame) (CommitResult, error) {
+// readyOnce returns the function one build calls when it stops computing
+// (any number of times; the first counts), from its own goroutine.
+func (g *groupCommit) readyOnce() func() {
+	done := false
+	return func() {
+		if !done {
+			done = true
+			g.computing.Add(-1)
+			g.wake <- struct{}{} // never blocks: one wake a build
+		}
+	}
+}
+
+func (g *groupCommit) commit(ctx context.Context, c Claim, f Frame, ready func()) (CommitResult, error) {
 	p := &groupMember{ctx: ctx, m: FrameCommit{Claim: c, Frame: f}, reply: make(chan struct{})}
-	g.reqs <- p
+	g.reqs <- p // never blocks: the channel holds every build of the batch
+	ready()
 	<-p.reply
 	return p.res, p.err
 }
@@ -286,23 +316,41 @@ func (g *groupCommit) loop() {
 	defer close(g.done)
 	for p := range g.reqs {
 		group := []*groupMember{p}
-		// One yield of the processor (no timer, no wait for a build): a
-		// build finishing at this very instant, already runnable, hands
-		// its frame over before the group is taken.
-		runtime.Gosched()
-	take: // every build already waiting; none waited for
-		for {
+		// The group waits for the builds still computing without a model
+		// call (an unchanged matter's build, a build before its model
+		// call: CPU time, or a read of its own), never for a model call,
+		// never on a timer: without that the first build of a batch to
+		// finish committed alone. Then one yield of the processor, so a
+		// build finishing at this very instant joins.
+	wait:
+		for g.computing.Load() > 0 {
 			select {
 			case q, ok := <-g.reqs:
 				if !ok {
-					break take
+					break wait
 				}
 				group = append(group, q)
-			default:
-				break take
+			case <-g.wake:
 			}
 		}
+		runtime.Gosched()
+		group = g.takeWaiting(group)
 		g.land(group)
+	}
+}
+
+// takeWaiting appends every frame already handed over; it waits for none.
+func (g *groupCommit) takeWaiting(group []*groupMember) []*groupMember {
+	for {
+		select {
+		case q, ok := <-g.reqs:
+			if !ok {
+				return group
+			}
+			group = append(group, q)
+		default:
+			return group
+		}
 	}
 }
 
@@ -338,14 +386,21 @@ func (g *groupCommit) land(group []*groupMember) {
 // serve builds and commits claim c once (BuildOnce after its claim), from
 // pre when its reads were made already (BuildBatch), landing the frame
 // through commit.
-func (w *Worker) serve(ctx context.Context, c Claim, pre *Loaded, traceHeader string, log *slog.Logger, start time.Time, commit commitFunc) (Outcome, error) {
+//
+// ready is called when the build stops computing on its own (before a
+// model call, before BeforeCommit); commit calls it too (the group commit's
+// wait, groupCommit.loop).
+func (w *Worker) serve(ctx context.Context, c Claim, pre *Loaded, traceHeader string, log *slog.Logger, start time.Time, commit commitFunc, ready func()) (Outcome, error) {
 	ref := c.MatterRef
 	out := Outcome{Claimed: true, Claim: c}
 	log = log.With("firm_id", ref.FirmID, "matter_id", ref.MatterID, "token", c.Token, "target", c.Target)
 	log.InfoContext(ctx, "claimed", "attempt", c.Attempt, "took_over_expired_lease", c.TookOverExpiry)
 
-	frame, err := w.build(ctx, c, pre, &out)
+	frame, err := w.build(ctx, c, pre, &out, ready)
 	out.Duration = time.Since(start)
+	if err != nil {
+		ready() // no frame: the group does not wait for its outcome statement
+	}
 	// From here on, the build's context may be cancelled or past its
 	// deadline (a build that ended at the deadline): every outcome statement
 	// runs on its own detached, bounded context.
@@ -359,6 +414,7 @@ func (w *Worker) serve(ctx context.Context, c Claim, pre *Loaded, traceHeader st
 		return w.fail(ctx, c, out, err, "build failed")
 	}
 	if w.BeforeCommit != nil {
+		ready() // a hook may wait for anything, another build's commit too
 		w.BeforeCommit(ctx, c)
 	}
 	frame.TraceHeader = traceHeader
@@ -434,7 +490,7 @@ func (w *Worker) markRun(ctx context.Context, c Claim, outcome, msg string) {
 // takes them from pre) and runs the builder under heartbeats. When the inputs
 // match the last landed frame's (same fingerprint and builder) the previous
 // body is reused and the builder is not called.
-func (w *Worker) build(ctx context.Context, c Claim, pre *Loaded, out *Outcome) (Frame, error) {
+func (w *Worker) build(ctx context.Context, c Claim, pre *Loaded, out *Outcome, ready func()) (Frame, error) {
 	if pre == nil {
 		in, prev, found, err := w.Ledger.LoadBuild(ctx, c)
 		if err != nil {
@@ -449,6 +505,7 @@ func (w *Worker) build(ctx context.Context, c Claim, pre *Loaded, out *Outcome) 
 		return Frame{Body: prev.Body, Fingerprint: fp, Builder: prev.Builder, Identity: id}, nil
 	}
 
+	ready() // a model call: the group commit does not wait for it
 	bctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := w.startHeartbeat(bctx, c, cancel)
