@@ -21,3 +21,6 @@ var (
 
 // The relay's one-statement claim, for its plan test.
 var RelayClaimSQL = relayClaimSQL
+
+// The demand statement, for its plan test.
+const DemandSQL = demandSQL

@@ -115,12 +115,17 @@ WITH m AS (
 ), log AS (
     -- On-call's record of the demand (ops.matter_demands): the generation it
     -- produced and when its oldest fact occurred (the outbox row's own
-    -- clock; the demand's when there is no fact).
+    -- clock; the demand's when there is no fact). One primary-key probe per
+    -- event id, never min() over the outbox filtered by id: as a generic
+    -- plan made on a young outbox that walked the occurred_at index from
+    -- the oldest row, so each demand read the whole outbox
+    -- (TestDemandCostDoesNotGrowWithTheOutbox).
     INSERT INTO ops.matter_demands
         (firm_id, matter_id, generation, n, source, event_ids, occurred_at, trace_header)
     SELECT up.firm_id, up.matter_id, up.requested_generation, $3, $4, $5::text[]::uuid[],
-           coalesce((SELECT min(o.occurred_at) FROM ops.domain_event_outbox o
-                     WHERE o.event_id = ANY ($5::text[]::uuid[])), clock_timestamp()),
+           coalesce((SELECT min((SELECT o.occurred_at FROM ops.domain_event_outbox o
+                                 WHERE o.event_id = e.event_id))
+                     FROM pg_catalog.unnest($5::text[]::uuid[]) AS e(event_id)), clock_timestamp()),
            left($6, 500)
     FROM up
     ON CONFLICT (firm_id, matter_id, generation) DO NOTHING
