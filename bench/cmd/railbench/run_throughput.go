@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,6 +36,15 @@ type ThroughputResults struct {
 	RiverE2ERoundTrips  Series `json:"river_e2e_round_trips_per_job"`
 	RiverDrainRoundTrip Series `json:"river_drain_round_trips_per_job"`
 	RailDrainEmpty      Series `json:"rail_drain_empty_claims"`
+	// CPU per served item in the end-to-end run: the server's processes
+	// (/proc, as section day measures it) and this process (getrusage:
+	// the rail's or River's client side, the producers included), over
+	// the timed part alone. Where the rail's time goes when the machine,
+	// not a wait, sets the pace.
+	RailE2EServerCPU  Series `json:"rail_e2e_server_cpu_ms_per_rebuild"`
+	RailE2EClientCPU  Series `json:"rail_e2e_client_cpu_ms_per_rebuild"`
+	RiverE2EServerCPU Series `json:"river_e2e_server_cpu_ms_per_job"`
+	RiverE2EClientCPU Series `json:"river_e2e_client_cpu_ms_per_job"`
 
 	RiverTuned   riverTuning `json:"river_tuned"`
 	RiverDefault riverTuning `json:"river_default"`
@@ -70,6 +81,7 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 	var (
 		railE2E, railDrain, rvE2E, rvDrain, rvCopy, rvDef, pgS, pgN []float64
 		railE2ERT, railDrainRT, rvE2ERT, rvDrainRT, railEmpty       []float64
+		railSrvCPU, railCliCPU, rvSrvCPU, rvCliCPU                  []float64
 	)
 	doThroughput := o.want("throughput")
 	if doThroughput {
@@ -89,12 +101,29 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 		if err != nil {
 			return nil, err
 		}
+		cpuConn, err := railPool.Acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		serverCPU, err := newPgCPU(ctx, cpuConn.Conn())
+		cpuConn.Release()
+		if err != nil {
+			logf("throughput: no CPU split (%v)", err)
+		}
+		// cpuSpan reads the server's and this process's CPU seconds.
+		cpuSpan := func() (server, client float64) {
+			if serverCPU != nil {
+				server = serverCPU.seconds()
+			}
+			return server, processCPU()
+		}
 		sampler, err := newWaitSampler(ctx, e)
 		if err != nil {
 			return nil, err
 		}
 		defer sampler.close()
 
+		var riverCPU [2]float64 // the last riverOnce's timed part: server, client seconds
 		riverOnce := func(tune riverTuning, n int, e2e bool, sample string) (riverRun, error) {
 			rb, err := startRiverBench(ctx, riverPool, o.Workers, tune)
 			if err != nil {
@@ -103,8 +132,11 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 			defer rb.stop(ctx)
 			time.Sleep(300 * time.Millisecond) // let the client settle (leader election, first fetch)
 			stopS := sampler.start(sample)
+			s0, c0 := cpuSpan()
 			r, err := rb.serve(ctx, riverW, n, o.Workers, e2e)
+			s1, c1 := cpuSpan()
 			stopS()
+			riverCPU = [2]float64{s1 - s0, c1 - c0}
 			return r, err
 		}
 
@@ -116,10 +148,16 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 			return nil, err
 		}
 		for rep := 1; rep <= o.Reps; rep++ {
+			s0, c0 := cpuSpan()
 			r, err := railServe(ctx, led, railW, refs, o.Workers, o.Batch, true)
 			if err != nil {
 				return nil, err
 			}
+			s1, c1 := cpuSpan()
+			if serverCPU != nil {
+				railSrvCPU = append(railSrvCPU, 1000*(s1-s0)/float64(r.Landed))
+			}
+			railCliCPU = append(railCliCPU, 1000*(c1-c0)/float64(r.Landed))
 			railE2E = append(railE2E, float64(r.Landed)/r.Elapsed.Seconds())
 			railE2ERT = append(railE2ERT, float64(r.RoundTrips)/float64(r.Landed))
 
@@ -128,6 +166,10 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 				return nil, err
 			}
 			rvE2E = append(rvE2E, float64(v.Jobs)/v.Elapsed.Seconds())
+			if serverCPU != nil {
+				rvSrvCPU = append(rvSrvCPU, 1000*riverCPU[0]/float64(v.Jobs))
+			}
+			rvCliCPU = append(rvCliCPU, 1000*riverCPU[1]/float64(v.Jobs))
 			rvE2ERT = append(rvE2ERT, float64(v.RoundTrips)/float64(v.Jobs))
 
 			stopS := sampler.start("rail")
@@ -197,6 +239,8 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 	tr.RailE2ERoundTrips, tr.RailDrainRoundTrips = series("round trips", railE2ERT), series("round trips", railDrainRT)
 	tr.RiverE2ERoundTrips, tr.RiverDrainRoundTrip = series("round trips", rvE2ERT), series("round trips", rvDrainRT)
 	tr.RailDrainEmpty = series("claims", railEmpty)
+	tr.RailE2EServerCPU, tr.RailE2EClientCPU = series("ms", railSrvCPU), series("ms", railCliCPU)
+	tr.RiverE2EServerCPU, tr.RiverE2EClientCPU = series("ms", rvSrvCPU), series("ms", rvCliCPU)
 	tr.Notes = []string{
 		"e2e: demands/inserts are made one statement each by W producers inside the timed part; drain: rail demands recorded before the clock starts, River jobs bulk-inserted with one InsertManyFast (COPY) inside the timed part (river_drain_insert_ms)",
 		"rail no-op build: rail.Worker.BuildBatch per received batch, as the builder function runs it: one claim statement (Ledger.ClaimBatch; Claim for one), one read statement (Ledger.LoadBuilds), a '{}' frame per claim, and the builds that finish together landed by one Ledger.CommitGroup statement",
@@ -314,4 +358,13 @@ func topWaits(m map[string]int, n int) string {
 		out += fmt.Sprintf("%s %d", x.k, x.v)
 	}
 	return out
+}
+
+// processCPU is this process's user and system CPU seconds so far.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return math.NaN()
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }

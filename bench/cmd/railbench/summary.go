@@ -116,6 +116,10 @@ func summarize(r *Results) []SummaryLine {
 		if reps > 0 {
 			add("roundtrips_per_rebuild_rail", "%.2f (wire round trips per served rebuild, drain; River: %.2f per job)",
 				t.RailDrainRoundTrips.Median, t.RiverDrainRoundTrip.Median)
+			if len(t.RailE2EServerCPU.Values) > 0 && len(t.RiverE2EServerCPU.Values) > 0 {
+				add("cpu_ms_per_item_e2e", "rail %.3f server + %.3f client per rebuild / River %.3f server + %.3f client per job (CPU over the end-to-end timed part: the server's processes and this process, producers included; medians of %d)",
+					t.RailE2EServerCPU.Median, t.RailE2EClientCPU.Median, t.RiverE2EServerCPU.Median, t.RiverE2EClientCPU.Median, len(t.RailE2EServerCPU.Values))
+			}
 		}
 	}
 	if rl := r.Relay; rl != nil {
