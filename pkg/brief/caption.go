@@ -33,7 +33,7 @@ const (
 
 var (
 	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|interveners?|relators?|garnishees?|employees?|employers?|carriers?|insurers?|complainants?|objectors?|contestants?|proponents?|real\s+part(?:y|ies)\s+in\s+interest)`
-	roleRun    = roleWord + `(?:\s*(?:[,/–—-]|\band\b)\s*` + roleWord + `)*`
+	roleRun    = roleWord + `(?:\s*(?:,\s*and\b|[,/–—-]|\band\b)\s*` + roleWord + `)*`
 	roleOnlyRE = regexp.MustCompile(`(?i)^` + roleRun + `(?:\s*,?\s*\band)?[\s.,;:]*$`)
 	// A name with its role at the end, and perhaps the "v." that follows:
 	// "Mary Beavers Appellant v.", "COMMISSIONER OF INTERNAL REVENUE, Respondent".
@@ -752,6 +752,9 @@ func prepCaptionLine(p string) (string, bool) {
 	p = possessiveTailRE.ReplaceAllString(p, "$1")
 	p = etAlColumn(p)
 	p = judgeColRE.ReplaceAllString(p, "")
+	if loc := judgeNameColRE.FindStringIndex(p); loc != nil && mostlyCaps(p[:loc[0]]) {
+		p = p[:loc[0]] // "ACME CANADA, INC., and ACMETEC Judge John A. Doe": the right column's judge
+	}
 	if m := titleColRE.FindStringSubmatch(p); m != nil {
 		p = m[1]
 	}
@@ -953,6 +956,31 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			}
 		}
 	}
+	// Role words that run over lines ("Plaintiff and Counter-" /
+	// "Defendant,"; "Defendant, Counter-" / "Claimant, and Third Party" /
+	// "Plaintiff."): one role line, on the last of them.
+	for i := 0; i+1 < len(paras); i++ {
+		cur, next := strings.TrimSpace(prepped[i]), strings.TrimSpace(prepped[i+1])
+		if !roleHeadRE.MatchString(cur) || !(roleOnlyRE.MatchString(next) || roleHeadRE.MatchString(next)) {
+			continue
+		}
+		sep := " "
+		if roleHyphenRE.MatchString(cur) {
+			sep = "-" // the hyphen the line's end took away: "Counter-" / "Defendant,"
+		}
+		prepped[i+1] = cur + sep + next
+		kinds[i], kinds[i+1] = lkSkip, classify(prepped[i+1])
+	}
+	// A line of the right column's title that ends in a word wanting
+	// more ("FILE CONDITIONALLY UNDER", "JUDGMENT AND SUPPORTING") or in
+	// a possessive ("SEAL ACME FOODS INC.’S"): no name ends so. (A line
+	// with a comma holds a name the title's words follow: "INC., A
+	// FOREIGN CORPORATION, DEFENDANT ACME, INC.’S".)
+	for i := range paras {
+		if kinds[i] == lkName && titleOpenRE.MatchString(prepped[i]) && mostlyCaps(prepped[i]) && !strings.Contains(prepped[i], ",") {
+			kinds[i] = lkTitle
+		}
+	}
 	// The tribunal below and its number above the names ("Industrial
 	// Claim Appeals Office of the State of Colorado" / "WC No.
 	// 5-123-456"): no name, no case of this court.
@@ -1006,7 +1034,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		if k == lkTitle || titleRun && k == lkName {
 			waiting := len(pending) > 0 || sawVersus && !roled
 			if waiting && roleAhead(i) {
-				titleRun = danglingRE.MatchString(" " + p)
+				titleRun = danglingRE.MatchString(" "+p) || titleRunOnRE.MatchString(p)
 				continue // the right column's title, between a name and its role
 			}
 			if k == lkTitle {
@@ -1514,6 +1542,10 @@ var judgeLineRE = regexp.MustCompile(`(?i)^(?:before\s+)?(?:the\s+)?(?:hon\.|hon
 // "Assigned to the Hon. Charles R. Breyer".
 var judgeColRE = regexp.MustCompile(`(?i)(?:^|\s+)(?:(?:case\s+)?assigned\s+(?:for\s+all\s+purposes\s+)?to|before|(?:(?:u\.\s?s\.|united\s+states|district|magistrate|presiding|bankruptcy)\s+)*judge|magistrate|(?:special\s+|discovery\s+)?master)?\s*:?\s*(?:the\s+)?(?:hon\.|honorable\b)\s+.*$`)
 
+// ... and named without "Hon." or a colon, in mixed case after a left
+// column in capitals: "NESTEC Judge John A. Kronstadt".
+var judgeNameColRE = regexp.MustCompile(`\s+(?:(?:District|Magistrate|Bankruptcy)\s+)?Judge\s+(?:[A-Z][\p{Ll}'’-]+|[A-Z]\.)(?:\s+(?:[A-Z][\p{Ll}'’-]+|[A-Z]\.))+$`)
+
 // A transcript caption's right column gives where the hearing was held:
 // "SAN JOSE, CALIFORNIA", "Los Angeles, California".
 var placeLineRE = regexp.MustCompile(`(?i)^[a-z][a-z.' -]{1,30},\s*(?:alabama|alaska|arizona|arkansas|california|colorado|connecticut|delaware|florida|georgia|hawaii|idaho|illinois|indiana|iowa|kansas|kentucky|louisiana|maine|maryland|massachusetts|michigan|minnesota|mississippi|missouri|montana|nebraska|nevada|new\s+hampshire|new\s+jersey|new\s+mexico|new\s+york|north\s+carolina|north\s+dakota|ohio|oklahoma|oregon|pennsylvania|rhode\s+island|south\s+carolina|south\s+dakota|tennessee|texas|utah|vermont|virginia|washington|west\s+virginia|wisconsin|wyoming|d\.\s?c\.|district\s+of\s+columbia|puerto\s+rico)\.?$`)
@@ -1778,6 +1810,24 @@ var summaryPageRE = regexp.MustCompile(`(?i)^the\s+summaries\s+of\b`)
 var versusTailRE = regexp.MustCompile(`\s(?:v|vs|V|VS)\.?\s*\)?\s*$`)
 
 // A title's last word wanting more: "… ORDER RE", "… MOTION FOR".
+// roleHeadRE: role words whose compound runs on to the next line
+// ("Plaintiff and Counter-", "Claimant, and Third Party"; the line's
+// hyphen is gone by then); roleHyphenRE: one that ended in a hyphen.
+var (
+	roleHeadRE   = regexp.MustCompile(`(?i)^(?:` + roleRun + `\s*,?\s*(?:and\s+)?)?(?:counter|cross|third[- ]party)$`)
+	roleHyphenRE = regexp.MustCompile(`(?i)(?:counter|cross)$`)
+)
+
+// titleOpenRE: the end of a title's line that wants the next line: a
+// preposition no name ends with, a participle, a possessive.
+// titleRunOnRE: a title line ending in a participle runs on to the next
+// line in capitals ("JUDGMENT AND SUPPORTING" / "DOCUMENTS"); one ending
+// "… TO" may be followed by the left column's next name ("… IN
+// OPPOSITION TO" / "GRANITE MUTUAL LIFE INSURANCE"), so it does not.
+var titleRunOnRE = regexp.MustCompile(`(?i)\s(?:supporting|regarding|concerning)$`)
+
+var titleOpenRE = regexp.MustCompile(`(?i)\s(?:under|to|with|from|supporting|regarding|concerning)$|\S['’]S$`)
+
 var titleTailRE = regexp.MustCompile(`\s(?:RE|REGARDING|OF|FOR|TO|ON|AND|THE)$`)
 
 // A retirement plan's section letter in a name in capitals: "401(k)",

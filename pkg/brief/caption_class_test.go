@@ -1859,3 +1859,57 @@ func TestCaptionShortCaseNumberUnderStamp(t *testing.T) {
 	), lines(stamp[:len(stamp)-12]+"Page 2 of 78", "APPEARANCES:"))
 	wantCases(t, dc, "3:19-cr-00377-WHA")
 }
+
+// Role words that run over lines ("Plaintiff and Counter-" / "Defendant,";
+// "Defendant, Counter-" / "Claimant, and Third Party" / "Plaintiff."), a
+// third-party caption below the first, and the right column's title lines
+// beside the names that end in a word wanting more ("FILE CONDITIONALLY
+// UNDER", "… AND SUPPORTING") or in a possessive ("SEAL ACME FOODS
+// INC.’S"), and a judge named without a colon ("Judge John A. Doe"): a
+// C.D. Cal. application to file under seal (dev) prints them all.
+func TestCaptionRolesAcrossLinesThirdParty(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"ROE DAIRY USA, INC., Case No. 2:16-cv-01234-AB-CD",
+		"Plaintiff and Counter-",
+		"Defendant, UNOPPOSED APPLICATION TO",
+		"FILE CONDITIONALLY UNDER",
+		"vs.",
+		"SEAL ACME FOODS INC.’S",
+		"ACME FOODS, INC., MOTION FOR SUMMARY",
+		"JUDGMENT AND SUPPORTING",
+		"DOCUMENTS",
+		"Defendant, Counter-",
+		"Claimant, and Third Party",
+		"Plaintiff.",
+		"ROE DAIRY CANADA, INC., and ROETEC Judge John A. Doe",
+		"S.A.",
+		"Third-Party Defendants.",
+		"TO THE COURT AND ALL PARTIES:",
+	}, "\n\n"))
+	if dc.title != "Roe Dairy USA, Inc. v. Acme Foods, Inc." {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Roe Dairy USA, Inc.", RolePlaintiff}, {"Acme Foods, Inc.", RoleDefendant},
+		{"Roe Dairy Canada, Inc.", RoleDefendant}, {"Roetec S.A.", RoleDefendant}})
+}
+
+// A name a two-column caption wraps after the "and" before a list's last
+// name, the right column's judge ending the line ("ROE DAIRY CANADA,
+// INC., and ROETEC Judge John A. Doe" / "S.A."): it is named on the page,
+// so the citation check keeps it (a C.D. Cal. paper, dev). Words before
+// the "and" make no name with the next line.
+func TestCheckNameWrappedAfterAnd(t *testing.T) {
+	d := newDocPages("d", "n", []string{lines(
+		"ROE DAIRY CANADA, INC., and ROETEC Judge John A. Doe",
+		"S.A.",
+		"Third-Party Defendants.",
+	)})
+	if !d.has(0, "Roetec S.A.", true, false) {
+		t.Error("a name wrapped after \"and\": not found")
+	}
+	if d.has(0, "Inc Roetec S.A.", true, false) || d.has(0, "Canada Roetec S.A.", true, false) {
+		t.Error("words before the \"and\" made a wrapped name")
+	}
+}

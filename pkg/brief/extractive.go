@@ -590,8 +590,8 @@ func cleanName(s string) string {
 	for strings.HasSuffix(s, ".") {
 		words := strings.Fields(s)
 		last := strings.TrimSuffix(words[len(words)-1], ".")
-		if abbreviations[strings.ToLower(last)] {
-			break
+		if abbreviations[strings.ToLower(last)] || strings.Contains(last, ".") {
+			break // "Inc.", and an initialism's last stop: "Nestec S.A.", "Acme L.P."
 		}
 		s = strings.TrimSuffix(s, ".")
 	}
