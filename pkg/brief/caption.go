@@ -692,6 +692,14 @@ var (
 
 func prepCaptionLine(p string) (string, bool) {
 	p = unspace(p)
+	// A party's description in parentheses and an alias are no part of
+	// its name: "MUI LIANG TJOA (an individual)", "NG CHER YONG aka CY NG";
+	// a description opened at a line's end ends the name there ("TJOA
+	// (an" / "individual); …").
+	p = descParenRE.ReplaceAllString(p, "")
+	p = akaRE.ReplaceAllString(p, "")
+	p = descOpenRE.ReplaceAllString(p, ",")
+	p = descCloseRE.ReplaceAllString(p, "")
 	if labelLineRE.MatchString(strings.TrimSpace(p)) {
 		return "", false // "Date Action Filed: July 23, 2019": the right column's field alone on its line
 	}
@@ -756,6 +764,12 @@ func prepCaptionLine(p string) (string, bool) {
 		p = p[:loc[0]] // "ACME CANADA, INC., and ACMETEC Judge John A. Doe": the right column's judge
 	}
 	if m := titleColRE.FindStringSubmatch(p); m != nil {
+		p = m[1]
+	}
+	// A role line the right column's title in capitals follows
+	// ("Plaintiff, PLAINTIFF ACME TECHNOLOGIES"): the role ends at its
+	// comma.
+	if m := roleBesideCapsRE.FindStringSubmatch(p); m != nil && mostlyCaps(m[2]) && !roleOnlyRE.MatchString(m[2]) {
 		p = m[1]
 	}
 	p = causeColRE.ReplaceAllString(p, ",")
@@ -956,6 +970,31 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			}
 		}
 	}
+	// An alias that runs on to the next line ("and LIEW YEW SOON aka" /
+	// "MARK LIEW (an individual),"): the name ends before it, and the
+	// next line's name is the alias.
+	for i := 0; i+1 < len(paras); i++ {
+		if t, ok := strings.CutSuffix(prepped[i], " aka"); ok && (kinds[i] == lkName || kinds[i] == lkCont) {
+			prepped[i], kinds[i] = t+",", classify(t+",")
+			if next := strings.TrimRight(prepped[i+1], " ,;"); kinds[i+1] == lkName && isAllCaps(next) && !strings.ContainsAny(next, ",;") {
+				kinds[i+1] = lkSkip
+			}
+		}
+	}
+	// A name line that opens with a parenthesis is the middle of a name
+	// ("XINGLE ELECTRONICS" / "(DONGGUAN) CO., LTD.; …"): after a line
+	// whose names all ended (";"), its start belongs to a name the right
+	// column's words took the rest of, and is no name of its own.
+	for i := 1; i < len(paras); i++ {
+		if kinds[i] != lkName || !strings.HasPrefix(strings.TrimSpace(paras[i]), "(") || !strings.HasSuffix(strings.TrimSpace(prepped[i-1]), ";") {
+			continue
+		}
+		if _, rest, ok := strings.Cut(prepped[i], ";"); ok && strings.TrimSpace(rest) != "" {
+			prepped[i], kinds[i] = strings.TrimSpace(rest), classify(strings.TrimSpace(rest))
+		} else {
+			kinds[i] = lkSkip
+		}
+	}
 	// Role words that run over lines ("Plaintiff and Counter-" /
 	// "Defendant,"; "Defendant, Counter-" / "Claimant, and Third Party" /
 	// "Plaintiff."): one role line, on the last of them.
@@ -973,11 +1012,12 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 	}
 	// A line of the right column's title that ends in a word wanting
 	// more ("FILE CONDITIONALLY UNDER", "JUDGMENT AND SUPPORTING") or in
-	// a possessive ("SEAL ACME FOODS INC.’S"): no name ends so. (A line
+	// a possessive ("SEAL ACME FOODS INC.’S"), or holding a company's
+	// suffix in the possessive: no name ends so. (A line
 	// with a comma holds a name the title's words follow: "INC., A
 	// FOREIGN CORPORATION, DEFENDANT ACME, INC.’S".)
 	for i := range paras {
-		if kinds[i] == lkName && titleOpenRE.MatchString(prepped[i]) && mostlyCaps(prepped[i]) && !strings.Contains(prepped[i], ",") {
+		if kinds[i] == lkName && (titleOpenRE.MatchString(prepped[i]) || suffixPossessiveRE.MatchString(prepped[i])) && mostlyCaps(prepped[i]) && !strings.Contains(prepped[i], ",") {
 			kinds[i] = lkTitle
 		}
 	}
@@ -1089,6 +1129,14 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				pending = pending[len(pending)-8:]
 			}
 		case lkRole:
+			// A caption whose text lost its "v." (an OCR layer): a
+			// defendant's role words after a plaintiff's begin the other
+			// side.
+			if side == 0 && !sawVersus && len(pending) > 0 && len(sideNames[0]) > 0 {
+				if r, _ := roleOf(p, 0); r == RoleDefendant && plaintiffNamed(dc.parties) {
+					side, sawVersus = 1, true
+				}
+			}
 			if len(pending) > 0 {
 				emit(pending, p)
 				pending = nil
@@ -1218,6 +1266,30 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		emitRoleless(pending)
 	}
 	finishTitle()
+}
+
+// descParenRE, descOpenRE, descCloseRE: a party's description in
+// parentheses ("(an individual)", "(a Delaware corporation)"), opened at a
+// line's end ("(an") and closed at the next line's start ("individual);");
+// akaRE: an alias in capitals within the line ("aka CY NG").
+var (
+	descParenRE = regexp.MustCompile(`\s*\((?:an?|the)\s+[^()]*\)`)
+	descOpenRE  = regexp.MustCompile(`\s*\((?:an?|the)\s*$`)
+	descCloseRE = regexp.MustCompile(`^(?:an?\s+)?individuals?\)\s*[;,]?\s*`)
+	akaRE       = regexp.MustCompile(`\s+(?i:a/k/a|aka|f/k/a|fka)\s+(?:[A-Z][A-Z.'’-]*(?:\s+|$))+`)
+)
+
+// roleBesideCapsRE: role words, their comma, and the rest of the line.
+var roleBesideCapsRE = regexp.MustCompile(`^((?i:` + roleRun + `)[.,;])\s+(\S.*)$`)
+
+// plaintiffNamed reports whether the caption has named a plaintiff.
+func plaintiffNamed(ps []captionParty) bool {
+	for _, p := range ps {
+		if p.role == RolePlaintiff {
+			return true
+		}
+	}
+	return false
 }
 
 // joinNameLines joins a caption's name lines into one block, separating
@@ -1817,6 +1889,11 @@ var (
 	roleHeadRE   = regexp.MustCompile(`(?i)^(?:` + roleRun + `\s*,?\s*(?:and\s+)?)?(?:counter|cross|third[- ]party)$`)
 	roleHyphenRE = regexp.MustCompile(`(?i)(?:counter|cross)$`)
 )
+
+// suffixPossessiveRE: a company's suffix in the possessive begins a
+// party's paper's title ("DROPLETS INC.’S ADMINISTRATIVE"); a name may
+// hold a possessive ("MCDONALD'S CORPORATION"), not this one.
+var suffixPossessiveRE = regexp.MustCompile(`(?i)\b(?:inc|llc|corp|ltd|co|l\.p)\.?['’]s\b`)
 
 // titleOpenRE: the end of a title's line that wants the next line: a
 // preposition no name ends with, a participle, a possessive.

@@ -1913,3 +1913,91 @@ func TestCheckNameWrappedAfterAnd(t *testing.T) {
 		t.Error("words before the \"and\" made a wrapped name")
 	}
 }
+
+// A caption whose text layer lost its "v." (an OCR layer over pleading
+// paper: the plaintiff's role line, then the defendants' names and
+// theirs), and a role line joined to the right column's title in
+// capitals ("Plaintiff, PLAINTIFF ACME TECHNOLOGIES"): the defendant's
+// role words after a plaintiff's begin the other side, and the role line
+// ends at its comma. The defendants' descriptions in parentheses, whole
+// or over two lines ("(an" / "individual);"), and their aliases ("aka
+// PP", "aka" / "MARK LEE"), are no part of their names (an N.D. Cal.
+// motion to seal, dev).
+func TestCaptionVersusLostRoleLineBesideTitle(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"ACME TECHNOLOGIES PTE LTD, Case No. 3:17CV1234",
+		"Plaintiff, PLAINTIFF ACME TECHNOLOGIES",
+		"PTE LTD’S NOTICE OF MOTION &",
+		"MOTION TO SEAL DOCUMENTS",
+		"ROE ELECTRONICS (SHENZHEN) CO., LTD.; JOHN",
+		"ROE (an individual); PAT POE aka PP (an",
+		"individual); and LEE SOON aka Date: TBD",
+		"MARK LEE (an individual),",
+		"Defendants. Judge: Jane Doe",
+		"TO ALL PARTIES AND THEIR ATTORNEYS OF RECORD:",
+	}, "\n\n"))
+	if dc.title != "Acme Technologies Pte Ltd v. Roe Electronics Shenzhen Co., Ltd." {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Acme Technologies Pte Ltd", RolePlaintiff},
+		{"Roe Electronics Shenzhen Co., Ltd.", RoleDefendant}, {"John Roe", RoleDefendant},
+		{"Pat Poe", RoleDefendant}, {"Lee Soon", RoleDefendant}})
+}
+
+// Two-column pleading paper whose right column's title runs through the
+// defendants' lines: a line that opens with a parenthesis after a line
+// whose names all ended ("LTD.; ROE ELECTRONICS REPORT OF DEFENDANTS’" /
+// "(SHENZHEN) CO., LTD.; POE …") begins in the middle of a name the
+// title's words took the start of, and is no name of its own; an
+// expert's title words ("DAMAGES EXPERT HENRY KAHN") are no name (an N.D.
+// Cal. motion to seal, dev: a wrong party is worse than a missing one).
+func TestCaptionNameMiddleAndExpertTitleWords(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"ACME TECHNOLOGIES PTE LTD, Case No. 3:17-cv-01234",
+		"Plaintiff,",
+		"v.",
+		"ACME ELECTRONICS CO., MOTION TO STRIKE THE EXPERT",
+		"LTD.; ROE ELECTRONICS REPORT OF DEFENDANTS’",
+		"(SHENZHEN) CO., LTD.; POE DAMAGES EXPERT HENRY KAHN",
+		"ELECTRONICS TECHNOLOGY CO., LTD.; and",
+		"MARY ROE,",
+		"Defendants.",
+		"TO ALL PARTIES AND THEIR ATTORNEYS OF RECORD:",
+	}, "\n\n"))
+	for _, p := range dc.parties {
+		if strings.Contains(p.name, "Shenzhen") || strings.Contains(p.name, "Expert") {
+			t.Errorf("party %q: no name", p.name)
+		}
+	}
+	found := false
+	for _, p := range dc.parties {
+		found = found || p.name == "Mary Roe" && p.role == RoleDefendant
+	}
+	if !found {
+		t.Errorf("parties %+v lack Mary Roe (defendant)", dc.parties)
+	}
+}
+
+// A right-column title line that begins with a company's suffix in the
+// possessive, between a role line and the "v." ("Plaintiff, [PROPOSED]
+// ORDER GRANTING" / "DROPLETS INC.’S ADMINISTRATIVE" / "v. MOTION TO
+// FILE …"): the title's words, no second plaintiff (an N.D. Cal.
+// proposed order, dev). A name may hold a possessive of its own.
+func TestCaptionSuffixPossessiveTitleLine(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"ACME, INC., Case No. 12-cv-01234-AB",
+		"Plaintiff, [PROPOSED] ORDER GRANTING",
+		"ACME INC.’S ADMINISTRATIVE",
+		"v. MOTION TO FILE UNDER SEAL",
+		"MCDONALD’S CORPORATION,",
+		"Defendant.",
+		"Having considered the motion, the Court GRANTS it.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Acme, Inc.", RolePlaintiff}, {"McDonald’s Corporation", RoleDefendant}})
+}
