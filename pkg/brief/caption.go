@@ -1773,7 +1773,7 @@ var numberedDivTailRE = regexp.MustCompile(`(?i)\s*,?\s+division\s+(?:one|two|th
 
 // "OF THE STATE OF WASHINGTON" under "COURT OF APPEALS": the court's name
 // runs on.
-var ofStateRE = regexp.MustCompile(`(?i)^of\s+the\s+state\s+of\s+[a-z .]+$`)
+var ofStateRE = regexp.MustCompile(`(?i)^of\s+the\s+(?:state\s+of\s+[a-z .]+|united\s+states)$`)
 
 // filedStampCourt: a court line inside the court's own filed stamp above
 // the caption that names no jurisdiction, or abbreviates its name over the

@@ -2001,3 +2001,48 @@ func TestCaptionSuffixPossessiveTitleLine(t *testing.T) {
 	}, "\n\n"))
 	checkParties(t, dc, []wantParty{{"Acme, Inc.", RolePlaintiff}, {"McDonald’s Corporation", RoleDefendant}})
 }
+
+// An appellate court's oral argument transcript (the Supreme Court's, dev):
+// a cover naming the court over two lines ("SUPREME COURT" / "OF THE
+// UNITED STATES") above the caption and the reporter's name ("Official
+// Reporters"), then "The above-entitled matter came on for oral argument
+// before …": the court is read whole, and the transcript is none of the
+// kinds, not the court's opinion, though it names the court and the sides
+// as one does.
+func TestCaptionArgumentTranscriptCover(t *testing.T) {
+	cover := lines(
+		"SUPREME COURT",
+		"OF THE UNITED STATES",
+		"IN THE SUPREME COURT OF THE UNITED STATES",
+		"- - - - - - - - - - - - - - - - - -",
+		"MARY ROE, )",
+		"Petitioner, )",
+		"v. ) No. 25-99",
+		"ACME PROPERTIES, )",
+		"ET AL., )",
+		"Respondents. )",
+		"- - - - - - - - - - - - - - - - - -",
+		"Pages: 1 through 60",
+		"Place: Washington, D.C.",
+		"Date: March 30, 2026",
+		"ACME REPORTING CORPORATION",
+		"Official Reporters",
+	)
+	first := lines("IN THE SUPREME COURT OF THE UNITED STATES", "MARY ROE, )", "Petitioner, )", "v. ) No. 25-99",
+		"ACME PROPERTIES, )", "ET AL., )", "Respondents. )", "Washington, D.C.", "Monday, March 30, 2026",
+		"The above-entitled matter came on for oral argument before the Supreme Court of the United States at 10:04 a.m.")
+	c := doctext.Clean([]string{cover, first, "ORAL ARGUMENT OF JOHN DOE ON BEHALF OF THE PETITIONER"})
+	dc := readCaption(c.Pages, c.Meta.CaseNumbers)
+	wantCourt(t, dc, "Supreme Court of the United States")
+	if dc.title != "Mary Roe v. Acme Properties" {
+		t.Errorf("title %q", dc.title)
+	}
+	if k := appellateDecision(classifyKind(c.Pages, c.Meta), c.Pages, dc); k != KindOther {
+		t.Errorf("kind %s, want other", k)
+	}
+	// The court's opinion, with the same caption and no reporter, stays one.
+	op := doctext.Clean([]string{lines("SUPREME COURT OF THE UNITED STATES", "MARY ROE, PETITIONER v. ACME PROPERTIES, ET AL.", "No. 25-99. Argued March 30, 2026"), "JUSTICE DOE delivered the opinion of the Court."})
+	if k := appellateDecision(classifyKind(op.Pages, op.Meta), op.Pages, readCaption(op.Pages, op.Meta.CaseNumbers)); k != KindOpinion {
+		t.Errorf("opinion: kind %s, want opinion", k)
+	}
+}
