@@ -843,7 +843,7 @@ func classify(p string) lineKind {
 	if looksLikeName(p) {
 		return lkName
 	}
-	if r, _ := utf8.DecodeRuneInString(p); unicode.IsLower(r) && len(p) < 120 {
+	if r, _ := utf8.DecodeRuneInString(p); unicode.IsLower(r) && len(p) < 120 && !brandCase(p) {
 		return lkCont
 	}
 	return lkStop
@@ -893,11 +893,19 @@ func looksLikeName(s string) bool {
 	caps := 0
 	for _, w := range words {
 		r, _ := utf8.DecodeRuneInString(w)
-		if unicode.IsUpper(r) || unicode.IsDigit(r) || connector[strings.ToLower(strings.Trim(w, ".,"))] {
+		if unicode.IsUpper(r) || unicode.IsDigit(r) || brandCase(w) || connector[strings.ToLower(strings.Trim(w, ".,"))] {
 			caps++
 		}
 	}
 	return caps*10 >= len(words)*8
+}
+
+// brandCase reports whether s begins with a word written with a small
+// first letter before capitals, as brands write their names ("nVISION",
+// "eBay", "iRobot"): a name's word, not a description's.
+func brandCase(s string) bool {
+	r := []rune(s)
+	return len(r) >= 3 && unicode.IsLower(r[0]) && unicode.IsUpper(r[1]) && unicode.IsLetter(r[2])
 }
 
 var connector = map[string]bool{"of": true, "and": true, "the": true, "for": true, "in": true, "&": true, "et": true, "al": true, "de": true, "la": true, "du": true, "von": true, "van": true, "a": true, "an": true, "on": true, "ex": true, "rel": true}
@@ -1453,8 +1461,17 @@ func splitCleanNames(name string) []string {
 		if n == "" || roleOnlyRE.MatchString(n) || isVersusWord(n) || len(partyKey(n)) < 2 {
 			continue
 		}
+		brand := brandCase(n)
+		if brand {
+			r := []rune(n)
+			n = string(unicode.ToUpper(r[0])) + string(r[1:]) // "nVISION …" reads as capitals
+		}
 		if isAllCaps(planRE.ReplaceAllString(n, " ")) {
 			n = titleCase(n)
+		}
+		if brand {
+			r := []rune(n)
+			n = string(unicode.ToLower(r[0])) + string(unicode.ToUpper(r[1])) + string(r[2:]) // "nVision"
 		}
 		out = append(out, n)
 	}

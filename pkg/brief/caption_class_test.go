@@ -2046,3 +2046,28 @@ func TestCaptionArgumentTranscriptCover(t *testing.T) {
 		t.Errorf("opinion: kind %s, want opinion", k)
 	}
 }
+
+// A name whose brand writes its first letter small ("nVISION MEDICAL
+// CORPORATION", "eBay Inc.") is a name, not the rest of a description (an
+// N.D. Cal. transcript's second caption, dev); a line in lower case after
+// a name still continues its description.
+func TestCaptionBrandCaseName(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"ROE MEDICAL, INC., )",
+		")",
+		"Plaintiff, )",
+		"VS. ) NO. 20-01234 VC",
+		")",
+		"nVISION MEDICAL CORPORATION, )",
+		"et al., )",
+		")",
+		"Defendants. )",
+		"San Francisco, California",
+	))
+	checkParties(t, dc, []wantParty{{"Roe Medical, Inc.", RolePlaintiff}, {"nVision Medical Corporation", RoleDefendant}})
+	if brandCase("a Delaware corporation") || brandCase("individually") || !brandCase("eBay Inc.") {
+		t.Error("brandCase misreads a description or a brand")
+	}
+}
