@@ -766,6 +766,12 @@ func prepCaptionLine(p string) (string, bool) {
 	if m := titleColRE.FindStringSubmatch(p); m != nil {
 		p = m[1]
 	}
+	// A company's name, its suffix and comma, then the right column's
+	// title words ("SOUTHWEST AIRLINES CO., UNDER SEAL PURSUANT TO THIS"):
+	// the name ends at the comma.
+	if m := suffixTitleRE.FindStringSubmatch(p); m != nil && mostlyCaps(m[2]) && titleFragRE.MatchString(m[2]) && !strings.Contains(m[2], ",") {
+		p = m[1]
+	}
 	// A role line the right column's title in capitals follows
 	// ("Plaintiff, PLAINTIFF ACME TECHNOLOGIES"): the role ends at its
 	// comma.
@@ -828,7 +834,7 @@ func classify(p string) lineKind {
 	if m := nameRoleRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
 		return lkNameRole
 	}
-	if m := versusNameRE.FindStringSubmatch(p); m != nil && possessiveWordRE.MatchString(m[1]) {
+	if m := versusNameRE.FindStringSubmatch(p); m != nil && (possessiveWordRE.MatchString(m[1]) || suffixPossessiveRE.MatchString(m[1])) {
 		return lkVersus // "v. COURT’S ORDER …": the right column's title beside the "v."
 	}
 	if m := versusNameRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) && !oneLineRE.MatchString(m[1]) {
@@ -1286,6 +1292,10 @@ var (
 	descCloseRE = regexp.MustCompile(`^(?:an?\s+)?individuals?\)\s*[;,]?\s*`)
 	akaRE       = regexp.MustCompile(`\s+(?i:a/k/a|aka|f/k/a|fka)\s+(?:[A-Z][A-Z.'’-]*(?:\s+|$))+`)
 )
+
+// suffixTitleRE: a name ending in a company's suffix and its comma, and
+// the rest of the line.
+var suffixTitleRE = regexp.MustCompile(`^(.*\b(?:INC|CO|CORP|LLC|LTD|L\.P|N\.A|COMPANY|CORPORATION)\.?,)\s+(\S.*)$`)
 
 // roleBesideCapsRE: role words, their comma, and the rest of the line.
 var roleBesideCapsRE = regexp.MustCompile(`^((?i:` + roleRun + `)[.,;])\s+(\S.*)$`)

@@ -2071,3 +2071,28 @@ func TestCaptionBrandCaseName(t *testing.T) {
 		t.Error("brandCase misreads a description or a brand")
 	}
 }
+
+// The right column's title running beside the "v." and the defendant's
+// name: "v. AIRLINES CO.’S REVISED" (a company suffix in the possessive
+// after the "v.": the title's, no name) and "SOUTHWEST AIRLINES CO., UNDER
+// SEAL PURSUANT TO THIS" (a name, its suffix and comma, then title words:
+// the name ends at the comma) — an N.D. Cal. declaration, dev.
+func TestCaptionTitleBesideVersusAndSuffix(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"MARY ROE, on behalf of herself Case No. 4:19-cv-01234-AB and all others similarly situated,",
+		"Plaintiff, DECLARATION OF JOHN DOE IN",
+		"SUPPORT OF DEFENDANT ACME",
+		"v. AIRLINES CO.’S REVISED",
+		"ADMINISTRATIVE MOTION TO FILE",
+		"ACME AIRLINES CO., UNDER SEAL PURSUANT TO THIS",
+		"COURT’S FEBRUARY 2, 2021 ORDER",
+		"Defendant.",
+		"I, John Doe, declare:",
+	}, "\n\n"))
+	if dc.title != "Mary Roe v. Acme Airlines Co." {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"Acme Airlines Co.", RoleDefendant}})
+}
