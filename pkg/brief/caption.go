@@ -33,7 +33,7 @@ const (
 
 var (
 	roleWord   = `(?:(?:cross|counter|third[- ]party)[- ]?)?(?:plaintiffs?|defendants?|petitioners?|respondents?|appellants?|appellees?|claimants?|debtors?|movants?|intervenors?|interveners?|relators?|garnishees?|employees?|employers?|carriers?|insurers?|complainants?|objectors?|contestants?|proponents?|real\s+part(?:y|ies)\s+in\s+interest)`
-	roleRun    = roleWord + `(?:\s*(?:[,/–—-]|\band\b)\s*` + roleWord + `)*`
+	roleRun    = roleWord + `(?:\s*(?:,\s*and\b|[,/–—-]|\band\b)\s*` + roleWord + `)*`
 	roleOnlyRE = regexp.MustCompile(`(?i)^` + roleRun + `(?:\s*,?\s*\band)?[\s.,;:]*$`)
 	// A name with its role at the end, and perhaps the "v." that follows:
 	// "Mary Beavers Appellant v.", "COMMISSIONER OF INTERNAL REVENUE, Respondent".
@@ -692,6 +692,14 @@ var (
 
 func prepCaptionLine(p string) (string, bool) {
 	p = unspace(p)
+	// A party's description in parentheses and an alias are no part of
+	// its name: "MUI LIANG TJOA (an individual)", "NG CHER YONG aka CY NG";
+	// a description opened at a line's end ends the name there ("TJOA
+	// (an" / "individual); …").
+	p = descParenRE.ReplaceAllString(p, "")
+	p = akaRE.ReplaceAllString(p, "")
+	p = descOpenRE.ReplaceAllString(p, ",")
+	p = descCloseRE.ReplaceAllString(p, "")
 	if labelLineRE.MatchString(strings.TrimSpace(p)) {
 		return "", false // "Date Action Filed: July 23, 2019": the right column's field alone on its line
 	}
@@ -752,7 +760,22 @@ func prepCaptionLine(p string) (string, bool) {
 	p = possessiveTailRE.ReplaceAllString(p, "$1")
 	p = etAlColumn(p)
 	p = judgeColRE.ReplaceAllString(p, "")
+	if loc := judgeNameColRE.FindStringIndex(p); loc != nil && mostlyCaps(p[:loc[0]]) {
+		p = p[:loc[0]] // "ACME CANADA, INC., and ACMETEC Judge John A. Doe": the right column's judge
+	}
 	if m := titleColRE.FindStringSubmatch(p); m != nil {
+		p = m[1]
+	}
+	// A company's name, its suffix and comma, then the right column's
+	// title words ("SOUTHWEST AIRLINES CO., UNDER SEAL PURSUANT TO THIS"):
+	// the name ends at the comma.
+	if m := suffixTitleRE.FindStringSubmatch(p); m != nil && mostlyCaps(m[2]) && titleFragRE.MatchString(m[2]) && !strings.Contains(m[2], ",") {
+		p = m[1]
+	}
+	// A role line the right column's title in capitals follows
+	// ("Plaintiff, PLAINTIFF ACME TECHNOLOGIES"): the role ends at its
+	// comma.
+	if m := roleBesideCapsRE.FindStringSubmatch(p); m != nil && mostlyCaps(m[2]) && !roleOnlyRE.MatchString(m[2]) {
 		p = m[1]
 	}
 	p = causeColRE.ReplaceAllString(p, ",")
@@ -811,7 +834,7 @@ func classify(p string) lineKind {
 	if m := nameRoleRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) {
 		return lkNameRole
 	}
-	if m := versusNameRE.FindStringSubmatch(p); m != nil && possessiveWordRE.MatchString(m[1]) {
+	if m := versusNameRE.FindStringSubmatch(p); m != nil && (possessiveWordRE.MatchString(m[1]) || suffixPossessiveRE.MatchString(m[1])) {
 		return lkVersus // "v. COURT’S ORDER …": the right column's title beside the "v."
 	}
 	if m := versusNameRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) && !oneLineRE.MatchString(m[1]) {
@@ -826,7 +849,7 @@ func classify(p string) lineKind {
 	if looksLikeName(p) {
 		return lkName
 	}
-	if r, _ := utf8.DecodeRuneInString(p); unicode.IsLower(r) && len(p) < 120 {
+	if r, _ := utf8.DecodeRuneInString(p); unicode.IsLower(r) && len(p) < 120 && !brandCase(p) {
 		return lkCont
 	}
 	return lkStop
@@ -876,11 +899,19 @@ func looksLikeName(s string) bool {
 	caps := 0
 	for _, w := range words {
 		r, _ := utf8.DecodeRuneInString(w)
-		if unicode.IsUpper(r) || unicode.IsDigit(r) || connector[strings.ToLower(strings.Trim(w, ".,"))] {
+		if unicode.IsUpper(r) || unicode.IsDigit(r) || brandCase(w) || connector[strings.ToLower(strings.Trim(w, ".,"))] {
 			caps++
 		}
 	}
 	return caps*10 >= len(words)*8
+}
+
+// brandCase reports whether s begins with a word written with a small
+// first letter before capitals, as brands write their names ("nVISION",
+// "eBay", "iRobot"): a name's word, not a description's.
+func brandCase(s string) bool {
+	r := []rune(s)
+	return len(r) >= 3 && unicode.IsLower(r[0]) && unicode.IsUpper(r[1]) && unicode.IsLetter(r[2])
 }
 
 var connector = map[string]bool{"of": true, "and": true, "the": true, "for": true, "in": true, "&": true, "et": true, "al": true, "de": true, "la": true, "du": true, "von": true, "van": true, "a": true, "an": true, "on": true, "ex": true, "rel": true}
@@ -953,6 +984,57 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			}
 		}
 	}
+	// An alias that runs on to the next line ("and LIEW YEW SOON aka" /
+	// "MARK LIEW (an individual),"): the name ends before it, and the
+	// next line's name is the alias.
+	for i := 0; i+1 < len(paras); i++ {
+		if t, ok := strings.CutSuffix(prepped[i], " aka"); ok && (kinds[i] == lkName || kinds[i] == lkCont) {
+			prepped[i], kinds[i] = t+",", classify(t+",")
+			if next := strings.TrimRight(prepped[i+1], " ,;"); kinds[i+1] == lkName && isAllCaps(next) && !strings.ContainsAny(next, ",;") {
+				kinds[i+1] = lkSkip
+			}
+		}
+	}
+	// A name line that opens with a parenthesis is the middle of a name
+	// ("XINGLE ELECTRONICS" / "(DONGGUAN) CO., LTD.; …"): after a line
+	// whose names all ended (";"), its start belongs to a name the right
+	// column's words took the rest of, and is no name of its own.
+	for i := 1; i < len(paras); i++ {
+		if kinds[i] != lkName || !strings.HasPrefix(strings.TrimSpace(paras[i]), "(") || !strings.HasSuffix(strings.TrimSpace(prepped[i-1]), ";") {
+			continue
+		}
+		if _, rest, ok := strings.Cut(prepped[i], ";"); ok && strings.TrimSpace(rest) != "" {
+			prepped[i], kinds[i] = strings.TrimSpace(rest), classify(strings.TrimSpace(rest))
+		} else {
+			kinds[i] = lkSkip
+		}
+	}
+	// Role words that run over lines ("Plaintiff and Counter-" /
+	// "Defendant,"; "Defendant, Counter-" / "Claimant, and Third Party" /
+	// "Plaintiff."): one role line, on the last of them.
+	for i := 0; i+1 < len(paras); i++ {
+		cur, next := strings.TrimSpace(prepped[i]), strings.TrimSpace(prepped[i+1])
+		if !roleHeadRE.MatchString(cur) || !(roleOnlyRE.MatchString(next) || roleHeadRE.MatchString(next)) {
+			continue
+		}
+		sep := " "
+		if roleHyphenRE.MatchString(cur) {
+			sep = "-" // the hyphen the line's end took away: "Counter-" / "Defendant,"
+		}
+		prepped[i+1] = cur + sep + next
+		kinds[i], kinds[i+1] = lkSkip, classify(prepped[i+1])
+	}
+	// A line of the right column's title that ends in a word wanting
+	// more ("FILE CONDITIONALLY UNDER", "JUDGMENT AND SUPPORTING") or in
+	// a possessive ("SEAL ACME FOODS INC.’S"), or holding a company's
+	// suffix in the possessive: no name ends so. (A line
+	// with a comma holds a name the title's words follow: "INC., A
+	// FOREIGN CORPORATION, DEFENDANT ACME, INC.’S".)
+	for i := range paras {
+		if kinds[i] == lkName && (titleOpenRE.MatchString(prepped[i]) || suffixPossessiveRE.MatchString(prepped[i])) && mostlyCaps(prepped[i]) && !strings.Contains(prepped[i], ",") {
+			kinds[i] = lkTitle
+		}
+	}
 	// The tribunal below and its number above the names ("Industrial
 	// Claim Appeals Office of the State of Colorado" / "WC No.
 	// 5-123-456"): no name, no case of this court.
@@ -1006,7 +1088,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		if k == lkTitle || titleRun && k == lkName {
 			waiting := len(pending) > 0 || sawVersus && !roled
 			if waiting && roleAhead(i) {
-				titleRun = danglingRE.MatchString(" " + p)
+				titleRun = danglingRE.MatchString(" "+p) || titleRunOnRE.MatchString(p)
 				continue // the right column's title, between a name and its role
 			}
 			if k == lkTitle {
@@ -1061,6 +1143,14 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				pending = pending[len(pending)-8:]
 			}
 		case lkRole:
+			// A caption whose text lost its "v." (an OCR layer): a
+			// defendant's role words after a plaintiff's begin the other
+			// side.
+			if side == 0 && !sawVersus && len(pending) > 0 && len(sideNames[0]) > 0 {
+				if r, _ := roleOf(p, 0); r == RoleDefendant && plaintiffNamed(dc.parties) {
+					side, sawVersus = 1, true
+				}
+			}
 			if len(pending) > 0 {
 				emit(pending, p)
 				pending = nil
@@ -1190,6 +1280,34 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		emitRoleless(pending)
 	}
 	finishTitle()
+}
+
+// descParenRE, descOpenRE, descCloseRE: a party's description in
+// parentheses ("(an individual)", "(a Delaware corporation)"), opened at a
+// line's end ("(an") and closed at the next line's start ("individual);");
+// akaRE: an alias in capitals within the line ("aka CY NG").
+var (
+	descParenRE = regexp.MustCompile(`\s*\((?:an?|the)\s+[^()]*\)`)
+	descOpenRE  = regexp.MustCompile(`\s*\((?:an?|the)\s*$`)
+	descCloseRE = regexp.MustCompile(`^(?:an?\s+)?individuals?\)\s*[;,]?\s*`)
+	akaRE       = regexp.MustCompile(`\s+(?i:a/k/a|aka|f/k/a|fka)\s+(?:[A-Z][A-Z.'’-]*(?:\s+|$))+`)
+)
+
+// suffixTitleRE: a name ending in a company's suffix and its comma, and
+// the rest of the line.
+var suffixTitleRE = regexp.MustCompile(`^(.*\b(?:INC|CO|CORP|LLC|LTD|L\.P|N\.A|COMPANY|CORPORATION)\.?,)\s+(\S.*)$`)
+
+// roleBesideCapsRE: role words, their comma, and the rest of the line.
+var roleBesideCapsRE = regexp.MustCompile(`^((?i:` + roleRun + `)[.,;])\s+(\S.*)$`)
+
+// plaintiffNamed reports whether the caption has named a plaintiff.
+func plaintiffNamed(ps []captionParty) bool {
+	for _, p := range ps {
+		if p.role == RolePlaintiff {
+			return true
+		}
+	}
+	return false
 }
 
 // joinNameLines joins a caption's name lines into one block, separating
@@ -1353,8 +1471,17 @@ func splitCleanNames(name string) []string {
 		if n == "" || roleOnlyRE.MatchString(n) || isVersusWord(n) || len(partyKey(n)) < 2 {
 			continue
 		}
+		brand := brandCase(n)
+		if brand {
+			r := []rune(n)
+			n = string(unicode.ToUpper(r[0])) + string(r[1:]) // "nVISION …" reads as capitals
+		}
 		if isAllCaps(planRE.ReplaceAllString(n, " ")) {
 			n = titleCase(n)
+		}
+		if brand {
+			r := []rune(n)
+			n = string(unicode.ToLower(r[0])) + string(unicode.ToUpper(r[1])) + string(r[2:]) // "nVision"
 		}
 		out = append(out, n)
 	}
@@ -1514,6 +1641,10 @@ var judgeLineRE = regexp.MustCompile(`(?i)^(?:before\s+)?(?:the\s+)?(?:hon\.|hon
 // "Assigned to the Hon. Charles R. Breyer".
 var judgeColRE = regexp.MustCompile(`(?i)(?:^|\s+)(?:(?:case\s+)?assigned\s+(?:for\s+all\s+purposes\s+)?to|before|(?:(?:u\.\s?s\.|united\s+states|district|magistrate|presiding|bankruptcy)\s+)*judge|magistrate|(?:special\s+|discovery\s+)?master)?\s*:?\s*(?:the\s+)?(?:hon\.|honorable\b)\s+.*$`)
 
+// ... and named without "Hon." or a colon, in mixed case after a left
+// column in capitals: "NESTEC Judge John A. Kronstadt".
+var judgeNameColRE = regexp.MustCompile(`\s+(?:(?:District|Magistrate|Bankruptcy)\s+)?Judge\s+(?:[A-Z][\p{Ll}'’-]+|[A-Z]\.)(?:\s+(?:[A-Z][\p{Ll}'’-]+|[A-Z]\.))+$`)
+
 // A transcript caption's right column gives where the hearing was held:
 // "SAN JOSE, CALIFORNIA", "Los Angeles, California".
 var placeLineRE = regexp.MustCompile(`(?i)^[a-z][a-z.' -]{1,30},\s*(?:alabama|alaska|arizona|arkansas|california|colorado|connecticut|delaware|florida|georgia|hawaii|idaho|illinois|indiana|iowa|kansas|kentucky|louisiana|maine|maryland|massachusetts|michigan|minnesota|mississippi|missouri|montana|nebraska|nevada|new\s+hampshire|new\s+jersey|new\s+mexico|new\s+york|north\s+carolina|north\s+dakota|ohio|oklahoma|oregon|pennsylvania|rhode\s+island|south\s+carolina|south\s+dakota|tennessee|texas|utah|vermont|virginia|washington|west\s+virginia|wisconsin|wyoming|d\.\s?c\.|district\s+of\s+columbia|puerto\s+rico)\.?$`)
@@ -1669,7 +1800,7 @@ var numberedDivTailRE = regexp.MustCompile(`(?i)\s*,?\s+division\s+(?:one|two|th
 
 // "OF THE STATE OF WASHINGTON" under "COURT OF APPEALS": the court's name
 // runs on.
-var ofStateRE = regexp.MustCompile(`(?i)^of\s+the\s+state\s+of\s+[a-z .]+$`)
+var ofStateRE = regexp.MustCompile(`(?i)^of\s+the\s+(?:state\s+of\s+[a-z .]+|united\s+states)$`)
 
 // filedStampCourt: a court line inside the court's own filed stamp above
 // the caption that names no jurisdiction, or abbreviates its name over the
@@ -1778,6 +1909,29 @@ var summaryPageRE = regexp.MustCompile(`(?i)^the\s+summaries\s+of\b`)
 var versusTailRE = regexp.MustCompile(`\s(?:v|vs|V|VS)\.?\s*\)?\s*$`)
 
 // A title's last word wanting more: "… ORDER RE", "… MOTION FOR".
+// roleHeadRE: role words whose compound runs on to the next line
+// ("Plaintiff and Counter-", "Claimant, and Third Party"; the line's
+// hyphen is gone by then); roleHyphenRE: one that ended in a hyphen.
+var (
+	roleHeadRE   = regexp.MustCompile(`(?i)^(?:` + roleRun + `\s*,?\s*(?:and\s+)?)?(?:counter|cross|third[- ]party)$`)
+	roleHyphenRE = regexp.MustCompile(`(?i)(?:counter|cross)$`)
+)
+
+// suffixPossessiveRE: a company's suffix in the possessive begins a
+// party's paper's title ("DROPLETS INC.’S ADMINISTRATIVE"); a name may
+// hold a possessive ("MCDONALD'S CORPORATION"), not this one.
+var suffixPossessiveRE = regexp.MustCompile(`(?i)\b(?:inc|llc|corp|ltd|co|l\.p)\.?['’]s\b`)
+
+// titleOpenRE: the end of a title's line that wants the next line: a
+// preposition no name ends with, a participle, a possessive.
+// titleRunOnRE: a title line ending in a participle runs on to the next
+// line in capitals ("JUDGMENT AND SUPPORTING" / "DOCUMENTS"); one ending
+// "… TO" may be followed by the left column's next name ("… IN
+// OPPOSITION TO" / "GRANITE MUTUAL LIFE INSURANCE"), so it does not.
+var titleRunOnRE = regexp.MustCompile(`(?i)\s(?:supporting|regarding|concerning)$`)
+
+var titleOpenRE = regexp.MustCompile(`(?i)\s(?:under|to|with|from|supporting|regarding|concerning)$|\S['’]S$`)
+
 var titleTailRE = regexp.MustCompile(`\s(?:RE|REGARDING|OF|FOR|TO|ON|AND|THE)$`)
 
 // A retirement plan's section letter in a name in capitals: "401(k)",

@@ -1859,3 +1859,240 @@ func TestCaptionShortCaseNumberUnderStamp(t *testing.T) {
 	), lines(stamp[:len(stamp)-12]+"Page 2 of 78", "APPEARANCES:"))
 	wantCases(t, dc, "3:19-cr-00377-WHA")
 }
+
+// Role words that run over lines ("Plaintiff and Counter-" / "Defendant,";
+// "Defendant, Counter-" / "Claimant, and Third Party" / "Plaintiff."), a
+// third-party caption below the first, and the right column's title lines
+// beside the names that end in a word wanting more ("FILE CONDITIONALLY
+// UNDER", "… AND SUPPORTING") or in a possessive ("SEAL ACME FOODS
+// INC.’S"), and a judge named without a colon ("Judge John A. Doe"): a
+// C.D. Cal. application to file under seal (dev) prints them all.
+func TestCaptionRolesAcrossLinesThirdParty(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT",
+		"CENTRAL DISTRICT OF CALIFORNIA",
+		"ROE DAIRY USA, INC., Case No. 2:16-cv-01234-AB-CD",
+		"Plaintiff and Counter-",
+		"Defendant, UNOPPOSED APPLICATION TO",
+		"FILE CONDITIONALLY UNDER",
+		"vs.",
+		"SEAL ACME FOODS INC.’S",
+		"ACME FOODS, INC., MOTION FOR SUMMARY",
+		"JUDGMENT AND SUPPORTING",
+		"DOCUMENTS",
+		"Defendant, Counter-",
+		"Claimant, and Third Party",
+		"Plaintiff.",
+		"ROE DAIRY CANADA, INC., and ROETEC Judge John A. Doe",
+		"S.A.",
+		"Third-Party Defendants.",
+		"TO THE COURT AND ALL PARTIES:",
+	}, "\n\n"))
+	if dc.title != "Roe Dairy USA, Inc. v. Acme Foods, Inc." {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Roe Dairy USA, Inc.", RolePlaintiff}, {"Acme Foods, Inc.", RoleDefendant},
+		{"Roe Dairy Canada, Inc.", RoleDefendant}, {"Roetec S.A.", RoleDefendant}})
+}
+
+// A name a two-column caption wraps after the "and" before a list's last
+// name, the right column's judge ending the line ("ROE DAIRY CANADA,
+// INC., and ROETEC Judge John A. Doe" / "S.A."): it is named on the page,
+// so the citation check keeps it (a C.D. Cal. paper, dev). Words before
+// the "and" make no name with the next line.
+func TestCheckNameWrappedAfterAnd(t *testing.T) {
+	d := newDocPages("d", "n", []string{lines(
+		"ROE DAIRY CANADA, INC., and ROETEC Judge John A. Doe",
+		"S.A.",
+		"Third-Party Defendants.",
+	)})
+	if !d.has(0, "Roetec S.A.", true, false) {
+		t.Error("a name wrapped after \"and\": not found")
+	}
+	if d.has(0, "Inc Roetec S.A.", true, false) || d.has(0, "Canada Roetec S.A.", true, false) {
+		t.Error("words before the \"and\" made a wrapped name")
+	}
+}
+
+// A caption whose text layer lost its "v." (an OCR layer over pleading
+// paper: the plaintiff's role line, then the defendants' names and
+// theirs), and a role line joined to the right column's title in
+// capitals ("Plaintiff, PLAINTIFF ACME TECHNOLOGIES"): the defendant's
+// role words after a plaintiff's begin the other side, and the role line
+// ends at its comma. The defendants' descriptions in parentheses, whole
+// or over two lines ("(an" / "individual);"), and their aliases ("aka
+// PP", "aka" / "MARK LEE"), are no part of their names (an N.D. Cal.
+// motion to seal, dev).
+func TestCaptionVersusLostRoleLineBesideTitle(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"ACME TECHNOLOGIES PTE LTD, Case No. 3:17CV1234",
+		"Plaintiff, PLAINTIFF ACME TECHNOLOGIES",
+		"PTE LTD’S NOTICE OF MOTION &",
+		"MOTION TO SEAL DOCUMENTS",
+		"ROE ELECTRONICS (SHENZHEN) CO., LTD.; JOHN",
+		"ROE (an individual); PAT POE aka PP (an",
+		"individual); and LEE SOON aka Date: TBD",
+		"MARK LEE (an individual),",
+		"Defendants. Judge: Jane Doe",
+		"TO ALL PARTIES AND THEIR ATTORNEYS OF RECORD:",
+	}, "\n\n"))
+	if dc.title != "Acme Technologies Pte Ltd v. Roe Electronics Shenzhen Co., Ltd." {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Acme Technologies Pte Ltd", RolePlaintiff},
+		{"Roe Electronics Shenzhen Co., Ltd.", RoleDefendant}, {"John Roe", RoleDefendant},
+		{"Pat Poe", RoleDefendant}, {"Lee Soon", RoleDefendant}})
+}
+
+// Two-column pleading paper whose right column's title runs through the
+// defendants' lines: a line that opens with a parenthesis after a line
+// whose names all ended ("LTD.; ROE ELECTRONICS REPORT OF DEFENDANTS’" /
+// "(SHENZHEN) CO., LTD.; POE …") begins in the middle of a name the
+// title's words took the start of, and is no name of its own; an
+// expert's title words ("DAMAGES EXPERT HENRY KAHN") are no name (an N.D.
+// Cal. motion to seal, dev: a wrong party is worse than a missing one).
+func TestCaptionNameMiddleAndExpertTitleWords(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"ACME TECHNOLOGIES PTE LTD, Case No. 3:17-cv-01234",
+		"Plaintiff,",
+		"v.",
+		"ACME ELECTRONICS CO., MOTION TO STRIKE THE EXPERT",
+		"LTD.; ROE ELECTRONICS REPORT OF DEFENDANTS’",
+		"(SHENZHEN) CO., LTD.; POE DAMAGES EXPERT HENRY KAHN",
+		"ELECTRONICS TECHNOLOGY CO., LTD.; and",
+		"MARY ROE,",
+		"Defendants.",
+		"TO ALL PARTIES AND THEIR ATTORNEYS OF RECORD:",
+	}, "\n\n"))
+	for _, p := range dc.parties {
+		if strings.Contains(p.name, "Shenzhen") || strings.Contains(p.name, "Expert") {
+			t.Errorf("party %q: no name", p.name)
+		}
+	}
+	found := false
+	for _, p := range dc.parties {
+		found = found || p.name == "Mary Roe" && p.role == RoleDefendant
+	}
+	if !found {
+		t.Errorf("parties %+v lack Mary Roe (defendant)", dc.parties)
+	}
+}
+
+// A right-column title line that begins with a company's suffix in the
+// possessive, between a role line and the "v." ("Plaintiff, [PROPOSED]
+// ORDER GRANTING" / "DROPLETS INC.’S ADMINISTRATIVE" / "v. MOTION TO
+// FILE …"): the title's words, no second plaintiff (an N.D. Cal.
+// proposed order, dev). A name may hold a possessive of its own.
+func TestCaptionSuffixPossessiveTitleLine(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"ACME, INC., Case No. 12-cv-01234-AB",
+		"Plaintiff, [PROPOSED] ORDER GRANTING",
+		"ACME INC.’S ADMINISTRATIVE",
+		"v. MOTION TO FILE UNDER SEAL",
+		"MCDONALD’S CORPORATION,",
+		"Defendant.",
+		"Having considered the motion, the Court GRANTS it.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Acme, Inc.", RolePlaintiff}, {"McDonald’s Corporation", RoleDefendant}})
+}
+
+// An appellate court's oral argument transcript (the Supreme Court's, dev):
+// a cover naming the court over two lines ("SUPREME COURT" / "OF THE
+// UNITED STATES") above the caption and the reporter's name ("Official
+// Reporters"), then "The above-entitled matter came on for oral argument
+// before …": the court is read whole, and the transcript is none of the
+// kinds, not the court's opinion, though it names the court and the sides
+// as one does.
+func TestCaptionArgumentTranscriptCover(t *testing.T) {
+	cover := lines(
+		"SUPREME COURT",
+		"OF THE UNITED STATES",
+		"IN THE SUPREME COURT OF THE UNITED STATES",
+		"- - - - - - - - - - - - - - - - - -",
+		"MARY ROE, )",
+		"Petitioner, )",
+		"v. ) No. 25-99",
+		"ACME PROPERTIES, )",
+		"ET AL., )",
+		"Respondents. )",
+		"- - - - - - - - - - - - - - - - - -",
+		"Pages: 1 through 60",
+		"Place: Washington, D.C.",
+		"Date: March 30, 2026",
+		"ACME REPORTING CORPORATION",
+		"Official Reporters",
+	)
+	first := lines("IN THE SUPREME COURT OF THE UNITED STATES", "MARY ROE, )", "Petitioner, )", "v. ) No. 25-99",
+		"ACME PROPERTIES, )", "ET AL., )", "Respondents. )", "Washington, D.C.", "Monday, March 30, 2026",
+		"The above-entitled matter came on for oral argument before the Supreme Court of the United States at 10:04 a.m.")
+	c := doctext.Clean([]string{cover, first, "ORAL ARGUMENT OF JOHN DOE ON BEHALF OF THE PETITIONER"})
+	dc := readCaption(c.Pages, c.Meta.CaseNumbers)
+	wantCourt(t, dc, "Supreme Court of the United States")
+	if dc.title != "Mary Roe v. Acme Properties" {
+		t.Errorf("title %q", dc.title)
+	}
+	if k := appellateDecision(classifyKind(c.Pages, c.Meta), c.Pages, dc); k != KindOther {
+		t.Errorf("kind %s, want other", k)
+	}
+	// The court's opinion, with the same caption and no reporter, stays one.
+	op := doctext.Clean([]string{lines("SUPREME COURT OF THE UNITED STATES", "MARY ROE, PETITIONER v. ACME PROPERTIES, ET AL.", "No. 25-99. Argued March 30, 2026"), "JUSTICE DOE delivered the opinion of the Court."})
+	if k := appellateDecision(classifyKind(op.Pages, op.Meta), op.Pages, readCaption(op.Pages, op.Meta.CaseNumbers)); k != KindOpinion {
+		t.Errorf("opinion: kind %s, want opinion", k)
+	}
+}
+
+// A name whose brand writes its first letter small ("nVISION MEDICAL
+// CORPORATION", "eBay Inc.") is a name, not the rest of a description (an
+// N.D. Cal. transcript's second caption, dev); a line in lower case after
+// a name still continues its description.
+func TestCaptionBrandCaseName(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"ROE MEDICAL, INC., )",
+		")",
+		"Plaintiff, )",
+		"VS. ) NO. 20-01234 VC",
+		")",
+		"nVISION MEDICAL CORPORATION, )",
+		"et al., )",
+		")",
+		"Defendants. )",
+		"San Francisco, California",
+	))
+	checkParties(t, dc, []wantParty{{"Roe Medical, Inc.", RolePlaintiff}, {"nVision Medical Corporation", RoleDefendant}})
+	if brandCase("a Delaware corporation") || brandCase("individually") || !brandCase("eBay Inc.") {
+		t.Error("brandCase misreads a description or a brand")
+	}
+}
+
+// The right column's title running beside the "v." and the defendant's
+// name: "v. AIRLINES CO.’S REVISED" (a company suffix in the possessive
+// after the "v.": the title's, no name) and "SOUTHWEST AIRLINES CO., UNDER
+// SEAL PURSUANT TO THIS" (a name, its suffix and comma, then title words:
+// the name ends at the comma) — an N.D. Cal. declaration, dev.
+func TestCaptionTitleBesideVersusAndSuffix(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"MARY ROE, on behalf of herself Case No. 4:19-cv-01234-AB and all others similarly situated,",
+		"Plaintiff, DECLARATION OF JOHN DOE IN",
+		"SUPPORT OF DEFENDANT ACME",
+		"v. AIRLINES CO.’S REVISED",
+		"ADMINISTRATIVE MOTION TO FILE",
+		"ACME AIRLINES CO., UNDER SEAL PURSUANT TO THIS",
+		"COURT’S FEBRUARY 2, 2021 ORDER",
+		"Defendant.",
+		"I, John Doe, declare:",
+	}, "\n\n"))
+	if dc.title != "Mary Roe v. Acme Airlines Co." {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"Acme Airlines Co.", RoleDefendant}})
+}

@@ -368,23 +368,37 @@ func (d *docPages) wrapped(i int, k string) bool {
 			continue
 		}
 		head := strings.Join(words[:len(words)-len(rk)], " ")
-		// The head begins the line, or follows a ";" in a list of names
-		// ("PROOFPOINT, INC.; CLOUDMARK Case No. …" / "LLC,").
+		// The head begins the line, or follows a ";" or an "and" in a list
+		// of names ("PROOFPOINT, INC.; CLOUDMARK Case No. …" / "LLC,";
+		// "ACME CANADA, INC., and ACMETEC Judge …" / "S.A.").
 		line := lines[l]
-		if i := strings.LastIndex(line, ";"); i >= 0 && !strings.HasPrefix(partyKey(line), head+" ") {
-			line = line[i+1:]
+		starts := []string{line}
+		if i := strings.LastIndex(line, ";"); i >= 0 {
+			starts = append(starts, line[i+1:])
 		}
-		f := strings.Fields(line)
-		for n := 1; n < len(f); n++ {
-			part := strings.Join(f[:n], " ")
-			if pk := partyKey(part); pk == head {
-				return isAllCaps(part) // and the right column's words follow
-			} else if len(pk) > len(head) {
-				break
+		if m := wrappedAndRE.FindAllStringIndex(line, -1); len(m) > 0 {
+			starts = append(starts, line[m[len(m)-1][1]:])
+		}
+		for _, line := range starts {
+			f := strings.Fields(line)
+			for n := 1; n < len(f); n++ {
+				part := strings.Join(f[:n], " ")
+				if pk := partyKey(part); pk == head {
+					if isAllCaps(part) {
+						return true // and the right column's words follow
+					}
+					break
+				} else if len(pk) > len(head) {
+					break
+				}
 			}
 		}
 	}
 	return false
 }
+
+// wrappedAndRE: the "and" before a list's last name, in a caption in
+// capitals ("…, INC., and NESTEC").
+var wrappedAndRE = regexp.MustCompile(`(?:,\s+|\s)(?:and|AND)\s+`)
 
 var etAlTailRE = regexp.MustCompile(`(?i)[,\s]*\bet\.?\s*al\.?[,.;]?$`)

@@ -39,8 +39,9 @@ func NewExtractive() Extractive { return Extractive{} }
 // Name identifies the builder and its rules version in Brief.Builder. It
 // changes with the schema version and with rules that change what a Brief
 // says (v3: the responses list; v6: caption round 4 and the responses'
-// rules for real answers), so the rail rebuilds older frames.
-func (Extractive) Name() string { return "extractive/v6" }
+// rules for real answers; v7: caption round 15, and a glyph drawn twice
+// read once), so the rail rebuilds older frames.
+func (Extractive) Name() string { return "extractive/v7" }
 
 // Build implements Builder. It reads the documents through in.Each, one
 // at a time (in order of id), into the Assembly's bounded accumulators; a
@@ -590,8 +591,8 @@ func cleanName(s string) string {
 	for strings.HasSuffix(s, ".") {
 		words := strings.Fields(s)
 		last := strings.TrimSuffix(words[len(words)-1], ".")
-		if abbreviations[strings.ToLower(last)] {
-			break
+		if abbreviations[strings.ToLower(last)] || strings.Contains(last, ".") {
+			break // "Inc.", and an initialism's last stop: "Nestec S.A.", "Acme L.P."
 		}
 		s = strings.TrimSuffix(s, ".")
 	}

@@ -77,6 +77,9 @@ func classifyKind(pages []string, meta doctext.Meta) Kind {
 			return KindOther
 		}
 	}
+	if reportedTranscript(pages) {
+		return KindOther
+	}
 	// A court's own notice, however many motions it speaks of: "GENERIC
 	// PROCEEDING" (a scheduling notice), "The following notice is being
 	// sent from eCourts:" (a sentence, not a heading).
@@ -241,7 +244,7 @@ func appellateDecision(k Kind, pages []string, dc docCaption) Kind {
 			}
 		}
 	}
-	if k != KindOther || len(pages) < 2 || !appellateCourtRE.MatchString(dc.court) || !strings.Contains(dc.title, " v. ") {
+	if k != KindOther || len(pages) < 2 || !appellateCourtRE.MatchString(dc.court) || !strings.Contains(dc.title, " v. ") || reportedTranscript(pages) {
 		return k
 	}
 	for _, p := range firstN(strings.Split(pages[0], "\n"), captionParas) {
@@ -250,4 +253,24 @@ func appellateDecision(k Kind, pages []string, dc docCaption) Kind {
 		}
 	}
 	return KindOpinion
+}
+
+// reporterCoverRE: a court reporter's cover or the record of a hearing's
+// opening ("Official Reporters" under the reporting firm's name; "The
+// above-entitled matter came on for oral argument before …").
+var reporterCoverRE = regexp.MustCompile(`(?i)^(?:official|court)\s+(?:court\s+)?reporters?$|\bcame\s+on\s+for\s+(?:oral\s+argument|hearing)\b`)
+
+// reportedTranscript reports whether the first two pages show a reporter's
+// transcript of a hearing or an argument: an appellate court's argument
+// transcript names the court and the sides as its opinion does, and is
+// none of the kinds.
+func reportedTranscript(pages []string) bool {
+	for pi := 0; pi < len(pages) && pi < 2; pi++ {
+		for _, p := range strings.Split(pages[pi], "\n") {
+			if reporterCoverRE.MatchString(strings.TrimSpace(p)) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -463,6 +463,7 @@ const (
 // layout lays out a page's glyphs: each writing direction separately, the
 // page's main direction first.
 func layout(glyphs []glyph, sc *scratch) string {
+	glyphs = dropOverprints(glyphs)
 	var count [4]int
 	dirs := make([]uint8, len(glyphs))
 	dir := 0
@@ -509,6 +510,47 @@ func layout(glyphs []glyph, sc *scratch) string {
 		s = strings.TrimSpace(strings.ToValidUTF8(s[:MaxPageText], ""))
 	}
 	return s
+}
+
+// overprintGrid is the size, in points, of the cells in which a glyph drawn
+// again on top of itself is looked for.
+const overprintGrid = 0.1
+
+// dropOverprints removes every glyph that repeats an earlier one of the
+// page: the same text, not a space, drawn at the same origin (within a tenth of a
+// point). A producer that draws a block twice, for bold or by running the
+// same content twice (a pleading paper's whole column of line numbers, "1"
+// "6" and again "1" "6"), shows it once; read twice it doubles the text
+// ("1616"). The glyphs are filtered in place and in order.
+func dropOverprints(glyphs []glyph) []glyph {
+	type cell struct {
+		s    string
+		x, y int64
+	}
+	seen := make(map[cell]struct{}, len(glyphs))
+	out := glyphs[:0]
+	for _, g := range glyphs {
+		if strings.TrimSpace(g.s) == "" {
+			out = append(out, g)
+			continue
+		}
+		x, y := int64(math.Round(g.x/overprintGrid)), int64(math.Round(g.y/overprintGrid))
+		dup := false
+		for dx := int64(-1); dx <= 1 && !dup; dx++ {
+			for dy := int64(-1); dy <= 1; dy++ {
+				if _, ok := seen[cell{g.s, x + dx, y + dy}]; ok {
+					dup = true
+					break
+				}
+			}
+		}
+		if dup {
+			continue
+		}
+		seen[cell{g.s, x, y}] = struct{}{}
+		out = append(out, g)
+	}
+	return out
 }
 
 // rotate turns a glyph of direction dir into the frame where its text runs

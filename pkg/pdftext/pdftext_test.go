@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -185,6 +186,38 @@ func TestExtractRawContent(t *testing.T) {
 		// still known, so the quarter-em gap inside the TJ array is a
 		// space.
 		t.Errorf("page = %q, want %q", doc.Pages[0], want)
+	}
+}
+
+// A producer that draws the same text twice at the same place (a pleading
+// paper's column of line numbers run twice, a word overprinted for bold)
+// shows it once, and pdftotext reads it once: "16", not "1616". The same
+// letter drawn again one advance on ("...", "ll") is text, and a repeat
+// one point off is another drawing.
+func TestExtractOverprintedGlyphs(t *testing.T) {
+	column := "BT /F1 12 Tf 1 0 0 1 70 700 Tm (15) Tj 1 0 0 1 70 676 Tm (16) Tj ET "
+	content := column +
+		"BT /F1 12 Tf 1 0 0 1 100 700 Tm (Hello...) Tj 1 0 0 1 100 676 Tm (Bold) Tj 1 0 0 1 100 676 Tm (Bold) Tj ET " +
+		column +
+		"BT /F1 12 Tf 1 0 0 1 100 640 Tm (Shadow) Tj 1 0 0 1 101 640 Tm (Shadow) Tj ET"
+	data := rawPDF(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+		fmt.Sprintf("<< /Length %d >>\n%s", len(content), textPage(content)),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
+	)
+	doc, err := pdftext.Extract(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Fields(doc.Pages[0])
+	want := []string{"15", "Hello...", "16", "Bold"}
+	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+		t.Fatalf("page = %q, want it to begin with %q", doc.Pages[0], want)
+	}
+	if rest := strings.Join(got[len(want):], " "); strings.Count(rest, "S") != 2 {
+		t.Errorf("a repeat a point off was taken for an overprint: %q", rest)
 	}
 }
 
