@@ -24,3 +24,12 @@ var RelayClaimSQL = relayClaimSQL
 
 // The demand statement, for its plan test.
 const DemandSQL = demandSQL
+
+// The retention statements, for their cost test.
+const (
+	PruneInboxSQL         = pruneInboxSQL
+	PruneDemandRecordsSQL = pruneDemandRecordsSQL
+	PruneNudgeRecordsSQL  = pruneNudgeRecordsSQL
+	PruneOutboxSQL        = pruneOutboxSQL
+	OutboxPrunableLeftSQL = outboxPrunableLeftSQL
+)

@@ -131,6 +131,16 @@ func FactsHeard(ctx context.Context, q Querier, eventIDs []uuid.UUID) (int, erro
 	return n, nil
 }
 
+// pruneInboxSQL: $1 the retention in seconds, $2 the most rows to delete.
+// The cutoff is a scalar subquery, evaluated once: written bare,
+// clock_timestamp() - interval is volatile, so it is no index condition
+// and the ordered scan reads every retained row to find none old enough
+// (TestRetentionPassesCostNothingWhenNothingIsOld).
+const pruneInboxSQL = `DELETE FROM ops.trigger_inbox WHERE event_id IN (
+        SELECT event_id FROM ops.trigger_inbox
+        WHERE received_at < (SELECT clock_timestamp() - make_interval(secs => $1))
+        ORDER BY received_at LIMIT $2)`
+
 // PruneInbox deletes up to limit inbox rows received longer than retention
 // ago (by the database clock) and returns how many it deleted.
 func PruneInbox(ctx context.Context, q Querier, retention time.Duration, limit int) (int64, error) {
@@ -140,10 +150,7 @@ func PruneInbox(ctx context.Context, q Querier, retention time.Duration, limit i
 	if limit <= 0 {
 		limit = 10000
 	}
-	tag, err := q.Exec(ctx, `DELETE FROM ops.trigger_inbox WHERE event_id IN (
-        SELECT event_id FROM ops.trigger_inbox
-        WHERE received_at < clock_timestamp() - make_interval(secs => $1)
-        ORDER BY received_at LIMIT $2)`, retention.Seconds(), limit)
+	tag, err := q.Exec(ctx, pruneInboxSQL, retention.Seconds(), limit)
 	if err != nil {
 		return 0, fmt.Errorf("prune inbox: %w", err)
 	}

@@ -70,6 +70,23 @@ func RecordNudges(ctx context.Context, q Querier, queue string, nudges []rail.Nu
 	return nil
 }
 
+// The on-call record's retention: $1 the retention in seconds, $2 the most
+// rows to delete.
+// The cutoff is a scalar subquery, evaluated once: written bare,
+// clock_timestamp() - interval is volatile, so it is no index condition
+// and the ordered scan reads every retained row to find none old enough
+// (TestRetentionPassesCostNothingWhenNothingIsOld).
+const (
+	pruneDemandRecordsSQL = `DELETE FROM ops.matter_demands WHERE (firm_id, matter_id, generation) IN (
+        SELECT firm_id, matter_id, generation FROM ops.matter_demands
+        WHERE served_at < (SELECT clock_timestamp() - make_interval(secs => $1))
+        ORDER BY served_at LIMIT $2)`
+	pruneNudgeRecordsSQL = `DELETE FROM ops.matter_nudges WHERE nudge_id IN (
+        SELECT nudge_id FROM ops.matter_nudges
+        WHERE sent_at < (SELECT clock_timestamp() - make_interval(secs => $1))
+        ORDER BY sent_at LIMIT $2)`
+)
+
 // PruneOnCallRecord deletes served demand records and nudge records older
 // than retention (database clock), up to limit of each, and returns how
 // many rows it deleted. Unserved demand records are never pruned: they
@@ -81,17 +98,11 @@ func PruneOnCallRecord(ctx context.Context, q Querier, retention time.Duration, 
 	if limit <= 0 {
 		limit = 10000
 	}
-	d, err := q.Exec(ctx, `DELETE FROM ops.matter_demands WHERE (firm_id, matter_id, generation) IN (
-        SELECT firm_id, matter_id, generation FROM ops.matter_demands
-        WHERE served_at < clock_timestamp() - make_interval(secs => $1)
-        ORDER BY served_at LIMIT $2)`, retention.Seconds(), limit)
+	d, err := q.Exec(ctx, pruneDemandRecordsSQL, retention.Seconds(), limit)
 	if err != nil {
 		return 0, fmt.Errorf("prune demand records: %w", err)
 	}
-	n, err := q.Exec(ctx, `DELETE FROM ops.matter_nudges WHERE nudge_id IN (
-        SELECT nudge_id FROM ops.matter_nudges
-        WHERE sent_at < clock_timestamp() - make_interval(secs => $1)
-        ORDER BY sent_at LIMIT $2)`, retention.Seconds(), limit)
+	n, err := q.Exec(ctx, pruneNudgeRecordsSQL, retention.Seconds(), limit)
 	if err != nil {
 		return d.RowsAffected(), fmt.Errorf("prune nudge records: %w", err)
 	}

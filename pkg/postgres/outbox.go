@@ -570,15 +570,7 @@ func PruneOutbox(ctx context.Context, q Querier, olderThan time.Duration, lim Pr
 	stop := time.Now().Add(lim.Budget)
 	for {
 		n := min(int64(lim.Batch), int64(lim.MaxRows)-res.Deleted)
-		tag, err := q.Exec(ctx, `WITH doomed AS (
-                SELECT event_id FROM ops.domain_event_outbox
-                WHERE occurred_at < clock_timestamp() - make_interval(secs => $1)
-                  AND published_at < clock_timestamp() - make_interval(secs => $1)
-                ORDER BY occurred_at
-                LIMIT $2
-                FOR UPDATE SKIP LOCKED)
-            DELETE FROM ops.domain_event_outbox o USING doomed d WHERE o.event_id = d.event_id`,
-			olderThan.Seconds(), n)
+		tag, err := q.Exec(ctx, pruneOutboxSQL, olderThan.Seconds(), n)
 		if err != nil {
 			return res, fmt.Errorf("prune outbox: %w", err)
 		}
@@ -590,10 +582,7 @@ func PruneOutbox(ctx context.Context, q Querier, olderThan time.Duration, lim Pr
 			break
 		}
 	}
-	err := q.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM ops.domain_event_outbox
-            WHERE occurred_at < clock_timestamp() - make_interval(secs => $1)
-              AND published_at < clock_timestamp() - make_interval(secs => $1) LIMIT $2) AS left_over`,
-		olderThan.Seconds(), pruneLeftCap).Scan(&res.Left)
+	err := q.QueryRow(ctx, outboxPrunableLeftSQL, olderThan.Seconds(), pruneLeftCap).Scan(&res.Left)
 	if err != nil {
 		return res, fmt.Errorf("prune outbox: count left: %w", err)
 	}
@@ -610,3 +599,23 @@ func idStrings(ids []uuid.UUID) []string {
 	}
 	return out
 }
+
+// The outbox's retention: $1 the retention in seconds, $2 the most rows to
+// delete (or to count, for what is left).
+// The cutoff is a scalar subquery, evaluated once: written bare,
+// clock_timestamp() - interval is volatile, so it is no index condition
+// and the ordered scan reads every retained row to find none old enough
+// (TestRetentionPassesCostNothingWhenNothingIsOld).
+const (
+	pruneOutboxSQL = `WITH doomed AS (
+                SELECT event_id FROM ops.domain_event_outbox
+                WHERE occurred_at < (SELECT clock_timestamp() - make_interval(secs => $1))
+                  AND published_at < (SELECT clock_timestamp() - make_interval(secs => $1))
+                ORDER BY occurred_at
+                LIMIT $2
+                FOR UPDATE SKIP LOCKED)
+            DELETE FROM ops.domain_event_outbox o USING doomed d WHERE o.event_id = d.event_id`
+	outboxPrunableLeftSQL = `SELECT count(*) FROM (SELECT 1 FROM ops.domain_event_outbox
+            WHERE occurred_at < (SELECT clock_timestamp() - make_interval(secs => $1))
+              AND published_at < (SELECT clock_timestamp() - make_interval(secs => $1)) LIMIT $2) AS left_over`
+)
