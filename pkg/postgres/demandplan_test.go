@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -54,28 +53,7 @@ func TestDemandCostDoesNotGrowWithTheOutbox(t *testing.T) {
 		if err := tx.QueryRow(b.ctx, q, pgx.QueryExecModeSimpleProtocol).Scan(&out); err != nil {
 			t.Fatal(err)
 		}
-		var plan []struct {
-			Plan map[string]any `json:"Plan"`
-		}
-		if err := json.Unmarshal([]byte(out), &plan); err != nil {
-			t.Fatal(err)
-		}
-		// The root's count holds what it pulled (the CTE scans); the
-		// data-modifying CTEs no scan pulls run apart, as subplans of the
-		// root, and are added (an upper bound: a pulled CTE counts twice).
-		blocks := func(n map[string]any) int {
-			hit, _ := n["Shared Hit Blocks"].(float64)
-			read, _ := n["Shared Read Blocks"].(float64)
-			return int(hit + read)
-		}
-		total := blocks(plan[0].Plan)
-		subs, _ := plan[0].Plan["Plans"].([]any)
-		for _, s := range subs {
-			if n, ok := s.(map[string]any); ok && n["Parent Relationship"] == "InitPlan" {
-				total += blocks(n)
-			}
-		}
-		return total
+		return planBlocks(t, out)
 	}
 	first := b.newMatter(t, "Calder Freight v. Ostrow Mills")
 	young := buffers(first, "{}") // the generic plan is made here, on an empty outbox

@@ -11,8 +11,7 @@ import (
 
 // explainBlocks runs sql with args under EXPLAIN (ANALYZE, BUFFERS) in a
 // transaction it rolls back, and returns the shared buffers the statement
-// touched: the root's count (what it pulled) plus its top-level subplans'
-// (InitPlans and data-modifying CTEs no scan pulls; an upper bound).
+// touched (planBlocks).
 func explainBlocks(t *testing.T, b *bundle, sql string, args ...any) int {
 	t.Helper()
 	tx, err := b.pool.Begin(b.ctx)
@@ -24,11 +23,21 @@ func explainBlocks(t *testing.T, b *bundle, sql string, args ...any) int {
 	if err := tx.QueryRow(b.ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+sql, args...).Scan(&out); err != nil {
 		t.Fatalf("explain: %v", err)
 	}
+	return planBlocks(t, out)
+}
+
+// planBlocks reads the shared buffers an EXPLAIN (ANALYZE, BUFFERS,
+// FORMAT JSON) result says its statement touched: the root's count (what
+// it pulled, the CTE scans included) plus its top-level InitPlans' (the
+// data-modifying CTEs no scan pulls run apart; an upper bound, since a
+// pulled CTE counts twice).
+func planBlocks(t *testing.T, explained string) int {
+	t.Helper()
 	var plan []struct {
 		Plan map[string]any `json:"Plan"`
 	}
-	if err := json.Unmarshal([]byte(out), &plan); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal([]byte(explained), &plan); err != nil || len(plan) == 0 {
+		t.Fatalf("explain output %q: %v", explained, err)
 	}
 	blocks := func(n map[string]any) int {
 		hit, _ := n["Shared Hit Blocks"].(float64)
