@@ -322,9 +322,18 @@ func Pool(t testing.TB, url string, maxConns int32) *pgxpool.Pool {
 
 // NoClientTime is a pgx tracer that fails the test when a statement is
 // given a time.Time argument: the rail writes only database-clock times.
+// It also fails a statement whose text is over MaxStatementBytes: RDS
+// Proxy pins the session of a statement over 16 KB (in the functions'
+// exec mode the arguments travel apart from the text).
 type NoClientTime struct{ T testing.TB }
 
+// MaxStatementBytes is the largest statement text RDS Proxy multiplexes.
+const MaxStatementBytes = 16 << 10
+
 func (n *NoClientTime) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if len(data.SQL) > MaxStatementBytes {
+		n.T.Errorf("statement of %d bytes (RDS Proxy pins a session over %d): %s", len(data.SQL), MaxStatementBytes, oneLine(data.SQL))
+	}
 	for i, a := range data.Args {
 		switch a.(type) {
 		case time.Time, *time.Time:
