@@ -16,7 +16,9 @@ type recordingTB struct {
 	errs []string
 }
 
-func (r *recordingTB) Errorf(format string, args ...any) { r.errs = append(r.errs, fmt.Sprintf(format, args...)) }
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
 
 // The guard every test pool carries refuses a statement RDS Proxy would
 // pin by its size and a client timestamp, and passes the rail's own
