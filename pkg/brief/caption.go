@@ -120,6 +120,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			continue
 		}
 		start := 0
+		courtAt := -1 // the line of this page where the court's name begins
 		for i, p := range paras {
 			if i > 25 {
 				break
@@ -199,7 +200,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			if dc.court == "" {
 				dc.court, dc.courtPage = normCourt(court), pi
 			}
-			start = j
+			start, courtAt = j, i
 			break
 		}
 		if pi > first && !captionContinues(paras) {
@@ -228,6 +229,15 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				before := p[:ix[0]]
 				if firmFile(p, ix[0], ix[1]) {
 					continue // the firm's own file number under its letterhead
+				}
+				if pi2 < courtAt && fileNoRE.MatchString(m[0]) {
+					continue // "Refer to File Number: TP126445" in the attorney's block above the court's name: the firm's
+				}
+				if licenseNoRE.MatchString(before) {
+					continue // "DFPI License No. 11444-99", "Debt Collector License Number 10795-99": a licence, not a case
+				}
+				if citeTailRE.MatchString(p[ix[1]:]) {
+					continue // "Waetzig v. Halliburton …, No. 23-971, slip op. at 4": a cited case's number
 				}
 				if motionNoRE.MatchString(p[:ix[1]]) {
 					continue // "MOTION NO.: M-000828-25": a motion's number in the case, not the case's
@@ -519,6 +529,17 @@ func firmFile(p string, from, to int) bool {
 	lo := max(0, from-24)
 	return firmFileRE.MatchString(p[lo:to]) || firmPhoneRE.MatchString(p)
 }
+
+// A number the text labels as something other than this case's (round
+// 16): a "File No." in the attorney's block above the court's name (a
+// court's own "State File No." comes after it), a licence's number, and a
+// number in a citation of another case, followed by its slip opinion, its
+// reporter or its court and year.
+var (
+	fileNoRE    = regexp.MustCompile(`(?i)\bfile\s*(?:nos?\.|numbers?|no:)`)
+	licenseNoRE = regexp.MustCompile(`(?i)\b(?:licen[cs]e|registration|permit)\s*#?\s*$`)
+	citeTailRE  = regexp.MustCompile(`(?i)^\s*,?\s*(?:slip\s+op\b|\d{4}\s+(?:WL|U\.S\.\s+(?:App\.\s+)?LEXIS)\b|\((?:U\.S\.|[^)]*\b(?:Cir|Dist|App|Ct|Bankr)\.)[^)]*\b(?:19|20)\d{2}\))`)
+)
 
 var (
 	reLineRE   = regexp.MustCompile(`^(?:RE|Re):?\s+(.{3,150}\s+v\.\s+.{3,150})$`)
@@ -1545,6 +1566,12 @@ func CaseKey(s string) string {
 		s = m[1] + "-" + m[2] + "-" + m[3]
 	}
 	s = strings.ToLower(strings.NewReplacer("–", "-", "—", "-", " ", "", ".", "").Replace(s))
+	// New Jersey's trial-court docket numbers are zero-padded to six digits
+	// by its e-filing stamps ("ATL-L-002794-25") and often not in captions
+	// ("ATL-L-2794-25"): the same case.
+	if m := njDocketRE.FindStringSubmatch(s); m != nil {
+		s = m[1] + "-" + m[2] + "-" + strings.Repeat("0", 6-len(m[3])) + m[3] + "-" + m[4]
+	}
 	if m := mdlKeyRE.FindStringSubmatch(s); m != nil {
 		return "mdl-" + strings.TrimLeft(m[1], "0")
 	}
@@ -1585,6 +1612,7 @@ var (
 	plainCaseRE  = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
 	njSpacedRE   = regexp.MustCompile(`^([A-Z]{2,4}) ([A-Z]{1,3}) (\d{3,7}-\d{2})$`)
 	appDivTeamRE = regexp.MustCompile(`^(a-\d{3,6}-\d{2})t\d$`)
+	njDocketRE   = regexp.MustCompile(`^([a-z]{3})-([a-z]{1,3})-0*(\d{1,6})-(\d{2})$`)
 	mdlKeyRE     = regexp.MustCompile(`^mdl(?:no\.?)?(\d{3,5})$`)
 	otherCaseRE  = regexp.MustCompile(`^(?:[a-z]{1,5}-){0,3}[a-z]{0,4}\d[a-z0-9]*(?:[-./][a-z0-9]+)*$`)
 )

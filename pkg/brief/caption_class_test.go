@@ -2096,3 +2096,54 @@ func TestCaptionTitleBesideVersusAndSuffix(t *testing.T) {
 	}
 	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"Acme Airlines Co.", RoleDefendant}})
 }
+
+// Numbers a paper labels as something else than its case's (round 16): a
+// "File No." in the attorney's block above the court's name is the firm's
+// (a court's "State File No." after it stays), a licence's number is no
+// case, a cited case's number with its slip opinion or its court and year
+// is the other case's, and a New Jersey docket number with and without its
+// zero padding is one case.
+func TestCaptionNumbersThatAreNotTheCase(t *testing.T) {
+	dc := captionOf(t, lines(
+		"JANE ROE, SBN 123456",
+		"ROE COLLECTIONS LAW, PC",
+		"Refer to File Number: QX778812",
+		"Attorney for Plaintiff",
+		"SUPERIOR COURT OF THE STATE OF CALIFORNIA",
+		"IN AND FOR THE COUNTY OF ALAMEDA",
+		"DEBT BUYERS LLC, Case No. RG24123456",
+		"Plaintiff,",
+		"vs.",
+		"MARY MAJOR, an individual,",
+		"Defendant.",
+		"3. Plaintiff's California Debt Collector License Number 10999-98.",
+	))
+	wantCases(t, dc, "RG24123456")
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"DISTRICT OF DELAWARE",
+		"OMAR DOE, Civil Action No. 1:23-cv-00456",
+		"Plaintiff,",
+		"v.",
+		"WIDGET CO.,",
+		"Defendant.",
+		"MEMORANDUM OF LAW",
+		"See Smith v. Jones Corp., No. 22-817, slip op. at 3 (U.S. Jan. 5, 2024).",
+		"Accord Brown v. Green, No. 19-2231 (3d Cir. 2020).",
+	))
+	wantCases(t, dc, "1:23-cv-00456")
+	dc = captionOf(t, lines(
+		"CAM-L-000321-24 03/01/2024 Pg 1 of 1 Trans ID: LCV2024999888",
+		"PREPARED BY THE COURT",
+		"ANNA LEE, : SUPERIOR COURT OF NEW JERSEY",
+		": CAMDEN COUNTY – LAW DIVISION",
+		"Plaintiff, :",
+		"vs. : DOCKET NO: CAM-L-321-24",
+		"BOB KING, :",
+		"Defendant. : ORDER",
+	))
+	wantCases(t, dc, "CAM-L-000321-24")
+	if CaseKey("CAM-L-321-24") != CaseKey("CAM-L-000321-24") {
+		t.Errorf("CaseKey %q != %q", CaseKey("CAM-L-321-24"), CaseKey("CAM-L-000321-24"))
+	}
+}
