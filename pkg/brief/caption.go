@@ -161,6 +161,13 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				if dividerRE.MatchString(strings.TrimSpace(paras[j])) {
 					continue // a rule between the name's lines
 				}
+				if trialVenueLine(court, paras[j]) {
+					continue // "CHATSWORTH COURTHOUSE", "NORTH VALLEY DISTRICT-CHATSWORTH-LIMITED CIVIL CASE": where the case sits
+				}
+				if m := countyVenueRE.FindStringSubmatch(colText(paras[j])); m != nil && j == i+1 && strings.Contains(strings.ToLower(court), "state of") && trialVenueLine(court+" "+m[1], m[2]) {
+					court += " " + m[1] // "COUNTY OF LOS ANGELES, NORTH VALLEY JUDICIAL DISTRICT": the county is the court's, the district where the case sits
+					continue
+				}
 				if venueDivision(paras[j]) {
 					j++ // "SAN JOSE DIVISION", "DIVISION THREE": a part of the court, not its name
 					// "COURT OF APPEAL, FOURTH APPELLATE DISTRICT" / "DIVISION
@@ -172,7 +179,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					}
 					break
 				}
-				part, div := cutDivision(courtPart(paras[j]))
+				part, div := cutDivision(strings.TrimLeft(courtPart(paras[j]), ".,'’·•;: ")) // ". DISTRICT OF …": a scan's stray mark before the line
 				if cut := numberedDivTailRE.ReplaceAllString(part, ""); cut != part && strings.TrimSpace(cut) != "" {
 					part, div = cut, true // "WASHINGTON, DIVISION I"
 				}
@@ -583,7 +590,8 @@ var (
 
 func normCourt(s string) string {
 	s = formCaseRE.ReplaceAllString(s, "")
-	s = strings.ReplaceAll(s, ":", " ") // a form's "Court for the: District of: Oregon"
+	s = limitedTailRE.ReplaceAllString(s, "") // "… COUNTY OF LOS ANGELES - LIMITED": the case's class, not the court's name
+	s = strings.ReplaceAll(s, ":", " ")       // a form's "Court for the: District of: Oregon"
 	s = letterheadRE.ReplaceAllString(s, " ")
 	if loc := courtStartRE.FindStringIndex(s); loc != nil && loc[0] > 0 && len(strings.Fields(inTheRE.ReplaceAllString(s[:loc[0]], ""))) >= 2 && !stateNameRE.MatchString(strings.TrimSpace(inTheRE.ReplaceAllString(s[:loc[0]], ""))) {
 		s = s[loc[0]:]
@@ -1631,12 +1639,33 @@ var midVersusRE = regexp.MustCompile(`(?:^|\s)v\.\s`)
 // names a kind of court ("APPELLATE DIVISION", "CHANCERY DIVISION",
 // "COMMERCIAL DIVISION") is the court's name and stays in it (courtContRE).
 var (
-	venueDivRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}division(?:\s*[-–—]\s*[a-z.'’ ]{2,30})?$|^division\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[ivx]{1,5}|\d{1,2})$`)
+	venueDivRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}(?:division|vicinage)(?:\s*[-–—]\s*[a-z.'’ ]{2,30})?$|^division\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[ivx]{1,5}|\d{1,2})$`)
 	courtKindDiv = regexp.MustCompile(`(?i)\b(?:appellate|chancery|law|family|commercial|criminal|civil|probate|juvenile|equity|tax|housing|trial|business|general|small\s+claims|domestic\s+relations|orphans'?)\s+division$`)
 	compassDivRE = regexp.MustCompile(`(?i)^(?:(?:north|south|east|west)(?:ern)?|central|middle)\s+division\b|^division\s`)
 	divPlaceRE   = regexp.MustCompile(`\s*[-–—].*$`) // "WESTERN DIVISION – LOS ANGELES"
-	divTailRE    = regexp.MustCompile(`(?i)\s*[-–—,]\s*((?:[a-z.'’]+\s+){1,3}division)\s*$`)
+	divTailRE    = regexp.MustCompile(`(?i)\s*[-–—,]\s*((?:[a-z.'’]+\s+){1,3}(?:division|vicinage))\s*$`)
 )
+
+// A state trial court's place lines under its name (round 16): the
+// courthouse, branch or (judicial) district where the case sits and its
+// jurisdictional class ("CHATSWORTH COURTHOUSE", "NORWALK COURTHOUSE
+// SOUTHEAST DISTRICT", "NORTH VALLEY DISTRICT-CHATSWORTH-LIMITED CIVIL
+// CASE", "COUNTY OF LOS ANGELES, NORTH VALLEY JUDICIAL DISTRICT"), like a
+// federal court's division, are no part of its name and no party. A
+// numbered judicial district ("FOURTH JUDICIAL DISTRICT") is a court's
+// name and stays.
+var (
+	venuePlaceRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}(?:courthouse|branch|(?:judicial\s+)?district)(?:\s*[-–—]\s*[a-z.'’ ]{2,30}?)*(?:\s+(?:[a-z]+\s+)?(?:district|division))?(?:\s*[-–—]\s*(?:un)?limited(?:\s+civil)?(?:\s+case)?)?$`)
+	ordinalRE      = regexp.MustCompile(`(?i)\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|\d{1,2}(?:st|nd|rd|th))\b`)
+	countyVenueRE  = regexp.MustCompile(`(?i)^(county\s+of\s+[a-z .]+?)\s*,\s*(\S.*)$`)
+	limitedTailRE  = regexp.MustCompile(`(?i)\s*[-–—,]\s*(?:un)?limited(?:\s+(?:civil|jurisdiction))?(?:\s+case)?\s*$`)
+	trialCourtWord = regexp.MustCompile(`(?i)\b(?:superior|county|circuit|municipal|justice)\b`)
+)
+
+func trialVenueLine(court, p string) bool {
+	p = colText(p)
+	return trialCourtWord.MatchString(court) && mostlyCaps(p) && venuePlaceRE.MatchString(p) && !ordinalRE.MatchString(p)
+}
 
 // venueDivision: a line that is only a court's division of place or
 // number.

@@ -2147,3 +2147,56 @@ func TestCaptionNumbersThatAreNotTheCase(t *testing.T) {
 		t.Errorf("CaseKey %q != %q", CaseKey("CAM-L-321-24"), CaseKey("CAM-L-000321-24"))
 	}
 }
+
+// A state trial court's place lines under its name (round 16): the
+// courthouse, branch or judicial district where the case sits and its
+// jurisdictional class are cut from the court and are no party, as a
+// federal court's division or vicinage is; a scan's stray mark before a
+// district's line is no part of it.
+func TestCaptionTrialCourtPlaceLines(t *testing.T) {
+	dc := captionOf(t, lines(
+		"Attorney for Plaintiff",
+		"SUPERIOR COURT OF THE STATE OF CALIFORNIA",
+		"COUNTY OF SAN BERNARDINO, WEST VALLEY JUDICIAL DISTRICT",
+		"RANCHO CUCAMONGA COURTHOUSE",
+		"ACME FUNDING LLC ) CASE NO.",
+		"Plaintiff, ) COMPLAINT FOR MONEY",
+		"V. ) 1. Account Stated",
+		"JOHN ROE, )",
+		"Defendant. )",
+	))
+	wantCourt(t, dc, "Superior Court of the State of California County of San Bernardino")
+	checkParties(t, dc, []wantParty{{"Acme Funding LLC", RolePlaintiff}, {"John Roe", RoleDefendant}})
+	dc = captionOf(t, lines(
+		"SUPERIOR COURT OF CALIFORNIA, COUNTY OF ORANGE",
+		"CENTRAL DISTRICT-SANTA ANA-LIMITED CIVIL CASE",
+		"ACME FUNDING LLC, ) Case No.: 24SALC01234",
+		"Plaintiff, )",
+		"vs. )",
+		"JOHN ROE, )",
+		"Defendant. )",
+	))
+	wantCourt(t, dc, "Superior Court of California, County of Orange")
+	checkParties(t, dc, []wantParty{{"Acme Funding LLC", RolePlaintiff}, {"John Roe", RoleDefendant}})
+	dc = captionOf(t, lines(
+		"SUPERIOR COURT OF THE STATE OF CALIFORNIA",
+		"IN AND FOR THE COUNTY OF ORANGE - LIMITED",
+		"ACME FUNDING LLC,",
+		"Plaintiff,",
+		"vs.",
+		"JOHN ROE,",
+		"Defendant.",
+	))
+	wantCourt(t, dc, "Superior Court of the State of California in and for the County of Orange")
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		". DISTRICT OF NEW JERSEY - NEWARK VICINAGE",
+		"ANNA LEE, Civil Action No. 2:24-cv-01234",
+		"Plaintiff,",
+		"v.",
+		"BOB KING,",
+		"Defendant.",
+	))
+	wantCourt(t, dc, "United States District Court District of New Jersey")
+	checkParties(t, dc, []wantParty{{"Anna Lee", RolePlaintiff}, {"Bob King", RoleDefendant}})
+}
