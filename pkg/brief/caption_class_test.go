@@ -2200,3 +2200,31 @@ func TestCaptionTrialCourtPlaceLines(t *testing.T) {
 	wantCourt(t, dc, "United States District Court District of New Jersey")
 	checkParties(t, dc, []wantParty{{"Anna Lee", RolePlaintiff}, {"Bob King", RoleDefendant}})
 }
+
+// Fictitious defendants described between the name and their numbers
+// ("JOHN DOE CORRECTIONAL OFFICERS 1-10,") are no parties, as "DOES 1
+// through 10" are not (round 16); a pseudonymous "JOHN DOE," stays.
+func TestCaptionDescribedFictitiousDefendants(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"DISTRICT OF DELAWARE",
+		"OMAR DOE, Civil Action No. 1:24-cv-00999",
+		"Plaintiff,",
+		"v.",
+		"CITY OF DOVER,",
+		"JOHN DOE POLICE OFFICERS 1-10,",
+		"JANE DOE NURSES 11-15,",
+		"Defendants.",
+	))
+	checkParties(t, dc, []wantParty{{"Omar Doe", RolePlaintiff}, {"City of Dover", RoleDefendant}})
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"DISTRICT OF DELAWARE",
+		"JOHN DOE, Civil Action No. 1:24-cv-00998",
+		"Plaintiff,",
+		"v.",
+		"CITY OF DOVER,",
+		"Defendant.",
+	))
+	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"City of Dover", RoleDefendant}})
+}
