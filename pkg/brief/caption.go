@@ -682,11 +682,13 @@ var (
 	// "ACME, INC., a Delaware Date: March 1, 2021", "DOES 1-50, 1.
 	// NEGLIGENCE". The left column ends where a name, a role word, a "v."
 	// or a "DOES n" ends.
-	pluralRE     = regexp.MustCompile(`\(s\)`)
-	chapterRE    = regexp.MustCompile(`(?i)^chapter\s+(?:7|9|11|12|13|15)$`)
-	titleColRE   = regexp.MustCompile(`^(.*?(?:,|\bv\.|\bvs\.|\bDOES\s+\d+|\b(?:[Pp]laintiffs?|[Dd]efendants?|[Pp]etitioners?|[Rr]espondents?)[.,]?))\s+(?:[A-Z][A-Z.'’]*\s+){0,4}(?:MOTION|INJUNCTION|ORDER|COMPLAINT|JUDGMENT|NOTICE|DECLARATION|MEMORANDUM|STIPULATION|REPLY|OPPOSITION|APPLICATION|PETITION|ANSWER|DEMAND|HEARING|BRIEF|REQUEST|IN\s+SUPPORT|IN\s+OPPOSITION|AUTHORITIES|RECONSIDERATION|OBJECTIONS?)\b.*$`)
-	hearingColRE = regexp.MustCompile(`\s+(?:Date|Time|Judge|Dept|Ctrm|Courtroom|Place|Hearing(?:\s+Date)?|Action\s+Filed|Complaint\s+Filed|Trial\s+Date)\s*:.*$`)
-	causeColRE   = regexp.MustCompile(`,\s+\d{1,2}\.\s+[A-Z]{3,}.*$`)
+	pluralRE      = regexp.MustCompile(`\(s\)`)
+	chapterRE     = regexp.MustCompile(`(?i)^chapter\s+(?:7|9|11|12|13|15)$`)
+	titleColRE    = regexp.MustCompile(`^(.*?(?:,|\bv\.|\bvs\.|\bDOES\s+\d+|\b(?:[Pp]laintiffs?|[Dd]efendants?|[Pp]etitioners?|[Rr]espondents?)[.,]?))\s+(?:[A-Z][A-Z.'’]*\s+){0,4}(?:MOTION|INJUNCTION|ORDER|COMPLAINT|JUDGMENT|NOTICE|DECLARATION|MEMORANDUM|STIPULATION|REPLY|OPPOSITION|APPLICATION|PETITION|ANSWER|DEMAND|HEARING|BRIEF|REQUEST|IN\s+SUPPORT|IN\s+OPPOSITION|AUTHORITIES|RECONSIDERATION|OBJECTIONS?)\b.*$`)
+	hearingColRE  = regexp.MustCompile(`\s+(?:Date|Time|Judge|Dept|Ctrm|Courtroom|Place|Hearing(?:\s+Date)?|Action\s+Filed|Complaint\s+Filed|Trial\s+Date)\s*:.*$`)
+	causeColRE    = regexp.MustCompile(`,\s+\d{1,2}\.\s+[A-Z]{3,}.*$`)
+	causeItemRE   = regexp.MustCompile(`^\(?\d{1,2}[.)]\s+[A-Z][A-Z'’,&/ -]{2,60}$`)
+	versusCauseRE = regexp.MustCompile(`^\s*((?i:v\.|vs\.?|versus))\s+\(?\d{1,2}[.)]\s+[A-Z][A-Z'’,&/ -]{2,60}$`)
 	// The fictitious defendants ("and DOES 1 through 10, inclusive,") and
 	// what is left of them on the next line ("through 10,", "10,
 	// inclusive,").
@@ -810,6 +812,13 @@ func prepCaptionLine(p string) (string, bool) {
 		p = m[1]
 	}
 	p = causeColRE.ReplaceAllString(p, ",")
+	// The causes of action the right column lists in capitals, alone on a
+	// line or beside the "vs." ("vs. 1. ACCOUNT STATED", "2. OPEN BOOK
+	// ACCOUNT"): no name (round 16).
+	if causeItemRE.MatchString(strings.TrimSpace(colJunkRE.ReplaceAllString(p, " "))) {
+		return "", hadCase
+	}
+	p = versusCauseRE.ReplaceAllString(p, "$1")
 	p = doesRE.ReplaceAllString(p, "")
 	if doesTailRE.MatchString(strings.TrimSpace(p)) {
 		return "", hadCase
@@ -1417,6 +1426,7 @@ var (
 	corpPrefix  = regexp.MustCompile(`(?i)^(l\.?l\.?c\.?|inc\.?|ltd\.?|corp\.?|co\.?)\s`)
 	andNameRE   = regexp.MustCompile(`^(?:and|AND|&)\s+(\S.*)$`)
 	andSplitRE  = regexp.MustCompile(`\s+(?:and|AND|&)\s+`)
+	suesAsRE    = regexp.MustCompile(`(?i)^as\s+(?:an?\s+|the\s+)?(?:assignee|successor|trustee|agent|nominee|servicer|receiver|administrat(?:or|rix)|executo(?:r|rix)|guardian|conservator|personal\s+representative|attorney[- ]in[- ]fact|subrogee)\b`)
 	personishRE = regexp.MustCompile(`^[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){1,3}$`)
 )
 
@@ -1447,6 +1457,12 @@ func splitNames(block string) []string {
 					names = append(names, a[1])
 					described = false
 				}
+				continue
+			}
+			// "CAVALRY SPV I, LLC, AS ASSIGNEE OF CITIBANK, N.A.": the
+			// capacity the party sues in, and whose, is no name (round 16).
+			if suesAsRE.MatchString(f) {
+				described = true
 				continue
 			}
 			if corpSuffix.MatchString(f) {

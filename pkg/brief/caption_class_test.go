@@ -2228,3 +2228,36 @@ func TestCaptionDescribedFictitiousDefendants(t *testing.T) {
 	))
 	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"City of Dover", RoleDefendant}})
 }
+
+// The capacity a party sues in, and whose ("ACME SPV II, LLC, AS ASSIGNEE
+// OF" / "FIRST BANK, N.A.,"), is no second party, and the causes of
+// action the right column numbers in capitals ("vs. 1. ACCOUNT STATED",
+// "2. OPEN BOOK ACCOUNT") are no part of a name (round 16).
+func TestCaptionCapacityAndCauseColumn(t *testing.T) {
+	dc := captionOf(t, lines(
+		"SUPERIOR COURT OF THE STATE OF CALIFORNIA",
+		"IN AND FOR THE COUNTY OF FRESNO",
+		"ACME SPV II, LLC, AS ASSIGNEE OF Case No.",
+		"FIRST BANK, N.A.,",
+		"Plaintiff, COMPLAINT FOR:",
+		"vs. 1. ACCOUNT STATED",
+		"2. OPEN BOOK ACCOUNT",
+		"MARY MAJOR, an individual;",
+		"and DOES 1 through 10 inclusive.",
+		"Defendant.",
+	))
+	if dc.title != "Acme Spv II, LLC v. Mary Major" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Acme Spv II, LLC", RolePlaintiff}, {"Mary Major", RoleDefendant}})
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"DISTRICT OF DELAWARE",
+		"THE BANK OF NEW YORK MELLON, AS TRUSTEE FOR THE HOLDERS OF THE CERTIFICATES,",
+		"Plaintiff,",
+		"v. Civil Action No. 1:24-cv-00777",
+		"JOHN ROE,",
+		"Defendant.",
+	))
+	checkParties(t, dc, []wantParty{{"The Bank of New York Mellon", RolePlaintiff}, {"John Roe", RoleDefendant}})
+}
