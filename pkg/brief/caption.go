@@ -863,7 +863,7 @@ func classify(p string) lineKind {
 	if m := oneLineRolesRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) && looksLikeName(firstPart(m[3])) {
 		return lkOneLineRoles
 	}
-	if counselRE.MatchString(p) || appearanceRE.MatchString(p) {
+	if counselRE.MatchString(p) && !firmPartyLine(p) || appearanceRE.MatchString(p) {
 		return lkStop
 	}
 	// (A name in a caption ends in a comma, "THE APPLICATION GROUP, INC.,";
@@ -1646,6 +1646,22 @@ var (
 var inTheRE = regexp.MustCompile(`(?i)^\s*in\s+the\s+`)
 
 var counselRE = regexp.MustCompile(`(?i)\bfor\s+(?:the\s+)?(?:` + roleWord + `)|\b(?:esq|llp|pllc|law\s+(?:group|firm|office))\b|\battorneys?\s+(?:for|at\s+law)\b`)
+
+// firmPartyLine: a lawyer or a law firm named as a party, in capitals,
+// its line ending in a comma or an "and" that joins the next name ("JOHN
+// W. TUMELTY, ESQ., AND THE" / "LAW OFFICE OF JOHN W. TUMELTY,": a
+// malpractice case's defendants), is a name, not a counsel's line; a line
+// that says whom it appears for ("Attorneys for Plaintiff") never is
+// (round 16).
+func firmPartyLine(p string) bool {
+	p = strings.TrimSpace(p)
+	return mostlyCaps(p) && !counselForRE.MatchString(p) && (strings.HasSuffix(p, ",") || firmAndTailRE.MatchString(p))
+}
+
+var (
+	counselForRE  = regexp.MustCompile(`(?i)\bfor\s+(?:the\s+)?(?:` + roleWord + `)|\battorneys?\s+(?:for|at\s+law)\b|\bcounsel\b`)
+	firmAndTailRE = regexp.MustCompile(`(?i),?\s+(?:and(?:\s+the)?|&)$`)
+)
 
 var midVersusRE = regexp.MustCompile(`(?:^|\s)v\.\s`)
 

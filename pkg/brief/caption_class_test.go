@@ -2261,3 +2261,35 @@ func TestCaptionCapacityAndCauseColumn(t *testing.T) {
 	))
 	checkParties(t, dc, []wantParty{{"The Bank of New York Mellon", RolePlaintiff}, {"John Roe", RoleDefendant}})
 }
+
+// A lawyer and a law firm sued as parties, in capitals, their lines ending
+// in a comma or in the "and" that joins the next name, are names, not a
+// counsel's lines (round 16); the attorneys' own lines are not.
+func TestCaptionLawyerAndFirmAsParties(t *testing.T) {
+	dc := captionOf(t, lines(
+		"PREPARED BY THE COURT",
+		"MARY MAJOR, : SUPERIOR COURT OF NEW JERSEY",
+		": MERCER COUNTY – LAW DIVISION",
+		"Plaintiff, :",
+		"vs. : CIVIL ACTION",
+		"RICHARD ROE, ESQ., AND THE :",
+		"LAW OFFICES OF RICHARD ROE, LLC, : DOCKET NO: MER-L-1234-25",
+		"Defendants. :",
+		": ORDER",
+	))
+	if dc.title != "Mary Major v. Richard Roe" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Richard Roe", RoleDefendant}, {"The Law Offices of Richard Roe, LLC", RoleDefendant}})
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"DISTRICT OF DELAWARE",
+		"OMAR DOE, Civil Action No. 1:24-cv-00111",
+		"Plaintiff,",
+		"v.",
+		"SMITH & JONES, LLP,",
+		"Defendant.",
+		"ATTORNEYS FOR PLAINTIFF,",
+	))
+	checkParties(t, dc, []wantParty{{"Omar Doe", RolePlaintiff}, {"Smith & Jones, LLP", RoleDefendant}})
+}
