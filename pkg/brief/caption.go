@@ -418,6 +418,9 @@ func colText(p string) string {
 // courtPrefixLine: a short all-capital line that can begin a court's name.
 var (
 	captionFieldRE = regexp.MustCompile(`(?i)^(?:case\s+)?caption\s*:\s*(.{2,120}?)\s+(?:v\.?|vs\.?|versus)\s+(.{2,120})$`)
+	formPartyRE    = regexp.MustCompile(`(?i)^(plaintiff|defendant|petitioner|respondent)s?\s*/\s*(?:plaintiff|defendant|petitioner|respondent)s?\s*:\s*(\S.{1,120})$`)
+	caseBoxRE      = regexp.MustCompile(`(?i)^case\s+number\s*:$`)
+	formCaseTokRE  = regexp.MustCompile(`^(?:\d{2}[A-Z]{2,6}\d{4,8}|[A-Z0-9]{1,6}(?:-[A-Z0-9]{1,8}){1,4})$`)
 	nameFieldRE    = regexp.MustCompile(`(?i)^(plaintiff|defendant|petitioner|respondent)(?:['’]s)?\s+name\s*:\s*(\S.{1,120})$`)
 )
 
@@ -428,11 +431,47 @@ func readLabelledCaption(dc *docCaption, pages []string) {
 		return
 	}
 	var named []captionParty
-	var a, b string
+	var a, b, formA, formB string
+	caseBox := 0
 	for _, l := range firstN(strings.Split(pages[0], "\n"), 40) {
 		l = strings.TrimSpace(l)
 		if m := captionFieldRE.FindStringSubmatch(l); m != nil && a == "" && looksLikeName(m[1]) && looksLikeName(m[2]) {
 			a, b = strings.TrimRight(m[1], " ,"), strings.TrimRight(m[2], " ,.")
+		}
+		// A Judicial Council form's "PLAINTIFF/PETITIONER: …" and
+		// "DEFENDANT/RESPONDENT: …" fields (round 16).
+		if m := formPartyRE.FindStringSubmatch(l); m != nil {
+			if name := strings.TrimRight(etAlRE.ReplaceAllString(m[2], ""), " ,.;"); looksLikeName(name) {
+				if isAllCaps(name) {
+					name = titleCase(name)
+				}
+				side := 0
+				if r := strings.ToLower(m[1]); r == "defendant" || r == "respondent" {
+					side = 1
+				}
+				role, _ := roleOf(m[1], side)
+				if side == 0 && formA == "" {
+					formA = name
+				} else if side == 1 && formB == "" {
+					formB = name
+				}
+				named = append(named, captionParty{name: name, role: role})
+			}
+			continue
+		}
+		// ... and its "CASE NUMBER:" box, the number on a line below.
+		if caseBoxRE.MatchString(l) && len(dc.caseNumbers) == 0 {
+			caseBox = 3
+			continue
+		}
+		if caseBox > 0 {
+			caseBox--
+			if f := strings.Fields(l); len(f) > 0 {
+				if tok := strings.TrimRight(f[len(f)-1], ".,;"); formCaseTokRE.MatchString(tok) && CaseKey(tok) != "" {
+					dc.caseNumbers = append(dc.caseNumbers, tok)
+					caseBox = 0
+				}
+			}
 		}
 		if m := nameFieldRE.FindStringSubmatch(l); m != nil && looksLikeName(m[2]) {
 			side := 0
@@ -442,6 +481,9 @@ func readLabelledCaption(dc *docCaption, pages []string) {
 			role, capacity := roleOf(m[1], side)
 			named = append(named, captionParty{name: strings.TrimRight(m[2], " ,."), role: role, capacity: capacity})
 		}
+	}
+	if a == "" && formA != "" && formB != "" {
+		dc.title = formA + " v. " + formB
 	}
 	if a != "" {
 		dc.title = a + " v. " + b

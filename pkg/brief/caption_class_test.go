@@ -2293,3 +2293,30 @@ func TestCaptionLawyerAndFirmAsParties(t *testing.T) {
 	))
 	checkParties(t, dc, []wantParty{{"Omar Doe", RolePlaintiff}, {"Smith & Jones, LLP", RoleDefendant}})
 }
+
+// A California Judicial Council form names the parties in its
+// "PLAINTIFF/PETITIONER:" and "DEFENDANT/RESPONDENT:" fields and the case
+// in its "CASE NUMBER:" box, the number on a line below the label (round
+// 16).
+func TestCaptionJudicialCouncilFormFields(t *testing.T) {
+	dc := captionOf(t, lines(
+		"ATTORNEY OR PARTY WITHOUT ATTORNEY: STATE BAR NO.: 123456",
+		"FOR COURT USE ONLY",
+		"NAME: Jane Roe File No. 24-1111-0",
+		"ATTORNEY FOR (name) ACME FUNDING LLC",
+		"SUPERIOR COURT OF CALIFORNIA, COUNTY OF ORANGE",
+		"STREET ADDRESS: 700 CIVIC CENTER DR. WEST",
+		"BRANCH NAME: CENTRAL JUSTICE CENTER",
+		"PLAINTIFF/PETITIONER: ACME FUNDING LLC",
+		"DEFENDANT/RESPONDENT: JOHN ROE, et al.",
+		"CASE NUMBER:",
+		"REQUEST FOR Entry of Default × 30-2024-01234567",
+		"",
+		"1. On the complaint filed",
+	))
+	if dc.title != "Acme Funding LLC v. John Roe" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Acme Funding LLC", RolePlaintiff}, {"John Roe", RoleDefendant}})
+	wantCases(t, dc, "30-2024-01234567")
+}
