@@ -338,10 +338,16 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				continue
 			}
 			dc.title, dc.titlePage = a[0]+" v. "+b[0], pi
-			for _, n := range a {
+			// A one-word side of a Re: line is a short name ("Barber v.
+			// Tumelty, et al."): the parties are the letter's own fuller
+			// names for it ("Plaintiff Devon Tyler Barber", "Defendants John
+			// W. Tumelty, Esq. and Law Office of John W. Tumelty, Esq."), or
+			// none (round 16).
+			body := strings.Join(firstN(paras[i+1:], 12), " ")
+			for _, n := range fullerNames(a, body, plaintiffWordsRE) {
 				dc.parties = append(dc.parties, captionParty{name: n, role: RolePlaintiff, page: pi})
 			}
-			for _, n := range b {
+			for _, n := range fullerNames(b, body, defendantWordsRE) {
 				dc.parties = append(dc.parties, captionParty{name: n, role: RoleDefendant, page: pi})
 			}
 			break
@@ -577,6 +583,40 @@ var (
 func firmFile(p string, from, to int) bool {
 	lo := max(0, from-24)
 	return firmFileRE.MatchString(p[lo:to]) || firmPhoneRE.MatchString(p)
+}
+
+var (
+	plaintiffWordsRE = regexp.MustCompile(`\b(?:Plaintiffs?|Petitioners?)\s+([A-Z][^()“”"]{2,140})`)
+	defendantWordsRE = regexp.MustCompile(`\b(?:Defendants?|Respondents?)\s+([A-Z][^()“”"]{2,140})`)
+	reEsqRE          = regexp.MustCompile(`,?\s*\bEsq(?:uire)?\b\.?`)
+	roleTailCutRE    = regexp.MustCompile(`(?:['’]s\b|\s+(?:in|to|of\s+the|has|have|is|are|was|were|filed|moves?)\s).*$`)
+)
+
+// fullerNames replaces each one-word name of a Re: line by the names the
+// text after it gives with the side's role word that contain that word
+// ("Barber": "Plaintiff Devon Tyler Barber’s"), dropping it when there
+// are none; longer names are kept as they are.
+func fullerNames(short []string, body string, roleRE *regexp.Regexp) []string {
+	var out []string
+	for _, n := range short {
+		if len(strings.Fields(n)) > 1 {
+			out = append(out, n)
+			continue
+		}
+		word := regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(strings.Trim(n, " ,.")) + `\b`)
+		seen := map[string]bool{}
+		for _, m := range roleRE.FindAllStringSubmatch(body, -1) {
+			phrase := roleTailCutRE.ReplaceAllString(reEsqRE.ReplaceAllString(m[1], ","), "")
+			for _, f := range splitNames(phrase) {
+				f = strings.Trim(f, " ,.")
+				if len(strings.Fields(f)) > 1 && word.MatchString(f) && looksLikeName(f) && !seen[strings.ToLower(f)] {
+					seen[strings.ToLower(f)] = true
+					out = append(out, f)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // A number the text labels as something other than this case's (round

@@ -2320,3 +2320,34 @@ func TestCaptionJudicialCouncilFormFields(t *testing.T) {
 	checkParties(t, dc, []wantParty{{"Acme Funding LLC", RolePlaintiff}, {"John Roe", RoleDefendant}})
 	wantCases(t, dc, "30-2024-01234567")
 }
+
+// A letter's Re: line names its case by short names ("Lee v. King, et
+// al."): the parties are the letter's fuller names for them, said with
+// their role ("Plaintiff Anna Lee’s", "Defendants Bob King, Esq. and King
+// Legal Group, LLC"), or, when it gives none, no party; the title keeps
+// the short names (round 16).
+func TestCaptionReLineShortNames(t *testing.T) {
+	dc := captionOf(t, lines(
+		"Hon. Jane Roe, J.S.C.",
+		"Camden County Superior Court",
+		"Re: Lee v. King, et al.",
+		"Docket No.: CAM-L-1234-25",
+		"Dear Judge Roe:",
+		"This office represents Defendants Bob King, Esq. and King Legal Group, LLC (together,",
+		"“Defendants”). Please accept this letter as Defendants’ reply to Plaintiff Anna Lee’s",
+		"opposition to the motion.",
+	))
+	if dc.title != "Lee v. King" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Anna Lee", RolePlaintiff}, {"Bob King", RoleDefendant}, {"King Legal Group, LLC", RoleDefendant}})
+	dc = captionOf(t, lines(
+		"Re: Lee v. King",
+		"Dear Judge Roe:",
+		"I write about the schedule.",
+	))
+	if dc.title != "Lee v. King" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, nil)
+}
