@@ -2351,3 +2351,34 @@ func TestCaptionReLineShortNames(t *testing.T) {
 	}
 	checkParties(t, dc, nil)
 }
+
+// Kinds of papers the round-16 filings showed (round 16): a certificate of
+// service is none of the kinds whatever paper it says was served; a
+// declaration "IN SUPPORT OF" or "IN OPPOSITION TO" is evidence; a
+// Judicial Council form's request for entry of default is a motion; an
+// amicus brief in a court of appeals that urges affirmance of the judgment
+// is no order.
+func TestKindServiceDeclarationRequestAmicus(t *testing.T) {
+	kindOf := func(pages ...string) Kind {
+		c := doctext.Clean(pages)
+		return appellateDecision(classifyKind(c.Pages, c.Meta), c.Pages, readCaption(c.Pages, c.Meta.CaseNumbers))
+	}
+	for _, c := range []struct {
+		name string
+		page string
+		want Kind
+	}{
+		{"certificate", paras("UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE", "OMAR DOE,", "Plaintiff,", "v.", "CITY OF DOVER,", "Defendant.",
+			"NOTICE OF MOTION TO REOPEN", "CERTIFICATE OF SERVICE", "I certify that on May 1, 2025, I served the foregoing motion."), KindOther},
+		{"declaration", paras("SUPERIOR COURT OF CALIFORNIA, COUNTY OF ORANGE", "ACME FUNDING LLC, ) Case No.: 24SALC01234", "Plaintiff, ) DECLARATION IN SUPPORT OF ENTRY OF",
+			") DEFAULT JUDGMENT", "vs. )", "JOHN ROE, )", "Defendant. )", "I, Jane Roe, declare:"), KindExhibit},
+		{"request", paras("SUPERIOR COURT OF CALIFORNIA, COUNTY OF ORANGE", "PLAINTIFF/PETITIONER: ACME FUNDING LLC", "DEFENDANT/RESPONDENT: JOHN ROE",
+			"REQUEST FOR (Application) Entry of Default Judgment", "1. On the complaint filed on (date): May 5, 2023", "Judicial Council of California", "REQUEST FOR ENTRY OF DEFAULT"), KindMotion},
+		{"amicus", paras("Case No. 2024-1234", "United States Court of Appeals", "for the", "Federal Circuit", "ACME CORP.,", "Plaintiff-Appellant", "v.", "BETA INC.,", "Defendant-Appellee",
+			"BRIEF OF AMICI CURIAE GAMMA, DELTA,", "URGING AFFIRMANCE OF THE JUDGMENT"), KindOther},
+	} {
+		if k := kindOf(c.page, "ARGUMENT"); k != c.want {
+			t.Errorf("%s: kind %s, want %s", c.name, k, c.want)
+		}
+	}
+}
