@@ -775,8 +775,9 @@ var (
 	// what is left of them on the next line ("through 10,", "10,
 	// inclusive,").
 	// Also with what they are between the name and the numbers ("JOHN DOE
-	// CORRECTIONAL OFFICERS 1-10,", round 16).
-	doesRE     = regexp.MustCompile(`(?i)\s*;?\s*(?:and\s+)?(?:\b(?:john|jane)\s+does?(?:\s+[a-z]+){0,3}?|\bdoes)\s+\d+(?:\s*(?:through|thru|to|-|–)\s*\d*)?(?:\s*,?\s*inclusive)?[,.]?`)
+	// CORRECTIONAL OFFICERS 1-10,", round 16: numbers of three digits at
+	// most, not a ZIP code after an address's words).
+	doesRE     = regexp.MustCompile(`(?i)\s*;?\s*(?:and\s+)?(?:\b(?:john|jane)\s+does?(?:\s+[a-z]+){0,3}?\s+\d{1,3}\b|(?:\b(?:john|jane)\s+)?\bdoes\s+\d+)(?:\s*(?:through|thru|to|-|–)\s*\d*)?(?:\s*,?\s*inclusive)?[,.]?`)
 	doesTailRE = regexp.MustCompile(`(?i)^(?:(?:through|thru|to|-)\s*)?\d{1,4}\s*,?\s*(?:inclusive)?[,.]?$|^(?:through|thru)\b.*$|^inclusive[,.;]?$`)
 	rightColRE = regexp.MustCompile(`(?i)\s(?:(?:to\s+)?file\s+under\s+seal|(?:civil|criminal)\s+action|jury\s+trial\s+demanded|judgment|opinion|order|class\s+action|(?:certified\s+|official\s+)?transcript)\s*$`)
 	// A state appellate court's own number, a letter and six digits, at

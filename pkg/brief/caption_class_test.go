@@ -2227,6 +2227,22 @@ func TestCaptionDescribedFictitiousDefendants(t *testing.T) {
 		"Defendant.",
 	))
 	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"City of Dover", RoleDefendant}})
+	// A notice's party list with an address's ZIP code after the words is
+	// no numbered fictitious party ("JOHN DOE OFFICERS NJ 00000"): the
+	// notice's labelled fields still name the parties.
+	dc = captionOf(t, lines(
+		"SUPERIOR COURT OF NEW JERSEY - eCOURTS CIVIL LAW",
+		"The following notice is being sent from eCourts:",
+		"Plaintiff Name: MARY MAJOR",
+		"Defendant Name: DOVER TWP POLICE DEPT",
+		"Case Caption: MAJOR MARY VS DOVER TWP POLICE DEPT",
+		"Case Number: MER L 001234-25",
+		"Notice was not electronically mailed to:",
+		"Defendant DOVER TWP POLICE DEPT DOVER, TRENTON, NJ 08611",
+		"Defendant JOHN DOE OFFICERS NJ 00000",
+		"This communication is for notification purposes only.",
+	))
+	checkParties(t, dc, []wantParty{{"MARY MAJOR", RolePlaintiff}, {"DOVER TWP POLICE DEPT", RoleDefendant}})
 }
 
 // The capacity a party sues in, and whose ("ACME SPV II, LLC, AS ASSIGNEE
