@@ -1166,6 +1166,20 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			kinds[i], kinds[i+1] = lkSkip, lkSkip
 		}
 	}
+	// A scanned caption's OCR layer reads a clerk's RECEIVED stamp into
+	// the caption's lines (", ,, RECEIVED", ". P-", ",~ lt-~ SEP O2 202J",
+	// a "V" with a stray mark after it): such debris, where it would end
+	// the caption, is read past, and the "v." kept (round 16).
+	for i := range kinds {
+		if kinds[i] != lkStop {
+			continue
+		}
+		if p := strings.TrimSpace(prepped[i]); versusDebrisRE.MatchString(p) {
+			prepped[i], kinds[i] = "v.", lkVersus
+		} else if scanDebris(p) {
+			kinds[i] = lkSkip
+		}
+	}
 	// roleAhead: role words follow within a few lines, so the names above
 	// them are not yet complete.
 	roleAhead := func(i int) bool {
@@ -1729,6 +1743,37 @@ var (
 var inTheRE = regexp.MustCompile(`(?i)^\s*in\s+the\s+`)
 
 var counselRE = regexp.MustCompile(`(?i)\bfor\s+(?:the\s+)?(?:` + roleWord + `)|\b(?:esq|llp|pllc|law\s+(?:group|firm|office))\b|\battorneys?\s+(?:for|at\s+law)\b`)
+
+var (
+	versusDebrisRE = regexp.MustCompile(`^[Vv][Ss]?\.?(?:\s+(?:[a-z]|[^\pL\pN\s]+))+$`)
+	stampDebrisRE  = regexp.MustCompile(`^[^\pL\pN]+\s*(?:RECEIVED|FILED)[^\pL\pN]*$`)
+	markDebrisRE   = regexp.MustCompile(`^[^\pL\pN\s]+\s*[A-Za-z]?[^\pL\pN]*$|^[A-UW-Za-uw-z][^\pL\pN]+$`)
+	realWordRE     = regexp.MustCompile(`^\pL{3,}[.,;]?$`)
+	junkTokenRE    = regexp.MustCompile(`[^\pL\pN.,'’&()/-]|\pL.*\pN|\pN.*\pL|^[^\pL\pN]+$`)
+)
+
+// scanDebris: a caption line that is an OCR layer's reading of a stamp or
+// a mark, not text: a stamp's word after stray marks, a lone mark or
+// letter with marks, or a line most of whose tokens are marks or mix
+// letters and digits ("O2", "202J") with at most one word.
+func scanDebris(p string) bool {
+	if p == "" {
+		return false
+	}
+	if stampDebrisRE.MatchString(p) || markDebrisRE.MatchString(p) {
+		return true
+	}
+	junk, real := 0, 0
+	for _, t := range strings.Fields(p) {
+		switch {
+		case realWordRE.MatchString(t):
+			real++
+		case junkTokenRE.MatchString(t):
+			junk++
+		}
+	}
+	return junk >= 2 && real <= 1 && junk > real
+}
 
 // firmPartyLine: a lawyer or a law firm named as a party, in capitals,
 // its line ending in a comma or an "and" that joins the next name ("JOHN

@@ -2398,3 +2398,39 @@ func TestKindServiceDeclarationRequestAmicus(t *testing.T) {
 		}
 	}
 }
+
+// A scanned caption whose OCR layer reads a clerk's RECEIVED stamp into
+// its lines (", ,, RECEIVED", ". P-", "V k ...", ",~ lt-~ MAY O5 202S"):
+// the debris is read past and the "V" kept, so the caption's names and
+// title are read as on a clean page (round 16); running text after the
+// caption still ends it.
+func TestCaptionScanStampDebris(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"DISTRICT OF DELAWARE",
+		"MARY MAJOR, Civil Action No. 24-01234 (ABC)",
+		"Plaintiff, pro se,",
+		", ,, RECEIVED",
+		". P-",
+		"V k ...",
+		",~ lt-~ MAY O5 202S",
+		"RICHARD ROE, et al.,",
+		"Defendants.",
+		"MOTION TO REOPEN",
+		"Plaintiff, proceeding pro se, respectfully moves this Court to reopen this matter.",
+	))
+	if dc.title != "Mary Major v. Richard Roe" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Richard Roe", RoleDefendant}})
+	for _, p := range []string{", ,, RECEIVED", ". P-", ",~ lt-~ MAY O5 202S"} {
+		if !scanDebris(p) {
+			t.Errorf("scanDebris(%q) = false", p)
+		}
+	}
+	for _, p := range []string{"v. 24-01234 (ABC)", "ACME CORP.,", "Defendants.", "See 28 U.S.C. § 1331.", "V"} {
+		if scanDebris(p) {
+			t.Errorf("scanDebris(%q) = true", p)
+		}
+	}
+}
