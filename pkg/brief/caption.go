@@ -120,6 +120,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			continue
 		}
 		start := 0
+		courtAt := -1 // the line of this page where the court's name begins
 		for i, p := range paras {
 			if i > 25 {
 				break
@@ -160,6 +161,13 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				if dividerRE.MatchString(strings.TrimSpace(paras[j])) {
 					continue // a rule between the name's lines
 				}
+				if trialVenueLine(court, paras[j]) {
+					continue // "CHATSWORTH COURTHOUSE", "NORTH VALLEY DISTRICT-CHATSWORTH-LIMITED CIVIL CASE": where the case sits
+				}
+				if m := countyVenueRE.FindStringSubmatch(colText(paras[j])); m != nil && j == i+1 && strings.Contains(strings.ToLower(court), "state of") && trialVenueLine(court+" "+m[1], m[2]) {
+					court += " " + m[1] // "COUNTY OF LOS ANGELES, NORTH VALLEY JUDICIAL DISTRICT": the county is the court's, the district where the case sits
+					continue
+				}
 				if venueDivision(paras[j]) {
 					j++ // "SAN JOSE DIVISION", "DIVISION THREE": a part of the court, not its name
 					// "COURT OF APPEAL, FOURTH APPELLATE DISTRICT" / "DIVISION
@@ -171,7 +179,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					}
 					break
 				}
-				part, div := cutDivision(courtPart(paras[j]))
+				part, div := cutDivision(strings.TrimLeft(courtPart(paras[j]), ".,'’·•;: ")) // ". DISTRICT OF …": a scan's stray mark before the line
 				if cut := numberedDivTailRE.ReplaceAllString(part, ""); cut != part && strings.TrimSpace(cut) != "" {
 					part, div = cut, true // "WASHINGTON, DIVISION I"
 				}
@@ -199,7 +207,7 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			if dc.court == "" {
 				dc.court, dc.courtPage = normCourt(court), pi
 			}
-			start = j
+			start, courtAt = j, i
 			break
 		}
 		if pi > first && !captionContinues(paras) {
@@ -228,6 +236,15 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				before := p[:ix[0]]
 				if firmFile(p, ix[0], ix[1]) {
 					continue // the firm's own file number under its letterhead
+				}
+				if pi2 < courtAt && fileNoRE.MatchString(m[0]) {
+					continue // "Refer to File Number: TP126445" in the attorney's block above the court's name: the firm's
+				}
+				if licenseNoRE.MatchString(before) {
+					continue // "DFPI License No. 11444-99", "Debt Collector License Number 10795-99": a licence, not a case
+				}
+				if citeTailRE.MatchString(p[ix[1]:]) {
+					continue // "Waetzig v. Halliburton …, No. 23-971, slip op. at 4": a cited case's number
 				}
 				if motionNoRE.MatchString(p[:ix[1]]) {
 					continue // "MOTION NO.: M-000828-25": a motion's number in the case, not the case's
@@ -321,10 +338,16 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				continue
 			}
 			dc.title, dc.titlePage = a[0]+" v. "+b[0], pi
-			for _, n := range a {
+			// A one-word side of a Re: line is a short name ("Barber v.
+			// Tumelty, et al."): the parties are the letter's own fuller
+			// names for it ("Plaintiff Devon Tyler Barber", "Defendants John
+			// W. Tumelty, Esq. and Law Office of John W. Tumelty, Esq."), or
+			// none (round 16).
+			body := strings.Join(firstN(paras[i+1:], 12), " ")
+			for _, n := range fullerNames(a, body, plaintiffWordsRE) {
 				dc.parties = append(dc.parties, captionParty{name: n, role: RolePlaintiff, page: pi})
 			}
-			for _, n := range b {
+			for _, n := range fullerNames(b, body, defendantWordsRE) {
 				dc.parties = append(dc.parties, captionParty{name: n, role: RoleDefendant, page: pi})
 			}
 			break
@@ -401,6 +424,9 @@ func colText(p string) string {
 // courtPrefixLine: a short all-capital line that can begin a court's name.
 var (
 	captionFieldRE = regexp.MustCompile(`(?i)^(?:case\s+)?caption\s*:\s*(.{2,120}?)\s+(?:v\.?|vs\.?|versus)\s+(.{2,120})$`)
+	formPartyRE    = regexp.MustCompile(`(?i)^(plaintiff|defendant|petitioner|respondent)s?\s*/\s*(?:plaintiff|defendant|petitioner|respondent)s?\s*:\s*(\S.{1,120})$`)
+	caseBoxRE      = regexp.MustCompile(`(?i)^case\s+number\s*:$`)
+	formCaseTokRE  = regexp.MustCompile(`^(?:\d{2}[A-Z]{2,6}\d{4,8}|[A-Z0-9]{1,6}(?:-[A-Z0-9]{1,8}){1,4})$`)
 	nameFieldRE    = regexp.MustCompile(`(?i)^(plaintiff|defendant|petitioner|respondent)(?:['’]s)?\s+name\s*:\s*(\S.{1,120})$`)
 )
 
@@ -411,11 +437,47 @@ func readLabelledCaption(dc *docCaption, pages []string) {
 		return
 	}
 	var named []captionParty
-	var a, b string
+	var a, b, formA, formB string
+	caseBox := 0
 	for _, l := range firstN(strings.Split(pages[0], "\n"), 40) {
 		l = strings.TrimSpace(l)
 		if m := captionFieldRE.FindStringSubmatch(l); m != nil && a == "" && looksLikeName(m[1]) && looksLikeName(m[2]) {
 			a, b = strings.TrimRight(m[1], " ,"), strings.TrimRight(m[2], " ,.")
+		}
+		// A Judicial Council form's "PLAINTIFF/PETITIONER: …" and
+		// "DEFENDANT/RESPONDENT: …" fields (round 16).
+		if m := formPartyRE.FindStringSubmatch(l); m != nil {
+			if name := strings.TrimRight(etAlRE.ReplaceAllString(m[2], ""), " ,.;"); looksLikeName(name) {
+				if isAllCaps(name) {
+					name = titleCase(name)
+				}
+				side := 0
+				if r := strings.ToLower(m[1]); r == "defendant" || r == "respondent" {
+					side = 1
+				}
+				role, _ := roleOf(m[1], side)
+				if side == 0 && formA == "" {
+					formA = name
+				} else if side == 1 && formB == "" {
+					formB = name
+				}
+				named = append(named, captionParty{name: name, role: role})
+			}
+			continue
+		}
+		// ... and its "CASE NUMBER:" box, the number on a line below.
+		if caseBoxRE.MatchString(l) && len(dc.caseNumbers) == 0 {
+			caseBox = 3
+			continue
+		}
+		if caseBox > 0 {
+			caseBox--
+			if f := strings.Fields(l); len(f) > 0 {
+				if tok := strings.TrimRight(f[len(f)-1], ".,;"); formCaseTokRE.MatchString(tok) && CaseKey(tok) != "" {
+					dc.caseNumbers = append(dc.caseNumbers, tok)
+					caseBox = 0
+				}
+			}
 		}
 		if m := nameFieldRE.FindStringSubmatch(l); m != nil && looksLikeName(m[2]) {
 			side := 0
@@ -425,6 +487,9 @@ func readLabelledCaption(dc *docCaption, pages []string) {
 			role, capacity := roleOf(m[1], side)
 			named = append(named, captionParty{name: strings.TrimRight(m[2], " ,."), role: role, capacity: capacity})
 		}
+	}
+	if a == "" && formA != "" && formB != "" {
+		dc.title = formA + " v. " + formB
 	}
 	if a != "" {
 		dc.title = a + " v. " + b
@@ -521,6 +586,51 @@ func firmFile(p string, from, to int) bool {
 }
 
 var (
+	plaintiffWordsRE = regexp.MustCompile(`\b(?:Plaintiffs?|Petitioners?)\s+([A-Z][^()“”"]{2,140})`)
+	defendantWordsRE = regexp.MustCompile(`\b(?:Defendants?|Respondents?)\s+([A-Z][^()“”"]{2,140})`)
+	reEsqRE          = regexp.MustCompile(`,?\s*\bEsq(?:uire)?\b\.?`)
+	roleTailCutRE    = regexp.MustCompile(`(?:['’]s\b|\s+(?:in|to|of\s+the|has|have|is|are|was|were|filed|moves?)\s).*$`)
+)
+
+// fullerNames replaces each one-word name of a Re: line by the names the
+// text after it gives with the side's role word that contain that word
+// ("Barber": "Plaintiff Devon Tyler Barber’s"), dropping it when there
+// are none; longer names are kept as they are.
+func fullerNames(short []string, body string, roleRE *regexp.Regexp) []string {
+	var out []string
+	for _, n := range short {
+		if len(strings.Fields(n)) > 1 {
+			out = append(out, n)
+			continue
+		}
+		word := regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(strings.Trim(n, " ,.")) + `\b`)
+		seen := map[string]bool{}
+		for _, m := range roleRE.FindAllStringSubmatch(body, -1) {
+			phrase := roleTailCutRE.ReplaceAllString(reEsqRE.ReplaceAllString(m[1], ","), "")
+			for _, f := range splitNames(phrase) {
+				f = strings.Trim(f, " ,.")
+				if len(strings.Fields(f)) > 1 && word.MatchString(f) && looksLikeName(f) && !seen[strings.ToLower(f)] {
+					seen[strings.ToLower(f)] = true
+					out = append(out, f)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// A number the text labels as something other than this case's (round
+// 16): a "File No." in the attorney's block above the court's name (a
+// court's own "State File No." comes after it), a licence's number, and a
+// number in a citation of another case, followed by its slip opinion, its
+// reporter or its court and year.
+var (
+	fileNoRE    = regexp.MustCompile(`(?i)\bfile\s*(?:nos?\.|numbers?|no:)`)
+	licenseNoRE = regexp.MustCompile(`(?i)\b(?:licen[cs]e|registration|permit)\s*#?\s*$`)
+	citeTailRE  = regexp.MustCompile(`(?i)^\s*,?\s*(?:slip\s+op\b|\d{4}\s+(?:WL|U\.S\.\s+(?:App\.\s+)?LEXIS)\b|\((?:U\.S\.|[^)]*\b(?:Cir|Dist|App|Ct|Bankr)\.)[^)]*\b(?:19|20)\d{2}\))`)
+)
+
+var (
 	reLineRE   = regexp.MustCompile(`^(?:RE|Re):?\s+(.{3,150}\s+v\.\s+.{3,150})$`)
 	headCaseRE = regexp.MustCompile(`^(?:Nos?\.|Case\s+Nos?\.)\s*((?:\d{2,4}-\d{3,6}(?:-[a-z]{2,3})?(?:\s*(?:,|&|and)\s*)?)+)`)
 	orgWordRE  = regexp.MustCompile(`(?i)\b(?:services?|department|bureau|administration|agency|commission|company|corporation|bank|association|board|district|authority|office|university|county|city|states?|republic|government|church|trust|fund|group|partners|holdings)\b`)
@@ -562,7 +672,8 @@ var (
 
 func normCourt(s string) string {
 	s = formCaseRE.ReplaceAllString(s, "")
-	s = strings.ReplaceAll(s, ":", " ") // a form's "Court for the: District of: Oregon"
+	s = limitedTailRE.ReplaceAllString(s, "") // "… COUNTY OF LOS ANGELES - LIMITED": the case's class, not the court's name
+	s = strings.ReplaceAll(s, ":", " ")       // a form's "Court for the: District of: Oregon"
 	s = letterheadRE.ReplaceAllString(s, " ")
 	if loc := courtStartRE.FindStringIndex(s); loc != nil && loc[0] > 0 && len(strings.Fields(inTheRE.ReplaceAllString(s[:loc[0]], ""))) >= 2 && !stateNameRE.MatchString(strings.TrimSpace(inTheRE.ReplaceAllString(s[:loc[0]], ""))) {
 		s = s[loc[0]:]
@@ -653,15 +764,20 @@ var (
 	// "ACME, INC., a Delaware Date: March 1, 2021", "DOES 1-50, 1.
 	// NEGLIGENCE". The left column ends where a name, a role word, a "v."
 	// or a "DOES n" ends.
-	pluralRE     = regexp.MustCompile(`\(s\)`)
-	chapterRE    = regexp.MustCompile(`(?i)^chapter\s+(?:7|9|11|12|13|15)$`)
-	titleColRE   = regexp.MustCompile(`^(.*?(?:,|\bv\.|\bvs\.|\bDOES\s+\d+|\b(?:[Pp]laintiffs?|[Dd]efendants?|[Pp]etitioners?|[Rr]espondents?)[.,]?))\s+(?:[A-Z][A-Z.'’]*\s+){0,4}(?:MOTION|INJUNCTION|ORDER|COMPLAINT|JUDGMENT|NOTICE|DECLARATION|MEMORANDUM|STIPULATION|REPLY|OPPOSITION|APPLICATION|PETITION|ANSWER|DEMAND|HEARING|BRIEF|REQUEST|IN\s+SUPPORT|IN\s+OPPOSITION|AUTHORITIES|RECONSIDERATION|OBJECTIONS?)\b.*$`)
-	hearingColRE = regexp.MustCompile(`\s+(?:Date|Time|Judge|Dept|Ctrm|Courtroom|Place|Hearing(?:\s+Date)?|Action\s+Filed|Complaint\s+Filed|Trial\s+Date)\s*:.*$`)
-	causeColRE   = regexp.MustCompile(`,\s+\d{1,2}\.\s+[A-Z]{3,}.*$`)
+	pluralRE      = regexp.MustCompile(`\(s\)`)
+	chapterRE     = regexp.MustCompile(`(?i)^chapter\s+(?:7|9|11|12|13|15)$`)
+	titleColRE    = regexp.MustCompile(`^(.*?(?:,|\bv\.|\bvs\.|\bDOES\s+\d+|\b(?:[Pp]laintiffs?|[Dd]efendants?|[Pp]etitioners?|[Rr]espondents?)[.,]?))\s+(?:[A-Z][A-Z.'’]*\s+){0,4}(?:MOTION|INJUNCTION|ORDER|COMPLAINT|JUDGMENT|NOTICE|DECLARATION|MEMORANDUM|STIPULATION|REPLY|OPPOSITION|APPLICATION|PETITION|ANSWER|DEMAND|HEARING|BRIEF|REQUEST|IN\s+SUPPORT|IN\s+OPPOSITION|AUTHORITIES|RECONSIDERATION|OBJECTIONS?)\b.*$`)
+	hearingColRE  = regexp.MustCompile(`\s+(?:Date|Time|Judge|Dept|Ctrm|Courtroom|Place|Hearing(?:\s+Date)?|Action\s+Filed|Complaint\s+Filed|Trial\s+Date)\s*:.*$`)
+	causeColRE    = regexp.MustCompile(`,\s+\d{1,2}\.\s+[A-Z]{3,}.*$`)
+	causeItemRE   = regexp.MustCompile(`^\(?\d{1,2}[.)]\s+[A-Z][A-Z'’,&/ -]{2,60}$`)
+	versusCauseRE = regexp.MustCompile(`^\s*((?i:v\.|vs\.?|versus))\s+\(?\d{1,2}[.)]\s+[A-Z][A-Z'’,&/ -]{2,60}$`)
 	// The fictitious defendants ("and DOES 1 through 10, inclusive,") and
 	// what is left of them on the next line ("through 10,", "10,
 	// inclusive,").
-	doesRE     = regexp.MustCompile(`(?i)\s*;?\s*(?:and\s+)?(?:\b(?:john|jane)\s+)?\bdoes\s+\d+(?:\s*(?:through|thru|to|-|–)\s*\d*)?(?:\s*,?\s*inclusive)?[,.]?`)
+	// Also with what they are between the name and the numbers ("JOHN DOE
+	// CORRECTIONAL OFFICERS 1-10,", round 16: numbers of three digits at
+	// most, not a ZIP code after an address's words).
+	doesRE     = regexp.MustCompile(`(?i)\s*;?\s*(?:and\s+)?(?:\b(?:john|jane)\s+does?(?:\s+[a-z]+){0,3}?\s+\d{1,3}\b|(?:\b(?:john|jane)\s+)?\bdoes\s+\d+)(?:\s*(?:through|thru|to|-|–)\s*\d*)?(?:\s*,?\s*inclusive)?[,.]?`)
 	doesTailRE = regexp.MustCompile(`(?i)^(?:(?:through|thru|to|-)\s*)?\d{1,4}\s*,?\s*(?:inclusive)?[,.]?$|^(?:through|thru)\b.*$|^inclusive[,.;]?$`)
 	rightColRE = regexp.MustCompile(`(?i)\s(?:(?:to\s+)?file\s+under\s+seal|(?:civil|criminal)\s+action|jury\s+trial\s+demanded|judgment|opinion|order|class\s+action|(?:certified\s+|official\s+)?transcript)\s*$`)
 	// A state appellate court's own number, a letter and six digits, at
@@ -779,6 +895,13 @@ func prepCaptionLine(p string) (string, bool) {
 		p = m[1]
 	}
 	p = causeColRE.ReplaceAllString(p, ",")
+	// The causes of action the right column lists in capitals, alone on a
+	// line or beside the "vs." ("vs. 1. ACCOUNT STATED", "2. OPEN BOOK
+	// ACCOUNT"): no name (round 16).
+	if causeItemRE.MatchString(strings.TrimSpace(colJunkRE.ReplaceAllString(p, " "))) {
+		return "", hadCase
+	}
+	p = versusCauseRE.ReplaceAllString(p, "$1")
 	p = doesRE.ReplaceAllString(p, "")
 	if doesTailRE.MatchString(strings.TrimSpace(p)) {
 		return "", hadCase
@@ -823,7 +946,7 @@ func classify(p string) lineKind {
 	if m := oneLineRolesRE.FindStringSubmatch(p); m != nil && looksLikeName(m[1]) && looksLikeName(firstPart(m[3])) {
 		return lkOneLineRoles
 	}
-	if counselRE.MatchString(p) || appearanceRE.MatchString(p) {
+	if counselRE.MatchString(p) && !firmPartyLine(p) || appearanceRE.MatchString(p) {
 		return lkStop
 	}
 	// (A name in a caption ends in a comma, "THE APPLICATION GROUP, INC.,";
@@ -1041,6 +1164,20 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 	for i := 0; i+1 < len(paras); i++ {
 		if lowerNoLineRE.MatchString(strings.TrimSpace(paras[i+1])) && (kinds[i] == lkName || kinds[i] == lkStop) {
 			kinds[i], kinds[i+1] = lkSkip, lkSkip
+		}
+	}
+	// A scanned caption's OCR layer reads a clerk's RECEIVED stamp into
+	// the caption's lines (", ,, RECEIVED", ". P-", ",~ lt-~ SEP O2 202J",
+	// a "V" with a stray mark after it): such debris, where it would end
+	// the caption, is read past, and the "v." kept (round 16).
+	for i := range kinds {
+		if kinds[i] != lkStop {
+			continue
+		}
+		if p := strings.TrimSpace(prepped[i]); versusDebrisRE.MatchString(p) {
+			prepped[i], kinds[i] = "v.", lkVersus
+		} else if scanDebris(p) {
+			kinds[i] = lkSkip
 		}
 	}
 	// roleAhead: role words follow within a few lines, so the names above
@@ -1386,6 +1523,7 @@ var (
 	corpPrefix  = regexp.MustCompile(`(?i)^(l\.?l\.?c\.?|inc\.?|ltd\.?|corp\.?|co\.?)\s`)
 	andNameRE   = regexp.MustCompile(`^(?:and|AND|&)\s+(\S.*)$`)
 	andSplitRE  = regexp.MustCompile(`\s+(?:and|AND|&)\s+`)
+	suesAsRE    = regexp.MustCompile(`(?i)^as\s+(?:an?\s+|the\s+)?(?:assignee|successor|trustee|agent|nominee|servicer|receiver|administrat(?:or|rix)|executo(?:r|rix)|guardian|conservator|personal\s+representative|attorney[- ]in[- ]fact|subrogee)\b`)
 	personishRE = regexp.MustCompile(`^[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){1,3}$`)
 )
 
@@ -1416,6 +1554,12 @@ func splitNames(block string) []string {
 					names = append(names, a[1])
 					described = false
 				}
+				continue
+			}
+			// "CAVALRY SPV I, LLC, AS ASSIGNEE OF CITIBANK, N.A.": the
+			// capacity the party sues in, and whose, is no name (round 16).
+			if suesAsRE.MatchString(f) {
+				described = true
 				continue
 			}
 			if corpSuffix.MatchString(f) {
@@ -1545,6 +1689,12 @@ func CaseKey(s string) string {
 		s = m[1] + "-" + m[2] + "-" + m[3]
 	}
 	s = strings.ToLower(strings.NewReplacer("–", "-", "—", "-", " ", "", ".", "").Replace(s))
+	// New Jersey's trial-court docket numbers are zero-padded to six digits
+	// by its e-filing stamps ("ATL-L-002794-25") and often not in captions
+	// ("ATL-L-2794-25"): the same case.
+	if m := njDocketRE.FindStringSubmatch(s); m != nil {
+		s = m[1] + "-" + m[2] + "-" + strings.Repeat("0", 6-len(m[3])) + m[3] + "-" + m[4]
+	}
 	if m := mdlKeyRE.FindStringSubmatch(s); m != nil {
 		return "mdl-" + strings.TrimLeft(m[1], "0")
 	}
@@ -1585,6 +1735,7 @@ var (
 	plainCaseRE  = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
 	njSpacedRE   = regexp.MustCompile(`^([A-Z]{2,4}) ([A-Z]{1,3}) (\d{3,7}-\d{2})$`)
 	appDivTeamRE = regexp.MustCompile(`^(a-\d{3,6}-\d{2})t\d$`)
+	njDocketRE   = regexp.MustCompile(`^([a-z]{3})-([a-z]{1,3})-0*(\d{1,6})-(\d{2})$`)
 	mdlKeyRE     = regexp.MustCompile(`^mdl(?:no\.?)?(\d{3,5})$`)
 	otherCaseRE  = regexp.MustCompile(`^(?:[a-z]{1,5}-){0,3}[a-z]{0,4}\d[a-z0-9]*(?:[-./][a-z0-9]+)*$`)
 )
@@ -1592,6 +1743,53 @@ var (
 var inTheRE = regexp.MustCompile(`(?i)^\s*in\s+the\s+`)
 
 var counselRE = regexp.MustCompile(`(?i)\bfor\s+(?:the\s+)?(?:` + roleWord + `)|\b(?:esq|llp|pllc|law\s+(?:group|firm|office))\b|\battorneys?\s+(?:for|at\s+law)\b`)
+
+var (
+	versusDebrisRE = regexp.MustCompile(`^[Vv][Ss]?\.?(?:\s+(?:[a-z]|[^\pL\pN\s]+))+$`)
+	stampDebrisRE  = regexp.MustCompile(`^[^\pL\pN]+\s*(?:RECEIVED|FILED)[^\pL\pN]*$`)
+	markDebrisRE   = regexp.MustCompile(`^[^\pL\pN\s]+\s*[A-Za-z]?[^\pL\pN]*$|^[A-UW-Za-uw-z][^\pL\pN]+$`)
+	realWordRE     = regexp.MustCompile(`^\pL{3,}[.,;]?$`)
+	junkTokenRE    = regexp.MustCompile(`[^\pL\pN.,'’&()/-]|\pL.*\pN|\pN.*\pL|^[^\pL\pN]+$`)
+)
+
+// scanDebris: a caption line that is an OCR layer's reading of a stamp or
+// a mark, not text: a stamp's word after stray marks, a lone mark or
+// letter with marks, or a line most of whose tokens are marks or mix
+// letters and digits ("O2", "202J") with at most one word.
+func scanDebris(p string) bool {
+	if p == "" {
+		return false
+	}
+	if stampDebrisRE.MatchString(p) || markDebrisRE.MatchString(p) {
+		return true
+	}
+	junk, real := 0, 0
+	for _, t := range strings.Fields(p) {
+		switch {
+		case realWordRE.MatchString(t):
+			real++
+		case junkTokenRE.MatchString(t):
+			junk++
+		}
+	}
+	return junk >= 2 && real <= 1 && junk > real
+}
+
+// firmPartyLine: a lawyer or a law firm named as a party, in capitals,
+// its line ending in a comma or an "and" that joins the next name ("JOHN
+// W. TUMELTY, ESQ., AND THE" / "LAW OFFICE OF JOHN W. TUMELTY,": a
+// malpractice case's defendants), is a name, not a counsel's line; a line
+// that says whom it appears for ("Attorneys for Plaintiff") never is
+// (round 16).
+func firmPartyLine(p string) bool {
+	p = strings.TrimSpace(p)
+	return mostlyCaps(p) && !counselForRE.MatchString(p) && (strings.HasSuffix(p, ",") || firmAndTailRE.MatchString(p))
+}
+
+var (
+	counselForRE  = regexp.MustCompile(`(?i)\bfor\s+(?:the\s+)?(?:` + roleWord + `)|\battorneys?\s+(?:for|at\s+law)\b|\bcounsel\b`)
+	firmAndTailRE = regexp.MustCompile(`(?i),?\s+(?:and(?:\s+the)?|&)$`)
+)
 
 var midVersusRE = regexp.MustCompile(`(?:^|\s)v\.\s`)
 
@@ -1603,12 +1801,33 @@ var midVersusRE = regexp.MustCompile(`(?:^|\s)v\.\s`)
 // names a kind of court ("APPELLATE DIVISION", "CHANCERY DIVISION",
 // "COMMERCIAL DIVISION") is the court's name and stays in it (courtContRE).
 var (
-	venueDivRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}division(?:\s*[-–—]\s*[a-z.'’ ]{2,30})?$|^division\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[ivx]{1,5}|\d{1,2})$`)
+	venueDivRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}(?:division|vicinage)(?:\s*[-–—]\s*[a-z.'’ ]{2,30})?$|^division\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[ivx]{1,5}|\d{1,2})$`)
 	courtKindDiv = regexp.MustCompile(`(?i)\b(?:appellate|chancery|law|family|commercial|criminal|civil|probate|juvenile|equity|tax|housing|trial|business|general|small\s+claims|domestic\s+relations|orphans'?)\s+division$`)
 	compassDivRE = regexp.MustCompile(`(?i)^(?:(?:north|south|east|west)(?:ern)?|central|middle)\s+division\b|^division\s`)
 	divPlaceRE   = regexp.MustCompile(`\s*[-–—].*$`) // "WESTERN DIVISION – LOS ANGELES"
-	divTailRE    = regexp.MustCompile(`(?i)\s*[-–—,]\s*((?:[a-z.'’]+\s+){1,3}division)\s*$`)
+	divTailRE    = regexp.MustCompile(`(?i)\s*[-–—,]\s*((?:[a-z.'’]+\s+){1,3}(?:division|vicinage))\s*$`)
 )
+
+// A state trial court's place lines under its name (round 16): the
+// courthouse, branch or (judicial) district where the case sits and its
+// jurisdictional class ("CHATSWORTH COURTHOUSE", "NORWALK COURTHOUSE
+// SOUTHEAST DISTRICT", "NORTH VALLEY DISTRICT-CHATSWORTH-LIMITED CIVIL
+// CASE", "COUNTY OF LOS ANGELES, NORTH VALLEY JUDICIAL DISTRICT"), like a
+// federal court's division, are no part of its name and no party. A
+// numbered judicial district ("FOURTH JUDICIAL DISTRICT") is a court's
+// name and stays.
+var (
+	venuePlaceRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}(?:courthouse|branch|(?:judicial\s+)?district)(?:\s*[-–—]\s*[a-z.'’ ]{2,30}?)*(?:\s+(?:[a-z]+\s+)?(?:district|division))?(?:\s*[-–—]\s*(?:un)?limited(?:\s+civil)?(?:\s+case)?)?$`)
+	ordinalRE      = regexp.MustCompile(`(?i)\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|\d{1,2}(?:st|nd|rd|th))\b`)
+	countyVenueRE  = regexp.MustCompile(`(?i)^(county\s+of\s+[a-z .]+?)\s*,\s*(\S.*)$`)
+	limitedTailRE  = regexp.MustCompile(`(?i)\s*[-–—,]\s*(?:un)?limited(?:\s+(?:civil|jurisdiction))?(?:\s+case)?\s*$`)
+	trialCourtWord = regexp.MustCompile(`(?i)\b(?:superior|county|circuit|municipal|justice)\b`)
+)
+
+func trialVenueLine(court, p string) bool {
+	p = colText(p)
+	return trialCourtWord.MatchString(court) && mostlyCaps(p) && venuePlaceRE.MatchString(p) && !ordinalRE.MatchString(p)
+}
 
 // venueDivision: a line that is only a court's division of place or
 // number.

@@ -2096,3 +2096,341 @@ func TestCaptionTitleBesideVersusAndSuffix(t *testing.T) {
 	}
 	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"Acme Airlines Co.", RoleDefendant}})
 }
+
+// Numbers a paper labels as something else than its case's (round 16): a
+// "File No." in the attorney's block above the court's name is the firm's
+// (a court's "State File No." after it stays), a licence's number is no
+// case, a cited case's number with its slip opinion or its court and year
+// is the other case's, and a New Jersey docket number with and without its
+// zero padding is one case.
+func TestCaptionNumbersThatAreNotTheCase(t *testing.T) {
+	dc := captionOf(t, lines(
+		"JANE ROE, SBN 123456",
+		"ROE COLLECTIONS LAW, PC",
+		"Refer to File Number: QX778812",
+		"Attorney for Plaintiff",
+		"SUPERIOR COURT OF THE STATE OF CALIFORNIA",
+		"IN AND FOR THE COUNTY OF ALAMEDA",
+		"DEBT BUYERS LLC, Case No. RG24123456",
+		"Plaintiff,",
+		"vs.",
+		"MARY MAJOR, an individual,",
+		"Defendant.",
+		"3. Plaintiff's California Debt Collector License Number 10999-98.",
+	))
+	wantCases(t, dc, "RG24123456")
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"DISTRICT OF DELAWARE",
+		"OMAR DOE, Civil Action No. 1:23-cv-00456",
+		"Plaintiff,",
+		"v.",
+		"WIDGET CO.,",
+		"Defendant.",
+		"MEMORANDUM OF LAW",
+		"See Smith v. Jones Corp., No. 22-817, slip op. at 3 (U.S. Jan. 5, 2024).",
+		"Accord Brown v. Green, No. 19-2231 (3d Cir. 2020).",
+	))
+	wantCases(t, dc, "1:23-cv-00456")
+	dc = captionOf(t, lines(
+		"CAM-L-000321-24 03/01/2024 Pg 1 of 1 Trans ID: LCV2024999888",
+		"PREPARED BY THE COURT",
+		"ANNA LEE, : SUPERIOR COURT OF NEW JERSEY",
+		": CAMDEN COUNTY – LAW DIVISION",
+		"Plaintiff, :",
+		"vs. : DOCKET NO: CAM-L-321-24",
+		"BOB KING, :",
+		"Defendant. : ORDER",
+	))
+	wantCases(t, dc, "CAM-L-000321-24")
+	if CaseKey("CAM-L-321-24") != CaseKey("CAM-L-000321-24") {
+		t.Errorf("CaseKey %q != %q", CaseKey("CAM-L-321-24"), CaseKey("CAM-L-000321-24"))
+	}
+}
+
+// A state trial court's place lines under its name (round 16): the
+// courthouse, branch or judicial district where the case sits and its
+// jurisdictional class are cut from the court and are no party, as a
+// federal court's division or vicinage is; a scan's stray mark before a
+// district's line is no part of it.
+func TestCaptionTrialCourtPlaceLines(t *testing.T) {
+	dc := captionOf(t, lines(
+		"Attorney for Plaintiff",
+		"SUPERIOR COURT OF THE STATE OF CALIFORNIA",
+		"COUNTY OF SAN BERNARDINO, WEST VALLEY JUDICIAL DISTRICT",
+		"RANCHO CUCAMONGA COURTHOUSE",
+		"ACME FUNDING LLC ) CASE NO.",
+		"Plaintiff, ) COMPLAINT FOR MONEY",
+		"V. ) 1. Account Stated",
+		"JOHN ROE, )",
+		"Defendant. )",
+	))
+	wantCourt(t, dc, "Superior Court of the State of California County of San Bernardino")
+	checkParties(t, dc, []wantParty{{"Acme Funding LLC", RolePlaintiff}, {"John Roe", RoleDefendant}})
+	dc = captionOf(t, lines(
+		"SUPERIOR COURT OF CALIFORNIA, COUNTY OF ORANGE",
+		"CENTRAL DISTRICT-SANTA ANA-LIMITED CIVIL CASE",
+		"ACME FUNDING LLC, ) Case No.: 24SALC01234",
+		"Plaintiff, )",
+		"vs. )",
+		"JOHN ROE, )",
+		"Defendant. )",
+	))
+	wantCourt(t, dc, "Superior Court of California, County of Orange")
+	checkParties(t, dc, []wantParty{{"Acme Funding LLC", RolePlaintiff}, {"John Roe", RoleDefendant}})
+	dc = captionOf(t, lines(
+		"SUPERIOR COURT OF THE STATE OF CALIFORNIA",
+		"IN AND FOR THE COUNTY OF ORANGE - LIMITED",
+		"ACME FUNDING LLC,",
+		"Plaintiff,",
+		"vs.",
+		"JOHN ROE,",
+		"Defendant.",
+	))
+	wantCourt(t, dc, "Superior Court of the State of California in and for the County of Orange")
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		". DISTRICT OF NEW JERSEY - NEWARK VICINAGE",
+		"ANNA LEE, Civil Action No. 2:24-cv-01234",
+		"Plaintiff,",
+		"v.",
+		"BOB KING,",
+		"Defendant.",
+	))
+	wantCourt(t, dc, "United States District Court District of New Jersey")
+	checkParties(t, dc, []wantParty{{"Anna Lee", RolePlaintiff}, {"Bob King", RoleDefendant}})
+}
+
+// Fictitious defendants described between the name and their numbers
+// ("JOHN DOE CORRECTIONAL OFFICERS 1-10,") are no parties, as "DOES 1
+// through 10" are not (round 16); a pseudonymous "JOHN DOE," stays.
+func TestCaptionDescribedFictitiousDefendants(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"DISTRICT OF DELAWARE",
+		"OMAR DOE, Civil Action No. 1:24-cv-00999",
+		"Plaintiff,",
+		"v.",
+		"CITY OF DOVER,",
+		"JOHN DOE POLICE OFFICERS 1-10,",
+		"JANE DOE NURSES 11-15,",
+		"Defendants.",
+	))
+	checkParties(t, dc, []wantParty{{"Omar Doe", RolePlaintiff}, {"City of Dover", RoleDefendant}})
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"DISTRICT OF DELAWARE",
+		"JOHN DOE, Civil Action No. 1:24-cv-00998",
+		"Plaintiff,",
+		"v.",
+		"CITY OF DOVER,",
+		"Defendant.",
+	))
+	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"City of Dover", RoleDefendant}})
+	// A notice's party list with an address's ZIP code after the words is
+	// no numbered fictitious party ("JOHN DOE OFFICERS NJ 00000"): the
+	// notice's labelled fields still name the parties.
+	dc = captionOf(t, lines(
+		"SUPERIOR COURT OF NEW JERSEY - eCOURTS CIVIL LAW",
+		"The following notice is being sent from eCourts:",
+		"Plaintiff Name: MARY MAJOR",
+		"Defendant Name: DOVER TWP POLICE DEPT",
+		"Case Caption: MAJOR MARY VS DOVER TWP POLICE DEPT",
+		"Case Number: MER L 001234-25",
+		"Notice was not electronically mailed to:",
+		"Defendant DOVER TWP POLICE DEPT DOVER, TRENTON, NJ 08611",
+		"Defendant JOHN DOE OFFICERS NJ 00000",
+		"This communication is for notification purposes only.",
+	))
+	checkParties(t, dc, []wantParty{{"MARY MAJOR", RolePlaintiff}, {"DOVER TWP POLICE DEPT", RoleDefendant}})
+}
+
+// The capacity a party sues in, and whose ("ACME SPV II, LLC, AS ASSIGNEE
+// OF" / "FIRST BANK, N.A.,"), is no second party, and the causes of
+// action the right column numbers in capitals ("vs. 1. ACCOUNT STATED",
+// "2. OPEN BOOK ACCOUNT") are no part of a name (round 16).
+func TestCaptionCapacityAndCauseColumn(t *testing.T) {
+	dc := captionOf(t, lines(
+		"SUPERIOR COURT OF THE STATE OF CALIFORNIA",
+		"IN AND FOR THE COUNTY OF FRESNO",
+		"ACME SPV II, LLC, AS ASSIGNEE OF Case No.",
+		"FIRST BANK, N.A.,",
+		"Plaintiff, COMPLAINT FOR:",
+		"vs. 1. ACCOUNT STATED",
+		"2. OPEN BOOK ACCOUNT",
+		"MARY MAJOR, an individual;",
+		"and DOES 1 through 10 inclusive.",
+		"Defendant.",
+	))
+	if dc.title != "Acme Spv II, LLC v. Mary Major" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Acme Spv II, LLC", RolePlaintiff}, {"Mary Major", RoleDefendant}})
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"DISTRICT OF DELAWARE",
+		"THE BANK OF NEW YORK MELLON, AS TRUSTEE FOR THE HOLDERS OF THE CERTIFICATES,",
+		"Plaintiff,",
+		"v. Civil Action No. 1:24-cv-00777",
+		"JOHN ROE,",
+		"Defendant.",
+	))
+	checkParties(t, dc, []wantParty{{"The Bank of New York Mellon", RolePlaintiff}, {"John Roe", RoleDefendant}})
+}
+
+// A lawyer and a law firm sued as parties, in capitals, their lines ending
+// in a comma or in the "and" that joins the next name, are names, not a
+// counsel's lines (round 16); the attorneys' own lines are not.
+func TestCaptionLawyerAndFirmAsParties(t *testing.T) {
+	dc := captionOf(t, lines(
+		"PREPARED BY THE COURT",
+		"MARY MAJOR, : SUPERIOR COURT OF NEW JERSEY",
+		": MERCER COUNTY – LAW DIVISION",
+		"Plaintiff, :",
+		"vs. : CIVIL ACTION",
+		"RICHARD ROE, ESQ., AND THE :",
+		"LAW OFFICES OF RICHARD ROE, LLC, : DOCKET NO: MER-L-1234-25",
+		"Defendants. :",
+		": ORDER",
+	))
+	if dc.title != "Mary Major v. Richard Roe" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Richard Roe", RoleDefendant}, {"The Law Offices of Richard Roe, LLC", RoleDefendant}})
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"DISTRICT OF DELAWARE",
+		"OMAR DOE, Civil Action No. 1:24-cv-00111",
+		"Plaintiff,",
+		"v.",
+		"SMITH & JONES, LLP,",
+		"Defendant.",
+		"ATTORNEYS FOR PLAINTIFF,",
+	))
+	checkParties(t, dc, []wantParty{{"Omar Doe", RolePlaintiff}, {"Smith & Jones, LLP", RoleDefendant}})
+}
+
+// A California Judicial Council form names the parties in its
+// "PLAINTIFF/PETITIONER:" and "DEFENDANT/RESPONDENT:" fields and the case
+// in its "CASE NUMBER:" box, the number on a line below the label (round
+// 16).
+func TestCaptionJudicialCouncilFormFields(t *testing.T) {
+	dc := captionOf(t, lines(
+		"ATTORNEY OR PARTY WITHOUT ATTORNEY: STATE BAR NO.: 123456",
+		"FOR COURT USE ONLY",
+		"NAME: Jane Roe File No. 24-1111-0",
+		"ATTORNEY FOR (name) ACME FUNDING LLC",
+		"SUPERIOR COURT OF CALIFORNIA, COUNTY OF ORANGE",
+		"STREET ADDRESS: 700 CIVIC CENTER DR. WEST",
+		"BRANCH NAME: CENTRAL JUSTICE CENTER",
+		"PLAINTIFF/PETITIONER: ACME FUNDING LLC",
+		"DEFENDANT/RESPONDENT: JOHN ROE, et al.",
+		"CASE NUMBER:",
+		"REQUEST FOR Entry of Default × 30-2024-01234567",
+		"",
+		"1. On the complaint filed",
+	))
+	if dc.title != "Acme Funding LLC v. John Roe" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Acme Funding LLC", RolePlaintiff}, {"John Roe", RoleDefendant}})
+	wantCases(t, dc, "30-2024-01234567")
+}
+
+// A letter's Re: line names its case by short names ("Lee v. King, et
+// al."): the parties are the letter's fuller names for them, said with
+// their role ("Plaintiff Anna Lee’s", "Defendants Bob King, Esq. and King
+// Legal Group, LLC"), or, when it gives none, no party; the title keeps
+// the short names (round 16).
+func TestCaptionReLineShortNames(t *testing.T) {
+	dc := captionOf(t, lines(
+		"Hon. Jane Roe, J.S.C.",
+		"Camden County Superior Court",
+		"Re: Lee v. King, et al.",
+		"Docket No.: CAM-L-1234-25",
+		"Dear Judge Roe:",
+		"This office represents Defendants Bob King, Esq. and King Legal Group, LLC (together,",
+		"“Defendants”). Please accept this letter as Defendants’ reply to Plaintiff Anna Lee’s",
+		"opposition to the motion.",
+	))
+	if dc.title != "Lee v. King" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Anna Lee", RolePlaintiff}, {"Bob King", RoleDefendant}, {"King Legal Group, LLC", RoleDefendant}})
+	dc = captionOf(t, lines(
+		"Re: Lee v. King",
+		"Dear Judge Roe:",
+		"I write about the schedule.",
+	))
+	if dc.title != "Lee v. King" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, nil)
+}
+
+// Kinds of papers the round-16 filings showed (round 16): a certificate of
+// service is none of the kinds whatever paper it says was served; a
+// declaration "IN SUPPORT OF" or "IN OPPOSITION TO" is evidence; a
+// Judicial Council form's request for entry of default is a motion; an
+// amicus brief in a court of appeals that urges affirmance of the judgment
+// is no order.
+func TestKindServiceDeclarationRequestAmicus(t *testing.T) {
+	kindOf := func(pages ...string) Kind {
+		c := doctext.Clean(pages)
+		return appellateDecision(classifyKind(c.Pages, c.Meta), c.Pages, readCaption(c.Pages, c.Meta.CaseNumbers))
+	}
+	for _, c := range []struct {
+		name string
+		page string
+		want Kind
+	}{
+		{"certificate", paras("UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE", "OMAR DOE,", "Plaintiff,", "v.", "CITY OF DOVER,", "Defendant.",
+			"NOTICE OF MOTION TO REOPEN", "CERTIFICATE OF SERVICE", "I certify that on May 1, 2025, I served the foregoing motion."), KindOther},
+		{"declaration", paras("SUPERIOR COURT OF CALIFORNIA, COUNTY OF ORANGE", "ACME FUNDING LLC, ) Case No.: 24SALC01234", "Plaintiff, ) DECLARATION IN SUPPORT OF ENTRY OF",
+			") DEFAULT JUDGMENT", "vs. )", "JOHN ROE, )", "Defendant. )", "I, Jane Roe, declare:"), KindExhibit},
+		{"request", paras("SUPERIOR COURT OF CALIFORNIA, COUNTY OF ORANGE", "PLAINTIFF/PETITIONER: ACME FUNDING LLC", "DEFENDANT/RESPONDENT: JOHN ROE",
+			"REQUEST FOR (Application) Entry of Default Judgment", "1. On the complaint filed on (date): May 5, 2023", "Judicial Council of California", "REQUEST FOR ENTRY OF DEFAULT"), KindMotion},
+		{"amicus", paras("Case No. 2024-1234", "United States Court of Appeals", "for the", "Federal Circuit", "ACME CORP.,", "Plaintiff-Appellant", "v.", "BETA INC.,", "Defendant-Appellee",
+			"BRIEF OF AMICI CURIAE GAMMA, DELTA,", "URGING AFFIRMANCE OF THE JUDGMENT"), KindOther},
+	} {
+		if k := kindOf(c.page, "ARGUMENT"); k != c.want {
+			t.Errorf("%s: kind %s, want %s", c.name, k, c.want)
+		}
+	}
+}
+
+// A scanned caption whose OCR layer reads a clerk's RECEIVED stamp into
+// its lines (", ,, RECEIVED", ". P-", "V k ...", ",~ lt-~ MAY O5 202S"):
+// the debris is read past and the "V" kept, so the caption's names and
+// title are read as on a clean page (round 16); running text after the
+// caption still ends it.
+func TestCaptionScanStampDebris(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"DISTRICT OF DELAWARE",
+		"MARY MAJOR, Civil Action No. 24-01234 (ABC)",
+		"Plaintiff, pro se,",
+		", ,, RECEIVED",
+		". P-",
+		"V k ...",
+		",~ lt-~ MAY O5 202S",
+		"RICHARD ROE, et al.,",
+		"Defendants.",
+		"MOTION TO REOPEN",
+		"Plaintiff, proceeding pro se, respectfully moves this Court to reopen this matter.",
+	))
+	if dc.title != "Mary Major v. Richard Roe" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Richard Roe", RoleDefendant}})
+	for _, p := range []string{", ,, RECEIVED", ". P-", ",~ lt-~ MAY O5 202S"} {
+		if !scanDebris(p) {
+			t.Errorf("scanDebris(%q) = false", p)
+		}
+	}
+	for _, p := range []string{"v. 24-01234 (ABC)", "ACME CORP.,", "Defendants.", "See 28 U.S.C. § 1331.", "V"} {
+		if scanDebris(p) {
+			t.Errorf("scanDebris(%q) = true", p)
+		}
+	}
+}

@@ -40,8 +40,10 @@ func NewExtractive() Extractive { return Extractive{} }
 // changes with the schema version and with rules that change what a Brief
 // says (v3: the responses list; v6: caption round 4 and the responses'
 // rules for real answers; v7: caption round 15, and a glyph drawn twice
-// read once), so the rail rebuilds older frames.
-func (Extractive) Name() string { return "extractive/v7" }
+// read once; v8: caption round 16, whose rules read state trial courts'
+// place lines, forms and letters differently), so the rail rebuilds older
+// frames.
+func (Extractive) Name() string { return "extractive/v8" }
 
 // Build implements Builder. It reads the documents through in.Each, one
 // at a time (in order of id), into the Assembly's bounded accumulators; a

@@ -19,12 +19,21 @@ var kindRules = []struct {
 	// "DECLARATION OF ANNICK M." / "PERSINGER IN SUPPORT OF" / "PLAINTIFF'S
 	// MOTION FOR …" (its title begins the line or follows the caption's
 	// column rule).
-	{regexp.MustCompile(`(?i)(?:^|[,)]\s+)(?:supplemental\s+|reply\s+)?(?:declaration|affidavit)\s+of\b`), KindExhibit},
+	// A certificate or proof of service is none of the kinds, whatever
+	// paper it says was served ("NOTICE OF MOTION TO REOPEN …" /
+	// "CERTIFICATE OF SERVICE", round 16).
+	{regexp.MustCompile(`(?i)^(?:\S+\s+)?(?:certificate|proof)\s+of\s+(?:electronic\s+)?(?:service|mailing)\b`), KindOther},
+	// ... also one "IN SUPPORT OF ENTRY OF DEFAULT JUDGMENT", "IN
+	// OPPOSITION TO ORDER TO SHOW CAUSE" (round 16).
+	{regexp.MustCompile(`(?i)(?:^|[,)]\s+)(?:supplemental\s+|reply\s+)?(?:declaration|affidavit)\s+(?:of|in\s+(?:support|opposition)|re:?|regarding)\b`), KindExhibit},
 	// An order on a motion is an order: "[PROPOSED] ORDER GRANTING
 	// PLAINTIFFS' MOTION TO STRIKE" (beginning the title, or after the
 	// caption's column rule).
 	{regexp.MustCompile(`(?i)(?:^|[,)]\s+)(?:\[proposed\]\s*)?(?:stipulated\s+|amended\s+|final\s+)?order\s+(?:granting|denying|on|re|regarding)\b`), KindOrder},
 	{regexp.MustCompile(`(?i)\b(?:motion|memorandum\s+of\s+points|in\s+support\s+of|in\s+opposition|objection|opposition\s+to|reply\s+(?:brief|in\s+support))\b`), KindMotion},
+	// A request to the clerk or the court: "REQUEST FOR (Application)
+	// Entry of Default … Judgment" (a Judicial Council form, round 16).
+	{regexp.MustCompile(`(?i)\brequest\s+for\b.{0,40}\bentry\s+of\s+default\b`), KindMotion},
 	// An answer before a complaint: "DEFENDANT'S ANSWER TO PLAINTIFF'S
 	// COMPLAINT" answers one, and so do "ANSWER OF DEFENDANT …",
 	// "DEFENDANTS' ANSWER, AFFIRMATIVE DEFENSES, AND COUNTERCLAIMS" (not an
@@ -237,7 +246,9 @@ func appellateDecision(k Kind, pages []string, dc docCaption) Kind {
 	// A party's brief in a court of appeals ("REPLY BRIEF OF APPELLANT",
 	// "APPELLEE'S RESPONDING BRIEF") is no motion and no decision, whatever
 	// its title's other words or its "On appeal from" line.
-	if (k == KindMotion || k == KindOpinion) && len(pages) > 0 && appellateCourtRE.MatchString(dc.court) {
+	// (Also one that urges "AFFIRMANCE OF THE JUDGMENT": an amicus brief,
+	// round 16.)
+	if (k == KindMotion || k == KindOpinion || k == KindOrder) && len(pages) > 0 && appellateCourtRE.MatchString(dc.court) {
 		for _, p := range firstN(strings.Split(pages[0], "\n"), captionParas) {
 			if p = strings.TrimSpace(p); isTitleLine(p) && appellateBriefRE.MatchString(p) {
 				return KindOther
