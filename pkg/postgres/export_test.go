@@ -22,6 +22,11 @@ var (
 // The relay's one-statement claim, for its plan test.
 var RelayClaimSQL = relayClaimSQL
 
+const (
+	OutboxCursorSQL = outboxCursorSQL
+	OutboxGaugesSQL = outboxGaugesSQL
+)
+
 // The demand statement, for its plan test.
 const DemandSQL = demandSQL
 

@@ -443,29 +443,43 @@ const recordFailuresSQL = `UPDATE ops.domain_event_outbox o SET
     WHERE o.event_id = f.id AND o.published_at IS NULL AND EXISTS (SELECT FROM fence)
     RETURNING o.event_id, o.parked_at IS NOT NULL AS parked, o.publish_attempts, o.parked_reason`
 
-// ReadOutboxGauges reads the outbox gauges: each arm of the backlog reads
-// one of the relay's partial indexes (the unsent arm from the relay's
-// cursor, below which every row is published), the parked count the parked
-// index.
-func ReadOutboxGauges(ctx context.Context, q Querier) (rail.OutboxGauges, error) {
-	var g rail.OutboxGauges
-	// The age skips non-finite occurred_at (the CHECKs accept 'infinity';
-	// the relay parks such a row when it reaches it): one odd row must not
-	// break the gauges.
-	err := q.QueryRow(ctx, `SELECT count(*),
+// outboxCursorSQL reads the relay's cursor (its transaction id; '0' when
+// the lease row is missing), the first of ReadOutboxGauges' two
+// statements.
+const outboxCursorSQL = `SELECT coalesce((SELECT cursor_xid FROM ops.relay_lease WHERE lease = 'outbox'), '0')::text`
+
+// outboxGaugesSQL counts the backlog from the cursor's transaction id
+// ($1, given as a value): each arm reads one of the relay's partial
+// indexes, the unsent arm from $1 (every row of that index below the
+// cursor is published, so the rows of the cursor's own transaction below
+// it are filtered out as published: the count is the same as from the
+// cursor itself), the parked count the parked index. The cursor is a
+// value, not a subquery, so the plan is made knowing it: with the cursor
+// read inside the statement the planner had to guess how many rows lie
+// above it, guessed a third of the table, and read every retained fact
+// on every relay run and sweeper pass (TestOutboxGaugesCostNothingOverRetainedFacts).
+// The age skips non-finite occurred_at (the CHECKs accept 'infinity';
+// the relay parks such a row when it reaches it): one odd row must not
+// break the gauges.
+const outboxGaugesSQL = `SELECT count(*),
             coalesce(extract(epoch FROM clock_timestamp() - min(occurred_at) FILTER (WHERE isfinite(occurred_at)))::float8, 0),
             (SELECT count(*) FROM ops.domain_event_outbox WHERE parked_at IS NOT NULL)
         FROM (SELECT occurred_at FROM ops.domain_event_outbox
-                WHERE (relay_xid, occurred_at, event_id) >= (
-                        coalesce((SELECT cursor_xid FROM ops.relay_lease WHERE lease = 'outbox'), '0'),
-                        coalesce((SELECT cursor_at FROM ops.relay_lease WHERE lease = 'outbox'), '-infinity'),
-                        coalesce((SELECT cursor_id FROM ops.relay_lease WHERE lease = 'outbox'), '00000000-0000-0000-0000-000000000000'))
+                WHERE relay_xid >= $1::xid8
                   AND published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NULL
               UNION ALL
               SELECT occurred_at FROM ops.domain_event_outbox
-                WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NOT NULL) AS pending`).
-		Scan(&g.Backlog, &g.OldestAgeSeconds, &g.Parked)
-	if err != nil {
+                WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NOT NULL) AS pending`
+
+// ReadOutboxGauges reads the outbox gauges in two statements: the relay's
+// cursor (outboxCursorSQL), then the backlog from it (outboxGaugesSQL).
+func ReadOutboxGauges(ctx context.Context, q Querier) (rail.OutboxGauges, error) {
+	var g rail.OutboxGauges
+	var cursor string
+	if err := q.QueryRow(ctx, outboxCursorSQL).Scan(&cursor); err != nil {
+		return rail.OutboxGauges{}, fmt.Errorf("outbox gauges: the relay's cursor: %w", err)
+	}
+	if err := q.QueryRow(ctx, outboxGaugesSQL, cursor).Scan(&g.Backlog, &g.OldestAgeSeconds, &g.Parked); err != nil {
 		return rail.OutboxGauges{}, fmt.Errorf("outbox gauges: %w", err)
 	}
 	return g, nil
