@@ -25,6 +25,18 @@ func textPage(content string) string {
 	return fmt.Sprintf("stream\n%s\nendstream", content)
 }
 
+// onePagePDF is a one-page PDF whose page draws content with font F1, the
+// standard Type 1 font baseFont.
+func onePagePDF(content, baseFont string) []byte {
+	return rawPDF(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+		fmt.Sprintf("<< /Length %d >>\n%s", len(content), textPage(content)),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /"+baseFont+" >>",
+	)
+}
+
 // fpdfDoc renders pages with fpdf; an empty string is a page with no text.
 func fpdfDoc(t testing.TB, protect bool, pages ...string) []byte {
 	t.Helper()
@@ -170,13 +182,7 @@ func TestExtractRawContent(t *testing.T) {
 	content := "BT /F1 12 Tf 1 0 0 1 300 700 Tm (world.) Tj ET " +
 		"BT /F1 12 Tf 1 0 0 1 100 700 Tm (Hello) Tj ET " +
 		"BT /F1 12 Tf 1 0 0 1 100 640 Tm [(Second) -250 (line)] TJ ET"
-	data := rawPDF(
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
-		fmt.Sprintf("<< /Length %d >>\n%s", len(content), textPage(content)),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-	)
+	data := onePagePDF(content, "Helvetica")
 	doc, err := pdftext.Extract(data)
 	if err != nil {
 		t.Fatal(err)
@@ -200,13 +206,7 @@ func TestExtractOverprintedGlyphs(t *testing.T) {
 		"BT /F1 12 Tf 1 0 0 1 100 700 Tm (Hello...) Tj 1 0 0 1 100 676 Tm (Bold) Tj 1 0 0 1 100 676 Tm (Bold) Tj ET " +
 		column +
 		"BT /F1 12 Tf 1 0 0 1 100 640 Tm (Shadow) Tj 1 0 0 1 101 640 Tm (Shadow) Tj ET"
-	data := rawPDF(
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
-		fmt.Sprintf("<< /Length %d >>\n%s", len(content), textPage(content)),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
-	)
+	data := onePagePDF(content, "Courier")
 	doc, err := pdftext.Extract(data)
 	if err != nil {
 		t.Fatal(err)
