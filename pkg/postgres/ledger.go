@@ -95,43 +95,14 @@ func (l *Ledger) LoadInputs(ctx context.Context, c rail.Claim) (rail.Inputs, err
 	return LoadClaimedInputs(ctx, l.pool, c)
 }
 
-const demandSQL = `
-WITH m AS (
-    SELECT firm_id, matter_id, status FROM app.matters WHERE matter_id = $2
-), up AS (
-    INSERT INTO ops.matter_frame_jobs AS j
-        (firm_id, matter_id, requested_generation, demand_since, uncovered_since, last_demanded_at)
-    SELECT m.firm_id, m.matter_id, $3, clock_timestamp(), clock_timestamp(), clock_timestamp()
-    FROM m WHERE m.firm_id = $1 -- open or closed: a closed matter's demand is recorded and held
-    ON CONFLICT (firm_id, matter_id) DO UPDATE SET
-        requested_generation = j.requested_generation + EXCLUDED.requested_generation,
-        demand_since         = coalesce(j.demand_since, EXCLUDED.demand_since),
-        uncovered_since      = coalesce(j.uncovered_since, EXCLUDED.uncovered_since),
-        last_demanded_at     = EXCLUDED.last_demanded_at,
-        run_status = CASE WHEN j.run_status = 'quarantined' THEN 'idle' ELSE j.run_status END,
-        attempts   = CASE WHEN j.run_status = 'quarantined' THEN 0 ELSE j.attempts END,
-        not_before = CASE WHEN j.run_status = 'quarantined' THEN NULL ELSE j.not_before END
-    RETURNING j.firm_id, j.matter_id, j.requested_generation, j.run_status
-), log AS (
-    -- On-call's record of the demand (ops.matter_demands): the generation it
-    -- produced and when its oldest fact occurred (the outbox row's own
-    -- clock; the demand's when there is no fact). One primary-key probe per
-    -- event id, never min() over the outbox filtered by id: as a generic
-    -- plan made on a young outbox that walked the occurred_at index from
-    -- the oldest row, so each demand read the whole outbox
-    -- (TestDemandCostDoesNotGrowWithTheOutbox).
-    INSERT INTO ops.matter_demands
-        (firm_id, matter_id, generation, n, source, event_ids, occurred_at, trace_header)
-    SELECT up.firm_id, up.matter_id, up.requested_generation, $3, $4, $5::text[]::uuid[],
-           coalesce((SELECT min((SELECT o.occurred_at FROM ops.domain_event_outbox o
-                                 WHERE o.event_id = e.event_id))
-                     FROM pg_catalog.unnest($5::text[]::uuid[]) AS e(event_id)), clock_timestamp()),
-           left($6, 500)
-    FROM up
-    ON CONFLICT (firm_id, matter_id, generation) DO NOTHING
-)
-SELECT (SELECT firm_id FROM m), (SELECT status FROM m), up.requested_generation, up.run_status
-FROM (SELECT 1) AS one LEFT JOIN up ON true`
+// demandSQL records a demand: one call of ops.record_demand (migration
+// 023), whose statement (the matter's lookup, the job row's upsert and
+// on-call's ops.matter_demands record) the server plans once per session
+// and keeps, whatever the pool's exec mode: sent from here, it was planned
+// anew on every call, the largest single cost of a demand
+// (docs/benchmarks.md). The function runs with the caller's grants.
+const demandSQL = `SELECT r_firm_id, r_status, r_requested_generation, r_run_status
+FROM ops.record_demand($1, $2, $3, $4, $5, $6)`
 
 // Demand records n demands for a matter (what the trigger does on hearing a
 // fact). It always takes the row lock, so a claim that reads
