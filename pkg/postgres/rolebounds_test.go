@@ -139,6 +139,10 @@ func TestEachRoleIsBoundedByTheDatabase(t *testing.T) {
 		`UPDATE ops.matter_frame_jobs SET claimed_generation = 0 WHERE firm_id = $1 AND matter_id = $2`, a.FirmID, a.MatterID)
 	x.refused(t, "brief_builder", "record demand",
 		`UPDATE ops.matter_frame_jobs SET requested_generation = requested_generation + 5`)
+	x.refused(t, "brief_builder", "record demand through ops.record_demand",
+		`SELECT * FROM ops.record_demand($1, $2, 5, 'operator', '{}', '')`, a.FirmID, a.MatterID)
+	x.refused(t, "brief_relay", "record demand through ops.record_demand",
+		`SELECT * FROM ops.record_demand($1, $2, 5, 'operator', '{}', '')`, b.FirmID, b.MatterID)
 	x.refused(t, "brief_builder", "read a document with a token it does not hold",
 		`SELECT * FROM ops.claimed_document($1, $2, $3, $4)`, a.FirmID, a.MatterID, x.claim.Token+1, x.docA)
 	x.refused(t, "brief_builder", "read another firm's manifest with its token",
