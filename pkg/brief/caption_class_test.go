@@ -2434,3 +2434,75 @@ func TestCaptionScanStampDebris(t *testing.T) {
 		}
 	}
 }
+
+// An agency sitting as a tribunal heads its papers "Before the" and its
+// name, on one line or two, with its address below: the agency is the
+// paper's court (round 17). A judge's "BEFORE THE HONORABLE …", running
+// text ("Before the Court is …") and an agency named as a party are not.
+func TestCaptionAgencyTribunal(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{lines("Before the", "Surface Transportation Board", "Washington, D.C. 20423", "In the Matter of )", "Acme Rail Company ) Docket No. FD 36500"), "Surface Transportation Board"},
+		{lines("UNITED STATES OF AMERICA", "BEFORE THE MERIT SYSTEMS PROTECTION BOARD", "JANE ROE,", "Appellant,", "v.", "DEPARTMENT OF THE ARMY,", "Respondent."), "Merit Systems Protection Board"},
+		{lines("BEFORE THE", "PUBLIC UTILITIES COMMISSION OF THE STATE OF COLORADO", "PROCEEDING NO. 21A-0123E"), "Public Utilities Commission of the State of Colorado"},
+		// Not an agency's court.
+		{lines("BEFORE THE HONORABLE JOHN Q. JUDGE", "JANE ROE,", "Plaintiff,"), ""},
+		{lines("Before the Court is defendant’s motion to dismiss (Doc. 12).", "JANE ROE,", "Plaintiff,"), ""},
+		{lines("CALIFORNIA COASTAL COMMISSION,", "Petitioner,", "v.", "JOHN DOE,", "Respondent."), ""},
+		{lines("Before the", "Honorable Mary Major"), ""},
+	} {
+		wantCourt(t, captionOf(t, c.text), c.want)
+	}
+	// The address under the name is no party.
+	dc := captionOf(t, lines("UNITED STATES OF AMERICA", "BEFORE THE MERIT SYSTEMS PROTECTION BOARD", "JANE ROE,", "Appellant,", "v.", "DEPARTMENT OF THE ARMY,", "Respondent."))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Department of the Army", RoleDefendant}})
+}
+
+// An agency's rulemaking captioned "In the Matter of" its topic, the
+// topic on the line after, beside the ")" rule and the bureau's docket
+// ("Restoring Internet Freedom ) WC Docket No. 17-108"): the title is
+// "In re:" the topic, which is no party; the docket keeps its bureau's
+// letters, a number of its own apart from another bureau's; an agency's
+// order is dated by its release (round 17).
+func TestCaptionAgencyMatterOfTopic(t *testing.T) {
+	page := lines(
+		"Before the",
+		"Federal Communications Commission",
+		"Washington, D.C. 20554",
+		"In the Matter of )",
+		")",
+		"Restoring Internet Freedom ) WC Docket No. 17-108",
+		")",
+		"DECLARATORY RULING, REPORT AND ORDER, AND ORDER",
+		"Adopted: December 14, 2017 Released: January 4, 2018",
+		"By the Commission: Chairman Pai and Commissioners O’Rielly and Carr issuing separate statements.",
+		"I. INTRODUCTION",
+	)
+	dc := captionOf(t, page)
+	wantCourt(t, dc, "Federal Communications Commission")
+	if dc.title != "In re: Restoring Internet Freedom" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, nil)
+	wantCases(t, dc, "WC Docket No. 17-108")
+	if CaseKey("WC Docket No. 17-108") == CaseKey("MB Docket No. 17-108") || CaseKey("WC Docket No. 17-108") == CaseKey("17-108") || CaseKey("WC Docket No. 17-108") == "" {
+		t.Errorf("bureau dockets' keys: %q, %q, %q", CaseKey("WC Docket No. 17-108"), CaseKey("MB Docket No. 17-108"), CaseKey("17-108"))
+	}
+	c := doctext.Clean([]string{page})
+	if d := filedOn(c.Pages, c.Meta); d != "2018-01-04" {
+		t.Errorf("filed_on %q, want the release date", d)
+	}
+	// The topic on the "In the Matter of" line itself.
+	dc = captionOf(t, lines("Before the", "Federal Communications Commission", "Washington, D.C. 20554",
+		"In the Matter of Amendment of Part 15 of the Commission’s Rules ) ET Docket No. 04-186", "NOTICE OF PROPOSED RULEMAKING"))
+	if dc.title != "In re: Amendment of Part 15 of the Commission’s Rules" || len(dc.parties) != 0 {
+		t.Errorf("title %q, parties %+v", dc.title, dc.parties)
+	}
+	// A named subject before an agency is a party; so is an "-ing" name
+	// with a company's word, and before a court a subject is one whatever
+	// its first word.
+	dc = captionOf(t, lines("Before the", "Federal Communications Commission", "Washington, D.C. 20554",
+		"In the Matter of )", ")", "Sterling Broadcasting Company ) MB Docket No. 15-94", ")", "ORDER"))
+	checkParties(t, dc, []wantParty{{"Sterling Broadcasting Company", RoleOther}})
+	dc = captionOf(t, lines("UNITED STATES BANKRUPTCY COURT", "DISTRICT OF DELAWARE", "In re: Reading Terminal Holdings", "Case No. 24-10001"))
+	checkParties(t, dc, []wantParty{{"Reading Terminal Holdings", RoleOther}})
+}

@@ -164,7 +164,7 @@ func isTitleLine(p string) bool {
 
 var (
 	otherPaperRE = regexp.MustCompile(`(?i)\b(?:motion|complaint|answer|petition|application|brief|appeal|notice|(?:will|to|shall)\s+be)\s+$`)
-	filedRE      = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|announced|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
+	filedRE      = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|announced|released\s*:|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
 	// A signature or form date: "Dated: May 6, 2025", "DATED this 5th day
 	// of …", "Date October 13, 2017" (a capitalised label, not "letter dated").
 	datedRE  = regexp.MustCompile(`(?m)(?:^\s*|\s)(?:Dated|DATED|Date|DATE|Signed|SIGNED|Entered|ENTERED)\b\s*:?\s*(?:at\s+[^,]{1,40},\s*)?(?:this\s+)?`)
@@ -172,7 +172,8 @@ var (
 )
 
 // filedOn is the date the document was filed: the docket stamp's, else a
-// "Filed"/"Decided"/"Entered"/"Announced" date on the first page, else the signature
+// "Filed"/"Decided"/"Entered"/"Announced"/"Released:" date on the first page (an
+// agency's order is released, round 17), else the signature
 // date ("Dated: …") on the last page with text, else "".
 func filedOn(pages []string, meta doctext.Meta) string {
 	if meta.FiledOn != "" {
