@@ -1240,6 +1240,28 @@ func TestCaptionNameWrappedBesideRightColumn(t *testing.T) {
 	if !d.has(0, "Gizmo LLC", true, false) || d.has(0, "Inc Gizmo LLC", true, false) {
 		t.Error("a wrapped name after a semicolon: found wrongly")
 	}
+	// A list of names in a colon-ruled caption, each line the tail of one
+	// name, a ";" and the head of the next, the right column beside them
+	// (round 17): every name stands on the page; words across a ";" make
+	// none.
+	d = newDocPages("d", "n", []string{lines(
+		"WIDGETCO, INC.; WIDGETCO FREIGHT :",
+		"SERVICES, LLC; WIDGETCO RETAIL : Civil Action",
+		"STORES, INC; WIDGETCO PARTS : ORDER",
+		"DISTRIBUTION CORPORATION; and :",
+		"GIZMO HOLDINGS, LLC, :",
+		"Defendants. :",
+	)})
+	for _, n := range []string{"WidgetCo Freight Services, LLC", "WidgetCo Retail Stores, Inc", "WidgetCo Parts Distribution Corporation"} {
+		if !d.has(0, n, true, false) {
+			t.Errorf("%q is not found on the page", n)
+		}
+	}
+	for _, n := range []string{"WidgetCo Retail Stores Inc WidgetCo Parts", "Services LLC WidgetCo Retail Stores"} {
+		if d.has(0, n, true, false) {
+			t.Errorf("%q is found on the page", n)
+		}
+	}
 }
 
 // A district court's order or paper whose caption is a two-column table
