@@ -1086,11 +1086,17 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			emit(names, "")
 		}
 	}
+	// sinceVersus: the names read after the last "v." (a second caption's
+	// "v." starts again from none).
+	sinceVersus := 0
 	emit = func(names []string, roles string) {
 		if side == 1 && roles != "" {
 			roled = true
 		}
 		for _, n := range splitNames(joinNameLines(names)) {
+			if side == 1 {
+				sinceVersus++
+			}
 			role, capacity := roleOf(roles, side)
 			if inRe {
 				inReDone = true
@@ -1272,7 +1278,10 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		// A court named right after the "v." is a party: a writ's
 		// respondent ("v. / THE SUPERIOR COURT OF KINGS / COUNTY, /
 		// Respondent;").
-		if k == lkStop && sawVersus && side == 1 && len(pending) == 0 && len(sideNames[1]) == 0 && isCourtLine(p) && !strings.Contains(p, ":") {
+		// (Also after the "v." of a second caption, a writ's beside the
+		// appeal's: "DOLGEN …, Petitioner, F089171" / "v." / "THE SUPERIOR
+		// COURT OF KERN COUNTY," / "Respondent;", round 17.)
+		if k == lkStop && sawVersus && side == 1 && len(pending) == 0 && sinceVersus == 0 && isCourtLine(p) && !strings.Contains(p, ":") {
 			k = lkName
 		}
 		switch k {
@@ -1348,7 +1357,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				emit(pending, "")
 				pending = nil
 			}
-			side, sawVersus = 1, true
+			side, sawVersus, sinceVersus = 1, true, 0
 			if k == lkVersusName {
 				rest := versusNameRE.FindStringSubmatch(p)[1]
 				if m := nameRoleRE.FindStringSubmatch(rest); m != nil && looksLikeName(m[1]) {

@@ -415,6 +415,29 @@ func TestCaptionCourtAsRespondent(t *testing.T) {
 	}, "\n\n"))
 	wantCourt(t, dc, "Court of Appeal of the State of California Fifth Appellate District")
 	checkParties(t, dc, []wantParty{{"Department of Pesticide Regulation", RolePlaintiff}, {"The Superior Court of Tulare County", RoleDefendant}, {"Orchard Growers Alliance", RoleOther}})
+
+	// A writ's caption under an appeal's, the court the respondent after
+	// the second "v." (round 17).
+	dc = captionOf(t, strings.Join([]string{
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"FIFTH APPELLATE DISTRICT",
+		"MARIA ORTEGA,",
+		"F091200",
+		"Plaintiff and Respondent,",
+		"(Super. Ct. No. BCV22-100123)",
+		"v.",
+		"VALLEY FREIGHT, INC., OPINION",
+		"Defendant and Appellant.",
+		"VALLEY FREIGHT, INC.,",
+		"Petitioner, F091233",
+		"v.",
+		"THE SUPERIOR COURT OF TULARE COUNTY,",
+		"Respondent;",
+		"MARIA ORTEGA,",
+		"Real Party in Interest.",
+		"APPEAL from a judgment of the Superior Court of Tulare County. ORIGINAL PROCEEDINGS; petition for writ of mandate.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Maria Ortega", RolePlaintiff}, {"Valley Freight, Inc.", RoleDefendant}, {"Valley Freight, Inc.", RolePlaintiff}, {"The Superior Court of Tulare County", RoleDefendant}, {"Maria Ortega", RoleOther}})
 }
 
 // "Intervener", California's spelling (the dev set's Fifth District), is
