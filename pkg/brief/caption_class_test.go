@@ -2435,6 +2435,10 @@ func TestKindServiceDeclarationRequestAmicus(t *testing.T) {
 			") DEFAULT JUDGMENT", "vs. )", "JOHN ROE, )", "Defendant. )", "I, Jane Roe, declare:"), KindExhibit},
 		{"request", paras("SUPERIOR COURT OF CALIFORNIA, COUNTY OF ORANGE", "PLAINTIFF/PETITIONER: ACME FUNDING LLC", "DEFENDANT/RESPONDENT: JOHN ROE",
 			"REQUEST FOR (Application) Entry of Default Judgment", "1. On the complaint filed on (date): May 5, 2023", "Judicial Council of California", "REQUEST FOR ENTRY OF DEFAULT"), KindMotion},
+		// A court's findings of fact and conclusions of law, on whatever
+		// paper or motion (round 17).
+		{"findings", paras("UNITED STATES BANKRUPTCY COURT", "FOR THE DISTRICT OF NEVADA", "In re: ) Case No. 24-10001-ABC", "ACME MINING, LLC, ) Chapter 11", "Debtor. )",
+			"FINDINGS OF FACT AND CONCLUSIONS OF LAW ON DEBTOR’S MOTION TO APPROVE", "THE SALE OF ASSETS", "The Court held a hearing on the motion on May 1, 2025."), KindOrder},
 		{"amicus", paras("Case No. 2024-1234", "United States Court of Appeals", "for the", "Federal Circuit", "ACME CORP.,", "Plaintiff-Appellant", "v.", "BETA INC.,", "Defendant-Appellee",
 			"BRIEF OF AMICI CURIAE GAMMA, DELTA,", "URGING AFFIRMANCE OF THE JUDGMENT"), KindOther},
 	} {

@@ -30,6 +30,11 @@ var kindRules = []struct {
 	// PLAINTIFFS' MOTION TO STRIKE" (beginning the title, or after the
 	// caption's column rule).
 	{regexp.MustCompile(`(?i)(?:^|[,)]\s+)(?:\[proposed\]\s*)?(?:stipulated\s+|amended\s+|final\s+)?order\s+(?:granting|denying|on|re|regarding)\b`), KindOrder},
+	// A court's findings of fact and conclusions of law decide what is
+	// before it, whatever motion or statement they are on: "FINDINGS OF
+	// FACT AND CONCLUSIONS OF LAW REGARDING DEBTOR'S … DISCLOSURE
+	// STATEMENT" (round 17).
+	{regexp.MustCompile(`(?i)^(?:\[proposed\]\s*)?(?:proposed\s+|amended\s+|supplemental\s+)?findings\s+of\s+fact\s+and\s+conclusions\s+of\s+law\b`), KindOrder},
 	{regexp.MustCompile(`(?i)\b(?:motion|memorandum\s+of\s+points|in\s+support\s+of|in\s+opposition|objection|opposition\s+to|reply\s+(?:brief|in\s+support))\b`), KindMotion},
 	// A request to the clerk or the court: "REQUEST FOR (Application)
 	// Entry of Default … Judgment" (a Judicial Council form, round 16).
