@@ -2555,3 +2555,18 @@ func TestCaptionAgencyMatterOfTopic(t *testing.T) {
 	dc = captionOf(t, lines("UNITED STATES BANKRUPTCY COURT", "DISTRICT OF DELAWARE", "In re: Reading Terminal Holdings", "Case No. 24-10001"))
 	checkParties(t, dc, []wantParty{{"Reading Terminal Holdings", RoleOther}})
 }
+
+// An appellate opinion's own "(Filed: …)" line, alone under its "Argued"
+// and "Before:" lines on the page after the caption's, is its filed date
+// (round 17); a parenthesised "Filed" within a line is another paper's.
+func TestFiledLineOnOpinionsSecondPage(t *testing.T) {
+	cover := lines("UNITED STATES COURT OF APPEALS", "FOR THE THIRD CIRCUIT", "No. 09-1234", "ACME FLAVORS INC.,", "Appellant", "v.", "BETA INSURANCE CO.", "On Appeal from the United States District Court for the District of New Jersey")
+	second := lines("Argued December 2, 2009", "Before: SMITH, JONES and BROWN, Circuit Judges.", "(Filed:February 5, 2010)", "Jane Roe (Argued)", "Counsel for Appellant")
+	if d := filedOn([]string{cover, second, "OPINION OF THE COURT"}, doctext.Meta{}); d != "2010-02-05" {
+		t.Errorf("filed_on %q, want 2010-02-05", d)
+	}
+	other := lines("Argued December 2, 2009", "The motion to dismiss (Filed: January 5, 2009) was denied by the court below.", "Counsel for Appellant")
+	if d := filedOn([]string{cover, other, "OPINION OF THE COURT"}, doctext.Meta{}); d != "" {
+		t.Errorf("filed_on %q from a parenthesis within a line, want none", d)
+	}
+}

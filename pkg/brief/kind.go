@@ -172,8 +172,9 @@ var (
 	filedRE      = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|announced|released\s*:|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
 	// A signature or form date: "Dated: May 6, 2025", "DATED this 5th day
 	// of …", "Date October 13, 2017" (a capitalised label, not "letter dated").
-	datedRE  = regexp.MustCompile(`(?m)(?:^\s*|\s)(?:Dated|DATED|Date|DATE|Signed|SIGNED|Entered|ENTERED)\b\s*:?\s*(?:at\s+[^,]{1,40},\s*)?(?:this\s+)?`)
-	anyDateR = regexp.MustCompile(`^(?:.{0,90}?)\b(` + monthRE + `\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}|\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?` + monthRE + `,?\s+\d{4})`)
+	filedLineRE = regexp.MustCompile(`(?i)^\(\s*filed\s*:?\s*(` + monthRE + `\.?\s+\d{1,2},?\s+\d{4})\s*\)$`)
+	datedRE     = regexp.MustCompile(`(?m)(?:^\s*|\s)(?:Dated|DATED|Date|DATE|Signed|SIGNED|Entered|ENTERED)\b\s*:?\s*(?:at\s+[^,]{1,40},\s*)?(?:this\s+)?`)
+	anyDateR    = regexp.MustCompile(`^(?:.{0,90}?)\b(` + monthRE + `\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}|\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?` + monthRE + `,?\s+\d{4})`)
 )
 
 // filedOn is the date the document was filed: the docket stamp's, else a
@@ -190,6 +191,18 @@ func filedOn(pages []string, meta doctext.Meta) string {
 	head := strings.Join(firstN(strings.Split(pages[0], "\n"), 40), " ")
 	if d := dateAfter(filedRE, head, 90); d != "" {
 		return d
+	}
+	// An appellate opinion's own "(Filed: February 5, 2010)" line, alone
+	// under its "Argued …" line, on the caption's first or second page
+	// (round 17); a parenthesis within a line is another paper's date.
+	for pi := 0; pi < len(pages) && pi < 2; pi++ {
+		for _, p := range firstN(strings.Split(pages[pi], "\n"), 40) {
+			if m := filedLineRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil {
+				if ds := findDates(m[1]); len(ds) > 0 {
+					return ds[0].date
+				}
+			}
+		}
 	}
 	for i := len(pages) - 1; i >= 0; i-- {
 		if pages[i] == "" {
