@@ -15,6 +15,9 @@ type docCaption struct {
 	title       string
 	titlePage   int
 	parties     []captionParty
+	// agency: the court is an agency sitting as a tribunal ("Before the"
+	// / "Federal Communications Commission"), round 17.
+	agency bool
 }
 
 type captionParty struct {
@@ -123,6 +126,15 @@ func readCaption(pages []string, stampCases []string) docCaption {
 		courtAt := -1 // the line of this page where the court's name begins
 		for i, p := range paras {
 			if i > 25 {
+				break
+			}
+			if name, next, ok := agencyTribunal(paras, i); ok {
+				// An agency's tribunal heads its papers "Before the" and
+				// its name (round 17).
+				if dc.court == "" {
+					dc.court, dc.courtPage, dc.agency = titleCase(strings.Join(strings.Fields(name), " ")), pi, true
+				}
+				start, courtAt = next, i
 				break
 			}
 			if !isCourtLine(p) {
@@ -252,13 +264,24 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				if entryNoRE.MatchString(before) {
 					continue // "FILED AT ECF NO. 167-1", "Dkt. No. 45": a docket entry's number, not the case's
 				}
-				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) || lowerLabelRE.MatchString(before) || otherCourt(before, dc.court) {
+				// An agency's docket is its bureau's ("GN Docket No.
+				// 14-28", "WC Docket Nos. 17-108, 17-287"): the letters
+				// before the label are the number's, not a tribunal
+				// below's "W.C." (round 17).
+				bureau := ""
+				if b := bureauRE.FindStringSubmatch(before); b != nil && strings.HasPrefix(strings.ToLower(strings.TrimSpace(m[0])), "docket") {
+					bureau = b[1]
+				}
+				if m[1] != "" || strings.HasPrefix(strings.TrimSpace(p), "(") || strings.Count(before, "(") > strings.Count(before, ")") || superCtRE.MatchString(before) || bureau == "" && lowerLabelRE.MatchString(before) || otherCourt(before, dc.court) {
 					continue // a lower court's number
 				}
 				mdl := strings.HasPrefix(strings.ToLower(strings.TrimSpace(m[0])), "mdl")
 				for _, t := range caseTokRE.FindAllString(m[2], -1) {
 					if mdl {
 						t = "MDL No. " + t // "MDL No. 2641"
+					}
+					if bureau != "" {
+						t = bureau + " Docket No. " + t
 					}
 					addCase(t)
 				}
@@ -808,6 +831,7 @@ var (
 
 func prepCaptionLine(p string) (string, bool) {
 	p = unspace(p)
+	p = bureauLabelRE.ReplaceAllString(p, "$1") // "WC Docket No. 17-108": the bureau's letters go with the number
 	// A party's description in parentheses and an alias are no part of
 	// its name: "MUI LIANG TJOA (an individual)", "NG CHER YONG aka CY NG";
 	// a description opened at a line's end ends the name there ("TJOA
@@ -1062,17 +1086,26 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			emit(names, "")
 		}
 	}
+	// sinceVersus: the names read after the last "v." (a second caption's
+	// "v." starts again from none).
+	sinceVersus := 0
 	emit = func(names []string, roles string) {
 		if side == 1 && roles != "" {
 			roled = true
 		}
 		for _, n := range splitNames(joinNameLines(names)) {
+			if side == 1 {
+				sinceVersus++
+			}
 			role, capacity := roleOf(roles, side)
 			if inRe {
 				inReDone = true
 				role, capacity = RoleOther, "subject"
 				if dc.title == "" {
 					dc.title, dc.titlePage = "In re: "+n, page
+				}
+				if topicSubject(dc, n) {
+					continue // a proceeding's topic, no party (round 17)
 				}
 			}
 			dc.parties = append(dc.parties, captionParty{name: n, role: role, capacity: capacity, page: page})
@@ -1232,13 +1265,23 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				k = lkStop
 			}
 		}
+		// Under a rulemaking's topic in title case, the order's title in
+		// capitals ("Restoring Internet Freedom" / "DECLARATORY RULING,
+		// REPORT AND ORDER, AND ORDER") ends the caption, whatever its
+		// commas make of it (round 17).
+		if k == lkName && dc.agency && inRe && !inReDone && side == 0 && len(pending) > 0 && isHeading(strings.TrimSpace(paras[i])) && !mostlyCaps(strings.Join(pending, " ")) {
+			k = lkStop
+		}
 		if k != lkSkip {
 			titleRun = false
 		}
 		// A court named right after the "v." is a party: a writ's
 		// respondent ("v. / THE SUPERIOR COURT OF KINGS / COUNTY, /
 		// Respondent;").
-		if k == lkStop && sawVersus && side == 1 && len(pending) == 0 && len(sideNames[1]) == 0 && isCourtLine(p) && !strings.Contains(p, ":") {
+		// (Also after the "v." of a second caption, a writ's beside the
+		// appeal's: "DOLGEN …, Petitioner, F089171" / "v." / "THE SUPERIOR
+		// COURT OF KERN COUNTY," / "Respondent;", round 17.)
+		if k == lkStop && sawVersus && side == 1 && len(pending) == 0 && sinceVersus == 0 && isCourtLine(p) && !strings.Contains(p, ":") {
 			k = lkName
 		}
 		switch k {
@@ -1314,7 +1357,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				emit(pending, "")
 				pending = nil
 			}
-			side, sawVersus = 1, true
+			side, sawVersus, sinceVersus = 1, true, 0
 			if k == lkVersusName {
 				rest := versusNameRE.FindStringSubmatch(p)[1]
 				if m := nameRoleRE.FindStringSubmatch(rest); m != nil && looksLikeName(m[1]) {
@@ -1386,6 +1429,16 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				pending = append(pending, subject)
 				continue
 			}
+			if topicSubject(dc, subject) {
+				// "In the Matter of Protecting and Promoting the Open
+				// Internet": a rulemaking's topic names the matter, not a
+				// party (round 17).
+				if dc.title == "" {
+					dc.title, dc.titlePage = "In re: "+subject, page
+				}
+				inReDone = true
+				continue
+			}
 			if looksLikeName(subject) {
 				for _, n := range splitNames(subject) {
 					dc.parties = append(dc.parties, captionParty{name: n, role: RoleOther, capacity: "subject", page: page})
@@ -1395,6 +1448,14 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				}
 			}
 		case lkStop:
+			if len(pending) > 0 && inRe && side == 0 && !inReDone {
+				// "In the Matter of )" / "Protecting and Promoting the Open
+				// Internet ) GN Docket No. 14-28" / "REPORT AND ORDER": the
+				// subject, with no role words, ends where the caption does
+				// (round 17).
+				emitRoleless(pending)
+				return
+			}
 			if len(pending) > 0 && side == 1 {
 				emitRoleless(pending)
 			}
@@ -1694,6 +1755,9 @@ func CaseKey(s string) string {
 	// ("ATL-L-2794-25"): the same case.
 	if m := njDocketRE.FindStringSubmatch(s); m != nil {
 		s = m[1] + "-" + m[2] + "-" + strings.Repeat("0", 6-len(m[3])) + m[3] + "-" + m[4]
+	}
+	if m := bureauKeyRE.FindStringSubmatch(s); m != nil {
+		return m[1] + "-docket-" + m[2] // "GN Docket No. 14-28": the bureau's docket, not another "14-28"
 	}
 	if m := mdlKeyRE.FindStringSubmatch(s); m != nil {
 		return "mdl-" + strings.TrimLeft(m[1], "0")
@@ -2158,3 +2222,81 @@ var titleTailRE = regexp.MustCompile(`\s(?:RE|REGARDING|OF|FOR|TO|ON|AND|THE)$`)
 var planRE = regexp.MustCompile(`\b\d{3}\s?\(?[a-z]\)?(?:\s|$)`)
 
 var deceasedTailRE = regexp.MustCompile(`(?i)^(.*?),?\s+deceased[.,;]?$`)
+
+// bureauRE: an agency bureau's letters just before a "Docket No." label
+// ("GN", "WC", "MB"); bureauKeyRE: such a number's key (round 17).
+var (
+	bureauLabelRE = regexp.MustCompile(`\b[A-Z]{2,3}\s+((?i:docket)\s+(?i:nos?\.))`)
+	bureauRE      = regexp.MustCompile(`(?:^|[\s)])([A-Z]{2,3})\s+$`)
+	bureauKeyRE   = regexp.MustCompile(`^([a-z]{2,3})docketnos?(\d{2}-\d{1,6})$`)
+)
+
+// topicSubjectRE: an "In the Matter of" subject that is a proceeding's
+// topic, not a person or a body: it opens on a verb's "-ing" form or on a
+// rulemaking's noun and "of" ("Protecting and Promoting the Open
+// Internet", "Restoring Internet Freedom", "Amendment of Part 15 of the
+// Commission's Rules", "Implementation of Section 224 of the Act")
+// (round 17).
+var (
+	topicSubjectRE = regexp.MustCompile(`^(?:[A-Z][a-z]{2,}ing\b|(?:Amendments?|Implementation|Revision|Review|Reform|Modernization|Elimination|Establishment|Promotion|Inquiry|Preservation|Improvement|Expansion|Extension)\s+(?:of|into)\b)`)
+	suffixWordRE   = regexp.MustCompile(`(?i)\b(?:inc|llc|l\.l\.c|corp|co|ltd|plc|l\.?p|n\.a)\b\.?`)
+)
+
+// topicSubject: only before an agency, and never a name with a company's
+// suffix or ending in a body's word ("In the Matter of Sterling Bank",
+// "Boeing Company"; "… of the Commission's Rules" is a topic).
+func topicSubject(dc *docCaption, s string) bool {
+	return dc.agency && topicSubjectRE.MatchString(s) && !suffixWordRE.MatchString(s) && !orgEndRE.MatchString(strings.TrimRight(s, " .,;"))
+}
+
+// An agency sitting as a tribunal names itself after "Before the", on the
+// same line or the next ("Before the" / "Federal Communications
+// Commission"; "BEFORE THE SURFACE TRANSPORTATION BOARD"): the court of its
+// papers (its address under the name, "Washington, D.C. 20554", is no
+// party's line and is read past as any other). The name is a heading of
+// two to eight words with an agency’s word in it; a judge’s "BEFORE THE
+// HONORABLE …" and running text ("Before the Court is …") are neither
+// (round 17).
+var (
+	beforeTheRE    = regexp.MustCompile(`(?i)^before\s+the$`)
+	beforeAgencyRE = regexp.MustCompile(`(?i)^before\s+the\s+(\S.*)$`)
+	agencyWordRE   = regexp.MustCompile(`(?i)\b(?:commission|board|authority|administration|agency|office|council|department)\b`)
+)
+
+func agencyTribunal(paras []string, i int) (name string, next int, ok bool) {
+	p := strings.TrimSpace(paras[i])
+	next = i + 1
+	if beforeTheRE.MatchString(p) {
+		if next >= len(paras) {
+			return "", 0, false
+		}
+		name, next = strings.TrimSpace(paras[next]), next+1
+	} else if m := beforeAgencyRE.FindStringSubmatch(p); m != nil {
+		name = strings.TrimSpace(m[1])
+	} else {
+		return "", 0, false
+	}
+	if !agencyName(name) {
+		return "", 0, false
+	}
+	return name, next, true
+}
+
+// agencyName: a heading of two to eight words, each significant one
+// capitalised, one of them an agency's word, with no digit, comma or
+// judge.
+func agencyName(s string) bool {
+	ws := strings.Fields(s)
+	if len(ws) < 2 || len(ws) > 8 || len(s) > 90 || strings.ContainsAny(s, ",:;0123456789") || !agencyWordRE.MatchString(s) {
+		return false
+	}
+	for _, w := range ws {
+		if connector[strings.ToLower(w)] {
+			continue
+		}
+		if r, _ := utf8.DecodeRuneInString(w); !unicode.IsUpper(r) {
+			return false
+		}
+	}
+	return true
+}

@@ -415,6 +415,29 @@ func TestCaptionCourtAsRespondent(t *testing.T) {
 	}, "\n\n"))
 	wantCourt(t, dc, "Court of Appeal of the State of California Fifth Appellate District")
 	checkParties(t, dc, []wantParty{{"Department of Pesticide Regulation", RolePlaintiff}, {"The Superior Court of Tulare County", RoleDefendant}, {"Orchard Growers Alliance", RoleOther}})
+
+	// A writ's caption under an appeal's, the court the respondent after
+	// the second "v." (round 17).
+	dc = captionOf(t, strings.Join([]string{
+		"IN THE COURT OF APPEAL OF THE STATE OF CALIFORNIA",
+		"FIFTH APPELLATE DISTRICT",
+		"MARIA ORTEGA,",
+		"F091200",
+		"Plaintiff and Respondent,",
+		"(Super. Ct. No. BCV22-100123)",
+		"v.",
+		"VALLEY FREIGHT, INC., OPINION",
+		"Defendant and Appellant.",
+		"VALLEY FREIGHT, INC.,",
+		"Petitioner, F091233",
+		"v.",
+		"THE SUPERIOR COURT OF TULARE COUNTY,",
+		"Respondent;",
+		"MARIA ORTEGA,",
+		"Real Party in Interest.",
+		"APPEAL from a judgment of the Superior Court of Tulare County. ORIGINAL PROCEEDINGS; petition for writ of mandate.",
+	}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Maria Ortega", RolePlaintiff}, {"Valley Freight, Inc.", RoleDefendant}, {"Valley Freight, Inc.", RolePlaintiff}, {"The Superior Court of Tulare County", RoleDefendant}, {"Maria Ortega", RoleOther}})
 }
 
 // "Intervener", California's spelling (the dev set's Fifth District), is
@@ -1239,6 +1262,28 @@ func TestCaptionNameWrappedBesideRightColumn(t *testing.T) {
 	d = newDocPages("d", "n", []string{lines("WIDGETCO, INC.; GIZMO Case No. 3:20-cv-01111-AB", "LLC,", "Plaintiffs,")})
 	if !d.has(0, "Gizmo LLC", true, false) || d.has(0, "Inc Gizmo LLC", true, false) {
 		t.Error("a wrapped name after a semicolon: found wrongly")
+	}
+	// A list of names in a colon-ruled caption, each line the tail of one
+	// name, a ";" and the head of the next, the right column beside them
+	// (round 17): every name stands on the page; words across a ";" make
+	// none.
+	d = newDocPages("d", "n", []string{lines(
+		"WIDGETCO, INC.; WIDGETCO FREIGHT :",
+		"SERVICES, LLC; WIDGETCO RETAIL : Civil Action",
+		"STORES, INC; WIDGETCO PARTS : ORDER",
+		"DISTRIBUTION CORPORATION; and :",
+		"GIZMO HOLDINGS, LLC, :",
+		"Defendants. :",
+	)})
+	for _, n := range []string{"WidgetCo Freight Services, LLC", "WidgetCo Retail Stores, Inc", "WidgetCo Parts Distribution Corporation"} {
+		if !d.has(0, n, true, false) {
+			t.Errorf("%q is not found on the page", n)
+		}
+	}
+	for _, n := range []string{"WidgetCo Retail Stores Inc WidgetCo Parts", "Services LLC WidgetCo Retail Stores"} {
+		if d.has(0, n, true, false) {
+			t.Errorf("%q is found on the page", n)
+		}
 	}
 }
 
@@ -2390,6 +2435,10 @@ func TestKindServiceDeclarationRequestAmicus(t *testing.T) {
 			") DEFAULT JUDGMENT", "vs. )", "JOHN ROE, )", "Defendant. )", "I, Jane Roe, declare:"), KindExhibit},
 		{"request", paras("SUPERIOR COURT OF CALIFORNIA, COUNTY OF ORANGE", "PLAINTIFF/PETITIONER: ACME FUNDING LLC", "DEFENDANT/RESPONDENT: JOHN ROE",
 			"REQUEST FOR (Application) Entry of Default Judgment", "1. On the complaint filed on (date): May 5, 2023", "Judicial Council of California", "REQUEST FOR ENTRY OF DEFAULT"), KindMotion},
+		// A court's findings of fact and conclusions of law, on whatever
+		// paper or motion (round 17).
+		{"findings", paras("UNITED STATES BANKRUPTCY COURT", "FOR THE DISTRICT OF NEVADA", "In re: ) Case No. 24-10001-ABC", "ACME MINING, LLC, ) Chapter 11", "Debtor. )",
+			"FINDINGS OF FACT AND CONCLUSIONS OF LAW ON DEBTOR’S MOTION TO APPROVE", "THE SALE OF ASSETS", "The Court held a hearing on the motion on May 1, 2025."), KindOrder},
 		{"amicus", paras("Case No. 2024-1234", "United States Court of Appeals", "for the", "Federal Circuit", "ACME CORP.,", "Plaintiff-Appellant", "v.", "BETA INC.,", "Defendant-Appellee",
 			"BRIEF OF AMICI CURIAE GAMMA, DELTA,", "URGING AFFIRMANCE OF THE JUDGMENT"), KindOther},
 	} {
@@ -2432,5 +2481,92 @@ func TestCaptionScanStampDebris(t *testing.T) {
 		if scanDebris(p) {
 			t.Errorf("scanDebris(%q) = true", p)
 		}
+	}
+}
+
+// An agency sitting as a tribunal heads its papers "Before the" and its
+// name, on one line or two, with its address below: the agency is the
+// paper's court (round 17). A judge's "BEFORE THE HONORABLE …", running
+// text ("Before the Court is …") and an agency named as a party are not.
+func TestCaptionAgencyTribunal(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{lines("Before the", "Surface Transportation Board", "Washington, D.C. 20423", "In the Matter of )", "Acme Rail Company ) Docket No. FD 36500"), "Surface Transportation Board"},
+		{lines("UNITED STATES OF AMERICA", "BEFORE THE MERIT SYSTEMS PROTECTION BOARD", "JANE ROE,", "Appellant,", "v.", "DEPARTMENT OF THE ARMY,", "Respondent."), "Merit Systems Protection Board"},
+		{lines("BEFORE THE", "PUBLIC UTILITIES COMMISSION OF THE STATE OF COLORADO", "PROCEEDING NO. 21A-0123E"), "Public Utilities Commission of the State of Colorado"},
+		// Not an agency's court.
+		{lines("BEFORE THE HONORABLE JOHN Q. JUDGE", "JANE ROE,", "Plaintiff,"), ""},
+		{lines("Before the Court is defendant’s motion to dismiss (Doc. 12).", "JANE ROE,", "Plaintiff,"), ""},
+		{lines("CALIFORNIA COASTAL COMMISSION,", "Petitioner,", "v.", "JOHN DOE,", "Respondent."), ""},
+		{lines("Before the", "Honorable Mary Major"), ""},
+	} {
+		wantCourt(t, captionOf(t, c.text), c.want)
+	}
+	// The address under the name is no party.
+	dc := captionOf(t, lines("UNITED STATES OF AMERICA", "BEFORE THE MERIT SYSTEMS PROTECTION BOARD", "JANE ROE,", "Appellant,", "v.", "DEPARTMENT OF THE ARMY,", "Respondent."))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Department of the Army", RoleDefendant}})
+}
+
+// An agency's rulemaking captioned "In the Matter of" its topic, the
+// topic on the line after, beside the ")" rule and the bureau's docket
+// ("Restoring Internet Freedom ) WC Docket No. 17-108"): the title is
+// "In re:" the topic, which is no party; the docket keeps its bureau's
+// letters, a number of its own apart from another bureau's; an agency's
+// order is dated by its release (round 17).
+func TestCaptionAgencyMatterOfTopic(t *testing.T) {
+	page := lines(
+		"Before the",
+		"Federal Communications Commission",
+		"Washington, D.C. 20554",
+		"In the Matter of )",
+		")",
+		"Restoring Internet Freedom ) WC Docket No. 17-108",
+		")",
+		"DECLARATORY RULING, REPORT AND ORDER, AND ORDER",
+		"Adopted: December 14, 2017 Released: January 4, 2018",
+		"By the Commission: Chairman Pai and Commissioners O’Rielly and Carr issuing separate statements.",
+		"I. INTRODUCTION",
+	)
+	dc := captionOf(t, page)
+	wantCourt(t, dc, "Federal Communications Commission")
+	if dc.title != "In re: Restoring Internet Freedom" {
+		t.Errorf("title %q", dc.title)
+	}
+	checkParties(t, dc, nil)
+	wantCases(t, dc, "WC Docket No. 17-108")
+	if CaseKey("WC Docket No. 17-108") == CaseKey("MB Docket No. 17-108") || CaseKey("WC Docket No. 17-108") == CaseKey("17-108") || CaseKey("WC Docket No. 17-108") == "" {
+		t.Errorf("bureau dockets' keys: %q, %q, %q", CaseKey("WC Docket No. 17-108"), CaseKey("MB Docket No. 17-108"), CaseKey("17-108"))
+	}
+	c := doctext.Clean([]string{page})
+	if d := filedOn(c.Pages, c.Meta); d != "2018-01-04" {
+		t.Errorf("filed_on %q, want the release date", d)
+	}
+	// The topic on the "In the Matter of" line itself.
+	dc = captionOf(t, lines("Before the", "Federal Communications Commission", "Washington, D.C. 20554",
+		"In the Matter of Amendment of Part 15 of the Commission’s Rules ) ET Docket No. 04-186", "NOTICE OF PROPOSED RULEMAKING"))
+	if dc.title != "In re: Amendment of Part 15 of the Commission’s Rules" || len(dc.parties) != 0 {
+		t.Errorf("title %q, parties %+v", dc.title, dc.parties)
+	}
+	// A named subject before an agency is a party; so is an "-ing" name
+	// with a company's word, and before a court a subject is one whatever
+	// its first word.
+	dc = captionOf(t, lines("Before the", "Federal Communications Commission", "Washington, D.C. 20554",
+		"In the Matter of )", ")", "Sterling Broadcasting Company ) MB Docket No. 15-94", ")", "ORDER"))
+	checkParties(t, dc, []wantParty{{"Sterling Broadcasting Company", RoleOther}})
+	dc = captionOf(t, lines("UNITED STATES BANKRUPTCY COURT", "DISTRICT OF DELAWARE", "In re: Reading Terminal Holdings", "Case No. 24-10001"))
+	checkParties(t, dc, []wantParty{{"Reading Terminal Holdings", RoleOther}})
+}
+
+// An appellate opinion's own "(Filed: …)" line, alone under its "Argued"
+// and "Before:" lines on the page after the caption's, is its filed date
+// (round 17); a parenthesised "Filed" within a line is another paper's.
+func TestFiledLineOnOpinionsSecondPage(t *testing.T) {
+	cover := lines("UNITED STATES COURT OF APPEALS", "FOR THE THIRD CIRCUIT", "No. 09-1234", "ACME FLAVORS INC.,", "Appellant", "v.", "BETA INSURANCE CO.", "On Appeal from the United States District Court for the District of New Jersey")
+	second := lines("Argued December 2, 2009", "Before: SMITH, JONES and BROWN, Circuit Judges.", "(Filed:February 5, 2010)", "Jane Roe (Argued)", "Counsel for Appellant")
+	if d := filedOn([]string{cover, second, "OPINION OF THE COURT"}, doctext.Meta{}); d != "2010-02-05" {
+		t.Errorf("filed_on %q, want 2010-02-05", d)
+	}
+	other := lines("Argued December 2, 2009", "The motion to dismiss (Filed: January 5, 2009) was denied by the court below.", "Counsel for Appellant")
+	if d := filedOn([]string{cover, other, "OPINION OF THE COURT"}, doctext.Meta{}); d != "" {
+		t.Errorf("filed_on %q from a parenthesis within a line, want none", d)
 	}
 }

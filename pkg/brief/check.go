@@ -360,11 +360,17 @@ func (d *docPages) wrapped(i int, k string) bool {
 	lines := strings.Split(d.pages[i], "\n")
 	for l := 0; l+1 < len(lines); l++ {
 		rest := etAlTailRE.ReplaceAllString(strings.TrimSpace(lines[l+1]), "")
-		if !isAllCaps(rest) {
-			continue
+		rk := wrappedTail(rest, words)
+		if rk == nil {
+			// In a list of names the next line holds the name's tail, a
+			// ";" and the next name's head ("CARMAX AUTO : Civil Action" /
+			// "SUPERSTORES, INC; CARMAX AUTO : ORDER"): the tail ends at
+			// the first ";" (round 17).
+			if head, _, ok := strings.Cut(rest, ";"); ok {
+				rk = wrappedTail(strings.TrimSpace(head), words)
+			}
 		}
-		rk := strings.Fields(partyKey(rest))
-		if len(rk) == 0 || len(rk) >= len(words) || strings.Join(rk, " ") != strings.Join(words[len(words)-len(rk):], " ") {
+		if rk == nil {
 			continue
 		}
 		head := strings.Join(words[:len(words)-len(rk)], " ")
@@ -395,6 +401,19 @@ func (d *docPages) wrapped(i int, k string) bool {
 		}
 	}
 	return false
+}
+
+// wrappedTail: the words of rest, a line in capitals, when they end the
+// name's words and leave at least one before them; else nil.
+func wrappedTail(rest string, words []string) []string {
+	if !isAllCaps(rest) {
+		return nil
+	}
+	rk := strings.Fields(partyKey(rest))
+	if len(rk) == 0 || len(rk) >= len(words) || strings.Join(rk, " ") != strings.Join(words[len(words)-len(rk):], " ") {
+		return nil
+	}
+	return rk
 }
 
 // wrappedAndRE: the "and" before a list's last name, in a caption in

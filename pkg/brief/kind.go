@@ -30,6 +30,11 @@ var kindRules = []struct {
 	// PLAINTIFFS' MOTION TO STRIKE" (beginning the title, or after the
 	// caption's column rule).
 	{regexp.MustCompile(`(?i)(?:^|[,)]\s+)(?:\[proposed\]\s*)?(?:stipulated\s+|amended\s+|final\s+)?order\s+(?:granting|denying|on|re|regarding)\b`), KindOrder},
+	// A court's findings of fact and conclusions of law decide what is
+	// before it, whatever motion or statement they are on: "FINDINGS OF
+	// FACT AND CONCLUSIONS OF LAW REGARDING DEBTOR'S … DISCLOSURE
+	// STATEMENT" (round 17).
+	{regexp.MustCompile(`(?i)^(?:\[proposed\]\s*)?(?:proposed\s+|amended\s+|supplemental\s+)?findings\s+of\s+fact\s+and\s+conclusions\s+of\s+law\b`), KindOrder},
 	{regexp.MustCompile(`(?i)\b(?:motion|memorandum\s+of\s+points|in\s+support\s+of|in\s+opposition|objection|opposition\s+to|reply\s+(?:brief|in\s+support))\b`), KindMotion},
 	// A request to the clerk or the court: "REQUEST FOR (Application)
 	// Entry of Default … Judgment" (a Judicial Council form, round 16).
@@ -164,15 +169,17 @@ func isTitleLine(p string) bool {
 
 var (
 	otherPaperRE = regexp.MustCompile(`(?i)\b(?:motion|complaint|answer|petition|application|brief|appeal|notice|(?:will|to|shall)\s+be)\s+$`)
-	filedRE      = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|announced|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
+	filedRE      = regexp.MustCompile(`(?i)\b(?:date\s+filed|filed(?:\s+on)?|decided(?:\s+and\s+filed)?|entered|announced|released\s*:|f\s?i\s?l\s?e\s?d)\s*:?\s*`)
 	// A signature or form date: "Dated: May 6, 2025", "DATED this 5th day
 	// of …", "Date October 13, 2017" (a capitalised label, not "letter dated").
-	datedRE  = regexp.MustCompile(`(?m)(?:^\s*|\s)(?:Dated|DATED|Date|DATE|Signed|SIGNED|Entered|ENTERED)\b\s*:?\s*(?:at\s+[^,]{1,40},\s*)?(?:this\s+)?`)
-	anyDateR = regexp.MustCompile(`^(?:.{0,90}?)\b(` + monthRE + `\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}|\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?` + monthRE + `,?\s+\d{4})`)
+	filedLineRE = regexp.MustCompile(`(?i)^\(\s*filed\s*:?\s*(` + monthRE + `\.?\s+\d{1,2},?\s+\d{4})\s*\)$`)
+	datedRE     = regexp.MustCompile(`(?m)(?:^\s*|\s)(?:Dated|DATED|Date|DATE|Signed|SIGNED|Entered|ENTERED)\b\s*:?\s*(?:at\s+[^,]{1,40},\s*)?(?:this\s+)?`)
+	anyDateR    = regexp.MustCompile(`^(?:.{0,90}?)\b(` + monthRE + `\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}|\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?` + monthRE + `,?\s+\d{4})`)
 )
 
 // filedOn is the date the document was filed: the docket stamp's, else a
-// "Filed"/"Decided"/"Entered"/"Announced" date on the first page, else the signature
+// "Filed"/"Decided"/"Entered"/"Announced"/"Released:" date on the first page (an
+// agency's order is released, round 17), else the signature
 // date ("Dated: …") on the last page with text, else "".
 func filedOn(pages []string, meta doctext.Meta) string {
 	if meta.FiledOn != "" {
@@ -184,6 +191,18 @@ func filedOn(pages []string, meta doctext.Meta) string {
 	head := strings.Join(firstN(strings.Split(pages[0], "\n"), 40), " ")
 	if d := dateAfter(filedRE, head, 90); d != "" {
 		return d
+	}
+	// An appellate opinion's own "(Filed: February 5, 2010)" line, alone
+	// under its "Argued …" line, on the caption's first or second page
+	// (round 17); a parenthesis within a line is another paper's date.
+	for pi := 0; pi < len(pages) && pi < 2; pi++ {
+		for _, p := range firstN(strings.Split(pages[pi], "\n"), 40) {
+			if m := filedLineRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil {
+				if ds := findDates(m[1]); len(ds) > 0 {
+					return ds[0].date
+				}
+			}
+		}
 	}
 	for i := len(pages) - 1; i >= 0; i-- {
 		if pages[i] == "" {
