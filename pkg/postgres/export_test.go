@@ -30,6 +30,10 @@ const (
 // The demand statement, for its plan test.
 const DemandSQL = demandSQL
 
+// The group commit's statement, which ops.commit_frames must run word for
+// word.
+var CommitSQL = commitSQL
+
 // The retention statements, for their cost test.
 const (
 	PruneInboxSQL         = pruneInboxSQL

@@ -356,6 +356,12 @@ const bodySHA256 = `pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(fe
 // that served none: one row, the demand's columns NULL), with the
 // member's ordinal (1-based), in no particular order (CommitGroup orders
 // each member's served demands).
+//
+// The builder does not send it: it calls ops.commit_frames (commitCallSQL,
+// migration 024), which runs this text word for word with a plan the
+// server session keeps (TestCommitFunctionRunsTheCommitStatement): sent
+// from the client in exec mode, it was planned anew on every commit. A
+// change here needs a migration that replaces the function.
 var commitSQL = `
 WITH members AS (
     SELECT * FROM ROWS FROM (
@@ -415,6 +421,11 @@ SELECT fence.ord, frame.frame_id, fence.target_generation, fence.requested_gener
        served.generation, served.n, served.source, served.age
 FROM fence JOIN frame ON frame.firm_id = fence.firm_id AND frame.matter_id = fence.matter_id
 LEFT JOIN served ON served.firm_id = fence.firm_id AND served.matter_id = fence.matter_id`
+
+// commitCallSQL is the call the builder makes: commitSQL inside
+// ops.commit_frames (migration 024), the same parameters.
+const commitCallSQL = `SELECT r_ord, r_frame_id, r_target_generation, r_requested_generation, r_generation, r_n, r_source, r_age
+FROM ops.commit_frames($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
 
 // ErrGroupRepeatsMatter: a commit group named a matter twice (a builder
 // holds one claim per matter; nothing was written).
@@ -487,7 +498,7 @@ func (l *Ledger) CommitGroup(ctx context.Context, group []rail.FrameCommit) ([]r
 	}
 	res, errs := make([]rail.CommitResult, n), make([]error, n)
 	landed := make([]bool, n)
-	rows, err := l.q.Query(ctx, commitSQL, firms, matters, tokens, fps, names, invoked, bodies, traces, vers, models, prompts)
+	rows, err := l.q.Query(ctx, commitCallSQL, firms, matters, tokens, fps, names, invoked, bodies, traces, vers, models, prompts)
 	if err == nil {
 		for rows.Next() {
 			var (

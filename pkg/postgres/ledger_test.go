@@ -135,7 +135,7 @@ func TestZombieCommitBlockedBehindReplacementClaim(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { _, err := b.ledger.Commit(b.ctx, a, frameOf("A")); done <- err }()
-	waitBlocked(t, b, "WITH members AS")
+	waitBlocked(t, b, "ops.commit_frames(")
 	select {
 	case err := <-done:
 		t.Fatalf("A's commit did not wait for B's lock: %v", err)

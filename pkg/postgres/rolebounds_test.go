@@ -279,6 +279,26 @@ func TestClaimedReadsUseTheFence(t *testing.T) {
 	}
 }
 
+// ops.commit_frames (migration 024) runs the ledger's commit statement
+// (commitSQL) word for word, so the statement the Go code documents, and
+// the fence and writes its tests prove, is the one the builder runs: a
+// change to commitSQL (or to a rule it is built from, such as
+// SQLHoldsToken) that no migration carried to the function fails here.
+func TestCommitFunctionRunsTheCommitStatement(t *testing.T) {
+	b := setup(t, rail.Config{})
+	var src string
+	if err := b.pool.QueryRow(b.ctx, `SELECT prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = 'ops' AND p.proname = 'commit_frames'`).Scan(&src); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(src, postgres.CommitSQL) {
+		t.Errorf("ops.commit_frames does not run commitSQL as pkg/postgres has it: a change to the commit needs a migration that replaces the function")
+	}
+	if !strings.Contains(src, postgres.SQLHoldsToken("j", "u.tok")) {
+		t.Errorf("ops.commit_frames does not check the fence %s", postgres.SQLHoldsToken("j", "u.tok"))
+	}
+}
+
 // No path to the owner: the rail's roles resolve names in pg_catalog (then
 // pg_temp) only, and the commit calls the catalog's convert_to even in a
 // session whose search_path puts public first, where a role could have
