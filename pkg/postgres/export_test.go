@@ -34,6 +34,10 @@ const DemandSQL = demandSQL
 // word.
 var CommitSQL = commitSQL
 
+// The batch claim's statement, which ops.claim_matters must run word for
+// word.
+var ClaimBatchSQL = claimBatchSQL
+
 // The retention statements, for their cost test.
 const (
 	PruneInboxSQL         = pruneInboxSQL

@@ -220,6 +220,11 @@ FROM c`
 // the UPDATE itself takes) in (firm_id, matter_id) order first, so two
 // batches over overlapping matters queue behind each other rather than
 // deadlock. A matter given twice is claimed at most once.
+//
+// The builder does not send it: it calls ops.claim_matters (claimCallSQL,
+// migration 025), which runs this text word for word with a plan the
+// server session keeps (TestClaimFunctionRunsTheClaimStatement). A change
+// here needs a migration that replaces the function.
 var claimBatchSQL = `
 WITH want AS (
     SELECT DISTINCT u.firm_id, u.matter_id
@@ -245,6 +250,14 @@ SELECT c.firm_id, c.matter_id, c.claimed_generation, c.target_generation, c.buil
        EXISTS (SELECT 1 FROM expired e WHERE e.firm_id = c.firm_id AND e.matter_id = c.matter_id)
 FROM c
 ORDER BY c.firm_id, c.matter_id`
+
+// claimCallSQL is the batch claim the builder makes: claimBatchSQL inside
+// ops.claim_matters (migration 025), the same parameters, the rows in
+// (firm, matter) order.
+const claimCallSQL = `SELECT r_firm_id, r_matter_id, r_claimed_generation, r_target_generation, r_built_generation,
+       r_attempts, r_claimed_at, r_took_over
+FROM ops.claim_matters($1, $2, $3, $4, $5)
+ORDER BY r_firm_id, r_matter_id`
 
 // Claim tries to take the matter's job. It succeeds only when there is
 // recorded, unserved demand (requested > built) and the row is idle past
@@ -289,7 +302,7 @@ func (l *Ledger) ClaimBatch(ctx context.Context, refs []rail.MatterRef, workerID
 	for i, r := range refs {
 		firms[i], matters[i] = r.FirmID.String(), r.MatterID.String()
 	}
-	rows, err := l.q.Query(ctx, claimBatchSQL, firms, matters, workerID, seconds(l.cfg.Lease), l.cfg.MaxAttempts)
+	rows, err := l.q.Query(ctx, claimCallSQL, firms, matters, workerID, seconds(l.cfg.Lease), l.cfg.MaxAttempts)
 	if err != nil {
 		return nil, fmt.Errorf("claim a batch of %d: %w", len(refs), err)
 	}

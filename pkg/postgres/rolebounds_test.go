@@ -299,6 +299,20 @@ func TestCommitFunctionRunsTheCommitStatement(t *testing.T) {
 	}
 }
 
+// ops.claim_matters (migration 025) runs the ledger's batch claim
+// (claimBatchSQL) word for word, as ops.commit_frames runs the commit.
+func TestClaimFunctionRunsTheClaimStatement(t *testing.T) {
+	b := setup(t, rail.Config{})
+	var src string
+	if err := b.pool.QueryRow(b.ctx, `SELECT prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = 'ops' AND p.proname = 'claim_matters'`).Scan(&src); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(src, postgres.ClaimBatchSQL) {
+		t.Errorf("ops.claim_matters does not run claimBatchSQL as pkg/postgres has it: a change to the batch claim needs a migration that replaces the function")
+	}
+}
+
 // No path to the owner: the rail's roles resolve names in pg_catalog (then
 // pg_temp) only, and the commit calls the catalog's convert_to even in a
 // session whose search_path puts public first, where a role could have
