@@ -276,9 +276,17 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					continue // a lower court's number
 				}
 				mdl := strings.HasPrefix(strings.ToLower(strings.TrimSpace(m[0])), "mdl")
+				action := actionLabelRE.FindStringSubmatch(m[0])
 				for _, t := range caseTokRE.FindAllString(m[2], -1) {
 					if mdl {
 						t = "MDL No. " + t // "MDL No. 2641"
+					}
+					// A district court's number without its type letters
+					// ("CIVIL ACTION NO. 2:19-00019 (WOB-CJS)") keeps the
+					// label that gives its type, so that it is the civil
+					// case's number and not another's (round 18).
+					if action != nil && untypedFedRE.MatchString(t) {
+						t = strings.Join(strings.Fields(p[ix[0]:ix[4]]), " ") + " " + t
 					}
 					if bureau != "" {
 						t = bureau + " Docket No. " + t
@@ -288,6 +296,15 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 			if m := bareCaseRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil && !below {
 				addCase(m[1])
+			}
+			// A "Case" or "Civil Action" label with no "No." before a
+			// federal or an agency's number: "PETER ROE, Case
+			// 3:21-cv-00321-RGJ", "and Case 04-RC-123456" (round 18).
+			for _, ix := range bareCaseLabelRE.FindAllStringSubmatchIndex(p, -1) {
+				if below || citeTailRE.MatchString(p[ix[1]:]) || lowerLabelRE.MatchString(p[:ix[0]]) || strings.Count(p[:ix[0]], "(") > strings.Count(p[:ix[0]], ")") || otherCourt(p[:ix[0]], dc.court) {
+					continue
+				}
+				addCase(p[ix[4]:ix[5]])
 			}
 			if m := appDocketRE.FindString(strings.TrimSpace(p)); m != "" && !strings.Contains(p, "(") && !below {
 				for _, t := range appTokRE.FindAllString(m, -1) {
@@ -887,6 +904,9 @@ func prepCaptionLine(p string) (string, bool) {
 	p = blankLabelRE.ReplaceAllString(p, "")
 	if actionLineRE.MatchString(strings.TrimSpace(p)) {
 		return "", hadCase
+	}
+	if q := bareCaseLabelRE.ReplaceAllString(p, " "); q != p {
+		p, hadCase = q, true // "PETER ROE, Case 3:21-cv-00321-RGJ": the right column's number (round 18)
 	}
 	p = leftColumn(p)
 	p = caseRefInitialsRE.ReplaceAllString(p, " ")
@@ -1759,6 +1779,13 @@ func CaseKey(s string) string {
 	if m := bureauKeyRE.FindStringSubmatch(s); m != nil {
 		return m[1] + "-docket-" + m[2] // "GN Docket No. 14-28": the bureau's docket, not another "14-28"
 	}
+	if m := actionKeyRE.FindStringSubmatch(s); m != nil {
+		typ := "cv"
+		if m[1] == "criminal" {
+			typ = "cr"
+		}
+		return m[2] + "-" + typ + "-" + m[3] // "Civil Action No. 2:19-00019": the civil case 19-cv-19
+	}
 	if m := mdlKeyRE.FindStringSubmatch(s); m != nil {
 		return "mdl-" + strings.TrimLeft(m[1], "0")
 	}
@@ -1795,6 +1822,15 @@ func CaseKey(s string) string {
 }
 
 var (
+	// A case number after a label without "No." (round 18): a district
+	// court's ("Case 3:21-cv-00321-RGJ", "Civil Action 2:19-cv-00019"),
+	// or an agency's region, type and number ("Case 04-RC-128714").
+	bareCaseLabelRE = regexp.MustCompile(`(?:^|\s)(?i:(case|civil\s+action|criminal\s+action))\s+(\d{1,2}:\d{2}-(?:[a-zA-Z]{2,4}-)?\d{2,6}(?:-[A-Z]{2,4})*|\d{2}-[A-Z]{2}-\d{4,7})\b`)
+	// A district court's number with its office but no type letters.
+	untypedFedRE  = regexp.MustCompile(`^\d{1,2}:\d{2}-\d{2,7}$`)
+	actionLabelRE = regexp.MustCompile(`(?i)^\s*(civil|criminal)(?:\s+action)?\s+nos?\.`)
+	// ... and its key: the type the label gives.
+	actionKeyRE  = regexp.MustCompile(`^(civil|criminal)(?:action)?(?:nos?|number):?\d{1,2}:(\d{2})-0*(\d{1,7})$`)
 	caseKeyRE    = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
 	plainCaseRE  = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
 	njSpacedRE   = regexp.MustCompile(`^([A-Z]{2,4}) ([A-Z]{1,3}) (\d{3,7}-\d{2})$`)

@@ -2570,3 +2570,45 @@ func TestFiledLineOnOpinionsSecondPage(t *testing.T) {
 		t.Errorf("filed_on %q from a parenthesis within a line, want none", d)
 	}
 }
+
+// A case label with no "No." before the number, on a name's line or its
+// own: "Case 2:21-cv-01234-ABC", "Civil Action 2:21-cv-01234", an
+// agency's "and Case 04-RC-123456" between the names; and a district
+// court's number printed without its type letters under a label that
+// gives the type ("CIVIL ACTION NO. 2:21-01234 (ABC-DEF)"), the civil
+// case's number (round 18).
+func TestCaptionCaseLabelWithoutNo(t *testing.T) {
+	for _, label := range []string{"Case", "Civil Action"} {
+		dc := captionOf(t, lines(
+			"UNITED STATES DISTRICT COURT", "WESTERN DISTRICT OF KENTUCKY",
+			"MARY MAJOR, "+label+" 3:21-cv-00321-RGJ", "Plaintiff,", "v.",
+			"HILLTOP FREIGHT LLC,", "Defendant.", "MOTION TO DISMISS"))
+		wantCases(t, dc, "3:21-cv-321")
+		checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+		if dc.title != "Mary Major v. Hilltop Freight LLC" {
+			t.Errorf("%s: title %q", label, dc.title)
+		}
+	}
+	dc := captionOf(t, lines("UNITED STATES OF AMERICA", "BEFORE THE NATIONAL MEDIATION BOARD",
+		"RIVERBEND PACKAGING CO.", "Employer", "and Case 04-RC-123456", "WAREHOUSE WORKERS UNITED", "Petitioner", "ORDER"))
+	wantCases(t, dc, "04-RC-123456")
+
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "WESTERN DISTRICT OF KENTUCKY",
+		"CIVIL ACTION NO. 3:21-00321 (RGJ-CHL)", "MARY MAJOR PLAINTIFF", "V. ORDER", "HILLTOP FREIGHT LLC DEFENDANT"))
+	wantCases(t, dc, "3:21-cv-00321")
+	if len(dc.caseNumbers) == 1 && !strings.Contains(dc.caseNumbers[0], "3:21-00321") {
+		t.Errorf("the number as printed: %q", dc.caseNumbers)
+	}
+	if CaseKey("CIVIL ACTION NO. 3:21-00321") != CaseKey("3:21-cv-321-RGJ") || CaseKey("Criminal Action No. 3:21-00321") != CaseKey("3:21-cr-321") {
+		t.Errorf("keys %q, %q", CaseKey("CIVIL ACTION NO. 3:21-00321"), CaseKey("Criminal Action No. 3:21-00321"))
+	}
+	// Not the case's: a number without a label's type keeps its own key,
+	// a related case's number in parentheses and a cited one are no case
+	// of this caption.
+	if CaseKey("3:21-00321") == CaseKey("3:21-cv-321") {
+		t.Errorf("an untyped number keyed as a civil one")
+	}
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "WESTERN DISTRICT OF KENTUCKY",
+		"MARY MAJOR, (Related Case 3:20-cv-00111)", "Plaintiff,", "v.", "HILLTOP FREIGHT LLC,", "Defendant."))
+	wantCases(t, dc)
+}
