@@ -1508,7 +1508,9 @@ var (
 	descParenRE = regexp.MustCompile(`\s*\((?:an?|the)\s+[^()]*\)`)
 	descOpenRE  = regexp.MustCompile(`\s*\((?:an?|the)\s*$`)
 	descCloseRE = regexp.MustCompile(`^(?:an?\s+)?individuals?\)\s*[;,]?\s*`)
-	akaRE       = regexp.MustCompile(`\s+(?i:a/k/a|aka|f/k/a|fka)\s+(?:[A-Z][A-Z.'’-]*(?:\s+|$))+`)
+	// (The alias ends at its last word in capitals, before a comma too:
+	// "JOHN ROE a/k/a JACK ROE,", round 18.)
+	akaRE = regexp.MustCompile(`\s+(?i:a/k/a|aka|f/k/a|fka)(?:\s+[A-Z][A-Z.'’-]*\b)+\s*`)
 )
 
 // suffixTitleRE: a name ending in a company's suffix and its comma, and
@@ -1701,7 +1703,9 @@ func splitCleanNames(name string) []string {
 			r := []rune(n)
 			n = string(unicode.ToUpper(r[0])) + string(r[1:]) // "nVISION …" reads as capitals
 		}
-		if isAllCaps(planRE.ReplaceAllString(n, " ")) {
+		// (A name in capitals with its trade name: "ACME LLC d/b/a THE
+		// ACME GAZETTE" is in capitals, round 18.)
+		if isAllCaps(tradeNameRE.ReplaceAllString(planRE.ReplaceAllString(n, " "), " ")) {
 			n = titleCase(n)
 		}
 		if brand {
@@ -1822,6 +1826,8 @@ func CaseKey(s string) string {
 }
 
 var (
+	// The small words that join a name to its trade name or alias.
+	tradeNameRE = regexp.MustCompile(`\b(?:d/b/a|a/k/a|f/k/a|n/k/a|dba)\b`)
 	// A case number after a label without "No." (round 18): a district
 	// court's ("Case 3:21-cv-00321-RGJ", "Civil Action 2:19-cv-00019"),
 	// or an agency's region, type and number ("Case 04-RC-128714").

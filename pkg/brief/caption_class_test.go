@@ -2612,3 +2612,22 @@ func TestCaptionCaseLabelWithoutNo(t *testing.T) {
 		"MARY MAJOR, (Related Case 3:20-cv-00111)", "Plaintiff,", "v.", "HILLTOP FREIGHT LLC,", "Defendant."))
 	wantCases(t, dc)
 }
+
+// A name in capitals with its trade name after "d/b/a", the small marker
+// between two names in capitals, and the trade name's first word a
+// capital's even when a small word ("d/b/a THE …"); an alias after
+// "a/k/a" is no part of the name, up to its comma (round 18).
+func TestCaptionTradeNameInCapitals(t *testing.T) {
+	dc := captionOf(t, lines("UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"MARY MAJOR, : C.A. No. 1:22-cv-00077", "Plaintiff, :", "v. :",
+		"RIVERBEND MEDIA LLC :", "d/b/a THE RIVERBEND COURIER, and :", "JOHN ROE a/k/a JACK ROE, :", "Defendants. :", "COMPLAINT"))
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Riverbend Media LLC d/b/a The Riverbend Courier", RoleDefendant}, {"John Roe", RoleDefendant}})
+	// Not a trade name: mixed case stays as printed, and a small word
+	// elsewhere stays small.
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"Mary Major,", "Plaintiff,", "v.", "Riverbend Media LLC d/b/a the Courier,", "Defendant."))
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Riverbend Media LLC d/b/a the Courier", RoleDefendant}})
+	if got := titleCase("BANK OF THE WEST"); got != "Bank of the West" {
+		t.Errorf("titleCase %q", got)
+	}
+}
