@@ -1086,6 +1086,7 @@ var connector = map[string]bool{"of": true, "and": true, "the": true, "for": tru
 // parseCaption reads parties (and the title) from the lines after the
 // court: names, each followed by its role words, sides split by "v.".
 func parseCaption(dc *docCaption, paras []string, page int) {
+	paras = guardianLines(paras)
 	side := 0 // 0 before "v.", 1 after
 	var pending []string
 	var sideNames [2][]string
@@ -2341,4 +2342,78 @@ func agencyName(s string) bool {
 		}
 	}
 	return true
+}
+
+// A minor's (or a ward's) name over the caption's lines with the parents
+// or guardians through whom the minor sues: "PETER ROE, a minor, by and"
+// / "through his parents and natural" / "guardians, RICHARD ROE and" /
+// "SUSAN ROE," / "Plaintiffs,". The minor is a party, and so are the
+// parents when the role words are plural ("Plaintiffs": they sue too);
+// under a singular role ("Plaintiff,") only the minor is (round 18).
+var (
+	guardianRE = regexp.MustCompile(`(?i)^(.*?),?\s+(?:(?:a|an)\s+(?:minor|infant|incompetent(?:\s+person)?)\s*,?\s+)?by\s+and\s+through\s+(?:his|her|their|its)\s+` +
+		`(?:(?:natural|legal|biological|adoptive|court[- ]appointed)\s+)?(?:parents?|guardians?(?:\s+ad\s+litem)?|next\s+friends?|mother|father)` +
+		`(?:(?:\s*,\s*|\s+and\s+)(?:(?:natural|legal|biological|adoptive)\s+)?(?:parents?|guardians?(?:\s+ad\s+litem)?|next\s+friends?))*\s*,?\s+(\S.*?)\s*,?$`)
+	byAndRE        = regexp.MustCompile(`(?i)\bby\s+and(?:\s+through\b|$)`)
+	railRE         = regexp.MustCompile(`\s[:)§](?:\s|$)`)
+	trailingRoleRE = regexp.MustCompile(`(?i),?\s+(` + roleRun + `)[\s.,;:]*$`)
+	pluralRoleRE   = regexp.MustCompile(`(?i)^(?:plaintiffs|petitioners|claimants|appellants)\b`)
+	guardianSepRE  = regexp.MustCompile(`(?i)\s*,\s*(?:and\s+)?|\s+(?:and|&)\s+`)
+)
+
+func guardianLines(paras []string) []string {
+	// The left column of a ruled caption's line: its first part, and a
+	// later part that begins in lower case once the right column's number
+	// is cut, the next line the text cleaner joined to it ("by and :
+	// CASE NO. 3:21-cv-00321 through his parents :").
+	left := func(p string) string {
+		parts := railRE.Split(p, -1)
+		out := parts[0]
+		for _, q := range parts[1:] {
+			q = strings.TrimSpace(caseRefInitialsRE.ReplaceAllString(bareCaseLabelRE.ReplaceAllString(q, " "), " "))
+			if r := firstRune(q); unicode.IsLower(r) {
+				out += " " + q
+			}
+		}
+		out = caseRefInitialsRE.ReplaceAllString(bareCaseLabelRE.ReplaceAllString(out, " "), " ")
+		return strings.Join(strings.Fields(out), " ")
+	}
+	for i := 0; i < len(paras) && i < 30; i++ {
+		if !byAndRE.MatchString(left(paras[i])) {
+			continue
+		}
+		text, k := left(paras[i]), i
+		for j := i + 1; j < len(paras) && j <= i+5; j++ {
+			l := left(paras[j])
+			if l == "" || roleOnlyRE.MatchString(l) || isVersusWord(l) {
+				break
+			}
+			text, k = text+" "+l, j
+		}
+		// The role words on the names' last line ("…, KAREN MILLS,
+		// Plaintiffs,"), as the text cleaner may join them.
+		role := ""
+		if loc := trailingRoleRE.FindStringSubmatchIndex(text); loc != nil {
+			role, text = text[loc[2]:loc[3]], text[:loc[0]]
+		} else if k+1 < len(paras) {
+			role = left(paras[k+1])
+		}
+		m := guardianRE.FindStringSubmatch(text)
+		if m == nil || !looksLikeName(firstPart(m[1])) {
+			continue
+		}
+		out := append(append([]string{}, paras[:i]...), m[1]+",")
+		if pluralRoleRE.MatchString(role) {
+			for _, g := range guardianSepRE.Split(m[2], -1) {
+				if g = strings.TrimSpace(g); g != "" {
+					out = append(out, g+",")
+				}
+			}
+		}
+		if trailingRoleRE.MatchString(left(paras[k])) {
+			out = append(out, role+",")
+		}
+		return append(out, paras[k+1:]...)
+	}
+	return paras
 }

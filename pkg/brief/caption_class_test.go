@@ -2631,3 +2631,31 @@ func TestCaptionTradeNameInCapitals(t *testing.T) {
 		t.Errorf("titleCase %q", got)
 	}
 }
+
+// A minor who sues "by and through" parents or guardians, the
+// construction over a colon-ruled caption's lines (the number in the
+// right column of its first): the minor is a party, and the parents too
+// under plural role words ("Plaintiffs"); under a singular one only the
+// minor (round 18).
+func TestCaptionMinorThroughParents(t *testing.T) {
+	page := func(role string) string {
+		return lines("UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF PENNSYLVANIA",
+			"J.R., a minor, by and : CIVIL ACTION NO. 2:22-cv-00415", "through her parents and natural :", "guardians, ALAN RIVERS and :", "BETH RIVERS, :",
+			role+", :", "v. :", "LOWER MERION SWIM CLUB, :", "Defendant. :", "MEMORANDUM")
+	}
+	dc := captionOf(t, page("Plaintiffs"))
+	checkParties(t, dc, []wantParty{{"J.R.", RolePlaintiff}, {"Alan Rivers", RolePlaintiff}, {"Beth Rivers", RolePlaintiff}, {"Lower Merion Swim Club", RoleDefendant}})
+	wantCases(t, dc, "2:22-cv-00415")
+	dc = captionOf(t, page("Plaintiff"))
+	checkParties(t, dc, []wantParty{{"J.R.", RolePlaintiff}, {"Lower Merion Swim Club", RoleDefendant}})
+	// On one line, unruled, through a guardian ad litem.
+	dc = captionOf(t, lines("SUPERIOR COURT OF NEW JERSEY", "LAW DIVISION",
+		"T.M., by and through his guardian ad litem, KAREN MILLS,", "Plaintiffs,", "v.", "HARBOR BOARD OF EDUCATION,", "Defendant."))
+	checkParties(t, dc, []wantParty{{"T.M.", RolePlaintiff}, {"Karen Mills", RolePlaintiff}, {"Harbor Board of Education", RoleDefendant}})
+	// Not the construction: "by and through its counsel" after the
+	// caption, and a company named "… By and Through …" keep their lines.
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF PENNSYLVANIA",
+		"ALAN RIVERS,", "Plaintiff,", "v.", "LOWER MERION SWIM CLUB,", "Defendant.",
+		"Defendant, by and through its counsel, moves to dismiss."))
+	checkParties(t, dc, []wantParty{{"Alan Rivers", RolePlaintiff}, {"Lower Merion Swim Club", RoleDefendant}})
+}
