@@ -276,9 +276,17 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					continue // a lower court's number
 				}
 				mdl := strings.HasPrefix(strings.ToLower(strings.TrimSpace(m[0])), "mdl")
+				action := actionLabelRE.FindStringSubmatch(m[0])
 				for _, t := range caseTokRE.FindAllString(m[2], -1) {
 					if mdl {
 						t = "MDL No. " + t // "MDL No. 2641"
+					}
+					// A district court's number without its type letters
+					// ("CIVIL ACTION NO. 2:19-00019 (WOB-CJS)") keeps the
+					// label that gives its type, so that it is the civil
+					// case's number and not another's (round 18).
+					if action != nil && untypedFedRE.MatchString(t) {
+						t = strings.Join(strings.Fields(p[ix[0]:ix[4]]), " ") + " " + t
 					}
 					if bureau != "" {
 						t = bureau + " Docket No. " + t
@@ -288,6 +296,15 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 			if m := bareCaseRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil && !below {
 				addCase(m[1])
+			}
+			// A "Case" or "Civil Action" label with no "No." before a
+			// federal or an agency's number: "PETER ROE, Case
+			// 3:21-cv-00321-RGJ", "and Case 04-RC-123456" (round 18).
+			for _, ix := range bareCaseLabelRE.FindAllStringSubmatchIndex(p, -1) {
+				if below || citeTailRE.MatchString(p[ix[1]:]) || lowerLabelRE.MatchString(p[:ix[0]]) || strings.Count(p[:ix[0]], "(") > strings.Count(p[:ix[0]], ")") || otherCourt(p[:ix[0]], dc.court) {
+					continue
+				}
+				addCase(p[ix[4]:ix[5]])
 			}
 			if m := appDocketRE.FindString(strings.TrimSpace(p)); m != "" && !strings.Contains(p, "(") && !below {
 				for _, t := range appTokRE.FindAllString(m, -1) {
@@ -888,6 +905,9 @@ func prepCaptionLine(p string) (string, bool) {
 	if actionLineRE.MatchString(strings.TrimSpace(p)) {
 		return "", hadCase
 	}
+	if q := bareCaseLabelRE.ReplaceAllString(p, " "); q != p {
+		p, hadCase = q, true // "PETER ROE, Case 3:21-cv-00321-RGJ": the right column's number (round 18)
+	}
 	p = leftColumn(p)
 	p = caseRefInitialsRE.ReplaceAllString(p, " ")
 	p = bareTokRE.ReplaceAllString(p, " ")
@@ -1066,6 +1086,7 @@ var connector = map[string]bool{"of": true, "and": true, "the": true, "for": tru
 // parseCaption reads parties (and the title) from the lines after the
 // court: names, each followed by its role words, sides split by "v.".
 func parseCaption(dc *docCaption, paras []string, page int) {
+	paras = guardianLines(paras)
 	side := 0 // 0 before "v.", 1 after
 	var pending []string
 	var sideNames [2][]string
@@ -1488,7 +1509,9 @@ var (
 	descParenRE = regexp.MustCompile(`\s*\((?:an?|the)\s+[^()]*\)`)
 	descOpenRE  = regexp.MustCompile(`\s*\((?:an?|the)\s*$`)
 	descCloseRE = regexp.MustCompile(`^(?:an?\s+)?individuals?\)\s*[;,]?\s*`)
-	akaRE       = regexp.MustCompile(`\s+(?i:a/k/a|aka|f/k/a|fka)\s+(?:[A-Z][A-Z.'’-]*(?:\s+|$))+`)
+	// (The alias ends at its last word in capitals, before a comma too:
+	// "JOHN ROE a/k/a JACK ROE,", round 18.)
+	akaRE = regexp.MustCompile(`\s+(?i:a/k/a|aka|f/k/a|fka)(?:\s+[A-Z][A-Z.'’-]*\b)+\s*`)
 )
 
 // suffixTitleRE: a name ending in a company's suffix and its comma, and
@@ -1681,7 +1704,9 @@ func splitCleanNames(name string) []string {
 			r := []rune(n)
 			n = string(unicode.ToUpper(r[0])) + string(r[1:]) // "nVISION …" reads as capitals
 		}
-		if isAllCaps(planRE.ReplaceAllString(n, " ")) {
+		// (A name in capitals with its trade name: "ACME LLC d/b/a THE
+		// ACME GAZETTE" is in capitals, round 18.)
+		if isAllCaps(tradeNameRE.ReplaceAllString(planRE.ReplaceAllString(n, " "), " ")) {
 			n = titleCase(n)
 		}
 		if brand {
@@ -1759,6 +1784,13 @@ func CaseKey(s string) string {
 	if m := bureauKeyRE.FindStringSubmatch(s); m != nil {
 		return m[1] + "-docket-" + m[2] // "GN Docket No. 14-28": the bureau's docket, not another "14-28"
 	}
+	if m := actionKeyRE.FindStringSubmatch(s); m != nil {
+		typ := "cv"
+		if m[1] == "criminal" {
+			typ = "cr"
+		}
+		return m[2] + "-" + typ + "-" + m[3] // "Civil Action No. 2:19-00019": the civil case 19-cv-19
+	}
 	if m := mdlKeyRE.FindStringSubmatch(s); m != nil {
 		return "mdl-" + strings.TrimLeft(m[1], "0")
 	}
@@ -1795,6 +1827,17 @@ func CaseKey(s string) string {
 }
 
 var (
+	// The small words that join a name to its trade name or alias.
+	tradeNameRE = regexp.MustCompile(`\b(?:d/b/a|a/k/a|f/k/a|n/k/a|dba)\b`)
+	// A case number after a label without "No." (round 18): a district
+	// court's ("Case 3:21-cv-00321-RGJ", "Civil Action 2:19-cv-00019"),
+	// or an agency's region, type and number ("Case 04-RC-128714").
+	bareCaseLabelRE = regexp.MustCompile(`(?:^|\s)(?i:(case|civil\s+action|criminal\s+action))\s+(\d{1,2}:\d{2}-(?:[a-zA-Z]{2,4}-)?\d{2,6}(?:-[A-Z]{2,4})*|\d{2}-[A-Z]{2}-\d{4,7})\b`)
+	// A district court's number with its office but no type letters.
+	untypedFedRE  = regexp.MustCompile(`^\d{1,2}:\d{2}-\d{2,7}$`)
+	actionLabelRE = regexp.MustCompile(`(?i)^\s*(civil|criminal)(?:\s+action)?\s+nos?\.`)
+	// ... and its key: the type the label gives.
+	actionKeyRE  = regexp.MustCompile(`^(civil|criminal)(?:action)?(?:nos?|number):?\d{1,2}:(\d{2})-0*(\d{1,7})$`)
 	caseKeyRE    = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
 	plainCaseRE  = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
 	njSpacedRE   = regexp.MustCompile(`^([A-Z]{2,4}) ([A-Z]{1,3}) (\d{3,7}-\d{2})$`)
@@ -2299,4 +2342,78 @@ func agencyName(s string) bool {
 		}
 	}
 	return true
+}
+
+// A minor's (or a ward's) name over the caption's lines with the parents
+// or guardians through whom the minor sues: "PETER ROE, a minor, by and"
+// / "through his parents and natural" / "guardians, RICHARD ROE and" /
+// "SUSAN ROE," / "Plaintiffs,". The minor is a party, and so are the
+// parents when the role words are plural ("Plaintiffs": they sue too);
+// under a singular role ("Plaintiff,") only the minor is (round 18).
+var (
+	guardianRE = regexp.MustCompile(`(?i)^(.*?),?\s+(?:(?:a|an)\s+(?:minor|infant|incompetent(?:\s+person)?)\s*,?\s+)?by\s+and\s+through\s+(?:his|her|their|its)\s+` +
+		`(?:(?:natural|legal|biological|adoptive|court[- ]appointed)\s+)?(?:parents?|guardians?(?:\s+ad\s+litem)?|next\s+friends?|mother|father)` +
+		`(?:(?:\s*,\s*|\s+and\s+)(?:(?:natural|legal|biological|adoptive)\s+)?(?:parents?|guardians?(?:\s+ad\s+litem)?|next\s+friends?))*\s*,?\s+(\S.*?)\s*,?$`)
+	byAndRE        = regexp.MustCompile(`(?i)\bby\s+and(?:\s+through\b|$)`)
+	railRE         = regexp.MustCompile(`\s[:)§](?:\s|$)`)
+	trailingRoleRE = regexp.MustCompile(`(?i),?\s+(` + roleRun + `)[\s.,;:]*$`)
+	pluralRoleRE   = regexp.MustCompile(`(?i)^(?:plaintiffs|petitioners|claimants|appellants)\b`)
+	guardianSepRE  = regexp.MustCompile(`(?i)\s*,\s*(?:and\s+)?|\s+(?:and|&)\s+`)
+)
+
+func guardianLines(paras []string) []string {
+	// The left column of a ruled caption's line: its first part, and a
+	// later part that begins in lower case once the right column's number
+	// is cut, the next line the text cleaner joined to it ("by and :
+	// CASE NO. 3:21-cv-00321 through his parents :").
+	left := func(p string) string {
+		parts := railRE.Split(p, -1)
+		out := parts[0]
+		for _, q := range parts[1:] {
+			q = strings.TrimSpace(caseRefInitialsRE.ReplaceAllString(bareCaseLabelRE.ReplaceAllString(q, " "), " "))
+			if r := firstRune(q); unicode.IsLower(r) {
+				out += " " + q
+			}
+		}
+		out = caseRefInitialsRE.ReplaceAllString(bareCaseLabelRE.ReplaceAllString(out, " "), " ")
+		return strings.Join(strings.Fields(out), " ")
+	}
+	for i := 0; i < len(paras) && i < 30; i++ {
+		if !byAndRE.MatchString(left(paras[i])) {
+			continue
+		}
+		text, k := left(paras[i]), i
+		for j := i + 1; j < len(paras) && j <= i+5; j++ {
+			l := left(paras[j])
+			if l == "" || roleOnlyRE.MatchString(l) || isVersusWord(l) {
+				break
+			}
+			text, k = text+" "+l, j
+		}
+		// The role words on the names' last line ("…, KAREN MILLS,
+		// Plaintiffs,"), as the text cleaner may join them.
+		role := ""
+		if loc := trailingRoleRE.FindStringSubmatchIndex(text); loc != nil {
+			role, text = text[loc[2]:loc[3]], text[:loc[0]]
+		} else if k+1 < len(paras) {
+			role = left(paras[k+1])
+		}
+		m := guardianRE.FindStringSubmatch(text)
+		if m == nil || !looksLikeName(firstPart(m[1])) {
+			continue
+		}
+		out := append(append([]string{}, paras[:i]...), m[1]+",")
+		if pluralRoleRE.MatchString(role) {
+			for _, g := range guardianSepRE.Split(m[2], -1) {
+				if g = strings.TrimSpace(g); g != "" {
+					out = append(out, g+",")
+				}
+			}
+		}
+		if trailingRoleRE.MatchString(left(paras[k])) {
+			out = append(out, role+",")
+		}
+		return append(out, paras[k+1:]...)
+	}
+	return paras
 }

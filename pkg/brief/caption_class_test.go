@@ -2570,3 +2570,92 @@ func TestFiledLineOnOpinionsSecondPage(t *testing.T) {
 		t.Errorf("filed_on %q from a parenthesis within a line, want none", d)
 	}
 }
+
+// A case label with no "No." before the number, on a name's line or its
+// own: "Case 2:21-cv-01234-ABC", "Civil Action 2:21-cv-01234", an
+// agency's "and Case 04-RC-123456" between the names; and a district
+// court's number printed without its type letters under a label that
+// gives the type ("CIVIL ACTION NO. 2:21-01234 (ABC-DEF)"), the civil
+// case's number (round 18).
+func TestCaptionCaseLabelWithoutNo(t *testing.T) {
+	for _, label := range []string{"Case", "Civil Action"} {
+		dc := captionOf(t, lines(
+			"UNITED STATES DISTRICT COURT", "WESTERN DISTRICT OF KENTUCKY",
+			"MARY MAJOR, "+label+" 3:21-cv-00321-RGJ", "Plaintiff,", "v.",
+			"HILLTOP FREIGHT LLC,", "Defendant.", "MOTION TO DISMISS"))
+		wantCases(t, dc, "3:21-cv-321")
+		checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+		if dc.title != "Mary Major v. Hilltop Freight LLC" {
+			t.Errorf("%s: title %q", label, dc.title)
+		}
+	}
+	dc := captionOf(t, lines("UNITED STATES OF AMERICA", "BEFORE THE NATIONAL MEDIATION BOARD",
+		"RIVERBEND PACKAGING CO.", "Employer", "and Case 04-RC-123456", "WAREHOUSE WORKERS UNITED", "Petitioner", "ORDER"))
+	wantCases(t, dc, "04-RC-123456")
+
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "WESTERN DISTRICT OF KENTUCKY",
+		"CIVIL ACTION NO. 3:21-00321 (RGJ-CHL)", "MARY MAJOR PLAINTIFF", "V. ORDER", "HILLTOP FREIGHT LLC DEFENDANT"))
+	wantCases(t, dc, "3:21-cv-00321")
+	if len(dc.caseNumbers) == 1 && !strings.Contains(dc.caseNumbers[0], "3:21-00321") {
+		t.Errorf("the number as printed: %q", dc.caseNumbers)
+	}
+	if CaseKey("CIVIL ACTION NO. 3:21-00321") != CaseKey("3:21-cv-321-RGJ") || CaseKey("Criminal Action No. 3:21-00321") != CaseKey("3:21-cr-321") {
+		t.Errorf("keys %q, %q", CaseKey("CIVIL ACTION NO. 3:21-00321"), CaseKey("Criminal Action No. 3:21-00321"))
+	}
+	// Not the case's: a number without a label's type keeps its own key,
+	// a related case's number in parentheses and a cited one are no case
+	// of this caption.
+	if CaseKey("3:21-00321") == CaseKey("3:21-cv-321") {
+		t.Errorf("an untyped number keyed as a civil one")
+	}
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "WESTERN DISTRICT OF KENTUCKY",
+		"MARY MAJOR, (Related Case 3:20-cv-00111)", "Plaintiff,", "v.", "HILLTOP FREIGHT LLC,", "Defendant."))
+	wantCases(t, dc)
+}
+
+// A name in capitals with its trade name after "d/b/a", the small marker
+// between two names in capitals, and the trade name's first word a
+// capital's even when a small word ("d/b/a THE …"); an alias after
+// "a/k/a" is no part of the name, up to its comma (round 18).
+func TestCaptionTradeNameInCapitals(t *testing.T) {
+	dc := captionOf(t, lines("UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"MARY MAJOR, : C.A. No. 1:22-cv-00077", "Plaintiff, :", "v. :",
+		"RIVERBEND MEDIA LLC :", "d/b/a THE RIVERBEND COURIER, and :", "JOHN ROE a/k/a JACK ROE, :", "Defendants. :", "COMPLAINT"))
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Riverbend Media LLC d/b/a The Riverbend Courier", RoleDefendant}, {"John Roe", RoleDefendant}})
+	// Not a trade name: mixed case stays as printed, and a small word
+	// elsewhere stays small.
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"Mary Major,", "Plaintiff,", "v.", "Riverbend Media LLC d/b/a the Courier,", "Defendant."))
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Riverbend Media LLC d/b/a the Courier", RoleDefendant}})
+	if got := titleCase("BANK OF THE WEST"); got != "Bank of the West" {
+		t.Errorf("titleCase %q", got)
+	}
+}
+
+// A minor who sues "by and through" parents or guardians, the
+// construction over a colon-ruled caption's lines (the number in the
+// right column of its first): the minor is a party, and the parents too
+// under plural role words ("Plaintiffs"); under a singular one only the
+// minor (round 18).
+func TestCaptionMinorThroughParents(t *testing.T) {
+	page := func(role string) string {
+		return lines("UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF PENNSYLVANIA",
+			"J.R., a minor, by and : CIVIL ACTION NO. 2:22-cv-00415", "through her parents and natural :", "guardians, ALAN RIVERS and :", "BETH RIVERS, :",
+			role+", :", "v. :", "LOWER MERION SWIM CLUB, :", "Defendant. :", "MEMORANDUM")
+	}
+	dc := captionOf(t, page("Plaintiffs"))
+	checkParties(t, dc, []wantParty{{"J.R.", RolePlaintiff}, {"Alan Rivers", RolePlaintiff}, {"Beth Rivers", RolePlaintiff}, {"Lower Merion Swim Club", RoleDefendant}})
+	wantCases(t, dc, "2:22-cv-00415")
+	dc = captionOf(t, page("Plaintiff"))
+	checkParties(t, dc, []wantParty{{"J.R.", RolePlaintiff}, {"Lower Merion Swim Club", RoleDefendant}})
+	// On one line, unruled, through a guardian ad litem.
+	dc = captionOf(t, lines("SUPERIOR COURT OF NEW JERSEY", "LAW DIVISION",
+		"T.M., by and through his guardian ad litem, KAREN MILLS,", "Plaintiffs,", "v.", "HARBOR BOARD OF EDUCATION,", "Defendant."))
+	checkParties(t, dc, []wantParty{{"T.M.", RolePlaintiff}, {"Karen Mills", RolePlaintiff}, {"Harbor Board of Education", RoleDefendant}})
+	// Not the construction: "by and through its counsel" after the
+	// caption, and a company named "… By and Through …" keep their lines.
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF PENNSYLVANIA",
+		"ALAN RIVERS,", "Plaintiff,", "v.", "LOWER MERION SWIM CLUB,", "Defendant.",
+		"Defendant, by and through its counsel, moves to dismiss."))
+	checkParties(t, dc, []wantParty{{"Alan Rivers", RolePlaintiff}, {"Lower Merion Swim Club", RoleDefendant}})
+}

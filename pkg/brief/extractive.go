@@ -43,7 +43,7 @@ func NewExtractive() Extractive { return Extractive{} }
 // read once; v8: caption round 16, whose rules read state trial courts'
 // place lines, forms and letters differently), so the rail rebuilds older
 // frames.
-func (Extractive) Name() string { return "extractive/v9" }
+func (Extractive) Name() string { return "extractive/v10" }
 
 // Build implements Builder. It reads the documents through in.Each, one
 // at a time (in order of id), into the Assembly's bounded accumulators; a
@@ -647,8 +647,9 @@ func titleCase(s string) string {
 		case "llp", "llc", "plc", "usa", "uk", "ii", "iii", "iv", "n.a", "l.l.c", "l.p", "lp", "pllc", "p.c", "p.a", "sas", "sasu":
 			words[i] = strings.ToUpper(w)
 			continue
-		case "of", "and", "the", "for", "in", "on", "at", "by", "to", "et", "al", "a", "an":
-			if i > 0 {
+		case "of", "and", "the", "for", "in", "on", "at", "by", "to", "et", "al", "a", "an", "d/b/a", "a/k/a", "f/k/a", "n/k/a", "dba":
+			// (A trade name begins after its "d/b/a": "d/b/a The Gazette".)
+			if i > 0 && !tradeMark(words[i-1]) || tradeMark(w) {
 				continue
 			}
 		}
@@ -670,6 +671,15 @@ func titleCase(s string) string {
 		words[i] = string(r)
 	}
 	return strings.Join(words, " ")
+}
+
+// tradeMark: the small word that joins a name to its trade name or alias.
+func tradeMark(w string) bool {
+	switch w {
+	case "d/b/a", "a/k/a", "f/k/a", "n/k/a", "dba":
+		return true
+	}
+	return false
 }
 
 // anyPageHas says whether a name stands, as a name, on some page.
