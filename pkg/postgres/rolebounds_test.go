@@ -279,6 +279,17 @@ func TestClaimedReadsUseTheFence(t *testing.T) {
 	}
 }
 
+// opsFunctionSource is the body of function ops.name.
+func opsFunctionSource(t *testing.T, b *bundle, name string) string {
+	t.Helper()
+	var src string
+	if err := b.pool.QueryRow(b.ctx, `SELECT prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = 'ops' AND p.proname = $1`, name).Scan(&src); err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
 // ops.commit_frames (migration 024) runs the ledger's commit statement
 // (commitSQL) word for word, so the statement the Go code documents, and
 // the fence and writes its tests prove, is the one the builder runs: a
@@ -286,11 +297,7 @@ func TestClaimedReadsUseTheFence(t *testing.T) {
 // SQLHoldsToken) that no migration carried to the function fails here.
 func TestCommitFunctionRunsTheCommitStatement(t *testing.T) {
 	b := setup(t, rail.Config{})
-	var src string
-	if err := b.pool.QueryRow(b.ctx, `SELECT prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-        WHERE n.nspname = 'ops' AND p.proname = 'commit_frames'`).Scan(&src); err != nil {
-		t.Fatal(err)
-	}
+	src := opsFunctionSource(t, b, "commit_frames")
 	if !strings.Contains(src, postgres.CommitSQL) {
 		t.Errorf("ops.commit_frames does not run commitSQL as pkg/postgres has it: a change to the commit needs a migration that replaces the function")
 	}
@@ -303,11 +310,7 @@ func TestCommitFunctionRunsTheCommitStatement(t *testing.T) {
 // (claimBatchSQL) word for word, as ops.commit_frames runs the commit.
 func TestClaimFunctionRunsTheClaimStatement(t *testing.T) {
 	b := setup(t, rail.Config{})
-	var src string
-	if err := b.pool.QueryRow(b.ctx, `SELECT prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-        WHERE n.nspname = 'ops' AND p.proname = 'claim_matters'`).Scan(&src); err != nil {
-		t.Fatal(err)
-	}
+	src := opsFunctionSource(t, b, "claim_matters")
 	if !strings.Contains(src, postgres.ClaimBatchSQL) {
 		t.Errorf("ops.claim_matters does not run claimBatchSQL as pkg/postgres has it: a change to the batch claim needs a migration that replaces the function")
 	}
