@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,10 +31,11 @@ type Outbox struct {
 // NewOutbox returns the relay's outbox over pool.
 func NewOutbox(pool *pgxpool.Pool) *Outbox { return &Outbox{pool: pool} }
 
-// Claim is relayClaimSQL: the lease (ops.relay_lease) taken or renewed,
-// the previous pass's marks written, and the due rows read, in one
-// statement (one round trip, no transaction around it). The rows are not
-// written: only the lease keeps another relay from them.
+// Claim is relayClaimSQL, run by ops.claim_facts (relayClaimCallSQL): the
+// lease (ops.relay_lease) taken or renewed, the previous pass's marks
+// written, and the due rows read, in one statement (one round trip, no
+// transaction around it). The rows are not written: only the lease keeps
+// another relay from them.
 func (o *Outbox) Claim(ctx context.Context, q rail.OutboxClaimRequest) (rail.OutboxClaim, error) {
 	c := rail.OutboxClaim{Holder: q.Holder}
 	var token pgtype.Int8
@@ -41,7 +43,7 @@ func (o *Outbox) Claim(ctx context.Context, q rail.OutboxClaimRequest) (rail.Out
 	var took, tookOver pgtype.Bool
 	rows, err := take(ctx, o.pool, func(head []any) error {
 		return scanHead(head, &present, &token, &took, &tookOver, &c.Marked)
-	}, relayClaimSQL, q.Limit, idStrings(q.Published), q.Holder.String(), q.Lease.Seconds())
+	}, relayClaimCallSQL, q.Limit, idStrings(q.Published), q.Holder.String(), q.Lease.Seconds())
 	if err != nil {
 		return rail.OutboxClaim{}, fmt.Errorf("claim due rows: %w", err)
 	}
@@ -247,6 +249,11 @@ const (
 // row alone, its row columns null. Unless $3's lease is fresh, the lease
 // row is locked (FOR UPDATE) first, so two claims queue on it and the
 // second sees the first's lease.
+//
+// The relay does not send it: it calls ops.claim_facts (relayClaimCallSQL,
+// migration 026), which runs this text word for word with a plan the
+// server session keeps (TestRelayClaimFunctionRunsTheClaimStatement). A
+// change here needs a migration that replaces the function.
 var relayClaimSQL = `WITH cur AS (
     SELECT holder, token, lease_until FROM ops.relay_lease WHERE lease = 'outbox'
 ), fresh AS (
@@ -320,6 +327,15 @@ SELECT EXISTS (SELECT FROM cur), coalesce((SELECT token FROM lease), (SELECT tok
 FROM (SELECT) AS head LEFT JOIN picked p ON true
 ORDER BY p.arm, p.next_attempt_at, p.relay_xid, p.occurred_at, p.event_id`
 
+// relayClaimCallSQL is the claim the relay makes: relayClaimSQL inside
+// ops.claim_facts (migration 026), the same parameters, the rows in the
+// statement's order.
+const relayClaimCallSQL = `SELECT c.r_present, c.r_token, c.r_took, c.r_took_over, c.r_marked,
+       c.r_event_id, c.r_firm_id, c.r_matter_id, c.r_event_name, c.r_payload, c.r_occurred_at,
+       c.r_trace_header, c.r_publish_attempts
+FROM ops.claim_facts($1, $2, $3, $4) WITH ORDINALITY AS c
+ORDER BY c.ordinality`
+
 // relayReleaseSQL gives holder $1's lease up (the end of a run with no
 // marks left to write).
 const relayReleaseSQL = `UPDATE ops.relay_lease SET holder = NULL, lease_until = clock_timestamp()
@@ -391,7 +407,7 @@ func take(ctx context.Context, q Querier, head func([]any) error, sql string, ar
 				if i == 0 {
 					return nil, fmt.Errorf("read event_id: %w", err) // the primary key: never expected
 				}
-				o.Unreadable = fmt.Sprintf("column %s cannot be read: %v", fd.Name, err)
+				o.Unreadable = fmt.Sprintf("column %s cannot be read: %v", strings.TrimPrefix(fd.Name, "r_"), err)
 				break
 			}
 		}
@@ -415,7 +431,7 @@ func scanHead(head []any, dst ...any) error {
 	for i, d := range dst {
 		c := head[i].(scanned)
 		if err := c.tm.Scan(c.fd.DataTypeOID, c.fd.Format, c.raw, d); err != nil {
-			return fmt.Errorf("read %s: %w", c.fd.Name, err)
+			return fmt.Errorf("read %s: %w", strings.TrimPrefix(c.fd.Name, "r_"), err)
 		}
 	}
 	return nil

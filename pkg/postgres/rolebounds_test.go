@@ -143,6 +143,10 @@ func TestEachRoleIsBoundedByTheDatabase(t *testing.T) {
 		`SELECT * FROM ops.record_demand($1, $2, 5, 'operator', '{}', '')`, a.FirmID, a.MatterID)
 	x.refused(t, "brief_relay", "record demand through ops.record_demand",
 		`SELECT * FROM ops.record_demand($1, $2, 5, 'operator', '{}', '')`, b.FirmID, b.MatterID)
+	for _, role := range []string{"brief_builder", "brief_trigger", "brief_sweeper"} {
+		x.refused(t, role, "take the relay lease and mark a pending fact published through ops.claim_facts",
+			`SELECT * FROM ops.claim_facts(100, ARRAY[$1::text], $2, 60)`, x.pendingA.String(), uuid.NewString())
+	}
 	x.refused(t, "brief_builder", "read a document with a token it does not hold",
 		`SELECT * FROM ops.claimed_document($1, $2, $3, $4)`, a.FirmID, a.MatterID, x.claim.Token+1, x.docA)
 	x.refused(t, "brief_builder", "read another firm's manifest with its token",
@@ -313,6 +317,16 @@ func TestClaimFunctionRunsTheClaimStatement(t *testing.T) {
 	src := opsFunctionSource(t, b, "claim_matters")
 	if !strings.Contains(src, postgres.ClaimBatchSQL) {
 		t.Errorf("ops.claim_matters does not run claimBatchSQL as pkg/postgres has it: a change to the batch claim needs a migration that replaces the function")
+	}
+}
+
+// ops.claim_facts (migration 026) runs the relay's claim (relayClaimSQL)
+// word for word, as ops.commit_frames runs the commit.
+func TestRelayClaimFunctionRunsTheClaimStatement(t *testing.T) {
+	b := setup(t, rail.Config{})
+	src := opsFunctionSource(t, b, "claim_facts")
+	if !strings.Contains(src, postgres.RelayClaimSQL) {
+		t.Errorf("ops.claim_facts does not run relayClaimSQL as pkg/postgres has it: a change to the relay's claim needs a migration that replaces the function")
 	}
 }
 
