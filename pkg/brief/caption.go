@@ -1119,6 +1119,9 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 				sinceVersus++
 			}
 			role, capacity := roleOf(roles, side)
+			if dc.agency {
+				role, capacity = agencyRole(roles, role, capacity)
+			}
 			if inRe {
 				inReDone = true
 				role, capacity = RoleOther, "subject"
@@ -1146,6 +1149,12 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		prepped[i], kinds[i] = p, classify(p)
 		if hadCase && kinds[i] == lkSkip {
 			kinds[i] = lkCaseNo
+		}
+		// A labor board's role lines under the names ("Union",
+		// "Intervenor/Union", "Charging Party"), in an agency's caption
+		// only: elsewhere "Union" can end a name's line (round 19).
+		if dc.agency && laborRoleRE.MatchString(strings.TrimSpace(p)) {
+			kinds[i] = lkRole
 		}
 	}
 	// A title cut from a name's line that ends in a word wanting more
@@ -2416,4 +2425,35 @@ func guardianLines(paras []string) []string {
 		return append(out, paras[k+1:]...)
 	}
 	return paras
+}
+
+// A labor board's caption (an agency's representation or unfair-labor-
+// practice case) names each party above its role line: "Employer",
+// "Petitioner", "Intervenor", and the board's own words, "Union",
+// "Intervenor/Union", "Petitioner/Union", "Charging Party", "Charged
+// Party", "Labor Organization", "Party in Interest". The charging party
+// brings the case (the plaintiff's side), the respondent or charged party
+// answers it (the defendant's), and a union or party in interest named
+// only as such is neither (round 19).
+var laborRoleRE = regexp.MustCompile(`^(?:(?:Employer|Petitioner|Intervenor|Intervener|Respondent|Incumbent|Employer-Respondent|EMPLOYER|PETITIONER|INTERVENOR|RESPONDENT)\s*[/-]\s*)?` +
+	`(?:Union|UNION|Labor Organization|LABOR ORGANIZATION|Charging Party|CHARGING PARTY|Charged Party|CHARGED PARTY|Party in Interest|PARTY IN INTEREST)` +
+	`(?:\s*[/-]\s*(?:Petitioner|Intervenor|Intervener|Respondent|Employer|PETITIONER|INTERVENOR|RESPONDENT|EMPLOYER))?[.,;]?$`)
+
+func agencyRole(words string, role Role, capacity string) (Role, string) {
+	w := strings.ToLower(words)
+	switch {
+	case strings.Contains(w, "charging party"):
+		return RolePlaintiff, "charging party"
+	case strings.Contains(w, "charged party"):
+		return RoleDefendant, "charged party"
+	case strings.Contains(w, "intervenor") || strings.Contains(w, "intervener"):
+		return RoleOther, "intervenor"
+	case strings.Contains(w, "petitioner"):
+		return RolePlaintiff, "petitioner"
+	case strings.Contains(w, "respondent") || strings.Contains(w, "employer"):
+		return RoleDefendant, capacity
+	case strings.Contains(w, "union") || strings.Contains(w, "labor organization") || strings.Contains(w, "party in interest"):
+		return RoleOther, strings.TrimRight(w, ".,; ")
+	}
+	return role, capacity
 }

@@ -2659,3 +2659,30 @@ func TestCaptionMinorThroughParents(t *testing.T) {
 		"Defendant, by and through its counsel, moves to dismiss."))
 	checkParties(t, dc, []wantParty{{"Alan Rivers", RolePlaintiff}, {"Lower Merion Swim Club", RoleDefendant}})
 }
+
+// A labor board's caption: each party's name over its role line, "and"
+// lines between them, the board's own role words ("Intervenor/Union",
+// "Union", "Charging Party") beside the usual ones; the petitioner or
+// charging party is the plaintiff's side, the employer or respondent the
+// defendant's, an intervenor or a union named only as such neither
+// (round 19).
+func TestCaptionLaborBoardRoleLines(t *testing.T) {
+	head := []string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD"}
+	dc := captionOf(t, lines(append(head,
+		"RIVERBEND PACKAGING CO.", "Employer", "and Case 07-RC-200111", "WAREHOUSE WORKERS UNITED", "Petitioner",
+		"and", "UNITED PLANT GUARD WORKERS OF AMERICA", "Intervenor/Union", "DECISION AND CERTIFICATION OF REPRESENTATIVE")...))
+	checkParties(t, dc, []wantParty{{"Riverbend Packaging Co.", RoleDefendant}, {"Warehouse Workers United", RolePlaintiff}, {"United Plant Guard Workers of America", RoleOther}})
+	wantCases(t, dc, "07-RC-200111")
+	// An unfair labor practice case: the respondent answers the charge.
+	dc = captionOf(t, lines(append(head,
+		"HILLTOP FREIGHT LLC", "Respondent", "and Case 07-CA-200222", "MARY MAJOR, an Individual", "Charging Party", "ORDER")...))
+	checkParties(t, dc, []wantParty{{"Hilltop Freight LLC", RoleDefendant}, {"Mary Major", RolePlaintiff}})
+	// A unit clarification: the union named as such.
+	dc = captionOf(t, lines(append(head,
+		"RIVERBEND PACKAGING CO.", "Employer", "and Case 07-UC-200333", "WAREHOUSE WORKERS UNITED", "Union", "ORDER")...))
+	checkParties(t, dc, []wantParty{{"Riverbend Packaging Co.", RoleDefendant}, {"Warehouse Workers United", RoleOther}})
+	// Not an agency's caption: a court's "Union," ends the name's line.
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"Amalgamated Transit", "Union,", "Plaintiff,", "v.", "Riverbend Packaging Co.,", "Defendant."))
+	checkParties(t, dc, []wantParty{{"Amalgamated Transit Union", RolePlaintiff}, {"Riverbend Packaging Co.", RoleDefendant}})
+}
