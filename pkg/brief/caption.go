@@ -848,6 +848,19 @@ var (
 
 func prepCaptionLine(p string) (string, bool) {
 	p = unspace(p)
+	// A union local's "No." ("BOILERMAKERS, LOCAL NO. 18") is the name's,
+	// no case label's: kept from the label rules below (round 19).
+	p = localNoRE.ReplaceAllStringFunc(p, func(m string) string {
+		return strings.Replace(strings.Replace(m, "NO.", "\uE000", 1), "No.", "\uE001", 1)
+	})
+	p, hadCase := prepCaptionLine1(p)
+	return strings.NewReplacer("\uE000", "NO.", "\uE001", "No.").Replace(p), hadCase
+}
+
+// localNoRE: a union local's number with its "No." (round 19).
+var localNoRE = regexp.MustCompile(`\b(?:LOCAL|Local|LODGE|Lodge)(?:\s+(?:UNION|Union|LODGE|Lodge))?\s+(?:NO|No)\.\s*\d+\b`)
+
+func prepCaptionLine1(p string) (string, bool) {
 	p = bureauLabelRE.ReplaceAllString(p, "$1") // "WC Docket No. 17-108": the bureau's letters go with the number
 	// A party's description in parentheses and an alias are no part of
 	// its name: "MUI LIANG TJOA (an individual)", "NG CHER YONG aka CY NG";
@@ -1659,6 +1672,13 @@ func splitNames(block string) []string {
 				names[len(names)-1] += ", " + f
 				continue
 			}
+			// A union's local and its number are the union's name
+			// ("WAREHOUSE WORKERS UNITED, LOCAL 353", "…, LOCAL NO. 18"),
+			// never a case's number or a footnote's (round 19).
+			if unionLocalRE.MatchString(f) {
+				names[len(names)-1] += ", " + f
+				continue
+			}
 			if m := corpPrefix.FindStringSubmatch(f + " "); m != nil {
 				names[len(names)-1] += ", " + m[1] // "LLC TROOPER": the suffix, then overprinted text
 				// "INC. and INTERNATIONAL FLAVORS & FRAGRANCES INC.": the
@@ -1694,7 +1714,9 @@ func splitNames(block string) []string {
 			described = true
 		}
 		for _, name := range names {
-			name = strings.TrimSpace(footnoteRE.ReplaceAllString(name, ""))
+			if !unionLocalTailRE.MatchString(name) {
+				name = strings.TrimSpace(footnoteRE.ReplaceAllString(name, ""))
+			}
 			out = append(out, splitCleanNames(name)...)
 		}
 	}
@@ -2457,3 +2479,12 @@ func agencyRole(words string, role Role, capacity string) (Role, string) {
 	}
 	return role, capacity
 }
+
+// unionLocalRE: a union's local after its name's comma ("LOCAL 353",
+// "LOCAL NO. 18", "LOCAL UNION NO. 1-A", "DISTRICT LODGE 70"); and
+// unionLocalTailRE the same at a name's end, whatever comes before it
+// ("… UNION AND ITS LOCAL 353"), whose number is no footnote's (round 19).
+var (
+	unionLocalRE     = regexp.MustCompile(`(?i)^(?:and\s+its\s+(?:affiliated\s+)?)?(?:local(?:\s+union|\s+lodge)?|(?:district\s+)?lodge|district\s+council)(?:\s+no\.?)?\s*\d+(?:-?[A-Z0-9]+)?$`)
+	unionLocalTailRE = regexp.MustCompile(`(?i)\b(?:local(?:\s+union|\s+lodge)?|lodge|district\s+council)(?:\s+no\.?)?\s*\d+(?:-?[A-Z0-9]+)?$`)
+)

@@ -2686,3 +2686,26 @@ func TestCaptionLaborBoardRoleLines(t *testing.T) {
 		"Amalgamated Transit", "Union,", "Plaintiff,", "v.", "Riverbend Packaging Co.,", "Defendant."))
 	checkParties(t, dc, []wantParty{{"Amalgamated Transit Union", RolePlaintiff}, {"Riverbend Packaging Co.", RoleDefendant}})
 }
+
+// A union's local and its number are part of the union's name: after the
+// name's comma, at the end of a name over two lines, after "and its"; the
+// number is no case's and no footnote's (round 19).
+func TestCaptionUnionLocalNumber(t *testing.T) {
+	head := []string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD"}
+	dc := captionOf(t, lines(append(head,
+		"RIVERBEND PACKAGING CO.", "Employer", "and Case 07-RC-200111", "INTERNATIONAL BROTHERHOOD OF", "BOILERMAKERS, LOCAL NO. 18", "Petitioner",
+		"and", "GUARDS ALLIANCE, LOCAL 7", "Intervenor", "ORDER")...))
+	checkParties(t, dc, []wantParty{{"Riverbend Packaging Co.", RoleDefendant}, {"International Brotherhood of Boilermakers, Local No. 18", RolePlaintiff}, {"Guards Alliance, Local 7", RoleOther}})
+	wantCases(t, dc, "07-RC-200111")
+	dc = captionOf(t, lines(append(head,
+		"RIVERBEND PACKAGING CO.", "Employer", "and Case 07-RC-200111", "SECURITY OFFICERS INTERNATIONAL", "UNION AND ITS LOCAL 353", "Petitioner", "ORDER")...))
+	checkParties(t, dc, []wantParty{{"Riverbend Packaging Co.", RoleDefendant}, {"Security Officers International Union and Its Local 353", RolePlaintiff}})
+	// In a court's caption too.
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"WAREHOUSE WORKERS UNITED, LOCAL 353,", "Plaintiff,", "v.", "RIVERBEND PACKAGING CO.,", "Defendant.", "COMPLAINT"))
+	checkParties(t, dc, []wantParty{{"Warehouse Workers United, Local 353", RolePlaintiff}, {"Riverbend Packaging Co.", RoleDefendant}})
+	// Not a local: a footnote's number after a name is still cut.
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"MARY MAJOR, 1", "Plaintiff,", "v.", "RIVERBEND PACKAGING CO.,", "Defendant."))
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Riverbend Packaging Co.", RoleDefendant}})
+}
