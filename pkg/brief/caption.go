@@ -418,7 +418,34 @@ func readCaption(pages []string, stampCases []string) docCaption {
 	}
 	dc.caseNumbers = dropCaseFragments(dc.caseNumbers)
 	dropNonNames(&dc)
+	agencyTitle(&dc)
 	return dc
+}
+
+// agencyTitle titles an agency's caption that names its parties by role
+// lines with no "v." between them ("RIVERBEND PACKAGING CO." / "Employer"
+// / "and" / "WAREHOUSE WORKERS UNITED" / "Petitioner"), as any caption is
+// titled: the first plaintiff's side (the petitioner, the charging party)
+// v. the first defendant's (the employer, the respondent), whichever the
+// board prints first; of two captions stacked on one paper, the first's
+// (round 19).
+func agencyTitle(dc *docCaption) {
+	if !dc.agency || dc.title != "" {
+		return
+	}
+	var pl, df *captionParty
+	for i := range dc.parties {
+		p := &dc.parties[i]
+		if p.role == RolePlaintiff && pl == nil {
+			pl = p
+		}
+		if p.role == RoleDefendant && df == nil {
+			df = p
+		}
+	}
+	if pl != nil && df != nil {
+		dc.title, dc.titlePage = pl.name+" v. "+df.name, min(pl.page, df.page)
+	}
 }
 
 var (
@@ -1369,7 +1396,10 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			// A caption whose text lost its "v." (an OCR layer): a
 			// defendant's role words after a plaintiff's begin the other
 			// side.
-			if side == 0 && !sawVersus && len(pending) > 0 && len(sideNames[0]) > 0 {
+			// (Not in an agency's caption, whose role lines name each
+			// party with no "v.", an employer's after a petitioner's in a
+			// second caption stacked under the first: round 19.)
+			if side == 0 && !sawVersus && !dc.agency && len(pending) > 0 && len(sideNames[0]) > 0 {
 				if r, _ := roleOf(p, 0); r == RoleDefendant && plaintiffNamed(dc.parties) {
 					side, sawVersus = 1, true
 				}

@@ -2709,3 +2709,55 @@ func TestCaptionUnionLocalNumber(t *testing.T) {
 		"MARY MAJOR, 1", "Plaintiff,", "v.", "RIVERBEND PACKAGING CO.,", "Defendant."))
 	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Riverbend Packaging Co.", RoleDefendant}})
 }
+
+// An agency's caption with role lines and no "v.": the title is the first
+// plaintiff's side v. the first defendant's, whatever order the board
+// prints them in; two captions stacked on one paper (each with its own
+// employer, case and the same union) keep their roles, the first titles
+// the paper, and the Brief names each party once (round 19).
+func TestCaptionAgencyTitleAndStackedCaptions(t *testing.T) {
+	head := []string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD"}
+	dc := captionOf(t, lines(append(head,
+		"RIVERBEND PACKAGING CO.", "Employer", "and Case 07-RC-200111", "WAREHOUSE WORKERS UNITED", "Petitioner", "ORDER")...))
+	if dc.title != "Warehouse Workers United v. Riverbend Packaging Co." {
+		t.Errorf("title %q", dc.title)
+	}
+	page := lines(append(head,
+		"HILLTOP SECURITY SERVICES, INC.", "Employer", "and Case 01-RC-111111", "SECURITY OFFICERS UNION", "Petitioner", "and", "GUARDS ALLIANCE", "Intervenor",
+		"NORTHGATE PROTECTION LLC", "Employer", "and Case 01-RC-111222", "SECURITY OFFICERS UNION", "Petitioner", "and", "GUARDS ALLIANCE", "Intervenor",
+		"ORDER", "The Petitioner's requests for review are denied.")...)
+	dc = captionOf(t, page)
+	if dc.title != "Security Officers Union v. Hilltop Security Services, Inc." {
+		t.Errorf("stacked: title %q", dc.title)
+	}
+	wantCases(t, dc, "01-RC-111111", "01-RC-111222")
+	for _, p := range dc.parties {
+		if p.name == "Northgate Protection LLC" && p.role != RoleDefendant {
+			t.Errorf("the second caption's employer is %s", p.role)
+		}
+	}
+	in := Input{FirmID: "11111111-1111-4111-8111-111111111111", MatterID: "22222222-2222-4222-8222-222222222222", Title: "m",
+		Documents: []Document{{ID: "33333333-3333-4333-8333-333333333333", Name: "order.pdf", SHA256: strings.Repeat("a", 64), Pages: []string{page}}}}
+	b, err := NewExtractive().Build(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range b.Parties {
+		got = append(got, p.Name+" ("+string(p.Role)+")")
+	}
+	want := "Security Officers Union (plaintiff); Hilltop Security Services, Inc. (defendant); Northgate Protection LLC (defendant); Guards Alliance (other)"
+	if strings.Join(got, "; ") != want {
+		t.Errorf("Brief parties %q\nwant %q", strings.Join(got, "; "), want)
+	}
+	if b.Caption.Title != "Security Officers Union v. Hilltop Security Services, Inc." {
+		t.Errorf("Brief title %q", b.Caption.Title)
+	}
+	// Not an agency's caption: a court's caption without "v." is not
+	// titled from its role lines.
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"IN RE RIVERBEND PACKAGING CO.,", "Debtor.", "ORDER"))
+	if strings.Contains(dc.title, " v. ") {
+		t.Errorf("court caption titled %q", dc.title)
+	}
+}
