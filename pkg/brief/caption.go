@@ -1968,8 +1968,10 @@ var midVersusRE = regexp.MustCompile(`(?:^|\s)v\.\s`)
 // Indiana", "Court of Appeal … Fourth Appellate District". A division that
 // names a kind of court ("APPELLATE DIVISION", "CHANCERY DIVISION",
 // "COMMERCIAL DIVISION") is the court's name and stays in it (courtContRE).
+// A division with its seat on one line ("NORTHERN DIVISION AT COVINGTON")
+// is a division as on two ("NORTHERN DIVISION" / "AT COVINGTON"), round 19.
 var (
-	venueDivRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}(?:division|vicinage)(?:\s*[-–—]\s*[a-z.'’ ]{2,30})?$|^division\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[ivx]{1,5}|\d{1,2})$`)
+	venueDivRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}(?:division|vicinage)(?:\s*[-–—]\s*[a-z.'’ ]{2,30})?$|^(?:[a-z.'’]+\s+){1,3}division,?\s+at\s+[a-z.'’]+(?:\s+[a-z.'’]+)?$|^division\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[ivx]{1,5}|\d{1,2})$`)
 	courtKindDiv = regexp.MustCompile(`(?i)\b(?:appellate|chancery|law|family|commercial|criminal|civil|probate|juvenile|equity|tax|housing|trial|business|general|small\s+claims|domestic\s+relations|orphans'?)\s+division$`)
 	compassDivRE = regexp.MustCompile(`(?i)^(?:(?:north|south|east|west)(?:ern)?|central|middle)\s+division\b|^division\s`)
 	divPlaceRE   = regexp.MustCompile(`\s*[-–—].*$`) // "WESTERN DIVISION – LOS ANGELES"

@@ -2761,3 +2761,25 @@ func TestCaptionAgencyTitleAndStackedCaptions(t *testing.T) {
 		t.Errorf("court caption titled %q", dc.title)
 	}
 }
+
+// A federal court's division with its seat on one line under the district
+// ("NORTHERN DIVISION AT COVINGTON") is no part of the court's name and no
+// party's line, as on two lines ("NORTHERN DIVISION" / "AT COVINGTON")
+// (round 19).
+func TestCaptionDivisionAtSeatOneLine(t *testing.T) {
+	for _, div := range [][]string{{"NORTHERN DIVISION AT COVINGTON"}, {"NORTHERN DIVISION", "AT COVINGTON"}, {"Southern Division at London"}} {
+		ls := append([]string{"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF KENTUCKY"}, div...)
+		dc := captionOf(t, lines(append(ls, "MARY MAJOR, ET AL., PLAINTIFFS,", "V. NO. 2:20-CV-44-ABC", "HILLTOP FREIGHT LLC, DEFENDANT.", "DISCLOSURE STATEMENT")...))
+		if dc.court != "United States District Court Eastern District of Kentucky" {
+			t.Errorf("%q: court %q", div, dc.court)
+		}
+		checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+		if dc.title != "Mary Major v. Hilltop Freight LLC" {
+			t.Errorf("%q: title %q", div, dc.title)
+		}
+	}
+	// Not a division: a party whose name ends "… DIVISION," keeps it.
+	dc := captionOf(t, lines("UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF KENTUCKY",
+		"CONSUMER PROTECTION DIVISION,", "Plaintiff,", "v.", "HILLTOP FREIGHT LLC,", "Defendant."))
+	checkParties(t, dc, []wantParty{{"Consumer Protection Division", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+}
