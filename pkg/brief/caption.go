@@ -2424,18 +2424,40 @@ var (
 	guardianSepRE  = regexp.MustCompile(`(?i)\s*,\s*(?:and\s+)?|\s+(?:and|&)\s+`)
 )
 
+// guardianWordRE: a word of the "by and through" construction in lower
+// case, where a line the text cleaner joined to a ruled caption's line
+// resumes the names after the right column's words (round 19).
+var guardianWordRE = regexp.MustCompile(`\b(?:through|guardians?|parents?|natural|next\s+friends?)\b`)
+
+// ruledOnly: a ruled caption's line with nothing left of its rule (":",
+// ": LEAVE TO AMEND").
+func ruledOnly(p string) bool {
+	t := strings.TrimSpace(p)
+	return strings.HasPrefix(t, ":") || strings.HasPrefix(t, "§")
+}
+
 func guardianLines(paras []string) []string {
 	// The left column of a ruled caption's line: its first part, and a
 	// later part that begins in lower case once the right column's number
 	// is cut, the next line the text cleaner joined to it ("by and :
 	// CASE NO. 3:21-cv-00321 through his parents :").
 	left := func(p string) string {
+		// A line that opens with the rule holds the right column only
+		// (": LEAVE TO AMEND", ":"): its left column is empty (round 19).
+		if t := strings.TrimSpace(p); strings.HasPrefix(t, ":") || strings.HasPrefix(t, "§") {
+			return ""
+		}
 		parts := railRE.Split(p, -1)
 		out := parts[0]
 		for _, q := range parts[1:] {
 			q = strings.TrimSpace(caseRefInitialsRE.ReplaceAllString(bareCaseLabelRE.ReplaceAllString(q, " "), " "))
 			if r := firstRune(q); unicode.IsLower(r) {
 				out += " " + q
+			} else if loc := guardianWordRE.FindStringIndex(q); loc != nil && loc[0] > 0 {
+				// The right column's words before the joined line's
+				// ("JUDGE SMITH guardians, ALAN ROE and"): the names
+				// resume at the construction's word (round 19).
+				out += " " + q[loc[0]:]
 			}
 		}
 		out = caseRefInitialsRE.ReplaceAllString(bareCaseLabelRE.ReplaceAllString(out, " "), " ")
@@ -2445,9 +2467,14 @@ func guardianLines(paras []string) []string {
 		if !byAndRE.MatchString(left(paras[i])) {
 			continue
 		}
+		// (A ruled column's lines whose left part is empty, between the
+		// names or before their role words, are read past: round 19.)
 		text, k := left(paras[i]), i
-		for j := i + 1; j < len(paras) && j <= i+5; j++ {
+		for j := i + 1; j < len(paras) && j <= i+7; j++ {
 			l := left(paras[j])
+			if l == "" && ruledOnly(paras[j]) {
+				continue
+			}
 			if l == "" || roleOnlyRE.MatchString(l) || isVersusWord(l) {
 				break
 			}
@@ -2458,8 +2485,13 @@ func guardianLines(paras []string) []string {
 		role := ""
 		if loc := trailingRoleRE.FindStringSubmatchIndex(text); loc != nil {
 			role, text = text[loc[2]:loc[3]], text[:loc[0]]
-		} else if k+1 < len(paras) {
-			role = left(paras[k+1])
+		} else {
+			for j := k + 1; j < len(paras) && j <= k+4; j++ {
+				if l := left(paras[j]); l != "" || !ruledOnly(paras[j]) {
+					role = l
+					break
+				}
+			}
 		}
 		m := guardianRE.FindStringSubmatch(text)
 		if m == nil || !looksLikeName(firstPart(m[1])) {
@@ -2476,7 +2508,14 @@ func guardianLines(paras []string) []string {
 		if trailingRoleRE.MatchString(left(paras[k])) {
 			out = append(out, role+",")
 		}
-		return append(out, paras[k+1:]...)
+		// The right column's lines left of nothing up to the role words
+		// (": LEAVE TO AMEND"), their title's head gone with the names'
+		// lines, are no names (round 19).
+		rest := paras[k+1:]
+		for len(rest) > 0 && ruledOnly(rest[0]) {
+			rest = rest[1:]
+		}
+		return append(out, rest...)
 	}
 	return paras
 }

@@ -2783,3 +2783,26 @@ func TestCaptionDivisionAtSeatOneLine(t *testing.T) {
 		"CONSUMER PROTECTION DIVISION,", "Plaintiff,", "v.", "HILLTOP FREIGHT LLC,", "Defendant."))
 	checkParties(t, dc, []wantParty{{"Consumer Protection Division", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
 }
+
+// A colon-ruled caption whose right column holds the judge and the
+// paper's title beside a minor's names "by and through" the parents, its
+// lines joined by the text cleaner or apart: the right column's words
+// ("JUDGE SMITH", ": LEAVE TO AMEND") are read past, the parents' names
+// kept, and no title line is a party (round 19).
+func TestCaptionRuledColumnBesideGuardians(t *testing.T) {
+	ky := []string{"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF KENTUCKY", "NORTHERN DIVISION", "AT COVINGTON"}
+	dc := captionOf(t, lines(append(ky,
+		"MARY MAJOR, by and : CASE NO. 2:20-cv-00044-ABC", "through her parents and natural : JUDGE SMITH", "guardians, ALAN MAJOR and :",
+		"BETH MAJOR, : PLAINTIFFS' MOTION FOR", ": LEAVE TO AMEND", "Plaintiffs, :", ":", "v. :", ":",
+		"HILLTOP MEDIA LLC :", "d/b/a THE HILLTOP COURIER, :", ":", "Defendant. :")...))
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Alan Major", RolePlaintiff}, {"Beth Major", RolePlaintiff}, {"Hilltop Media LLC d/b/a The Hilltop Courier", RoleDefendant}})
+	wantCases(t, dc, "2:20-cv-00044")
+	if dc.title != "Mary Major v. Hilltop Media LLC d/b/a The Hilltop Courier" {
+		t.Errorf("title %q", dc.title)
+	}
+	// Not the construction: a ruled caption without it keeps its right
+	// column's title out of the names as before.
+	dc = captionOf(t, lines(append(ky,
+		"MARY MAJOR, : CASE NO. 2:20-cv-00044", ":", "Plaintiff, : JUDGE", ":", "v. : COMPLAINT AND", ": JURY DEMAND", "HILLTOP FREIGHT LLC, :", ":", "Defendant. :")...))
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+}
