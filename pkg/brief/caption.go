@@ -1158,6 +1158,15 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			if side == 1 {
 				sinceVersus++
 			}
+			// An agency's "In the Matter of" over names with role lines
+			// ("CITY OF RIVERBEND," / "Employer," / "and" / "…" /
+			// "Petitioner."): the parties of a case between them, not a
+			// subject (round 19).
+			if inRe && dc.agency && roles != "" {
+				if r, _ := agencyRole(roles, RoleOther, ""); r != RoleOther {
+					inRe = false
+				}
+			}
 			role, capacity := roleOf(roles, side)
 			if dc.agency {
 				role, capacity = agencyRole(roles, role, capacity)
@@ -2369,6 +2378,15 @@ var (
 	agencyWordRE   = regexp.MustCompile(`(?i)\b(?:commission|board|authority|administration|agency|office|council|department)\b`)
 )
 
+// stateHeadRE: a state's line alone ("STATE OF MICHIGAN",
+// "COMMONWEALTH OF PENNSYLVANIA"); courtWordRE: a court's word, which no
+// agency under it names (round 19).
+var (
+	stateHeadRE  = regexp.MustCompile(`(?i)^(?:state|commonwealth)\s+of\s+([a-z]+(?:\s+[a-z]+)?)$`)
+	courtWordRE  = regexp.MustCompile(`(?i)\b(?:court|judge|justice|tribunal)\b`)
+	matterTailRE = regexp.MustCompile(`(?i)\s+in\s+the\s+matter\s+of\b.*$`)
+)
+
 func agencyTribunal(paras []string, i int) (name string, next int, ok bool) {
 	p := strings.TrimSpace(paras[i])
 	next = i + 1
@@ -2379,6 +2397,29 @@ func agencyTribunal(paras []string, i int) (name string, next int, ok bool) {
 		name, next = strings.TrimSpace(paras[next]), next+1
 	} else if m := beforeAgencyRE.FindStringSubmatch(p); m != nil {
 		name = strings.TrimSpace(m[1])
+	} else if m := stateHeadRE.FindStringSubmatch(p); m != nil && stateNameRE.MatchString(m[1]) {
+		// A state's agency heads its papers with the state over its
+		// name, no "Before the" ("STATE OF MICHIGAN" / "MICHIGAN
+		// EMPLOYMENT RELATIONS COMMISSION"; "STATE OF NEW JERSEY" /
+		// "PUBLIC EMPLOYMENT RELATIONS COMMISSION"): the agency is the
+		// court, named with its state (round 19). A court under the
+		// state's line ("SUPERIOR COURT OF NEW JERSEY") is read as a
+		// court.
+		for next < len(paras) && next <= i+2 && strings.TrimSpace(paras[next]) == "" {
+			next++
+		}
+		if next >= len(paras) {
+			return "", 0, false
+		}
+		name, next = strings.TrimSpace(paras[next]), next+1
+		name = strings.TrimSpace(matterTailRE.ReplaceAllString(name, "")) // "… Board In the Matter of", lines the cleaner joined
+		if isCourtLine(name) || courtWordRE.MatchString(name) || !agencyName(name) {
+			return "", 0, false
+		}
+		if state := strings.Join(strings.Fields(m[1]), " "); !strings.Contains(strings.ToLower(name), strings.ToLower(state)) {
+			name = state + " " + name
+		}
+		return name, next, true
 	} else {
 		return "", 0, false
 	}

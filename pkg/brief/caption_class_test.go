@@ -2806,3 +2806,37 @@ func TestCaptionRuledColumnBesideGuardians(t *testing.T) {
 		"MARY MAJOR, : CASE NO. 2:20-cv-00044", ":", "Plaintiff, : JUDGE", ":", "v. : COMPLAINT AND", ": JURY DEMAND", "HILLTOP FREIGHT LLC, :", ":", "Defendant. :")...))
 	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
 }
+
+// A state's agency heads its papers with the state's line over its name,
+// no "Before the": the agency is the court, named with its state; its
+// role lines are an agency's (round 19).
+func TestCaptionStateOverAgency(t *testing.T) {
+	for _, c := range []struct {
+		head  []string
+		court string
+	}{
+		{[]string{"STATE OF MICHIGAN", "MICHIGAN EMPLOYMENT RELATIONS COMMISSION"}, "Michigan Employment Relations Commission"},
+		{[]string{"STATE OF NEW JERSEY", "", "PUBLIC EMPLOYMENT RELATIONS COMMISSION"}, "New Jersey Public Employment Relations Commission"},
+		{[]string{"COMMONWEALTH OF PENNSYLVANIA", "Pennsylvania Labor Relations Board"}, "Pennsylvania Labor Relations Board"},
+	} {
+		dc := captionOf(t, lines(append(c.head,
+			"In the Matter of", "CITY OF RIVERBEND,", "Employer,", "and Case No. RC-19-001", "RIVERBEND FIREFIGHTERS, LOCAL 1234,", "Petitioner.", "DECISION AND ORDER")...))
+		if dc.court != c.court {
+			t.Errorf("%q: court %q, want %q", c.head, dc.court, c.court)
+		}
+		if dc.title != "Riverbend Firefighters, Local 1234 v. City of Riverbend" {
+			t.Errorf("%q: title %q", c.head, dc.title)
+		}
+	}
+	// Not an agency: a court under the state's line, and a state named as
+	// a party.
+	dc := captionOf(t, lines("STATE OF NEW JERSEY", "SUPERIOR COURT OF NEW JERSEY", "LAW DIVISION",
+		"MARY MAJOR,", "Plaintiff,", "v.", "RIVERBEND BOARD OF EDUCATION,", "Defendant."))
+	if dc.agency || !strings.Contains(dc.court, "Superior Court") {
+		t.Errorf("court %q (agency %v)", dc.court, dc.agency)
+	}
+	dc = captionOf(t, lines("IN THE COURT OF APPEALS OF OHIO", "STATE OF OHIO", "Plaintiff-Appellee,", "v.", "MARY MAJOR,", "Defendant-Appellant."))
+	if dc.agency {
+		t.Errorf("court %q read as an agency", dc.court)
+	}
+}
