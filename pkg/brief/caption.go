@@ -884,6 +884,10 @@ func prepCaptionLine(p string) (string, bool) {
 	return strings.NewReplacer("\uE000", "NO.", "\uE001", "No.").Replace(p), hadCase
 }
 
+// dotRailRE: a stop alone between spaces, a transcript caption's column
+// rule (round 19).
+var dotRailRE = regexp.MustCompile(`(?:^|\s)\.(?:\s|$)`)
+
 // localNoRE: a union local's number with its "No." (round 19).
 var localNoRE = regexp.MustCompile(`\b(?:LOCAL|Local|LODGE|Lodge)(?:\s+(?:UNION|Union|LODGE|Lodge))?\s+(?:NO|No)\.\s*\d+\b`)
 
@@ -947,6 +951,13 @@ func prepCaptionLine1(p string) (string, bool) {
 	}
 	if q := bareCaseLabelRE.ReplaceAllString(p, " "); q != p {
 		p, hadCase = q, true // "PETER ROE, Case 3:21-cv-00321-RGJ": the right column's number (round 18)
+	}
+	// A court reporter's caption rules its columns with stops (" . "):
+	// "MARY ROE, et al., . Docket No. 20-CV-44", ". At Covington,
+	// Kentucky", "Defendant. ."; read as a ruled caption (round 19). An
+	// ellipsis is no rule.
+	if !strings.Contains(p, ". . .") {
+		p = dotRailRE.ReplaceAllString(p, " ) ")
 	}
 	p = leftColumn(p)
 	p = caseRefInitialsRE.ReplaceAllString(p, " ")

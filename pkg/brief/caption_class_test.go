@@ -2840,3 +2840,22 @@ func TestCaptionStateOverAgency(t *testing.T) {
 		t.Errorf("court %q read as an agency", dc.court)
 	}
 }
+
+// A court reporter's transcript caption ruled with stops (" . ") between
+// the names and the right column's docket, place, day and hour, each line
+// apart as extraction gives them: the names and roles are read as in any
+// ruled caption (round 19). An ellipsis is no rule.
+func TestCaptionTranscriptStopRuled(t *testing.T) {
+	page := strings.Join([]string{"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF KENTUCKY", "NORTHERN DIVISION", "AT COVINGTON",
+		"MARY MAJOR, et al., . Docket No. 20-CV-44", ". At Covington, Kentucky", "Plaintiffs, . Friday, May 1, 2020", ".",
+		"versus . 10:00 a.m.", ".", "HILLTOP FREIGHT LLC, .", ".", "Defendant. .", "TRANSCRIPT OF ORAL ARGUMENT"}, "\n\n")
+	dc := captionOf(t, page)
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+	wantCases(t, dc, "20-cv-44")
+	if dc.title != "Mary Major v. Hilltop Freight LLC" {
+		t.Errorf("title %q", dc.title)
+	}
+	if p, _ := prepCaptionLine("MARY MAJOR . . . AND OTHERS,"); p != "MARY MAJOR . . . AND OTHERS," {
+		t.Errorf("an ellipsis read as a rule: %q", p)
+	}
+}
