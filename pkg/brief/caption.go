@@ -884,6 +884,10 @@ func prepCaptionLine(p string) (string, bool) {
 	return strings.NewReplacer("\uE000", "NO.", "\uE001", "No.").Replace(p), hadCase
 }
 
+// cityStateRE: a city in title case and a state's postal letters (round
+// 19).
+var cityStateRE = regexp.MustCompile(`^[A-Z][a-z.'’-]+(?:\s+[A-Z][a-z.'’-]+){0,2},\s*(?:AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND|OH|OK|OR|PA|PR|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY)\.?$`)
+
 // dotRailRE: a stop alone between spaces, a transcript caption's column
 // rule (round 19).
 var dotRailRE = regexp.MustCompile(`(?:^|\s)\.(?:\s|$)`)
@@ -1215,6 +1219,12 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		// only: elsewhere "Union" can end a name's line (round 19).
 		if dc.agency && laborRoleRE.MatchString(strings.TrimSpace(p)) {
 			kinds[i] = lkRole
+		}
+		// The place where an agency's case arose, its city and state's
+		// postal letters ("Montgomeryville, PA", "Tiffin, OH"), is no
+		// party's line (round 19).
+		if dc.agency && cityStateRE.MatchString(strings.TrimSpace(p)) {
+			kinds[i] = lkSkip
 		}
 	}
 	// A title cut from a name's line that ends in a word wanting more

@@ -2859,3 +2859,21 @@ func TestCaptionTranscriptStopRuled(t *testing.T) {
 		t.Errorf("an ellipsis read as a rule: %q", p)
 	}
 }
+
+// The place an agency's case arose, printed as its city and the state's
+// postal letters between the heading and the names ("Riverton, MI"), is
+// no party: the employer is the name under it (round 19).
+func TestCaptionAgencyPlaceLine(t *testing.T) {
+	for _, place := range []string{"Riverton, MI", "Grand Rapids, MI.", "St. Louis, MO"} {
+		dc := captionOf(t, strings.Join([]string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD", place,
+			"RIVERBEND PACKAGING CO.", "Employer", "and Case 07-RC-200111", "WAREHOUSE WORKERS UNITED", "Petitioner", "ORDER"}, "\n\n"))
+		checkParties(t, dc, []wantParty{{"Riverbend Packaging Co.", RoleDefendant}, {"Warehouse Workers United", RolePlaintiff}})
+		if dc.title != "Warehouse Workers United v. Riverbend Packaging Co." {
+			t.Errorf("%q: title %q", place, dc.title)
+		}
+	}
+	// Not a place: a person's name and a company's.
+	if cityStateRE.MatchString("MARY MAJOR, an Individual") || cityStateRE.MatchString("Acme, Inc.") {
+		t.Errorf("a name read as a place")
+	}
+}
