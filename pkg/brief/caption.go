@@ -2491,6 +2491,10 @@ var (
 // resumes the names after the right column's words (round 19).
 var guardianWordRE = regexp.MustCompile(`\b(?:through|guardians?|parents?|natural|next\s+friends?)\b`)
 
+// judgeCapsColRE: the judge in capitals at a line's end, after a name's
+// comma or a construction's word (round 19).
+var judgeCapsColRE = regexp.MustCompile(`(,|\b[a-z]+)\s+(?:(?:SENIOR|DISTRICT|MAGISTRATE|CHIEF)\s+)*JUDGE(?:\s+[A-Z][A-Z.'’-]*){1,4}\s*$`)
+
 // ruledOnly: a ruled caption's line with nothing left of its rule (":",
 // ": LEAVE TO AMEND").
 func ruledOnly(p string) bool {
@@ -2523,6 +2527,9 @@ func guardianLines(paras []string) []string {
 			}
 		}
 		out = caseRefInitialsRE.ReplaceAllString(bareCaseLabelRE.ReplaceAllString(out, " "), " ")
+		// An unruled caption's right column at a names' line end: the
+		// judge ("guardians, JUDGE SMITH"), round 19.
+		out = judgeCapsColRE.ReplaceAllString(out, "$1")
 		return strings.Join(strings.Fields(out), " ")
 	}
 	for i := 0; i < len(paras) && i < 30; i++ {

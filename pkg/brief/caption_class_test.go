@@ -2877,3 +2877,21 @@ func TestCaptionAgencyPlaceLine(t *testing.T) {
 		t.Errorf("a name read as a place")
 	}
 }
+
+// An unruled caption's right column beside a minor's "by and through"
+// names, its lines apart as extraction gives them: the case number on the
+// minor's line and the judge at the end of the parents' ("…natural
+// guardians, JUDGE SMITH") are no part of the names (round 19).
+func TestCaptionGuardiansBesideJudgeColumn(t *testing.T) {
+	ky := []string{"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF KENTUCKY", "NORTHERN DIVISION", "AT COVINGTON"}
+	for _, judge := range []string{" JUDGE SMITH", " SENIOR JUDGE WILLIAM O. SMITH"} {
+		dc := captionOf(t, strings.Join(append(ky, "MARY MAJOR, a minor, by and through CASE NO. 2:20-CV-00044-ABC", "her parents and natural guardians,"+judge,
+			"ALAN MAJOR and BETH MAJOR,", "Plaintiffs,", "v.", "HILLTOP MEDIA LLC,", "Defendant.", "PLAINTIFFS' RESPONSE"), "\n\n"))
+		checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Alan Major", RolePlaintiff}, {"Beth Major", RolePlaintiff}, {"Hilltop Media LLC", RoleDefendant}})
+		wantCases(t, dc, "2:20-cv-00044")
+	}
+	// Not a judge's column: a name's own words in capitals stay.
+	if got := judgeCapsColRE.ReplaceAllString("guardians, JUDGE", "$1"); got != "guardians, JUDGE" {
+		t.Errorf("%q", got)
+	}
+}
