@@ -1071,6 +1071,11 @@ func classify(p string) lineKind {
 	if looksLikeName(p) {
 		return lkName
 	}
+	// A name whose trade name or alias runs on to the next line
+	// ("HILLTOP MEDIA LLC d/b/a" / "THE HILLTOP COURIER,"), round 19.
+	if loc := tradeTailRE.FindStringIndex(p); loc != nil && loc[0] > 0 && looksLikeName(p[:loc[0]]) {
+		return lkName
+	}
 	if r, _ := utf8.DecodeRuneInString(p); unicode.IsLower(r) && len(p) < 120 && !brandCase(p) {
 		return lkCont
 	}
@@ -1920,6 +1925,7 @@ func CaseKey(s string) string {
 var (
 	// The small words that join a name to its trade name or alias.
 	tradeNameRE = regexp.MustCompile(`\b(?:d/b/a|a/k/a|f/k/a|n/k/a|dba)\b`)
+	tradeTailRE = regexp.MustCompile(`\s+(?:d/b/a|f/k/a|n/k/a|dba|D/B/A|DBA)$`)
 	// A case number after a label without "No." (round 18): a district
 	// court's ("Case 3:21-cv-00321-RGJ", "Civil Action 2:19-cv-00019"),
 	// or an agency's region, type and number ("Case 04-RC-128714").

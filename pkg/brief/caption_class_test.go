@@ -2895,3 +2895,20 @@ func TestCaptionGuardiansBesideJudgeColumn(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// A name whose trade name runs on to the next line, the marker at the
+// line's end ("HILLTOP MEDIA LLC d/b/a" / "THE HILLTOP COURIER,"): one
+// party, as when the marker opens the second line (round 19).
+func TestCaptionTradeNameOverLines(t *testing.T) {
+	for _, ls := range [][]string{{"HILLTOP MEDIA LLC d/b/a", "THE HILLTOP COURIER,"}, {"HILLTOP MEDIA LLC", "d/b/a THE HILLTOP COURIER,"}, {"HILLTOP MEDIA LLC D/B/A", "THE HILLTOP COURIER,"}} {
+		page := append([]string{"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF KENTUCKY", "MARY MAJOR,", "Plaintiff,", "v."}, ls...)
+		dc := captionOf(t, strings.Join(append(page, "Defendant.", "ANSWER"), "\n\n"))
+		if len(dc.parties) != 2 || dc.parties[1].role != RoleDefendant || !strings.HasPrefix(dc.parties[1].name, "Hilltop Media LLC") || !strings.HasSuffix(dc.parties[1].name, "The Hilltop Courier") {
+			t.Errorf("%q: parties %+v", ls, dc.parties)
+		}
+	}
+	// Not a name: running text that ends in the marker.
+	if k := classify("the company does business d/b/a"); k == lkName {
+		t.Errorf("running text read as a name's line")
+	}
+}
