@@ -1210,6 +1210,35 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			dc.title, dc.titlePage = sideNames[0][0]+" v. "+sideNames[1][0], page
 		}
 	}
+	// boardOrder: a labor board's caption that prints its names with no
+	// role lines, joined by "and" lines ("RIVERBEND PACKAGING CO." / "and"
+	// / "MARY ROE" / "and" / "WAREHOUSE WORKERS UNITED"): the board prints
+	// the employer first, the petitioner next and any other party after
+	// them; the paper's title in capitals under them is no name (round
+	// 19).
+	boardOrder := func() {
+		if !dc.agency || side != 0 || sawVersus || inRe || inReDone || len(dc.parties) > 0 || len(pending) < 2 || !strings.Contains(strings.Join(pending, "\n"), ";") {
+			return
+		}
+		ls := pending
+		for len(ls) > 0 && boardPaperRE.MatchString(ls[len(ls)-1]) && !strings.ContainsAny(ls[len(ls)-1], ",;") {
+			ls = ls[:len(ls)-1]
+		}
+		names := splitNames(joinNameLines(ls))
+		if len(names) < 2 {
+			return
+		}
+		for ni, n := range names {
+			role, capacity := RoleOther, ""
+			switch ni {
+			case 0:
+				role, capacity = RoleDefendant, "employer"
+			case 1:
+				role, capacity = RolePlaintiff, "petitioner"
+			}
+			dc.parties = append(dc.parties, captionParty{name: n, role: role, capacity: capacity, page: page})
+		}
+	}
 	stops := 0
 	prepped := make([]string, len(paras))
 	kinds := make([]lineKind, len(paras))
@@ -1567,6 +1596,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			if len(pending) > 0 && side == 1 {
 				emitRoleless(pending)
 			}
+			boardOrder()
 			pending = nil
 			if midVersusRE.MatchString(p) && len(sideNames[0]) > 0 && !sawVersus {
 				side, sawVersus = 1, true // "Appeal from the United States v. District Court": a middle column's "v."
@@ -1585,8 +1615,13 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 	if len(pending) > 0 && (side == 1 || inRe) {
 		emitRoleless(pending)
 	}
+	boardOrder()
 	finishTitle()
 }
+
+// boardPaperRE: the words of a board's paper's title ("DECISION AND
+// DIRECTION OF SECOND ELECTION", "ORDER"), round 19.
+var boardPaperRE = regexp.MustCompile(`(?i)\b(?:decision|order|direction|certification|report|recommendations?|election|objections)\b`)
 
 // descParenRE, descOpenRE, descCloseRE: a party's description in
 // parentheses ("(an individual)", "(a Delaware corporation)"), opened at a

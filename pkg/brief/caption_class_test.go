@@ -2912,3 +2912,32 @@ func TestCaptionTradeNameOverLines(t *testing.T) {
 		t.Errorf("running text read as a name's line")
 	}
 }
+
+// A labor board's caption printed with no role lines, its names joined by
+// "and" lines: the board prints the employer first, the petitioner next
+// (in a decertification case an employee) and the union after them; the
+// paper's title under the names is none of them (round 19).
+func TestCaptionBoardOrderWithoutRoles(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD",
+		"RIVERBEND PACKAGING CO.", "and Case 10-RD-100001", "MARY MAJOR", "and", "WAREHOUSE WORKERS UNITED",
+		"DECISION AND DIRECTION OF SECOND ELECTION", "The National Labor Relations Board has considered objections to an election held in this matter and the hearing officer's report."}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Riverbend Packaging Co.", RoleDefendant}, {"Mary Major", RolePlaintiff}, {"Warehouse Workers United", RoleOther}})
+	if dc.title != "Mary Major v. Riverbend Packaging Co." {
+		t.Errorf("title %q", dc.title)
+	}
+	wantCases(t, dc, "10-RD-100001")
+	// Not the board's order: a court's caption without role words, and an
+	// agency's name alone, name no parties by position.
+	dc = captionOf(t, strings.Join([]string{"UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"RIVERBEND PACKAGING CO.", "and", "MARY MAJOR", "ORDER"}, "\n\n"))
+	for _, p := range dc.parties {
+		if p.capacity == "employer" {
+			t.Errorf("court caption read in the board's order: %+v", dc.parties)
+		}
+	}
+	dc = captionOf(t, strings.Join([]string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD",
+		"RIVERBEND PACKAGING CO.", "ORDER"}, "\n\n"))
+	if len(dc.parties) != 0 {
+		t.Errorf("one name read as a case's parties: %+v", dc.parties)
+	}
+}
