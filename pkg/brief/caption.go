@@ -1174,7 +1174,18 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		if side == 1 && roles != "" {
 			roled = true
 		}
-		for _, n := range splitNames(joinNameLines(names)) {
+		split := splitNames(joinNameLines(names))
+		// Under an agency's singular role line ("Petitioner", "Employer",
+		// "Intervenor/Union") the block above is one party's name, its
+		// commas its own ("SECURITY, POLICE AND FIRE PROFESSIONALS OF
+		// AMERICA"); names the board joins by "and" lines stay apart
+		// (round 19).
+		if dc.agency && len(split) > 1 && singularAgencyRoleRE.MatchString(strings.TrimSpace(roles)) && !strings.Contains(joinNameLines(names), ";") {
+			if one := oneAgencyName(joinNameLines(names)); one != "" {
+				split = []string{one}
+			}
+		}
+		for _, n := range split {
 			if side == 1 {
 				sinceVersus++
 			}
@@ -2669,3 +2680,22 @@ var (
 	unionLocalRE     = regexp.MustCompile(`(?i)^(?:and\s+its\s+(?:affiliated\s+)?)?(?:local(?:\s+union|\s+lodge)?|(?:district\s+)?lodge|district\s+council)(?:\s+no\.?)?\s*\d+(?:-?[A-Z0-9]+)?$`)
 	unionLocalTailRE = regexp.MustCompile(`(?i)\b(?:local(?:\s+union|\s+lodge)?|lodge|district\s+council)(?:\s+no\.?)?\s*\d+(?:-?[A-Z0-9]+)?$`)
 )
+
+// singularAgencyRoleRE: one party's role line in an agency's caption.
+var singularAgencyRoleRE = regexp.MustCompile(`^(?:Employer|Petitioner|Intervenor|Intervener|Respondent|Union|Charging Party|Charged Party|Employer-Petitioner|Intervenor/Union|Petitioner/Union|EMPLOYER|PETITIONER|INTERVENOR|RESPONDENT|UNION)[.,;]?$`)
+
+// oneAgencyName: a block's text as one party's name, its description
+// after a comma in lower case cut ("MARY ROE, an Individual").
+func oneAgencyName(block string) string {
+	block = etAlRE.ReplaceAllString(block, "")
+	if loc := lowerDescRE.FindStringIndex(block); loc != nil {
+		block = block[:loc[0]]
+	}
+	ns := splitCleanNames(cleanName(block))
+	if len(ns) != 1 {
+		return ""
+	}
+	return ns[0]
+}
+
+var lowerDescRE = regexp.MustCompile(`,\s+(?:an?|the)\s+\p{Ll}`)

@@ -2941,3 +2941,20 @@ func TestCaptionBoardOrderWithoutRoles(t *testing.T) {
 		t.Errorf("one name read as a case's parties: %+v", dc.parties)
 	}
 }
+
+// Under an agency's singular role line the block above it is one party,
+// its commas its own: a union named "SECURITY, POLICE AND FIRE
+// PROFESSIONALS OF AMERICA" over lines is one petitioner; a description
+// in lower case after a comma is still cut, and names the board joins by
+// "and" lines stay apart (round 19).
+func TestCaptionAgencyOneNamePerRole(t *testing.T) {
+	head := []string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD"}
+	dc := captionOf(t, strings.Join(append(head, "HILLTOP SECURITY SERVICES, INC.", "Employer", "and Case 01-RC-111111",
+		"SECURITY, POLICE AND FIRE", "PROFESSIONALS OF AMERICA", "Petitioner", "and", "MARY MAJOR, an Individual", "Intervenor", "ORDER"), "\n\n"))
+	checkParties(t, dc, []wantParty{{"Hilltop Security Services, Inc.", RoleDefendant}, {"Security, Police and Fire Professionals of America", RolePlaintiff}, {"Mary Major", RoleOther}})
+	// Not one name: a court's caption in capitals lists two parties
+	// after a comma, and a plural role covers several.
+	dc = captionOf(t, strings.Join([]string{"UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"MARY MAJOR, JOHN MAJOR,", "Plaintiffs,", "v.", "HILLTOP FREIGHT LLC,", "Defendant."}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"John Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+}
