@@ -880,13 +880,26 @@ func prepCaptionLine(p string) (string, bool) {
 	p = localNoRE.ReplaceAllStringFunc(p, func(m string) string {
 		return strings.Replace(strings.Replace(m, "NO.", "\uE000", 1), "No.", "\uE001", 1)
 	})
+	// An organisation's initials in parentheses in a name's line in
+	// capitals ("… UNION (UGA)", "(SPFPA) AND ITS LOCAL 7") are the
+	// name's, kept from the column rules' parentheses (round 19).
+	if mostlyCaps(p) {
+		p = acronymRE.ReplaceAllString(p, "\uE002$1\uE003")
+	}
 	p, hadCase := prepCaptionLine1(p)
-	return strings.NewReplacer("\uE000", "NO.", "\uE001", "No.").Replace(p), hadCase
+	return strings.NewReplacer("\uE000", "NO.", "\uE001", "No.", "\uE002", "(", "\uE003", ")").Replace(p), hadCase
 }
+
+// acronymRE: initials in parentheses (round 19).
+var acronymRE = regexp.MustCompile(`\(([A-Z]{2,6})\)`)
 
 // cityStateRE: a city in title case and a state's postal letters (round
 // 19).
 var cityStateRE = regexp.MustCompile(`^[A-Z][a-z.'’-]+(?:\s+[A-Z][a-z.'’-]+){0,2},\s*(?:AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND|OH|OK|OR|PA|PR|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY)\.?$`)
+
+// acronymTailRE: an organisation's initials in parentheses ending a line
+// ("(UGA)", "(SPFPA)"), round 19.
+var acronymTailRE = regexp.MustCompile(`\s\([A-Z]{2,6}\)[,;]?\s*$`)
 
 // dotRailRE: a stop alone between spaces, a transcript caption's column
 // rule (round 19).
@@ -935,7 +948,9 @@ func prepCaptionLine1(p string) (string, bool) {
 	if q := parenNoRE.ReplaceAllString(p, " "); strings.TrimSpace(q) != "" {
 		p = q
 	}
-	if q := parenColRE.ReplaceAllString(p, ""); strings.TrimSpace(q) != "" {
+	// (A name's own initials in parentheses at its line's end,
+	// "INTERNATIONAL UNION (UGA)", are the name's: round 19.)
+	if q := parenColRE.ReplaceAllString(p, ""); strings.TrimSpace(q) != "" && !(acronymTailRE.MatchString(p) && mostlyCaps(q)) {
 		p = q
 	}
 	p = pluralRE.ReplaceAllString(p, "s") // "Debtor(s)"
@@ -1126,6 +1141,9 @@ func looksLikeName(s string) bool {
 	caps := 0
 	for _, w := range words {
 		r, _ := utf8.DecodeRuneInString(w)
+		if acronymRE.MatchString(w) {
+			r = 'A' // a name's initials in parentheses, "(UGA)" (round 19)
+		}
 		if unicode.IsUpper(r) || unicode.IsDigit(r) || brandCase(w) || connector[strings.ToLower(strings.Trim(w, ".,"))] {
 			caps++
 		}

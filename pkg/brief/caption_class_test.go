@@ -2958,3 +2958,32 @@ func TestCaptionAgencyOneNamePerRole(t *testing.T) {
 		"MARY MAJOR, JOHN MAJOR,", "Plaintiffs,", "v.", "HILLTOP FREIGHT LLC,", "Defendant."}, "\n\n"))
 	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"John Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
 }
+
+// An organisation's initials in parentheses are part of its name in a
+// caption in capitals, at a line's end or a line's start ("INTERNATIONAL
+// UNION (UGA)", "(SPFPA) AND ITS LOCAL 7"), kept in capitals; the Brief
+// names the party with them (round 19).
+func TestCaptionNameInitialsInParentheses(t *testing.T) {
+	page := strings.Join([]string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD",
+		"HILLTOP SECURITY SERVICES, INC.", "Employer", "and Case 01-RC-111111", "SECURITY OFFICERS OF AMERICA", "(SOA) AND ITS LOCAL 7", "Petitioner",
+		"and", "UNITED GUARDS OF AMERICA", "INTERNATIONAL UNION (UGA)", "Intervenor/Union", "ORDER"}, "\n\n")
+	dc := captionOf(t, page)
+	checkParties(t, dc, []wantParty{{"Hilltop Security Services, Inc.", RoleDefendant}, {"Security Officers of America (SOA) and Its Local 7", RolePlaintiff}, {"United Guards of America International Union (UGA)", RoleOther}})
+	in := Input{FirmID: "11111111-1111-4111-8111-111111111111", MatterID: "22222222-2222-4222-8222-222222222222", Title: "m",
+		Documents: []Document{{ID: "33333333-3333-4333-8333-333333333333", Name: "order.pdf", SHA256: strings.Repeat("a", 64), Pages: []string{page}}}}
+	b, err := NewExtractive().Build(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range b.Parties {
+		found = found || p.Name == "United Guards of America International Union (UGA)"
+	}
+	if !found || b.Checks.DroppedCitations != 0 {
+		t.Errorf("Brief parties %+v (dropped citations %d)", b.Parties, b.Checks.DroppedCitations)
+	}
+	// Not initials: a party's description in parentheses is still cut.
+	dc = captionOf(t, strings.Join([]string{"UNITED STATES DISTRICT COURT", "NORTHERN DISTRICT OF CALIFORNIA",
+		"MUI LIANG TJOA (an individual),", "Plaintiff,", "v.", "HILLTOP FREIGHT LLC,", "Defendant."}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Mui Liang Tjoa", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+}

@@ -653,6 +653,12 @@ func titleCase(s string) string {
 				continue
 			}
 		}
+		// An organisation's initials in parentheses stay capitals:
+		// "International Union (UGA)" (round 19).
+		if parenInitialsRE.MatchString(w) {
+			words[i] = strings.ToUpper(w)
+			continue
+		}
 		r := []rune(w)
 		up := true
 		for j, c := range r {
@@ -691,3 +697,5 @@ func anyPageHas(d *docPages, name string) bool {
 	}
 	return false
 }
+
+var parenInitialsRE = regexp.MustCompile(`^\([a-z]{2,6}\)[,;.]?$`)
