@@ -886,7 +886,21 @@ func prepCaptionLine(p string) (string, bool) {
 	if mostlyCaps(p) {
 		p = acronymRE.ReplaceAllString(p, "\uE002$1\uE003")
 	}
+	// A colon-ruled caption's line: the names are left of the rule, the
+	// right column (the number, the judge, the paper's title over
+	// several lines) right of it; a line that opens with the rule holds
+	// the right column only (round 19).
+	rightCase := false
+	if t := strings.TrimSpace(p); t == ":" || strings.HasPrefix(t, ": ") {
+		return "", caseRefRE.MatchString(t) || bareTokRE.MatchString(t)
+	}
+	if i := strings.Index(p, " : "); i > 0 && strings.TrimSpace(p[:i]) != "" {
+		right := p[i+3:]
+		rightCase = caseRefRE.MatchString(right) || bareTokRE.MatchString(right) || bareCaseLabelRE.MatchString(" "+right)
+		p = p[:i]
+	}
 	p, hadCase := prepCaptionLine1(p)
+	hadCase = hadCase || rightCase
 	return strings.NewReplacer("\uE000", "NO.", "\uE001", "No.", "\uE002", "(", "\uE003", ")").Replace(p), hadCase
 }
 
@@ -1296,7 +1310,10 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 	// the title's, no name.
 	for i := 0; i+1 < len(paras); i++ {
 		raw := strings.TrimSpace(paras[i])
-		if titleTailRE.MatchString(raw) && titleFragRE.MatchString(raw) && strings.TrimSpace(prepped[i]) != raw && kinds[i+1] == lkName {
+		// (Not from a colon-ruled line that holds the right column only,
+		// ": RECONSIDERATION, AND FOR": the title runs on in the right
+		// column, beside the next name, round 19.)
+		if titleTailRE.MatchString(raw) && titleFragRE.MatchString(raw) && strings.TrimSpace(prepped[i]) != raw && !ruledOnly(raw) && kinds[i+1] == lkName {
 			next := strings.TrimSpace(prepped[i+1])
 			if mostlyCaps(next) && !strings.HasSuffix(next, ",") && !strings.HasSuffix(next, ";") && !roleWordRE.MatchString(next) {
 				kinds[i+1] = lkSkip

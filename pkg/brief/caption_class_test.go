@@ -2987,3 +2987,27 @@ func TestCaptionNameInitialsInParentheses(t *testing.T) {
 		"MUI LIANG TJOA (an individual),", "Plaintiff,", "v.", "HILLTOP FREIGHT LLC,", "Defendant."}, "\n\n"))
 	checkParties(t, dc, []wantParty{{"Mui Liang Tjoa", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
 }
+
+// A colon-ruled caption whose right column holds the paper's long title
+// over the lines beside the names (": PLAINTIFFS' MOTION FOR RELIEF", "v.
+// : FROM JUDGMENT, FOR", ": RECONSIDERATION, AND FOR", "ACME LLC : LEAVE
+// TO FILE …"): the names are left of the rule, a line that opens with the
+// rule holds the right column only, and the title's words wanting more
+// run on in the right column, not into the next name (round 19).
+func TestCaptionColonRuledRightColumnTitle(t *testing.T) {
+	page := strings.Join([]string{"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF KENTUCKY", "NORTHERN DIVISION", "AT COVINGTON",
+		"MARY MAJOR, : CASE NO. 2:20-cv-00044-ABC", ": JUDGE SMITH", "Plaintiff, :", ": PLAINTIFF'S MOTION FOR RELIEF", "v. : FROM JUDGMENT, FOR",
+		": RECONSIDERATION, AND FOR", "HILLTOP MEDIA LLC : LEAVE TO FILE AN AMENDED", "d/b/a THE HILLTOP COURIER, : COMPLAINT", ":",
+		"Defendant. : ORAL ARGUMENT REQUESTED"}, "\n\n")
+	dc := captionOf(t, page)
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Media LLC d/b/a The Hilltop Courier", RoleDefendant}})
+	wantCases(t, dc, "2:20-cv-00044")
+	if dc.title != "Mary Major v. Hilltop Media LLC d/b/a The Hilltop Courier" {
+		t.Errorf("title %q", dc.title)
+	}
+	// Not a rule: a colon without a space before it ("CASE NO.: 123")
+	// leaves the line as it is.
+	if p, _ := prepCaptionLine("MARY MAJOR,"); p != "MARY MAJOR," {
+		t.Errorf("%q", p)
+	}
+}
