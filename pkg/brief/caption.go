@@ -418,7 +418,34 @@ func readCaption(pages []string, stampCases []string) docCaption {
 	}
 	dc.caseNumbers = dropCaseFragments(dc.caseNumbers)
 	dropNonNames(&dc)
+	agencyTitle(&dc)
 	return dc
+}
+
+// agencyTitle titles an agency's caption that names its parties by role
+// lines with no "v." between them ("RIVERBEND PACKAGING CO." / "Employer"
+// / "and" / "WAREHOUSE WORKERS UNITED" / "Petitioner"), as any caption is
+// titled: the first plaintiff's side (the petitioner, the charging party)
+// v. the first defendant's (the employer, the respondent), whichever the
+// board prints first; of two captions stacked on one paper, the first's
+// (round 19).
+func agencyTitle(dc *docCaption) {
+	if !dc.agency || dc.title != "" {
+		return
+	}
+	var pl, df *captionParty
+	for i := range dc.parties {
+		p := &dc.parties[i]
+		if p.role == RolePlaintiff && pl == nil {
+			pl = p
+		}
+		if p.role == RoleDefendant && df == nil {
+			df = p
+		}
+	}
+	if pl != nil && df != nil {
+		dc.title, dc.titlePage = pl.name+" v. "+df.name, min(pl.page, df.page)
+	}
 }
 
 var (
@@ -848,6 +875,54 @@ var (
 
 func prepCaptionLine(p string) (string, bool) {
 	p = unspace(p)
+	// A union local's "No." ("BOILERMAKERS, LOCAL NO. 18") is the name's,
+	// no case label's: kept from the label rules below (round 19).
+	p = localNoRE.ReplaceAllStringFunc(p, func(m string) string {
+		return strings.Replace(strings.Replace(m, "NO.", "\uE000", 1), "No.", "\uE001", 1)
+	})
+	// An organisation's initials in parentheses in a name's line in
+	// capitals ("… UNION (UGA)", "(SPFPA) AND ITS LOCAL 7") are the
+	// name's, kept from the column rules' parentheses (round 19).
+	if mostlyCaps(p) {
+		p = acronymRE.ReplaceAllString(p, "\uE002$1\uE003")
+	}
+	// A colon-ruled caption's line: the names are left of the rule, the
+	// right column (the number, the judge, the paper's title over
+	// several lines) right of it; a line that opens with the rule holds
+	// the right column only (round 19).
+	rightCase := false
+	if t := strings.TrimSpace(p); t == ":" || strings.HasPrefix(t, ": ") {
+		return "", caseRefRE.MatchString(t) || bareTokRE.MatchString(t)
+	}
+	if i := strings.Index(p, " : "); i > 0 && strings.TrimSpace(p[:i]) != "" {
+		right := p[i+3:]
+		rightCase = caseRefRE.MatchString(right) || bareTokRE.MatchString(right) || bareCaseLabelRE.MatchString(" "+right)
+		p = p[:i]
+	}
+	p, hadCase := prepCaptionLine1(p)
+	hadCase = hadCase || rightCase
+	return strings.NewReplacer("\uE000", "NO.", "\uE001", "No.", "\uE002", "(", "\uE003", ")").Replace(p), hadCase
+}
+
+// acronymRE: initials in parentheses (round 19).
+var acronymRE = regexp.MustCompile(`\(([A-Z]{2,6})\)`)
+
+// cityStateRE: a city in title case and a state's postal letters (round
+// 19).
+var cityStateRE = regexp.MustCompile(`^[A-Z][a-z.'’-]+(?:\s+[A-Z][a-z.'’-]+){0,2},\s*(?:AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND|OH|OK|OR|PA|PR|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY)\.?$`)
+
+// acronymTailRE: an organisation's initials in parentheses ending a line
+// ("(UGA)", "(SPFPA)"), round 19.
+var acronymTailRE = regexp.MustCompile(`\s\([A-Z]{2,6}\)[,;]?\s*$`)
+
+// dotRailRE: a stop alone between spaces, a transcript caption's column
+// rule (round 19).
+var dotRailRE = regexp.MustCompile(`(?:^|\s)\.(?:\s|$)`)
+
+// localNoRE: a union local's number with its "No." (round 19).
+var localNoRE = regexp.MustCompile(`\b(?:LOCAL|Local|LODGE|Lodge)(?:\s+(?:UNION|Union|LODGE|Lodge))?\s+(?:NO|No)\.\s*\d+\b`)
+
+func prepCaptionLine1(p string) (string, bool) {
 	p = bureauLabelRE.ReplaceAllString(p, "$1") // "WC Docket No. 17-108": the bureau's letters go with the number
 	// A party's description in parentheses and an alias are no part of
 	// its name: "MUI LIANG TJOA (an individual)", "NG CHER YONG aka CY NG";
@@ -887,7 +962,9 @@ func prepCaptionLine(p string) (string, bool) {
 	if q := parenNoRE.ReplaceAllString(p, " "); strings.TrimSpace(q) != "" {
 		p = q
 	}
-	if q := parenColRE.ReplaceAllString(p, ""); strings.TrimSpace(q) != "" {
+	// (A name's own initials in parentheses at its line's end,
+	// "INTERNATIONAL UNION (UGA)", are the name's: round 19.)
+	if q := parenColRE.ReplaceAllString(p, ""); strings.TrimSpace(q) != "" && !(acronymTailRE.MatchString(p) && mostlyCaps(q)) {
 		p = q
 	}
 	p = pluralRE.ReplaceAllString(p, "s") // "Debtor(s)"
@@ -907,6 +984,13 @@ func prepCaptionLine(p string) (string, bool) {
 	}
 	if q := bareCaseLabelRE.ReplaceAllString(p, " "); q != p {
 		p, hadCase = q, true // "PETER ROE, Case 3:21-cv-00321-RGJ": the right column's number (round 18)
+	}
+	// A court reporter's caption rules its columns with stops (" . "):
+	// "MARY ROE, et al., . Docket No. 20-CV-44", ". At Covington,
+	// Kentucky", "Defendant. ."; read as a ruled caption (round 19). An
+	// ellipsis is no rule.
+	if !strings.Contains(p, ". . .") {
+		p = dotRailRE.ReplaceAllString(p, " ) ")
 	}
 	p = leftColumn(p)
 	p = caseRefInitialsRE.ReplaceAllString(p, " ")
@@ -1016,6 +1100,11 @@ func classify(p string) lineKind {
 	if looksLikeName(p) {
 		return lkName
 	}
+	// A name whose trade name or alias runs on to the next line
+	// ("HILLTOP MEDIA LLC d/b/a" / "THE HILLTOP COURIER,"), round 19.
+	if loc := tradeTailRE.FindStringIndex(p); loc != nil && loc[0] > 0 && looksLikeName(p[:loc[0]]) {
+		return lkName
+	}
 	if r, _ := utf8.DecodeRuneInString(p); unicode.IsLower(r) && len(p) < 120 && !brandCase(p) {
 		return lkCont
 	}
@@ -1066,6 +1155,9 @@ func looksLikeName(s string) bool {
 	caps := 0
 	for _, w := range words {
 		r, _ := utf8.DecodeRuneInString(w)
+		if acronymRE.MatchString(w) {
+			r = 'A' // a name's initials in parentheses, "(UGA)" (round 19)
+		}
 		if unicode.IsUpper(r) || unicode.IsDigit(r) || brandCase(w) || connector[strings.ToLower(strings.Trim(w, ".,"))] {
 			caps++
 		}
@@ -1114,11 +1206,34 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		if side == 1 && roles != "" {
 			roled = true
 		}
-		for _, n := range splitNames(joinNameLines(names)) {
+		split := splitNames(joinNameLines(names))
+		// Under an agency's singular role line ("Petitioner", "Employer",
+		// "Intervenor/Union") the block above is one party's name, its
+		// commas its own ("SECURITY, POLICE AND FIRE PROFESSIONALS OF
+		// AMERICA"); names the board joins by "and" lines stay apart
+		// (round 19).
+		if dc.agency && len(split) > 1 && singularAgencyRoleRE.MatchString(strings.TrimSpace(roles)) && !strings.Contains(joinNameLines(names), ";") {
+			if one := oneAgencyName(joinNameLines(names)); one != "" {
+				split = []string{one}
+			}
+		}
+		for _, n := range split {
 			if side == 1 {
 				sinceVersus++
 			}
+			// An agency's "In the Matter of" over names with role lines
+			// ("CITY OF RIVERBEND," / "Employer," / "and" / "…" /
+			// "Petitioner."): the parties of a case between them, not a
+			// subject (round 19).
+			if inRe && dc.agency && roles != "" {
+				if r, _ := agencyRole(roles, RoleOther, ""); r != RoleOther {
+					inRe = false
+				}
+			}
 			role, capacity := roleOf(roles, side)
+			if dc.agency {
+				role, capacity = agencyRole(roles, role, capacity)
+			}
 			if inRe {
 				inReDone = true
 				role, capacity = RoleOther, "subject"
@@ -1138,6 +1253,35 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			dc.title, dc.titlePage = sideNames[0][0]+" v. "+sideNames[1][0], page
 		}
 	}
+	// boardOrder: a labor board's caption that prints its names with no
+	// role lines, joined by "and" lines ("RIVERBEND PACKAGING CO." / "and"
+	// / "MARY ROE" / "and" / "WAREHOUSE WORKERS UNITED"): the board prints
+	// the employer first, the petitioner next and any other party after
+	// them; the paper's title in capitals under them is no name (round
+	// 19).
+	boardOrder := func() {
+		if !dc.agency || side != 0 || sawVersus || inRe || inReDone || len(dc.parties) > 0 || len(pending) < 2 || !strings.Contains(strings.Join(pending, "\n"), ";") {
+			return
+		}
+		ls := pending
+		for len(ls) > 0 && boardPaperRE.MatchString(ls[len(ls)-1]) && !strings.ContainsAny(ls[len(ls)-1], ",;") {
+			ls = ls[:len(ls)-1]
+		}
+		names := splitNames(joinNameLines(ls))
+		if len(names) < 2 {
+			return
+		}
+		for ni, n := range names {
+			role, capacity := RoleOther, ""
+			switch ni {
+			case 0:
+				role, capacity = RoleDefendant, "employer"
+			case 1:
+				role, capacity = RolePlaintiff, "petitioner"
+			}
+			dc.parties = append(dc.parties, captionParty{name: n, role: role, capacity: capacity, page: page})
+		}
+	}
 	stops := 0
 	prepped := make([]string, len(paras))
 	kinds := make([]lineKind, len(paras))
@@ -1147,6 +1291,18 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		if hadCase && kinds[i] == lkSkip {
 			kinds[i] = lkCaseNo
 		}
+		// A labor board's role lines under the names ("Union",
+		// "Intervenor/Union", "Charging Party"), in an agency's caption
+		// only: elsewhere "Union" can end a name's line (round 19).
+		if dc.agency && laborRoleRE.MatchString(strings.TrimSpace(p)) {
+			kinds[i] = lkRole
+		}
+		// The place where an agency's case arose, its city and state's
+		// postal letters ("Montgomeryville, PA", "Tiffin, OH"), is no
+		// party's line (round 19).
+		if dc.agency && cityStateRE.MatchString(strings.TrimSpace(p)) {
+			kinds[i] = lkSkip
+		}
 	}
 	// A title cut from a name's line that ends in a word wanting more
 	// ("MARY ROE, individually, STIPULATION AND ORDER RE") runs on to the
@@ -1154,7 +1310,10 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 	// the title's, no name.
 	for i := 0; i+1 < len(paras); i++ {
 		raw := strings.TrimSpace(paras[i])
-		if titleTailRE.MatchString(raw) && titleFragRE.MatchString(raw) && strings.TrimSpace(prepped[i]) != raw && kinds[i+1] == lkName {
+		// (Not from a colon-ruled line that holds the right column only,
+		// ": RECONSIDERATION, AND FOR": the title runs on in the right
+		// column, beside the next name, round 19.)
+		if titleTailRE.MatchString(raw) && titleFragRE.MatchString(raw) && strings.TrimSpace(prepped[i]) != raw && !ruledOnly(raw) && kinds[i+1] == lkName {
 			next := strings.TrimSpace(prepped[i+1])
 			if mostlyCaps(next) && !strings.HasSuffix(next, ",") && !strings.HasSuffix(next, ";") && !roleWordRE.MatchString(next) {
 				kinds[i+1] = lkSkip
@@ -1347,7 +1506,10 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			// A caption whose text lost its "v." (an OCR layer): a
 			// defendant's role words after a plaintiff's begin the other
 			// side.
-			if side == 0 && !sawVersus && len(pending) > 0 && len(sideNames[0]) > 0 {
+			// (Not in an agency's caption, whose role lines name each
+			// party with no "v.", an employer's after a petitioner's in a
+			// second caption stacked under the first: round 19.)
+			if side == 0 && !sawVersus && !dc.agency && len(pending) > 0 && len(sideNames[0]) > 0 {
 				if r, _ := roleOf(p, 0); r == RoleDefendant && plaintiffNamed(dc.parties) {
 					side, sawVersus = 1, true
 				}
@@ -1480,6 +1642,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			if len(pending) > 0 && side == 1 {
 				emitRoleless(pending)
 			}
+			boardOrder()
 			pending = nil
 			if midVersusRE.MatchString(p) && len(sideNames[0]) > 0 && !sawVersus {
 				side, sawVersus = 1, true // "Appeal from the United States v. District Court": a middle column's "v."
@@ -1498,8 +1661,13 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 	if len(pending) > 0 && (side == 1 || inRe) {
 		emitRoleless(pending)
 	}
+	boardOrder()
 	finishTitle()
 }
+
+// boardPaperRE: the words of a board's paper's title ("DECISION AND
+// DIRECTION OF SECOND ELECTION", "ORDER"), round 19.
+var boardPaperRE = regexp.MustCompile(`(?i)\b(?:decision|order|direction|certification|report|recommendations?|election|objections)\b`)
 
 // descParenRE, descOpenRE, descCloseRE: a party's description in
 // parentheses ("(an individual)", "(a Delaware corporation)"), opened at a
@@ -1650,6 +1818,13 @@ func splitNames(block string) []string {
 				names[len(names)-1] += ", " + f
 				continue
 			}
+			// A union's local and its number are the union's name
+			// ("WAREHOUSE WORKERS UNITED, LOCAL 353", "…, LOCAL NO. 18"),
+			// never a case's number or a footnote's (round 19).
+			if unionLocalRE.MatchString(f) {
+				names[len(names)-1] += ", " + f
+				continue
+			}
 			if m := corpPrefix.FindStringSubmatch(f + " "); m != nil {
 				names[len(names)-1] += ", " + m[1] // "LLC TROOPER": the suffix, then overprinted text
 				// "INC. and INTERNATIONAL FLAVORS & FRAGRANCES INC.": the
@@ -1685,7 +1860,9 @@ func splitNames(block string) []string {
 			described = true
 		}
 		for _, name := range names {
-			name = strings.TrimSpace(footnoteRE.ReplaceAllString(name, ""))
+			if !unionLocalTailRE.MatchString(name) {
+				name = strings.TrimSpace(footnoteRE.ReplaceAllString(name, ""))
+			}
 			out = append(out, splitCleanNames(name)...)
 		}
 	}
@@ -1829,6 +2006,7 @@ func CaseKey(s string) string {
 var (
 	// The small words that join a name to its trade name or alias.
 	tradeNameRE = regexp.MustCompile(`\b(?:d/b/a|a/k/a|f/k/a|n/k/a|dba)\b`)
+	tradeTailRE = regexp.MustCompile(`\s+(?:d/b/a|f/k/a|n/k/a|dba|D/B/A|DBA)$`)
 	// A case number after a label without "No." (round 18): a district
 	// court's ("Case 3:21-cv-00321-RGJ", "Civil Action 2:19-cv-00019"),
 	// or an agency's region, type and number ("Case 04-RC-128714").
@@ -1907,8 +2085,10 @@ var midVersusRE = regexp.MustCompile(`(?:^|\s)v\.\s`)
 // Indiana", "Court of Appeal … Fourth Appellate District". A division that
 // names a kind of court ("APPELLATE DIVISION", "CHANCERY DIVISION",
 // "COMMERCIAL DIVISION") is the court's name and stays in it (courtContRE).
+// A division with its seat on one line ("NORTHERN DIVISION AT COVINGTON")
+// is a division as on two ("NORTHERN DIVISION" / "AT COVINGTON"), round 19.
 var (
-	venueDivRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}(?:division|vicinage)(?:\s*[-–—]\s*[a-z.'’ ]{2,30})?$|^division\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[ivx]{1,5}|\d{1,2})$`)
+	venueDivRE   = regexp.MustCompile(`(?i)^(?:[a-z.'’]+\s+){1,3}(?:division|vicinage)(?:\s*[-–—]\s*[a-z.'’ ]{2,30})?$|^(?:[a-z.'’]+\s+){1,3}division,?\s+at\s+[a-z.'’]+(?:\s+[a-z.'’]+)?$|^division\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[ivx]{1,5}|\d{1,2})$`)
 	courtKindDiv = regexp.MustCompile(`(?i)\b(?:appellate|chancery|law|family|commercial|criminal|civil|probate|juvenile|equity|tax|housing|trial|business|general|small\s+claims|domestic\s+relations|orphans'?)\s+division$`)
 	compassDivRE = regexp.MustCompile(`(?i)^(?:(?:north|south|east|west)(?:ern)?|central|middle)\s+division\b|^division\s`)
 	divPlaceRE   = regexp.MustCompile(`\s*[-–—].*$`) // "WESTERN DIVISION – LOS ANGELES"
@@ -2306,6 +2486,15 @@ var (
 	agencyWordRE   = regexp.MustCompile(`(?i)\b(?:commission|board|authority|administration|agency|office|council|department)\b`)
 )
 
+// stateHeadRE: a state's line alone ("STATE OF MICHIGAN",
+// "COMMONWEALTH OF PENNSYLVANIA"); courtWordRE: a court's word, which no
+// agency under it names (round 19).
+var (
+	stateHeadRE  = regexp.MustCompile(`(?i)^(?:state|commonwealth)\s+of\s+([a-z]+(?:\s+[a-z]+)?)$`)
+	courtWordRE  = regexp.MustCompile(`(?i)\b(?:court|judge|justice|tribunal)\b`)
+	matterTailRE = regexp.MustCompile(`(?i)\s+in\s+the\s+matter\s+of\b.*$`)
+)
+
 func agencyTribunal(paras []string, i int) (name string, next int, ok bool) {
 	p := strings.TrimSpace(paras[i])
 	next = i + 1
@@ -2316,6 +2505,29 @@ func agencyTribunal(paras []string, i int) (name string, next int, ok bool) {
 		name, next = strings.TrimSpace(paras[next]), next+1
 	} else if m := beforeAgencyRE.FindStringSubmatch(p); m != nil {
 		name = strings.TrimSpace(m[1])
+	} else if m := stateHeadRE.FindStringSubmatch(p); m != nil && stateNameRE.MatchString(m[1]) {
+		// A state's agency heads its papers with the state over its
+		// name, no "Before the" ("STATE OF MICHIGAN" / "MICHIGAN
+		// EMPLOYMENT RELATIONS COMMISSION"; "STATE OF NEW JERSEY" /
+		// "PUBLIC EMPLOYMENT RELATIONS COMMISSION"): the agency is the
+		// court, named with its state (round 19). A court under the
+		// state's line ("SUPERIOR COURT OF NEW JERSEY") is read as a
+		// court.
+		for next < len(paras) && next <= i+2 && strings.TrimSpace(paras[next]) == "" {
+			next++
+		}
+		if next >= len(paras) {
+			return "", 0, false
+		}
+		name, next = strings.TrimSpace(paras[next]), next+1
+		name = strings.TrimSpace(matterTailRE.ReplaceAllString(name, "")) // "… Board In the Matter of", lines the cleaner joined
+		if isCourtLine(name) || courtWordRE.MatchString(name) || !agencyName(name) {
+			return "", 0, false
+		}
+		if state := strings.Join(strings.Fields(m[1]), " "); !strings.Contains(strings.ToLower(name), strings.ToLower(state)) {
+			name = state + " " + name
+		}
+		return name, next, true
 	} else {
 		return "", 0, false
 	}
@@ -2361,30 +2573,64 @@ var (
 	guardianSepRE  = regexp.MustCompile(`(?i)\s*,\s*(?:and\s+)?|\s+(?:and|&)\s+`)
 )
 
+// guardianWordRE: a word of the "by and through" construction in lower
+// case, where a line the text cleaner joined to a ruled caption's line
+// resumes the names after the right column's words (round 19).
+var guardianWordRE = regexp.MustCompile(`\b(?:through|guardians?|parents?|natural|next\s+friends?)\b`)
+
+// judgeCapsColRE: the judge in capitals at a line's end, after a name's
+// comma or a construction's word (round 19).
+var judgeCapsColRE = regexp.MustCompile(`(,|\b[a-z]+)\s+(?:(?:SENIOR|DISTRICT|MAGISTRATE|CHIEF)\s+)*JUDGE(?:\s+[A-Z][A-Z.'’-]*){1,4}\s*$`)
+
+// ruledOnly: a ruled caption's line with nothing left of its rule (":",
+// ": LEAVE TO AMEND").
+func ruledOnly(p string) bool {
+	t := strings.TrimSpace(p)
+	return strings.HasPrefix(t, ":") || strings.HasPrefix(t, "§")
+}
+
 func guardianLines(paras []string) []string {
 	// The left column of a ruled caption's line: its first part, and a
 	// later part that begins in lower case once the right column's number
 	// is cut, the next line the text cleaner joined to it ("by and :
 	// CASE NO. 3:21-cv-00321 through his parents :").
 	left := func(p string) string {
+		// A line that opens with the rule holds the right column only
+		// (": LEAVE TO AMEND", ":"): its left column is empty (round 19).
+		if t := strings.TrimSpace(p); strings.HasPrefix(t, ":") || strings.HasPrefix(t, "§") {
+			return ""
+		}
 		parts := railRE.Split(p, -1)
 		out := parts[0]
 		for _, q := range parts[1:] {
 			q = strings.TrimSpace(caseRefInitialsRE.ReplaceAllString(bareCaseLabelRE.ReplaceAllString(q, " "), " "))
 			if r := firstRune(q); unicode.IsLower(r) {
 				out += " " + q
+			} else if loc := guardianWordRE.FindStringIndex(q); loc != nil && loc[0] > 0 {
+				// The right column's words before the joined line's
+				// ("JUDGE SMITH guardians, ALAN ROE and"): the names
+				// resume at the construction's word (round 19).
+				out += " " + q[loc[0]:]
 			}
 		}
 		out = caseRefInitialsRE.ReplaceAllString(bareCaseLabelRE.ReplaceAllString(out, " "), " ")
+		// An unruled caption's right column at a names' line end: the
+		// judge ("guardians, JUDGE SMITH"), round 19.
+		out = judgeCapsColRE.ReplaceAllString(out, "$1")
 		return strings.Join(strings.Fields(out), " ")
 	}
 	for i := 0; i < len(paras) && i < 30; i++ {
 		if !byAndRE.MatchString(left(paras[i])) {
 			continue
 		}
+		// (A ruled column's lines whose left part is empty, between the
+		// names or before their role words, are read past: round 19.)
 		text, k := left(paras[i]), i
-		for j := i + 1; j < len(paras) && j <= i+5; j++ {
+		for j := i + 1; j < len(paras) && j <= i+7; j++ {
 			l := left(paras[j])
+			if l == "" && ruledOnly(paras[j]) {
+				continue
+			}
 			if l == "" || roleOnlyRE.MatchString(l) || isVersusWord(l) {
 				break
 			}
@@ -2395,8 +2641,13 @@ func guardianLines(paras []string) []string {
 		role := ""
 		if loc := trailingRoleRE.FindStringSubmatchIndex(text); loc != nil {
 			role, text = text[loc[2]:loc[3]], text[:loc[0]]
-		} else if k+1 < len(paras) {
-			role = left(paras[k+1])
+		} else {
+			for j := k + 1; j < len(paras) && j <= k+4; j++ {
+				if l := left(paras[j]); l != "" || !ruledOnly(paras[j]) {
+					role = l
+					break
+				}
+			}
 		}
 		m := guardianRE.FindStringSubmatch(text)
 		if m == nil || !looksLikeName(firstPart(m[1])) {
@@ -2413,7 +2664,73 @@ func guardianLines(paras []string) []string {
 		if trailingRoleRE.MatchString(left(paras[k])) {
 			out = append(out, role+",")
 		}
-		return append(out, paras[k+1:]...)
+		// The right column's lines left of nothing up to the role words
+		// (": LEAVE TO AMEND"), their title's head gone with the names'
+		// lines, are no names (round 19).
+		rest := paras[k+1:]
+		for len(rest) > 0 && ruledOnly(rest[0]) {
+			rest = rest[1:]
+		}
+		return append(out, rest...)
 	}
 	return paras
 }
+
+// A labor board's caption (an agency's representation or unfair-labor-
+// practice case) names each party above its role line: "Employer",
+// "Petitioner", "Intervenor", and the board's own words, "Union",
+// "Intervenor/Union", "Petitioner/Union", "Charging Party", "Charged
+// Party", "Labor Organization", "Party in Interest". The charging party
+// brings the case (the plaintiff's side), the respondent or charged party
+// answers it (the defendant's), and a union or party in interest named
+// only as such is neither (round 19).
+var laborRoleRE = regexp.MustCompile(`^(?:(?:Employer|Petitioner|Intervenor|Intervener|Respondent|Incumbent|Employer-Respondent|EMPLOYER|PETITIONER|INTERVENOR|RESPONDENT)\s*[/-]\s*)?` +
+	`(?:Union|UNION|Labor Organization|LABOR ORGANIZATION|Charging Party|CHARGING PARTY|Charged Party|CHARGED PARTY|Party in Interest|PARTY IN INTEREST)` +
+	`(?:\s*[/-]\s*(?:Petitioner|Intervenor|Intervener|Respondent|Employer|PETITIONER|INTERVENOR|RESPONDENT|EMPLOYER))?[.,;]?$`)
+
+func agencyRole(words string, role Role, capacity string) (Role, string) {
+	w := strings.ToLower(words)
+	switch {
+	case strings.Contains(w, "charging party"):
+		return RolePlaintiff, "charging party"
+	case strings.Contains(w, "charged party"):
+		return RoleDefendant, "charged party"
+	case strings.Contains(w, "intervenor") || strings.Contains(w, "intervener"):
+		return RoleOther, "intervenor"
+	case strings.Contains(w, "petitioner"):
+		return RolePlaintiff, "petitioner"
+	case strings.Contains(w, "respondent") || strings.Contains(w, "employer"):
+		return RoleDefendant, capacity
+	case strings.Contains(w, "union") || strings.Contains(w, "labor organization") || strings.Contains(w, "party in interest"):
+		return RoleOther, strings.TrimRight(w, ".,; ")
+	}
+	return role, capacity
+}
+
+// unionLocalRE: a union's local after its name's comma ("LOCAL 353",
+// "LOCAL NO. 18", "LOCAL UNION NO. 1-A", "DISTRICT LODGE 70"); and
+// unionLocalTailRE the same at a name's end, whatever comes before it
+// ("… UNION AND ITS LOCAL 353"), whose number is no footnote's (round 19).
+var (
+	unionLocalRE     = regexp.MustCompile(`(?i)^(?:and\s+its\s+(?:affiliated\s+)?)?(?:local(?:\s+union|\s+lodge)?|(?:district\s+)?lodge|district\s+council)(?:\s+no\.?)?\s*\d+(?:-?[A-Z0-9]+)?$`)
+	unionLocalTailRE = regexp.MustCompile(`(?i)\b(?:local(?:\s+union|\s+lodge)?|lodge|district\s+council)(?:\s+no\.?)?\s*\d+(?:-?[A-Z0-9]+)?$`)
+)
+
+// singularAgencyRoleRE: one party's role line in an agency's caption.
+var singularAgencyRoleRE = regexp.MustCompile(`^(?:Employer|Petitioner|Intervenor|Intervener|Respondent|Union|Charging Party|Charged Party|Employer-Petitioner|Intervenor/Union|Petitioner/Union|EMPLOYER|PETITIONER|INTERVENOR|RESPONDENT|UNION)[.,;]?$`)
+
+// oneAgencyName: a block's text as one party's name, its description
+// after a comma in lower case cut ("MARY ROE, an Individual").
+func oneAgencyName(block string) string {
+	block = etAlRE.ReplaceAllString(block, "")
+	if loc := lowerDescRE.FindStringIndex(block); loc != nil {
+		block = block[:loc[0]]
+	}
+	ns := splitCleanNames(cleanName(block))
+	if len(ns) != 1 {
+		return ""
+	}
+	return ns[0]
+}
+
+var lowerDescRE = regexp.MustCompile(`,\s+(?:an?|the)\s+\p{Ll}`)

@@ -2659,3 +2659,355 @@ func TestCaptionMinorThroughParents(t *testing.T) {
 		"Defendant, by and through its counsel, moves to dismiss."))
 	checkParties(t, dc, []wantParty{{"Alan Rivers", RolePlaintiff}, {"Lower Merion Swim Club", RoleDefendant}})
 }
+
+// A labor board's caption: each party's name over its role line, "and"
+// lines between them, the board's own role words ("Intervenor/Union",
+// "Union", "Charging Party") beside the usual ones; the petitioner or
+// charging party is the plaintiff's side, the employer or respondent the
+// defendant's, an intervenor or a union named only as such neither
+// (round 19).
+func TestCaptionLaborBoardRoleLines(t *testing.T) {
+	head := []string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD"}
+	dc := captionOf(t, lines(append(head,
+		"RIVERBEND PACKAGING CO.", "Employer", "and Case 07-RC-200111", "WAREHOUSE WORKERS UNITED", "Petitioner",
+		"and", "UNITED PLANT GUARD WORKERS OF AMERICA", "Intervenor/Union", "DECISION AND CERTIFICATION OF REPRESENTATIVE")...))
+	checkParties(t, dc, []wantParty{{"Riverbend Packaging Co.", RoleDefendant}, {"Warehouse Workers United", RolePlaintiff}, {"United Plant Guard Workers of America", RoleOther}})
+	wantCases(t, dc, "07-RC-200111")
+	// An unfair labor practice case: the respondent answers the charge.
+	dc = captionOf(t, lines(append(head,
+		"HILLTOP FREIGHT LLC", "Respondent", "and Case 07-CA-200222", "MARY MAJOR, an Individual", "Charging Party", "ORDER")...))
+	checkParties(t, dc, []wantParty{{"Hilltop Freight LLC", RoleDefendant}, {"Mary Major", RolePlaintiff}})
+	// A unit clarification: the union named as such.
+	dc = captionOf(t, lines(append(head,
+		"RIVERBEND PACKAGING CO.", "Employer", "and Case 07-UC-200333", "WAREHOUSE WORKERS UNITED", "Union", "ORDER")...))
+	checkParties(t, dc, []wantParty{{"Riverbend Packaging Co.", RoleDefendant}, {"Warehouse Workers United", RoleOther}})
+	// Not an agency's caption: a court's "Union," ends the name's line.
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"Amalgamated Transit", "Union,", "Plaintiff,", "v.", "Riverbend Packaging Co.,", "Defendant."))
+	checkParties(t, dc, []wantParty{{"Amalgamated Transit Union", RolePlaintiff}, {"Riverbend Packaging Co.", RoleDefendant}})
+}
+
+// A union's local and its number are part of the union's name: after the
+// name's comma, at the end of a name over two lines, after "and its"; the
+// number is no case's and no footnote's (round 19).
+func TestCaptionUnionLocalNumber(t *testing.T) {
+	head := []string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD"}
+	dc := captionOf(t, lines(append(head,
+		"RIVERBEND PACKAGING CO.", "Employer", "and Case 07-RC-200111", "INTERNATIONAL BROTHERHOOD OF", "BOILERMAKERS, LOCAL NO. 18", "Petitioner",
+		"and", "GUARDS ALLIANCE, LOCAL 7", "Intervenor", "ORDER")...))
+	checkParties(t, dc, []wantParty{{"Riverbend Packaging Co.", RoleDefendant}, {"International Brotherhood of Boilermakers, Local No. 18", RolePlaintiff}, {"Guards Alliance, Local 7", RoleOther}})
+	wantCases(t, dc, "07-RC-200111")
+	dc = captionOf(t, lines(append(head,
+		"RIVERBEND PACKAGING CO.", "Employer", "and Case 07-RC-200111", "SECURITY OFFICERS INTERNATIONAL", "UNION AND ITS LOCAL 353", "Petitioner", "ORDER")...))
+	checkParties(t, dc, []wantParty{{"Riverbend Packaging Co.", RoleDefendant}, {"Security Officers International Union and Its Local 353", RolePlaintiff}})
+	// In a court's caption too.
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"WAREHOUSE WORKERS UNITED, LOCAL 353,", "Plaintiff,", "v.", "RIVERBEND PACKAGING CO.,", "Defendant.", "COMPLAINT"))
+	checkParties(t, dc, []wantParty{{"Warehouse Workers United, Local 353", RolePlaintiff}, {"Riverbend Packaging Co.", RoleDefendant}})
+	// Not a local: a footnote's number after a name is still cut.
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"MARY MAJOR, 1", "Plaintiff,", "v.", "RIVERBEND PACKAGING CO.,", "Defendant."))
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Riverbend Packaging Co.", RoleDefendant}})
+}
+
+// An agency's caption with role lines and no "v.": the title is the first
+// plaintiff's side v. the first defendant's, whatever order the board
+// prints them in; two captions stacked on one paper (each with its own
+// employer, case and the same union) keep their roles, the first titles
+// the paper, and the Brief names each party once (round 19).
+func TestCaptionAgencyTitleAndStackedCaptions(t *testing.T) {
+	head := []string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD"}
+	dc := captionOf(t, lines(append(head,
+		"RIVERBEND PACKAGING CO.", "Employer", "and Case 07-RC-200111", "WAREHOUSE WORKERS UNITED", "Petitioner", "ORDER")...))
+	if dc.title != "Warehouse Workers United v. Riverbend Packaging Co." {
+		t.Errorf("title %q", dc.title)
+	}
+	page := lines(append(head,
+		"HILLTOP SECURITY SERVICES, INC.", "Employer", "and Case 01-RC-111111", "SECURITY OFFICERS UNION", "Petitioner", "and", "GUARDS ALLIANCE", "Intervenor",
+		"NORTHGATE PROTECTION LLC", "Employer", "and Case 01-RC-111222", "SECURITY OFFICERS UNION", "Petitioner", "and", "GUARDS ALLIANCE", "Intervenor",
+		"ORDER", "The Petitioner's requests for review are denied.")...)
+	dc = captionOf(t, page)
+	if dc.title != "Security Officers Union v. Hilltop Security Services, Inc." {
+		t.Errorf("stacked: title %q", dc.title)
+	}
+	wantCases(t, dc, "01-RC-111111", "01-RC-111222")
+	for _, p := range dc.parties {
+		if p.name == "Northgate Protection LLC" && p.role != RoleDefendant {
+			t.Errorf("the second caption's employer is %s", p.role)
+		}
+	}
+	in := Input{FirmID: "11111111-1111-4111-8111-111111111111", MatterID: "22222222-2222-4222-8222-222222222222", Title: "m",
+		Documents: []Document{{ID: "33333333-3333-4333-8333-333333333333", Name: "order.pdf", SHA256: strings.Repeat("a", 64), Pages: []string{page}}}}
+	b, err := NewExtractive().Build(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range b.Parties {
+		got = append(got, p.Name+" ("+string(p.Role)+")")
+	}
+	want := "Security Officers Union (plaintiff); Hilltop Security Services, Inc. (defendant); Northgate Protection LLC (defendant); Guards Alliance (other)"
+	if strings.Join(got, "; ") != want {
+		t.Errorf("Brief parties %q\nwant %q", strings.Join(got, "; "), want)
+	}
+	if b.Caption.Title != "Security Officers Union v. Hilltop Security Services, Inc." {
+		t.Errorf("Brief title %q", b.Caption.Title)
+	}
+	// Not an agency's caption: a court's caption without "v." is not
+	// titled from its role lines.
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"IN RE RIVERBEND PACKAGING CO.,", "Debtor.", "ORDER"))
+	if strings.Contains(dc.title, " v. ") {
+		t.Errorf("court caption titled %q", dc.title)
+	}
+}
+
+// A federal court's division with its seat on one line under the district
+// ("NORTHERN DIVISION AT COVINGTON") is no part of the court's name and no
+// party's line, as on two lines ("NORTHERN DIVISION" / "AT COVINGTON")
+// (round 19).
+func TestCaptionDivisionAtSeatOneLine(t *testing.T) {
+	for _, div := range [][]string{{"NORTHERN DIVISION AT COVINGTON"}, {"NORTHERN DIVISION", "AT COVINGTON"}, {"Southern Division at London"}} {
+		ls := append([]string{"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF KENTUCKY"}, div...)
+		dc := captionOf(t, lines(append(ls, "MARY MAJOR, ET AL., PLAINTIFFS,", "V. NO. 2:20-CV-44-ABC", "HILLTOP FREIGHT LLC, DEFENDANT.", "DISCLOSURE STATEMENT")...))
+		if dc.court != "United States District Court Eastern District of Kentucky" {
+			t.Errorf("%q: court %q", div, dc.court)
+		}
+		checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+		if dc.title != "Mary Major v. Hilltop Freight LLC" {
+			t.Errorf("%q: title %q", div, dc.title)
+		}
+	}
+	// Not a division: a party whose name ends "… DIVISION," keeps it.
+	dc := captionOf(t, lines("UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF KENTUCKY",
+		"CONSUMER PROTECTION DIVISION,", "Plaintiff,", "v.", "HILLTOP FREIGHT LLC,", "Defendant."))
+	checkParties(t, dc, []wantParty{{"Consumer Protection Division", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+}
+
+// A colon-ruled caption whose right column holds the judge and the
+// paper's title beside a minor's names "by and through" the parents, its
+// lines joined by the text cleaner or apart: the right column's words
+// ("JUDGE SMITH", ": LEAVE TO AMEND") are read past, the parents' names
+// kept, and no title line is a party (round 19).
+func TestCaptionRuledColumnBesideGuardians(t *testing.T) {
+	ky := []string{"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF KENTUCKY", "NORTHERN DIVISION", "AT COVINGTON"}
+	dc := captionOf(t, lines(append(ky,
+		"MARY MAJOR, by and : CASE NO. 2:20-cv-00044-ABC", "through her parents and natural : JUDGE SMITH", "guardians, ALAN MAJOR and :",
+		"BETH MAJOR, : PLAINTIFFS' MOTION FOR", ": LEAVE TO AMEND", "Plaintiffs, :", ":", "v. :", ":",
+		"HILLTOP MEDIA LLC :", "d/b/a THE HILLTOP COURIER, :", ":", "Defendant. :")...))
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Alan Major", RolePlaintiff}, {"Beth Major", RolePlaintiff}, {"Hilltop Media LLC d/b/a The Hilltop Courier", RoleDefendant}})
+	wantCases(t, dc, "2:20-cv-00044")
+	if dc.title != "Mary Major v. Hilltop Media LLC d/b/a The Hilltop Courier" {
+		t.Errorf("title %q", dc.title)
+	}
+	// Not the construction: a ruled caption without it keeps its right
+	// column's title out of the names as before.
+	dc = captionOf(t, lines(append(ky,
+		"MARY MAJOR, : CASE NO. 2:20-cv-00044", ":", "Plaintiff, : JUDGE", ":", "v. : COMPLAINT AND", ": JURY DEMAND", "HILLTOP FREIGHT LLC, :", ":", "Defendant. :")...))
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+}
+
+// A state's agency heads its papers with the state's line over its name,
+// no "Before the": the agency is the court, named with its state; its
+// role lines are an agency's (round 19).
+func TestCaptionStateOverAgency(t *testing.T) {
+	for _, c := range []struct {
+		head  []string
+		court string
+	}{
+		{[]string{"STATE OF MICHIGAN", "MICHIGAN EMPLOYMENT RELATIONS COMMISSION"}, "Michigan Employment Relations Commission"},
+		{[]string{"STATE OF NEW JERSEY", "", "PUBLIC EMPLOYMENT RELATIONS COMMISSION"}, "New Jersey Public Employment Relations Commission"},
+		{[]string{"COMMONWEALTH OF PENNSYLVANIA", "Pennsylvania Labor Relations Board"}, "Pennsylvania Labor Relations Board"},
+	} {
+		dc := captionOf(t, lines(append(c.head,
+			"In the Matter of", "CITY OF RIVERBEND,", "Employer,", "and Case No. RC-19-001", "RIVERBEND FIREFIGHTERS, LOCAL 1234,", "Petitioner.", "DECISION AND ORDER")...))
+		if dc.court != c.court {
+			t.Errorf("%q: court %q, want %q", c.head, dc.court, c.court)
+		}
+		if dc.title != "Riverbend Firefighters, Local 1234 v. City of Riverbend" {
+			t.Errorf("%q: title %q", c.head, dc.title)
+		}
+	}
+	// Not an agency: a court under the state's line, and a state named as
+	// a party.
+	dc := captionOf(t, lines("STATE OF NEW JERSEY", "SUPERIOR COURT OF NEW JERSEY", "LAW DIVISION",
+		"MARY MAJOR,", "Plaintiff,", "v.", "RIVERBEND BOARD OF EDUCATION,", "Defendant."))
+	if dc.agency || !strings.Contains(dc.court, "Superior Court") {
+		t.Errorf("court %q (agency %v)", dc.court, dc.agency)
+	}
+	dc = captionOf(t, lines("IN THE COURT OF APPEALS OF OHIO", "STATE OF OHIO", "Plaintiff-Appellee,", "v.", "MARY MAJOR,", "Defendant-Appellant."))
+	if dc.agency {
+		t.Errorf("court %q read as an agency", dc.court)
+	}
+}
+
+// A court reporter's transcript caption ruled with stops (" . ") between
+// the names and the right column's docket, place, day and hour, each line
+// apart as extraction gives them: the names and roles are read as in any
+// ruled caption (round 19). An ellipsis is no rule.
+func TestCaptionTranscriptStopRuled(t *testing.T) {
+	page := strings.Join([]string{"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF KENTUCKY", "NORTHERN DIVISION", "AT COVINGTON",
+		"MARY MAJOR, et al., . Docket No. 20-CV-44", ". At Covington, Kentucky", "Plaintiffs, . Friday, May 1, 2020", ".",
+		"versus . 10:00 a.m.", ".", "HILLTOP FREIGHT LLC, .", ".", "Defendant. .", "TRANSCRIPT OF ORAL ARGUMENT"}, "\n\n")
+	dc := captionOf(t, page)
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+	wantCases(t, dc, "20-cv-44")
+	if dc.title != "Mary Major v. Hilltop Freight LLC" {
+		t.Errorf("title %q", dc.title)
+	}
+	if p, _ := prepCaptionLine("MARY MAJOR . . . AND OTHERS,"); p != "MARY MAJOR . . . AND OTHERS," {
+		t.Errorf("an ellipsis read as a rule: %q", p)
+	}
+}
+
+// The place an agency's case arose, printed as its city and the state's
+// postal letters between the heading and the names ("Riverton, MI"), is
+// no party: the employer is the name under it (round 19).
+func TestCaptionAgencyPlaceLine(t *testing.T) {
+	for _, place := range []string{"Riverton, MI", "Grand Rapids, MI.", "St. Louis, MO"} {
+		dc := captionOf(t, strings.Join([]string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD", place,
+			"RIVERBEND PACKAGING CO.", "Employer", "and Case 07-RC-200111", "WAREHOUSE WORKERS UNITED", "Petitioner", "ORDER"}, "\n\n"))
+		checkParties(t, dc, []wantParty{{"Riverbend Packaging Co.", RoleDefendant}, {"Warehouse Workers United", RolePlaintiff}})
+		if dc.title != "Warehouse Workers United v. Riverbend Packaging Co." {
+			t.Errorf("%q: title %q", place, dc.title)
+		}
+	}
+	// Not a place: a person's name and a company's.
+	if cityStateRE.MatchString("MARY MAJOR, an Individual") || cityStateRE.MatchString("Acme, Inc.") {
+		t.Errorf("a name read as a place")
+	}
+}
+
+// An unruled caption's right column beside a minor's "by and through"
+// names, its lines apart as extraction gives them: the case number on the
+// minor's line and the judge at the end of the parents' ("…natural
+// guardians, JUDGE SMITH") are no part of the names (round 19).
+func TestCaptionGuardiansBesideJudgeColumn(t *testing.T) {
+	ky := []string{"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF KENTUCKY", "NORTHERN DIVISION", "AT COVINGTON"}
+	for _, judge := range []string{" JUDGE SMITH", " SENIOR JUDGE WILLIAM O. SMITH"} {
+		dc := captionOf(t, strings.Join(append(ky, "MARY MAJOR, a minor, by and through CASE NO. 2:20-CV-00044-ABC", "her parents and natural guardians,"+judge,
+			"ALAN MAJOR and BETH MAJOR,", "Plaintiffs,", "v.", "HILLTOP MEDIA LLC,", "Defendant.", "PLAINTIFFS' RESPONSE"), "\n\n"))
+		checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Alan Major", RolePlaintiff}, {"Beth Major", RolePlaintiff}, {"Hilltop Media LLC", RoleDefendant}})
+		wantCases(t, dc, "2:20-cv-00044")
+	}
+	// Not a judge's column: a name's own words in capitals stay.
+	if got := judgeCapsColRE.ReplaceAllString("guardians, JUDGE", "$1"); got != "guardians, JUDGE" {
+		t.Errorf("%q", got)
+	}
+}
+
+// A name whose trade name runs on to the next line, the marker at the
+// line's end ("HILLTOP MEDIA LLC d/b/a" / "THE HILLTOP COURIER,"): one
+// party, as when the marker opens the second line (round 19).
+func TestCaptionTradeNameOverLines(t *testing.T) {
+	for _, ls := range [][]string{{"HILLTOP MEDIA LLC d/b/a", "THE HILLTOP COURIER,"}, {"HILLTOP MEDIA LLC", "d/b/a THE HILLTOP COURIER,"}, {"HILLTOP MEDIA LLC D/B/A", "THE HILLTOP COURIER,"}} {
+		page := append([]string{"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF KENTUCKY", "MARY MAJOR,", "Plaintiff,", "v."}, ls...)
+		dc := captionOf(t, strings.Join(append(page, "Defendant.", "ANSWER"), "\n\n"))
+		if len(dc.parties) != 2 || dc.parties[1].role != RoleDefendant || !strings.HasPrefix(dc.parties[1].name, "Hilltop Media LLC") || !strings.HasSuffix(dc.parties[1].name, "The Hilltop Courier") {
+			t.Errorf("%q: parties %+v", ls, dc.parties)
+		}
+	}
+	// Not a name: running text that ends in the marker.
+	if k := classify("the company does business d/b/a"); k == lkName {
+		t.Errorf("running text read as a name's line")
+	}
+}
+
+// A labor board's caption printed with no role lines, its names joined by
+// "and" lines: the board prints the employer first, the petitioner next
+// (in a decertification case an employee) and the union after them; the
+// paper's title under the names is none of them (round 19).
+func TestCaptionBoardOrderWithoutRoles(t *testing.T) {
+	dc := captionOf(t, strings.Join([]string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD",
+		"RIVERBEND PACKAGING CO.", "and Case 10-RD-100001", "MARY MAJOR", "and", "WAREHOUSE WORKERS UNITED",
+		"DECISION AND DIRECTION OF SECOND ELECTION", "The National Labor Relations Board has considered objections to an election held in this matter and the hearing officer's report."}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Riverbend Packaging Co.", RoleDefendant}, {"Mary Major", RolePlaintiff}, {"Warehouse Workers United", RoleOther}})
+	if dc.title != "Mary Major v. Riverbend Packaging Co." {
+		t.Errorf("title %q", dc.title)
+	}
+	wantCases(t, dc, "10-RD-100001")
+	// Not the board's order: a court's caption without role words, and an
+	// agency's name alone, name no parties by position.
+	dc = captionOf(t, strings.Join([]string{"UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"RIVERBEND PACKAGING CO.", "and", "MARY MAJOR", "ORDER"}, "\n\n"))
+	for _, p := range dc.parties {
+		if p.capacity == "employer" {
+			t.Errorf("court caption read in the board's order: %+v", dc.parties)
+		}
+	}
+	dc = captionOf(t, strings.Join([]string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD",
+		"RIVERBEND PACKAGING CO.", "ORDER"}, "\n\n"))
+	if len(dc.parties) != 0 {
+		t.Errorf("one name read as a case's parties: %+v", dc.parties)
+	}
+}
+
+// Under an agency's singular role line the block above it is one party,
+// its commas its own: a union named "SECURITY, POLICE AND FIRE
+// PROFESSIONALS OF AMERICA" over lines is one petitioner; a description
+// in lower case after a comma is still cut, and names the board joins by
+// "and" lines stay apart (round 19).
+func TestCaptionAgencyOneNamePerRole(t *testing.T) {
+	head := []string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD"}
+	dc := captionOf(t, strings.Join(append(head, "HILLTOP SECURITY SERVICES, INC.", "Employer", "and Case 01-RC-111111",
+		"SECURITY, POLICE AND FIRE", "PROFESSIONALS OF AMERICA", "Petitioner", "and", "MARY MAJOR, an Individual", "Intervenor", "ORDER"), "\n\n"))
+	checkParties(t, dc, []wantParty{{"Hilltop Security Services, Inc.", RoleDefendant}, {"Security, Police and Fire Professionals of America", RolePlaintiff}, {"Mary Major", RoleOther}})
+	// Not one name: a court's caption in capitals lists two parties
+	// after a comma, and a plural role covers several.
+	dc = captionOf(t, strings.Join([]string{"UNITED STATES DISTRICT COURT", "DISTRICT OF DELAWARE",
+		"MARY MAJOR, JOHN MAJOR,", "Plaintiffs,", "v.", "HILLTOP FREIGHT LLC,", "Defendant."}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"John Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+}
+
+// An organisation's initials in parentheses are part of its name in a
+// caption in capitals, at a line's end or a line's start ("INTERNATIONAL
+// UNION (UGA)", "(SPFPA) AND ITS LOCAL 7"), kept in capitals; the Brief
+// names the party with them (round 19).
+func TestCaptionNameInitialsInParentheses(t *testing.T) {
+	page := strings.Join([]string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD",
+		"HILLTOP SECURITY SERVICES, INC.", "Employer", "and Case 01-RC-111111", "SECURITY OFFICERS OF AMERICA", "(SOA) AND ITS LOCAL 7", "Petitioner",
+		"and", "UNITED GUARDS OF AMERICA", "INTERNATIONAL UNION (UGA)", "Intervenor/Union", "ORDER"}, "\n\n")
+	dc := captionOf(t, page)
+	checkParties(t, dc, []wantParty{{"Hilltop Security Services, Inc.", RoleDefendant}, {"Security Officers of America (SOA) and Its Local 7", RolePlaintiff}, {"United Guards of America International Union (UGA)", RoleOther}})
+	in := Input{FirmID: "11111111-1111-4111-8111-111111111111", MatterID: "22222222-2222-4222-8222-222222222222", Title: "m",
+		Documents: []Document{{ID: "33333333-3333-4333-8333-333333333333", Name: "order.pdf", SHA256: strings.Repeat("a", 64), Pages: []string{page}}}}
+	b, err := NewExtractive().Build(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range b.Parties {
+		found = found || p.Name == "United Guards of America International Union (UGA)"
+	}
+	if !found || b.Checks.DroppedCitations != 0 {
+		t.Errorf("Brief parties %+v (dropped citations %d)", b.Parties, b.Checks.DroppedCitations)
+	}
+	// Not initials: a party's description in parentheses is still cut.
+	dc = captionOf(t, strings.Join([]string{"UNITED STATES DISTRICT COURT", "NORTHERN DISTRICT OF CALIFORNIA",
+		"MUI LIANG TJOA (an individual),", "Plaintiff,", "v.", "HILLTOP FREIGHT LLC,", "Defendant."}, "\n\n"))
+	checkParties(t, dc, []wantParty{{"Mui Liang Tjoa", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+}
+
+// A colon-ruled caption whose right column holds the paper's long title
+// over the lines beside the names (": PLAINTIFFS' MOTION FOR RELIEF", "v.
+// : FROM JUDGMENT, FOR", ": RECONSIDERATION, AND FOR", "ACME LLC : LEAVE
+// TO FILE …"): the names are left of the rule, a line that opens with the
+// rule holds the right column only, and the title's words wanting more
+// run on in the right column, not into the next name (round 19).
+func TestCaptionColonRuledRightColumnTitle(t *testing.T) {
+	page := strings.Join([]string{"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF KENTUCKY", "NORTHERN DIVISION", "AT COVINGTON",
+		"MARY MAJOR, : CASE NO. 2:20-cv-00044-ABC", ": JUDGE SMITH", "Plaintiff, :", ": PLAINTIFF'S MOTION FOR RELIEF", "v. : FROM JUDGMENT, FOR",
+		": RECONSIDERATION, AND FOR", "HILLTOP MEDIA LLC : LEAVE TO FILE AN AMENDED", "d/b/a THE HILLTOP COURIER, : COMPLAINT", ":",
+		"Defendant. : ORAL ARGUMENT REQUESTED"}, "\n\n")
+	dc := captionOf(t, page)
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Media LLC d/b/a The Hilltop Courier", RoleDefendant}})
+	wantCases(t, dc, "2:20-cv-00044")
+	if dc.title != "Mary Major v. Hilltop Media LLC d/b/a The Hilltop Courier" {
+		t.Errorf("title %q", dc.title)
+	}
+	// Not a rule: a colon without a space before it ("CASE NO.: 123")
+	// leaves the line as it is.
+	if p, _ := prepCaptionLine("MARY MAJOR,"); p != "MARY MAJOR," {
+		t.Errorf("%q", p)
+	}
+}

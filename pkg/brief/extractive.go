@@ -43,7 +43,7 @@ func NewExtractive() Extractive { return Extractive{} }
 // read once; v8: caption round 16, whose rules read state trial courts'
 // place lines, forms and letters differently), so the rail rebuilds older
 // frames.
-func (Extractive) Name() string { return "extractive/v10" }
+func (Extractive) Name() string { return "extractive/v11" }
 
 // Build implements Builder. It reads the documents through in.Each, one
 // at a time (in order of id), into the Assembly's bounded accumulators; a
@@ -653,6 +653,12 @@ func titleCase(s string) string {
 				continue
 			}
 		}
+		// An organisation's initials in parentheses stay capitals:
+		// "International Union (UGA)" (round 19).
+		if parenInitialsRE.MatchString(w) {
+			words[i] = strings.ToUpper(w)
+			continue
+		}
 		r := []rune(w)
 		up := true
 		for j, c := range r {
@@ -691,3 +697,5 @@ func anyPageHas(d *docPages, name string) bool {
 	}
 	return false
 }
+
+var parenInitialsRE = regexp.MustCompile(`^\([a-z]{2,6}\)[,;.]?$`)
