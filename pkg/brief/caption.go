@@ -67,9 +67,15 @@ var (
 	caseTokRE   = regexp.MustCompile(`[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b|\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:-I{1,3}\b)?`)
 	// A bare case number alone on a line ("2009-1361", "08-6301-cv") or
 	// after a lone "v." ("v. 17-2543").
-	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?|\d{2}\s+(?:Cr|Civ|Cv|CV|Mag|MC|MJ|M)\.?\s+\d{1,5})(?:\s*\([A-Z]{2,4}\))?$`)
-	courtRE     = regexp.MustCompile(`(?i)\b(?:court|appeals\s+board|tribunal)\b`)
-	courtContRE = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+|appellate\s+)?(?:district|department|circuit))$`)
+	bareCaseRE = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?|\d{2}\s+(?:Cr|Civ|Cv|CV|Mag|MC|MJ|M)\.?\s+\d{1,5})(?:\s*\([A-Z]{2,4}\))?$`)
+	// An all-digit case number alone on its line with its label: six or
+	// seven digits (a year has four, a zip five), "No." and perhaps the
+	// word for what is numbered before it; a bar, policy or claim
+	// number's label is none of these.
+	digitCaseLineRE = regexp.MustCompile(`(?i)^(?:(?:case|appeal|docket|cause|court\s+of\s+appeals?)\s+)?nos?(?:\.\s*|\s*:\s*)(\d{6,7})$`)
+	allDigitsRE     = regexp.MustCompile(`^\d+$`)
+	courtRE         = regexp.MustCompile(`(?i)\b(?:court|appeals\s+board|tribunal)\b`)
+	courtContRE     = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+|appellate\s+)?(?:district|department|circuit))$`)
 	// More lines that continue a court's name, read only right after it
 	// ("IN THE SUPERIOR COURT OF THE" / "STATE OF CALIFORNIA", "AT
 	// NASHVILLE"): as caption lines they are names ("STATE OF NORTH
@@ -86,8 +92,12 @@ var (
 func readCaption(pages []string, stampCases []string) docCaption {
 	var dc docCaption
 	seenCase := map[string]bool{}
+	digitsOK := false // an all-digit number is read only off its own labelled line (digitCaseLineRE)
 	addCase := func(s string) {
 		s = strings.TrimRight(strings.NewReplacer("–", "-", "—", "-").Replace(strings.TrimSpace(s)), ".,;:")
+		if allDigitsRE.MatchString(s) && !digitsOK {
+			return // a bar number, a zip, a year or a sum under some label: no case
+		}
 		k := CaseKey(s)
 		if k == "" || seenCase[k] || seenCase[looseCaseKey(k)] {
 			return
@@ -296,6 +306,15 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 			if m := bareCaseRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil && !below {
 				addCase(m[1])
+			}
+			// A state appellate court's number printed without type
+			// letters or hyphens, alone on its line with its label ("No.
+			// 728440": Washington's Court of Appeals prints "72844-0-I"
+			// so, the division's digit run on) (round 20).
+			if m := digitCaseLineRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil && !below {
+				digitsOK = true
+				addCase(m[1])
+				digitsOK = false
 			}
 			// A "Case" or "Civil Action" label with no "No." before a
 			// federal or an agency's number: "PETER ROE, Case
@@ -1985,6 +2004,9 @@ func CaseKey(s string) string {
 		// "21STCV12345"): the number itself, when it mixes letters and
 		// digits or has a hyphen (a bare "12" is a docket entry or a
 		// footnote, not a case).
+		if allDigitsRE.MatchString(s) && len(s) >= 6 && len(s) <= 7 {
+			return s // "728440": a state appellate number without its hyphens (round 20)
+		}
 		if otherCaseRE.MatchString(s) && len(s) >= 5 && strings.ContainsFunc(s, func(r rune) bool { return r == '-' || r == '/' || unicode.IsLetter(r) }) {
 			return s
 		}

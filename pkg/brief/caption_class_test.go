@@ -3011,3 +3011,51 @@ func TestCaptionColonRuledRightColumnTitle(t *testing.T) {
 		t.Errorf("%q", p)
 	}
 }
+
+// A state appellate court's number printed with no type letters and no
+// hyphens ("No. 728440": Washington's Court of Appeals runs the division's
+// digit on) alone on its labelled line is the case's; a year, a zip, a page,
+// a sum or a bar number is none (round 20).
+func TestCaptionAllDigitAppellateNumber(t *testing.T) {
+	dc := captionOf(t, lines(
+		"No. 518273",
+		"COURT OF APPEALS OF THE STATE OF",
+		"WASHINGTON, DIVISION I",
+		"MARTHA QUILL,",
+		"Appellant,",
+		"v.",
+		"HARBOR ROOFING, INC.,",
+		"Respondent.",
+		"REPLY BRIEF OF APPELLANT",
+	))
+	wantCases(t, dc, "518273")
+	checkParties(t, dc, []wantParty{{"Martha Quill", RolePlaintiff}, {"Harbor Roofing, Inc.", RoleDefendant}})
+
+	// What is no case: a bare year under "No.", a zip, a page, a sum, a
+	// bar number, a five-digit figure.
+	dc = captionOf(t, lines(
+		"No. 2019",
+		"COURT OF APPEALS OF THE STATE OF",
+		"WASHINGTON, DIVISION I",
+		"MARTHA QUILL,",
+		"Appellant,",
+		"v.",
+		"HARBOR ROOFING, INC.,",
+		"Respondent.",
+		"REPLY BRIEF OF APPELLANT",
+		"Jane Roe, WSBA No. 461703",
+		"State Bar No. 271234",
+		"Seattle, WA 981047",
+		"Page 104512",
+		"No. $125000",
+		"No. 98104",
+		"Claim No. 4410239",
+	))
+	wantCases(t, dc)
+	if k := CaseKey("98104"); k != "" {
+		t.Errorf("CaseKey(98104) = %q: a zip's five digits are no case", k)
+	}
+	if k := CaseKey("2019"); k != "" {
+		t.Errorf("CaseKey(2019) = %q", k)
+	}
+}
