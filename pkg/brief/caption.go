@@ -767,11 +767,59 @@ func normCourt(s string) string {
 	if locs := secondCourtRE.FindAllStringIndex(s, -1); len(locs) > 1 && strings.Contains(strings.ToLower(s[:locs[1][0]]), "court") {
 		s = s[:locs[1][0]]
 	}
-	s = strings.Join(courtTokens(strings.Fields(s)), " ")
+	s = strings.Join(courtTokens(rejoinSpaced(strings.Fields(s))), " ")
 	s = inTheRE.ReplaceAllString(s, "")
 	s = strings.TrimRight(s, " ,.")
 	return titleCase(s)
 }
+
+// courtNameWords are the words of courts' names that a heading printed
+// with letter spacing is rejoined to (rejoinSpaced): the court's own words
+// and the states' one-word names.
+var courtNameWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("court courts appeal appeals appellate state states united america commonwealth district division circuit superior supreme county judicial department tribunal bankruptcy chancery probate family " +
+		"alabama alaska arizona arkansas california colorado connecticut delaware florida georgia hawaii idaho illinois indiana iowa kansas kentucky louisiana maine maryland massachusetts michigan minnesota mississippi missouri montana nebraska nevada ohio oklahoma oregon pennsylvania tennessee texas utah vermont virginia washington wisconsin wyoming") {
+		m[w] = true
+	}
+	return m
+}()
+
+// rejoinSpaced joins the pieces of a word in capitals that a heading's
+// letter spacing split ("ST A TE OF WASHING TON": the text layer breaks the
+// spaced letters unevenly) when the pieces joined are a word of a court's
+// name, and only then: "NEW JERSEY" or "OF THE" joined is no such word
+// (round 20).
+func rejoinSpaced(ws []string) []string {
+	out := make([]string, 0, len(ws))
+	for i := 0; i < len(ws); i++ {
+		joined := false
+		for k := 4; k >= 2 && !joined; k-- {
+			if i+k > len(ws) {
+				continue
+			}
+			w, ok := "", true
+			for _, p := range ws[i : i+k] {
+				if !capsLettersRE.MatchString(p) {
+					ok = false
+					break
+				}
+				w += p
+			}
+			if ok && courtNameWords[strings.ToLower(w)] {
+				out = append(out, w)
+				i += k - 1
+				joined = true
+			}
+		}
+		if !joined {
+			out = append(out, ws[i])
+		}
+	}
+	return out
+}
+
+var capsLettersRE = regexp.MustCompile(`^[A-Z]+$`)
 
 // courtTokens drops from a court line's words what no court's name holds
 // (round 14): a pleading paper's line number before it ("1 UNITED STATES

@@ -3059,3 +3059,35 @@ func TestCaptionAllDigitAppellateNumber(t *testing.T) {
 		t.Errorf("CaseKey(2019) = %q", k)
 	}
 }
+
+// A court's heading printed with letter spacing, which the text layer
+// breaks unevenly ("FOR THE ST A TE OF WASHING TON"), is rejoined where the
+// pieces joined are a word of a court's name; other words in capitals keep
+// their spaces (round 20).
+func TestCaptionLetterSpacedCourtLine(t *testing.T) {
+	dc := captionOf(t, lines(
+		"No. 61234-5-I",
+		"COURT OF APPEALS, DIVISION I",
+		"FOR THE ST A TE OF WASHING TON",
+		"LUCY PARR,",
+		"Respondent,",
+		"v.",
+		"OWEN DALE,",
+		"Appellant.",
+		"BRIEF OF APPELLANT",
+	))
+	wantCourt(t, dc, "Court of Appeals for the State of Washington")
+	dc = captionOf(t, lines(
+		"SUPERIOR COURT OF NEW JERSEY",
+		"LAW DIVISION, MERCER COUNTY",
+		"LUCY PARR,",
+		"Plaintiff,",
+		"v.",
+		"OWEN DALE,",
+		"Defendant.",
+	))
+	wantCourt(t, dc, "Superior Court of New Jersey Law Division, Mercer County")
+	if got := strings.Join(rejoinSpaced(strings.Fields("IN THE DIS TRICT COURT OF THE VIRGIN ISLANDS")), " "); got != "IN THE DISTRICT COURT OF THE VIRGIN ISLANDS" {
+		t.Errorf("rejoined %q", got)
+	}
+}
