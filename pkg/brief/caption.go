@@ -1863,6 +1863,7 @@ func splitNames(block string) []string {
 		}
 		caps := isAllCaps(names[0])
 		described := false // a description after the last name ("a Delaware corporation")
+		lowerDesc := false // the description begins in lower case
 		for fi, f := range fields[1:] {
 			f = strings.TrimSpace(f)
 			if described {
@@ -1872,6 +1873,16 @@ func splitNames(block string) []string {
 				if a := andNameRE.FindStringSubmatch(f); a != nil && looksLikeName(a[1]) {
 					names = append(names, a[1])
 					described = false
+					continue
+				}
+				// "FORMOSA BROTHERS LLC, a Washington limited liability
+				// company, FU MEI CHU, an individual, and …": in a caption
+				// in capitals a description in lower case ends at its
+				// comma, and a part in capitals after it is the next name
+				// (round 20).
+				if lowerDesc && caps && isAllCaps(f) && len(strings.Fields(f)) >= 2 && looksLikeName(f) {
+					names = append(names, f)
+					described, lowerDesc = false, false
 				}
 				continue
 			}
@@ -1925,6 +1936,7 @@ func splitNames(block string) []string {
 				continue
 			}
 			described = true
+			lowerDesc = unicode.IsLower(firstRune(f))
 		}
 		for _, name := range names {
 			if !unionLocalTailRE.MatchString(name) {

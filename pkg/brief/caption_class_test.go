@@ -3091,3 +3091,35 @@ func TestCaptionLetterSpacedCourtLine(t *testing.T) {
 		t.Errorf("rejoined %q", got)
 	}
 }
+
+// In a caption in capitals a party's description in lower case ends at its
+// comma: a part in capitals after it is the next name ("…, a Washington
+// limited liability company, FU MEI CHU, an individual, and …"), round 20.
+func TestCaptionNameAfterLowerDescription(t *testing.T) {
+	dc := captionOf(t, lines(
+		"No. 61234-5-I",
+		"COURT OF APPEALS OF THE STATE OF WASHINGTON",
+		"DIVISION I",
+		"HARBOR ROOFING, LLC, a Washington limited liability company,",
+		"Respondent,",
+		"v.",
+		"QUILL TRADING GROUP LLC, a Washington limited",
+		"liability company, MEI LIN WU, an individual, and TAO-MING WU",
+		"and ROSA WU, husband and wife,",
+		"Appellants.",
+		"REPLY BRIEF",
+	))
+	checkParties(t, dc, []wantParty{{"Harbor Roofing, LLC", RolePlaintiff}, {"Quill Trading Group LLC", RoleDefendant},
+		{"Mei Lin Wu", RoleDefendant}, {"Tao-Ming Wu", RoleDefendant}, {"Rosa Wu", RoleDefendant}})
+	// A description in capitals ("AS ASSIGNEE OF …") still swallows what
+	// follows it.
+	dc = captionOf(t, lines(
+		"SUPERIOR COURT OF NEW JERSEY",
+		"CAVALRY SPV I, LLC, AS ASSIGNEE OF CITIBANK, N.A.,",
+		"Plaintiff,",
+		"v.",
+		"OWEN DALE,",
+		"Defendant.",
+	))
+	checkParties(t, dc, []wantParty{{"Cavalry Spv I, LLC", RolePlaintiff}, {"Owen Dale", RoleDefendant}})
+}
