@@ -3123,3 +3123,21 @@ func TestCaptionNameAfterLowerDescription(t *testing.T) {
 	))
 	checkParties(t, dc, []wantParty{{"Cavalry Spv I, LLC", RolePlaintiff}, {"Owen Dale", RoleDefendant}})
 }
+
+// A certificate of service on a paper's last page dates the service, not
+// the paper: its "DATED" is no signature date; the signature's own "Dated:"
+// on the page before still is (round 20).
+func TestFiledOnSkipsCertificateOfService(t *testing.T) {
+	body := lines("Formosa Brothers should be the prevailing party.", "Respectfully submitted this 22nd day of December, 2016.", "Attorney for Appellants")
+	cert := lines("Certificate of Service", "I hereby certify that on December 22, 2016, I caused to be served the foregoing", "DATED December 22, 2016, at Seattle, Washington")
+	if d := filedOn([]string{"REPLY BRIEF", body, cert}, doctext.Meta{}); d != "" {
+		t.Errorf("filed_on %q from the certificate of service, want none", d)
+	}
+	signed := lines("Respectfully submitted,", "Dated: March 3, 2021", "/s/ Jane Roe")
+	if d := filedOn([]string{"REPLY BRIEF", signed, cert}, doctext.Meta{}); d != "2021-03-03" {
+		t.Errorf("filed_on %q, want the signature's 2021-03-03", d)
+	}
+	if d := filedOn([]string{"REPLY BRIEF", lines("Respectfully submitted,", "DATED: May 6, 2025", "/s/ Jane Roe")}, doctext.Meta{}); d != "2025-05-06" {
+		t.Errorf("filed_on %q, want 2025-05-06", d)
+	}
+}

@@ -204,8 +204,16 @@ func filedOn(pages []string, meta doctext.Meta) string {
 			}
 		}
 	}
+	cert := false
 	for i := len(pages) - 1; i >= 0; i-- {
 		if pages[i] == "" {
+			continue
+		}
+		// A certificate of service on the last page is its own paper:
+		// its "DATED" is the day of service, not the paper's signature,
+		// which is on the page before (round 20).
+		if !cert && certPageRE.MatchString(strings.TrimSpace(pages[i])) {
+			cert = true
 			continue
 		}
 		if d := dateAfter(datedRE, pages[i], 0); d != "" {
@@ -215,6 +223,10 @@ func filedOn(pages []string, meta doctext.Meta) string {
 	}
 	return ""
 }
+
+// certPageRE: a page that opens with a certificate or proof of service's
+// heading.
+var certPageRE = regexp.MustCompile(`(?i)^(?:\S+\s+)?(?:certificate|proof)\s+of\s+(?:electronic\s+)?(?:service|mailing)\b`)
 
 // dateAfter is the first date that follows a label in text, at most gap
 // bytes after it (a stamp box puts other words between "FILED" and its
