@@ -1361,7 +1361,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		// A labor board's role lines under the names ("Union",
 		// "Intervenor/Union", "Charging Party"), in an agency's caption
 		// only: elsewhere "Union" can end a name's line (round 19).
-		if dc.agency && laborRoleRE.MatchString(strings.TrimSpace(p)) {
+		if dc.agency && (laborRoleRE.MatchString(strings.TrimSpace(p)) || compoundRoleRE.MatchString(strings.TrimSpace(p))) {
 			kinds[i] = lkRole
 		}
 		// The place where an agency's case arose, its city and state's
@@ -2770,8 +2770,22 @@ var laborRoleRE = regexp.MustCompile(`^(?:(?:Employer|Petitioner|Intervenor|Inte
 	`(?:Union|UNION|Labor Organization|LABOR ORGANIZATION|Charging Party|CHARGING PARTY|Charged Party|CHARGED PARTY|Party in Interest|PARTY IN INTEREST)` +
 	`(?:\s*[/-]\s*(?:Petitioner|Intervenor|Intervener|Respondent|Employer|PETITIONER|INTERVENOR|RESPONDENT|EMPLOYER))?[.,;]?$`)
 
+// compoundRoleRE: a state labor board's compound role line, the party's
+// kind and then its side ("Public Employer-Respondent", "Labor
+// Organization-Charging Party", "Employer-Petitioner", "Union-Respondent"):
+// the side is the last part's (round 20).
+var compoundRoleRE = regexp.MustCompile(`(?i)^((?:public\s+)?employer|union|labor\s+organization|exclusive\s+(?:bargaining\s+)?representative|employee|incumbent)\s*[-–/]\s*(respondent|petitioner|charging\s+party|charged\s+party)[.,;]?$`)
+
 func agencyRole(words string, role Role, capacity string) (Role, string) {
 	w := strings.ToLower(words)
+	if m := compoundRoleRE.FindStringSubmatch(strings.TrimSpace(words)); m != nil {
+		switch last := strings.Join(strings.Fields(strings.ToLower(m[2])), " "); last {
+		case "respondent", "charged party":
+			return RoleDefendant, last
+		default:
+			return RolePlaintiff, last
+		}
+	}
 	switch {
 	case strings.Contains(w, "charging party"):
 		return RolePlaintiff, "charging party"

@@ -3141,3 +3141,20 @@ func TestFiledOnSkipsCertificateOfService(t *testing.T) {
 		t.Errorf("filed_on %q, want 2025-05-06", d)
 	}
 }
+
+// A state labor board's compound role lines ("Public Employer-Respondent",
+// "Labor Organization-Charging Party", "Employer-Petitioner",
+// "Union-Respondent") are role lines: the side is the last part's, the
+// charging party or petitioner the plaintiff's, the respondent the
+// defendant's (round 20).
+func TestCaptionCompoundBoardRoleLines(t *testing.T) {
+	head := []string{"STATE OF MICHIGAN", "MICHIGAN EMPLOYMENT RELATIONS COMMISSION"}
+	dc := captionOf(t, lines(append(head,
+		"In the Matter of:", "CITY OF RIVERTON,", "Public Employer-Respondent,", "Case No. 21-B-0123-CE",
+		"-and-", "RIVERTON FIREFIGHTERS ASSOCIATION, LOCAL 1234,", "Labor Organization-Charging Party.", "DECISION AND ORDER")...))
+	checkParties(t, dc, []wantParty{{"City of Riverton", RoleDefendant}, {"Riverton Firefighters Association, Local 1234", RolePlaintiff}})
+	dc = captionOf(t, lines(append(head,
+		"In the Matter of:", "RIVERTON COMMUNITY SCHOOLS,", "Employer-Petitioner,", "Case No. 21-C-0456-UC",
+		"-and-", "RIVERTON EDUCATION ASSOCIATION,", "Union-Respondent.", "DECISION AND ORDER")...))
+	checkParties(t, dc, []wantParty{{"Riverton Community Schools", RolePlaintiff}, {"Riverton Education Association", RoleDefendant}})
+}
