@@ -1371,6 +1371,31 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			kinds[i] = lkSkip
 		}
 	}
+	// Names in capitals joined by ";" beside the right column's title
+	// that runs on from the lines above them ("LTD.; XINGLE ELECTRONICS
+	// REPORT OF DEFENDANTS’", "SINCOO ELECTRONICS TECHNOLOGY AND ADRIAN
+	// FLEISSIG FROM", "MUI LIANG TJOA (an TESTIFYING AT TRIAL"): the line's
+	// tail from the title's words on is the right column's, and the names
+	// run on over the lines (round 20).
+	titleSeen := false
+	for i, raw := range paras {
+		switch kinds[i] {
+		case lkTitle:
+			titleSeen = true
+			continue
+		case lkName:
+		default:
+			continue
+		}
+		semi := strings.Contains(raw, ";") || i > 0 && strings.Contains(paras[i-1], ";") || i+1 < len(paras) && strings.Contains(paras[i+1], ";")
+		if !titleSeen || !semi || !mostlyCaps(raw) {
+			continue
+		}
+		if loc := titleColTailRE.FindStringIndex(raw); loc != nil && loc[0] > 0 {
+			p, _ := prepCaptionLine(raw[:loc[0]])
+			prepped[i], kinds[i] = p, classify(p)
+		}
+	}
 	// A title cut from a name's line that ends in a word wanting more
 	// ("MARY ROE, individually, STIPULATION AND ORDER RE") runs on to the
 	// next line in capitals without a comma ("BODY-WORN CAMERA FOOTAGE"):
@@ -2769,6 +2794,13 @@ func guardianLines(paras []string) []string {
 var laborRoleRE = regexp.MustCompile(`^(?:(?:Employer|Petitioner|Intervenor|Intervener|Respondent|Incumbent|Employer-Respondent|EMPLOYER|PETITIONER|INTERVENOR|RESPONDENT)\s*[/-]\s*)?` +
 	`(?:Union|UNION|Labor Organization|LABOR ORGANIZATION|Charging Party|CHARGING PARTY|Charged Party|CHARGED PARTY|Party in Interest|PARTY IN INTEREST)` +
 	`(?:\s*[/-]\s*(?:Petitioner|Intervenor|Intervener|Respondent|Employer|PETITIONER|INTERVENOR|RESPONDENT|EMPLOYER))?[.,;]?$`)
+
+// titleColTailRE: where the right column's title, beside names joined by
+// ";", takes up a name's line: a motion's words ("REPORT OF DEFENDANTS’",
+// "DAMAGES EXPERT …", "AND TO PRECLUDE …", "TESTIFYING AT TRIAL") or an
+// "AND" and a few words ending in a word wanting more ("AND ADRIAN
+// FLEISSIG FROM"), round 20.
+var titleColTailRE = regexp.MustCompile(`\s+(?:(?:AND\s+)?TO\s+(?:PRECLUDE|STRIKE|EXCLUDE|SEAL|COMPEL|DISMISS)\b|(?:REPORTS?|DAMAGES|EXPERTS?|TESTIFYING|TESTIMONY|PRECLUDE|STRIKE|EXCLUDE|DAUBERT)\b|AND\s+(?:[A-Z][A-Z.'’-]*\s+){1,3}(?:FROM|OF|TO|FOR|IN|ON|RE|REGARDING)$)`)
 
 // compoundRoleRE: a state labor board's compound role line, the party's
 // kind and then its side ("Public Employer-Respondent", "Labor

@@ -3158,3 +3158,43 @@ func TestCaptionCompoundBoardRoleLines(t *testing.T) {
 		"-and-", "RIVERTON EDUCATION ASSOCIATION,", "Union-Respondent.", "DECISION AND ORDER")...))
 	checkParties(t, dc, []wantParty{{"Riverton Community Schools", RolePlaintiff}, {"Riverton Education Association", RoleDefendant}})
 }
+
+// Names in capitals joined by ";" beside the right column's title, the
+// title running on from the lines above and taking up the end of each
+// name's line ("LTD.; RIVERA TRADING REPORT OF DEFENDANTS’", "… AND ADA
+// LOWE FROM", "KIM LEE (an TESTIFYING AT TRIAL"): the names run on over
+// the lines, each company with its place in parentheses and "Co., Ltd.",
+// each person with the description cut (round 20).
+func TestCaptionSemicolonNamesBesideTitle(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"ORCHID TOOLS PTE LTD, Case No. 3:19-cv-01234-ABC",
+		"Plaintiff, PLAINTIFF ORCHID TOOLS",
+		"PTE LTD’S NOTICE OF MOTION &",
+		"MOTION TO SEAL DOCUMENTS",
+		"FILED IN SUPPORT OF ITS DAUBERT",
+		"RIVERA TRADING (SHANGHAI) CO., MOTION TO STRIKE THE EXPERT",
+		"LTD.; LOTUS MACHINERY REPORT OF DEFENDANTS’",
+		"(GUANGZHOU) CO., LTD.; HUAXIN DAMAGES EXPERT JOHN DOE",
+		"PRECISION PARTS CO., LTD.; AND TO PRECLUDE MR. DOE",
+		"GOLDEN STEP INDUSTRIAL AND ADA LOWE FROM",
+		"CO., LTD.; KIM LEE (an TESTIFYING AT TRIAL",
+		"individual); and TAN WEI MING (an",
+		"individual),",
+		"Defendants. Judge: Hon. Mary Roe",
+	))
+	// (The defendants' block is the class; a plaintiff's line beside the
+	// title's first line is another's, not read here.)
+	var defs []captionParty
+	for _, p := range dc.parties {
+		if p.role == RoleDefendant {
+			defs = append(defs, p)
+		}
+	}
+	dc.parties = defs
+	checkParties(t, dc, []wantParty{
+		{"Rivera Trading Shanghai Co., Ltd.", RoleDefendant}, {"Lotus Machinery Guangzhou Co., Ltd.", RoleDefendant},
+		{"Huaxin Precision Parts Co., Ltd.", RoleDefendant}, {"Golden Step Industrial Co., Ltd.", RoleDefendant},
+		{"Kim Lee", RoleDefendant}, {"Tan Wei Ming", RoleDefendant}})
+}
