@@ -3198,3 +3198,23 @@ func TestCaptionSemicolonNamesBesideTitle(t *testing.T) {
 		{"Huaxin Precision Parts Co., Ltd.", RoleDefendant}, {"Golden Step Industrial Co., Ltd.", RoleDefendant},
 		{"Kim Lee", RoleDefendant}, {"Tan Wei Ming", RoleDefendant}})
 }
+
+// A party's response to the court's own order is no motion, whatever
+// motion the order decided: on one title line or over two of a two-column
+// caption ("DEFENDANTS’ RESPONSE TO THE" / "v. COURT’S ORDER (ECF NO. 214)");
+// a response to a motion is still the motion's kind (round 20).
+func TestKindResponseToCourtsOrder(t *testing.T) {
+	two := paras("ACME, INC., Case No. 3:19-cv-01111-ABC", "Plaintiff,", "DEFENDANTS’ RESPONSE TO THE", "v. COURT’S ORDER (ECF NO. 88)",
+		"GRANTING IN PART AND DENYING", "ROE LLC, IN PART DEFENDANTS’", "ADMINISTRATIVE MOTION TO", "Defendant. FILE UNDER SEAL")
+	if k := classifyKind([]string{two}, doctext.Meta{}); k != KindOther {
+		t.Errorf("two-line response to the court's order: kind %q, want other", k)
+	}
+	one := paras("ACME, INC.,", "Plaintiff,", "v.", "ROE LLC,", "Defendant.", "PLAINTIFF’S RESPONSE TO THE COURT’S ORDER TO SHOW CAUSE RE MOTION TO DISMISS")
+	if k := classifyKind([]string{one}, doctext.Meta{}); k != KindOther {
+		t.Errorf("response to the court's order: kind %q, want other", k)
+	}
+	motion := paras("ACME, INC.,", "Plaintiff,", "v.", "ROE LLC,", "Defendant.", "DEFENDANT’S RESPONSE TO PLAINTIFF’S MOTION TO COMPEL")
+	if k := classifyKind([]string{motion}, doctext.Meta{}); k != KindMotion {
+		t.Errorf("response to a motion: kind %q, want motion", k)
+	}
+}
