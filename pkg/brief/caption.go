@@ -150,6 +150,9 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			if !isCourtLine(p) {
 				continue
 			}
+			if addresseeCourt(paras, i) {
+				continue // "Hon. Sarah B. Johnson, J.S.C." / "Atlantic County Superior Court": a letter's address, no caption
+			}
 			if filedStampCourt(paras, i) {
 				continue // the court's own FILED stamp above the caption ("FILED" / "Court of Appeals" / "Division I")
 			}
@@ -2862,3 +2865,29 @@ func oneAgencyName(block string) string {
 }
 
 var lowerDescRE = regexp.MustCompile(`,\s+(?:an?|the)\s+\p{Ll}`)
+
+// addresseeCourt reports whether the court line at i is a letter's
+// address block: the line above names the judge the letter is to ("Hon.
+// Sarah B. Johnson, J.S.C.", "The Honorable …", "Judge …"), and a "Re:" or
+// "Dear" line follows within a few lines. A letter to a judge names the
+// court where it is sent, not a caption's court (round 20).
+func addresseeCourt(paras []string, i int) bool {
+	k := i - 1
+	for k >= 0 && strings.TrimSpace(paras[k]) == "" {
+		k--
+	}
+	if k < 0 || !addresseeRE.MatchString(strings.TrimSpace(paras[k])) {
+		return false
+	}
+	for j := i + 1; j < len(paras) && j <= i+8; j++ {
+		if letterOpenRE.MatchString(strings.TrimSpace(paras[j])) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	addresseeRE  = regexp.MustCompile(`^(?:The\s+)?(?:Hon\.|Honorable|HONORABLE|HON\.|Judge|JUDGE)\s+\S`)
+	letterOpenRE = regexp.MustCompile(`^(?:Re|RE)\s*:|^Dear\s+\S`)
+)

@@ -3218,3 +3218,16 @@ func TestKindResponseToCourtsOrder(t *testing.T) {
 		t.Errorf("response to a motion: kind %q, want motion", k)
 	}
 }
+
+// A letter to a judge names the court it is sent to in its address block
+// ("Hon. Sarah B. Johnson, J.S.C." / "Atlantic County Superior Court" /
+// "Re: …"): that is no caption's court; a clerk's letterhead is (round 20).
+func TestCaptionLetterAddresseeCourt(t *testing.T) {
+	dc := captionOf(t, paras("Roe & Doe LLP", "25 Main Street", "Hackensack, New Jersey 07601", "January 5, 2026", "Via eCourts",
+		"Hon. Mary Major, J.S.C.", "Mercer County Superior Court", "175 South Broad Street", "Trenton, NJ 08650",
+		"Re: Smith v. Jones, et al.", "Docket No.: MER-L-1234-25", "Dear Judge Major:", "This office represents Defendants."))
+	wantCourt(t, dc, "")
+	dc = captionOf(t, paras("UNITED STATES COURT OF APPEALS", "FOR THE THIRD CIRCUIT", "Office of the Clerk", "January 5, 2026",
+		"Re: Smith v. Jones, No. 25-1234", "Dear Counsel:", "The court has received the brief."))
+	wantCourt(t, dc, "United States Court of Appeals for the Third Circuit")
+}
