@@ -67,9 +67,15 @@ var (
 	caseTokRE   = regexp.MustCompile(`[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b|\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:-I{1,3}\b)?`)
 	// A bare case number alone on a line ("2009-1361", "08-6301-cv") or
 	// after a lone "v." ("v. 17-2543").
-	bareCaseRE  = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?|\d{2}\s+(?:Cr|Civ|Cv|CV|Mag|MC|MJ|M)\.?\s+\d{1,5})(?:\s*\([A-Z]{2,4}\))?$`)
-	courtRE     = regexp.MustCompile(`(?i)\b(?:court|appeals\s+board|tribunal)\b`)
-	courtContRE = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+|appellate\s+)?(?:district|department|circuit))$`)
+	bareCaseRE = regexp.MustCompile(`^(?:v\.\s+)?(\d{2,4}[-–]\d{3,6}(?:[-–][a-z]{2,3})?|\d{2}\s+(?:Cr|Civ|Cv|CV|Mag|MC|MJ|M)\.?\s+\d{1,5})(?:\s*\([A-Z]{2,4}\))?$`)
+	// An all-digit case number alone on its line with its label: six or
+	// seven digits (a year has four, a zip five), "No." and perhaps the
+	// word for what is numbered before it; a bar, policy or claim
+	// number's label is none of these.
+	digitCaseLineRE = regexp.MustCompile(`(?i)^(?:(?:case|appeal|docket|cause|court\s+of\s+appeals?)\s+)?nos?(?:\.\s*|\s*:\s*)(\d{6,7})$`)
+	allDigitsRE     = regexp.MustCompile(`^\d+$`)
+	courtRE         = regexp.MustCompile(`(?i)\b(?:court|appeals\s+board|tribunal)\b`)
+	courtContRE     = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+|appellate\s+)?(?:district|department|circuit))$`)
 	// More lines that continue a court's name, read only right after it
 	// ("IN THE SUPERIOR COURT OF THE" / "STATE OF CALIFORNIA", "AT
 	// NASHVILLE"): as caption lines they are names ("STATE OF NORTH
@@ -86,8 +92,12 @@ var (
 func readCaption(pages []string, stampCases []string) docCaption {
 	var dc docCaption
 	seenCase := map[string]bool{}
+	digitsOK := false // an all-digit number is read only off its own labelled line (digitCaseLineRE)
 	addCase := func(s string) {
 		s = strings.TrimRight(strings.NewReplacer("–", "-", "—", "-").Replace(strings.TrimSpace(s)), ".,;:")
+		if allDigitsRE.MatchString(s) && !digitsOK {
+			return // a bar number, a zip, a year or a sum under some label: no case
+		}
 		k := CaseKey(s)
 		if k == "" || seenCase[k] || seenCase[looseCaseKey(k)] {
 			return
@@ -139,6 +149,9 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 			if !isCourtLine(p) {
 				continue
+			}
+			if addresseeCourt(paras, i) {
+				continue // "Hon. Sarah B. Johnson, J.S.C." / "Atlantic County Superior Court": a letter's address, no caption
 			}
 			if filedStampCourt(paras, i) {
 				continue // the court's own FILED stamp above the caption ("FILED" / "Court of Appeals" / "Division I")
@@ -296,6 +309,15 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 			if m := bareCaseRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil && !below {
 				addCase(m[1])
+			}
+			// A state appellate court's number printed without type
+			// letters or hyphens, alone on its line with its label ("No.
+			// 728440": Washington's Court of Appeals prints "72844-0-I"
+			// so, the division's digit run on) (round 20).
+			if m := digitCaseLineRE.FindStringSubmatch(strings.TrimSpace(p)); m != nil && !below {
+				digitsOK = true
+				addCase(m[1])
+				digitsOK = false
 			}
 			// A "Case" or "Civil Action" label with no "No." before a
 			// federal or an agency's number: "PETER ROE, Case
@@ -748,11 +770,59 @@ func normCourt(s string) string {
 	if locs := secondCourtRE.FindAllStringIndex(s, -1); len(locs) > 1 && strings.Contains(strings.ToLower(s[:locs[1][0]]), "court") {
 		s = s[:locs[1][0]]
 	}
-	s = strings.Join(courtTokens(strings.Fields(s)), " ")
+	s = strings.Join(courtTokens(rejoinSpaced(strings.Fields(s))), " ")
 	s = inTheRE.ReplaceAllString(s, "")
 	s = strings.TrimRight(s, " ,.")
 	return titleCase(s)
 }
+
+// courtNameWords are the words of courts' names that a heading printed
+// with letter spacing is rejoined to (rejoinSpaced): the court's own words
+// and the states' one-word names.
+var courtNameWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("court courts appeal appeals appellate state states united america commonwealth district division circuit superior supreme county judicial department tribunal bankruptcy chancery probate family " +
+		"alabama alaska arizona arkansas california colorado connecticut delaware florida georgia hawaii idaho illinois indiana iowa kansas kentucky louisiana maine maryland massachusetts michigan minnesota mississippi missouri montana nebraska nevada ohio oklahoma oregon pennsylvania tennessee texas utah vermont virginia washington wisconsin wyoming") {
+		m[w] = true
+	}
+	return m
+}()
+
+// rejoinSpaced joins the pieces of a word in capitals that a heading's
+// letter spacing split ("ST A TE OF WASHING TON": the text layer breaks the
+// spaced letters unevenly) when the pieces joined are a word of a court's
+// name, and only then: "NEW JERSEY" or "OF THE" joined is no such word
+// (round 20).
+func rejoinSpaced(ws []string) []string {
+	out := make([]string, 0, len(ws))
+	for i := 0; i < len(ws); i++ {
+		joined := false
+		for k := 4; k >= 2 && !joined; k-- {
+			if i+k > len(ws) {
+				continue
+			}
+			w, ok := "", true
+			for _, p := range ws[i : i+k] {
+				if !capsLettersRE.MatchString(p) {
+					ok = false
+					break
+				}
+				w += p
+			}
+			if ok && courtNameWords[strings.ToLower(w)] {
+				out = append(out, w)
+				i += k - 1
+				joined = true
+			}
+		}
+		if !joined {
+			out = append(out, ws[i])
+		}
+	}
+	return out
+}
+
+var capsLettersRE = regexp.MustCompile(`^[A-Z]+$`)
 
 // courtTokens drops from a court line's words what no court's name holds
 // (round 14): a pleading paper's line number before it ("1 UNITED STATES
@@ -1294,7 +1364,7 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		// A labor board's role lines under the names ("Union",
 		// "Intervenor/Union", "Charging Party"), in an agency's caption
 		// only: elsewhere "Union" can end a name's line (round 19).
-		if dc.agency && laborRoleRE.MatchString(strings.TrimSpace(p)) {
+		if dc.agency && (laborRoleRE.MatchString(strings.TrimSpace(p)) || compoundRoleRE.MatchString(strings.TrimSpace(p))) {
 			kinds[i] = lkRole
 		}
 		// The place where an agency's case arose, its city and state's
@@ -1302,6 +1372,31 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 		// party's line (round 19).
 		if dc.agency && cityStateRE.MatchString(strings.TrimSpace(p)) {
 			kinds[i] = lkSkip
+		}
+	}
+	// Names in capitals joined by ";" beside the right column's title
+	// that runs on from the lines above them ("LTD.; XINGLE ELECTRONICS
+	// REPORT OF DEFENDANTS’", "SINCOO ELECTRONICS TECHNOLOGY AND ADRIAN
+	// FLEISSIG FROM", "MUI LIANG TJOA (an TESTIFYING AT TRIAL"): the line's
+	// tail from the title's words on is the right column's, and the names
+	// run on over the lines (round 20).
+	titleSeen := false
+	for i, raw := range paras {
+		switch kinds[i] {
+		case lkTitle:
+			titleSeen = true
+			continue
+		case lkName:
+		default:
+			continue
+		}
+		semi := strings.Contains(raw, ";") || i > 0 && strings.Contains(paras[i-1], ";") || i+1 < len(paras) && strings.Contains(paras[i+1], ";")
+		if !titleSeen || !semi || !mostlyCaps(raw) {
+			continue
+		}
+		if loc := titleColTailRE.FindStringIndex(raw); loc != nil && loc[0] > 0 {
+			p, _ := prepCaptionLine(raw[:loc[0]])
+			prepped[i], kinds[i] = p, classify(p)
 		}
 	}
 	// A title cut from a name's line that ends in a word wanting more
@@ -1796,6 +1891,7 @@ func splitNames(block string) []string {
 		}
 		caps := isAllCaps(names[0])
 		described := false // a description after the last name ("a Delaware corporation")
+		lowerDesc := false // the description begins in lower case
 		for fi, f := range fields[1:] {
 			f = strings.TrimSpace(f)
 			if described {
@@ -1805,6 +1901,16 @@ func splitNames(block string) []string {
 				if a := andNameRE.FindStringSubmatch(f); a != nil && looksLikeName(a[1]) {
 					names = append(names, a[1])
 					described = false
+					continue
+				}
+				// "FORMOSA BROTHERS LLC, a Washington limited liability
+				// company, FU MEI CHU, an individual, and …": in a caption
+				// in capitals a description in lower case ends at its
+				// comma, and a part in capitals after it is the next name
+				// (round 20).
+				if lowerDesc && caps && isAllCaps(f) && len(strings.Fields(f)) >= 2 && looksLikeName(f) {
+					names = append(names, f)
+					described, lowerDesc = false, false
 				}
 				continue
 			}
@@ -1858,6 +1964,7 @@ func splitNames(block string) []string {
 				continue
 			}
 			described = true
+			lowerDesc = unicode.IsLower(firstRune(f))
 		}
 		for _, name := range names {
 			if !unionLocalTailRE.MatchString(name) {
@@ -1985,6 +2092,9 @@ func CaseKey(s string) string {
 		// "21STCV12345"): the number itself, when it mixes letters and
 		// digits or has a hyphen (a bare "12" is a docket entry or a
 		// footnote, not a case).
+		if allDigitsRE.MatchString(s) && len(s) >= 6 && len(s) <= 7 {
+			return s // "728440": a state appellate number without its hyphens (round 20)
+		}
 		if otherCaseRE.MatchString(s) && len(s) >= 5 && strings.ContainsFunc(s, func(r rune) bool { return r == '-' || r == '/' || unicode.IsLetter(r) }) {
 			return s
 		}
@@ -2688,8 +2798,29 @@ var laborRoleRE = regexp.MustCompile(`^(?:(?:Employer|Petitioner|Intervenor|Inte
 	`(?:Union|UNION|Labor Organization|LABOR ORGANIZATION|Charging Party|CHARGING PARTY|Charged Party|CHARGED PARTY|Party in Interest|PARTY IN INTEREST)` +
 	`(?:\s*[/-]\s*(?:Petitioner|Intervenor|Intervener|Respondent|Employer|PETITIONER|INTERVENOR|RESPONDENT|EMPLOYER))?[.,;]?$`)
 
+// titleColTailRE: where the right column's title, beside names joined by
+// ";", takes up a name's line: a motion's words ("REPORT OF DEFENDANTS’",
+// "DAMAGES EXPERT …", "AND TO PRECLUDE …", "TESTIFYING AT TRIAL") or an
+// "AND" and a few words ending in a word wanting more ("AND ADRIAN
+// FLEISSIG FROM"), round 20.
+var titleColTailRE = regexp.MustCompile(`\s+(?:(?:AND\s+)?TO\s+(?:PRECLUDE|STRIKE|EXCLUDE|SEAL|COMPEL|DISMISS)\b|(?:REPORTS?|DAMAGES|EXPERTS?|TESTIFYING|TESTIMONY|PRECLUDE|STRIKE|EXCLUDE|DAUBERT)\b|AND\s+(?:[A-Z][A-Z.'’-]*\s+){1,3}(?:FROM|OF|TO|FOR|IN|ON|RE|REGARDING)$)`)
+
+// compoundRoleRE: a state labor board's compound role line, the party's
+// kind and then its side ("Public Employer-Respondent", "Labor
+// Organization-Charging Party", "Employer-Petitioner", "Union-Respondent"):
+// the side is the last part's (round 20).
+var compoundRoleRE = regexp.MustCompile(`(?i)^((?:public\s+)?employer|union|labor\s+organization|exclusive\s+(?:bargaining\s+)?representative|employee|incumbent)\s*[-–/]\s*(respondent|petitioner|charging\s+party|charged\s+party)[.,;]?$`)
+
 func agencyRole(words string, role Role, capacity string) (Role, string) {
 	w := strings.ToLower(words)
+	if m := compoundRoleRE.FindStringSubmatch(strings.TrimSpace(words)); m != nil {
+		switch last := strings.Join(strings.Fields(strings.ToLower(m[2])), " "); last {
+		case "respondent", "charged party":
+			return RoleDefendant, last
+		default:
+			return RolePlaintiff, last
+		}
+	}
 	switch {
 	case strings.Contains(w, "charging party"):
 		return RolePlaintiff, "charging party"
@@ -2734,3 +2865,29 @@ func oneAgencyName(block string) string {
 }
 
 var lowerDescRE = regexp.MustCompile(`,\s+(?:an?|the)\s+\p{Ll}`)
+
+// addresseeCourt reports whether the court line at i is a letter's
+// address block: the line above names the judge the letter is to ("Hon.
+// Sarah B. Johnson, J.S.C.", "The Honorable …", "Judge …"), and a "Re:" or
+// "Dear" line follows within a few lines. A letter to a judge names the
+// court where it is sent, not a caption's court (round 20).
+func addresseeCourt(paras []string, i int) bool {
+	k := i - 1
+	for k >= 0 && strings.TrimSpace(paras[k]) == "" {
+		k--
+	}
+	if k < 0 || !addresseeRE.MatchString(strings.TrimSpace(paras[k])) {
+		return false
+	}
+	for j := i + 1; j < len(paras) && j <= i+8; j++ {
+		if letterOpenRE.MatchString(strings.TrimSpace(paras[j])) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	addresseeRE  = regexp.MustCompile(`^(?:The\s+)?(?:Hon\.|Honorable|HONORABLE|HON\.|Judge|JUDGE)\s+\S`)
+	letterOpenRE = regexp.MustCompile(`^(?:Re|RE)\s*:|^Dear\s+\S`)
+)

@@ -3011,3 +3011,223 @@ func TestCaptionColonRuledRightColumnTitle(t *testing.T) {
 		t.Errorf("%q", p)
 	}
 }
+
+// A state appellate court's number printed with no type letters and no
+// hyphens ("No. 728440": Washington's Court of Appeals runs the division's
+// digit on) alone on its labelled line is the case's; a year, a zip, a page,
+// a sum or a bar number is none (round 20).
+func TestCaptionAllDigitAppellateNumber(t *testing.T) {
+	dc := captionOf(t, lines(
+		"No. 518273",
+		"COURT OF APPEALS OF THE STATE OF",
+		"WASHINGTON, DIVISION I",
+		"MARTHA QUILL,",
+		"Appellant,",
+		"v.",
+		"HARBOR ROOFING, INC.,",
+		"Respondent.",
+		"REPLY BRIEF OF APPELLANT",
+	))
+	wantCases(t, dc, "518273")
+	checkParties(t, dc, []wantParty{{"Martha Quill", RolePlaintiff}, {"Harbor Roofing, Inc.", RoleDefendant}})
+
+	// What is no case: a bare year under "No.", a zip, a page, a sum, a
+	// bar number, a five-digit figure.
+	dc = captionOf(t, lines(
+		"No. 2019",
+		"COURT OF APPEALS OF THE STATE OF",
+		"WASHINGTON, DIVISION I",
+		"MARTHA QUILL,",
+		"Appellant,",
+		"v.",
+		"HARBOR ROOFING, INC.,",
+		"Respondent.",
+		"REPLY BRIEF OF APPELLANT",
+		"Jane Roe, WSBA No. 461703",
+		"State Bar No. 271234",
+		"Seattle, WA 981047",
+		"Page 104512",
+		"No. $125000",
+		"No. 98104",
+		"Claim No. 4410239",
+	))
+	wantCases(t, dc)
+	if k := CaseKey("98104"); k != "" {
+		t.Errorf("CaseKey(98104) = %q: a zip's five digits are no case", k)
+	}
+	if k := CaseKey("2019"); k != "" {
+		t.Errorf("CaseKey(2019) = %q", k)
+	}
+}
+
+// A court's heading printed with letter spacing, which the text layer
+// breaks unevenly ("FOR THE ST A TE OF WASHING TON"), is rejoined where the
+// pieces joined are a word of a court's name; other words in capitals keep
+// their spaces (round 20).
+func TestCaptionLetterSpacedCourtLine(t *testing.T) {
+	dc := captionOf(t, lines(
+		"No. 61234-5-I",
+		"COURT OF APPEALS, DIVISION I",
+		"FOR THE ST A TE OF WASHING TON",
+		"LUCY PARR,",
+		"Respondent,",
+		"v.",
+		"OWEN DALE,",
+		"Appellant.",
+		"BRIEF OF APPELLANT",
+	))
+	wantCourt(t, dc, "Court of Appeals for the State of Washington")
+	dc = captionOf(t, lines(
+		"SUPERIOR COURT OF NEW JERSEY",
+		"LAW DIVISION, MERCER COUNTY",
+		"LUCY PARR,",
+		"Plaintiff,",
+		"v.",
+		"OWEN DALE,",
+		"Defendant.",
+	))
+	wantCourt(t, dc, "Superior Court of New Jersey Law Division, Mercer County")
+	if got := strings.Join(rejoinSpaced(strings.Fields("IN THE DIS TRICT COURT OF THE VIRGIN ISLANDS")), " "); got != "IN THE DISTRICT COURT OF THE VIRGIN ISLANDS" {
+		t.Errorf("rejoined %q", got)
+	}
+}
+
+// In a caption in capitals a party's description in lower case ends at its
+// comma: a part in capitals after it is the next name ("…, a Washington
+// limited liability company, FU MEI CHU, an individual, and …"), round 20.
+func TestCaptionNameAfterLowerDescription(t *testing.T) {
+	dc := captionOf(t, lines(
+		"No. 61234-5-I",
+		"COURT OF APPEALS OF THE STATE OF WASHINGTON",
+		"DIVISION I",
+		"HARBOR ROOFING, LLC, a Washington limited liability company,",
+		"Respondent,",
+		"v.",
+		"QUILL TRADING GROUP LLC, a Washington limited",
+		"liability company, MEI LIN WU, an individual, and TAO-MING WU",
+		"and ROSA WU, husband and wife,",
+		"Appellants.",
+		"REPLY BRIEF",
+	))
+	checkParties(t, dc, []wantParty{{"Harbor Roofing, LLC", RolePlaintiff}, {"Quill Trading Group LLC", RoleDefendant},
+		{"Mei Lin Wu", RoleDefendant}, {"Tao-Ming Wu", RoleDefendant}, {"Rosa Wu", RoleDefendant}})
+	// A description in capitals ("AS ASSIGNEE OF …") still swallows what
+	// follows it.
+	dc = captionOf(t, lines(
+		"SUPERIOR COURT OF NEW JERSEY",
+		"CAVALRY SPV I, LLC, AS ASSIGNEE OF CITIBANK, N.A.,",
+		"Plaintiff,",
+		"v.",
+		"OWEN DALE,",
+		"Defendant.",
+	))
+	checkParties(t, dc, []wantParty{{"Cavalry Spv I, LLC", RolePlaintiff}, {"Owen Dale", RoleDefendant}})
+}
+
+// A certificate of service on a paper's last page dates the service, not
+// the paper: its "DATED" is no signature date; the signature's own "Dated:"
+// on the page before still is (round 20).
+func TestFiledOnSkipsCertificateOfService(t *testing.T) {
+	body := lines("Formosa Brothers should be the prevailing party.", "Respectfully submitted this 22nd day of December, 2016.", "Attorney for Appellants")
+	cert := lines("Certificate of Service", "I hereby certify that on December 22, 2016, I caused to be served the foregoing", "DATED December 22, 2016, at Seattle, Washington")
+	if d := filedOn([]string{"REPLY BRIEF", body, cert}, doctext.Meta{}); d != "" {
+		t.Errorf("filed_on %q from the certificate of service, want none", d)
+	}
+	signed := lines("Respectfully submitted,", "Dated: March 3, 2021", "/s/ Jane Roe")
+	if d := filedOn([]string{"REPLY BRIEF", signed, cert}, doctext.Meta{}); d != "2021-03-03" {
+		t.Errorf("filed_on %q, want the signature's 2021-03-03", d)
+	}
+	if d := filedOn([]string{"REPLY BRIEF", lines("Respectfully submitted,", "DATED: May 6, 2025", "/s/ Jane Roe")}, doctext.Meta{}); d != "2025-05-06" {
+		t.Errorf("filed_on %q, want 2025-05-06", d)
+	}
+}
+
+// A state labor board's compound role lines ("Public Employer-Respondent",
+// "Labor Organization-Charging Party", "Employer-Petitioner",
+// "Union-Respondent") are role lines: the side is the last part's, the
+// charging party or petitioner the plaintiff's, the respondent the
+// defendant's (round 20).
+func TestCaptionCompoundBoardRoleLines(t *testing.T) {
+	head := []string{"STATE OF MICHIGAN", "MICHIGAN EMPLOYMENT RELATIONS COMMISSION"}
+	dc := captionOf(t, lines(append(head,
+		"In the Matter of:", "CITY OF RIVERTON,", "Public Employer-Respondent,", "Case No. 21-B-0123-CE",
+		"-and-", "RIVERTON FIREFIGHTERS ASSOCIATION, LOCAL 1234,", "Labor Organization-Charging Party.", "DECISION AND ORDER")...))
+	checkParties(t, dc, []wantParty{{"City of Riverton", RoleDefendant}, {"Riverton Firefighters Association, Local 1234", RolePlaintiff}})
+	dc = captionOf(t, lines(append(head,
+		"In the Matter of:", "RIVERTON COMMUNITY SCHOOLS,", "Employer-Petitioner,", "Case No. 21-C-0456-UC",
+		"-and-", "RIVERTON EDUCATION ASSOCIATION,", "Union-Respondent.", "DECISION AND ORDER")...))
+	checkParties(t, dc, []wantParty{{"Riverton Community Schools", RolePlaintiff}, {"Riverton Education Association", RoleDefendant}})
+}
+
+// Names in capitals joined by ";" beside the right column's title, the
+// title running on from the lines above and taking up the end of each
+// name's line ("LTD.; RIVERA TRADING REPORT OF DEFENDANTS’", "… AND ADA
+// LOWE FROM", "KIM LEE (an TESTIFYING AT TRIAL"): the names run on over
+// the lines, each company with its place in parentheses and "Co., Ltd.",
+// each person with the description cut (round 20).
+func TestCaptionSemicolonNamesBesideTitle(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT",
+		"NORTHERN DISTRICT OF CALIFORNIA",
+		"ORCHID TOOLS PTE LTD, Case No. 3:19-cv-01234-ABC",
+		"Plaintiff, PLAINTIFF ORCHID TOOLS",
+		"PTE LTD’S NOTICE OF MOTION &",
+		"MOTION TO SEAL DOCUMENTS",
+		"FILED IN SUPPORT OF ITS DAUBERT",
+		"RIVERA TRADING (SHANGHAI) CO., MOTION TO STRIKE THE EXPERT",
+		"LTD.; LOTUS MACHINERY REPORT OF DEFENDANTS’",
+		"(GUANGZHOU) CO., LTD.; HUAXIN DAMAGES EXPERT JOHN DOE",
+		"PRECISION PARTS CO., LTD.; AND TO PRECLUDE MR. DOE",
+		"GOLDEN STEP INDUSTRIAL AND ADA LOWE FROM",
+		"CO., LTD.; KIM LEE (an TESTIFYING AT TRIAL",
+		"individual); and TAN WEI MING (an",
+		"individual),",
+		"Defendants. Judge: Hon. Mary Roe",
+	))
+	// (The defendants' block is the class; a plaintiff's line beside the
+	// title's first line is another's, not read here.)
+	var defs []captionParty
+	for _, p := range dc.parties {
+		if p.role == RoleDefendant {
+			defs = append(defs, p)
+		}
+	}
+	dc.parties = defs
+	checkParties(t, dc, []wantParty{
+		{"Rivera Trading Shanghai Co., Ltd.", RoleDefendant}, {"Lotus Machinery Guangzhou Co., Ltd.", RoleDefendant},
+		{"Huaxin Precision Parts Co., Ltd.", RoleDefendant}, {"Golden Step Industrial Co., Ltd.", RoleDefendant},
+		{"Kim Lee", RoleDefendant}, {"Tan Wei Ming", RoleDefendant}})
+}
+
+// A party's response to the court's own order is no motion, whatever
+// motion the order decided: on one title line or over two of a two-column
+// caption ("DEFENDANTS’ RESPONSE TO THE" / "v. COURT’S ORDER (ECF NO. 214)");
+// a response to a motion is still the motion's kind (round 20).
+func TestKindResponseToCourtsOrder(t *testing.T) {
+	two := paras("ACME, INC., Case No. 3:19-cv-01111-ABC", "Plaintiff,", "DEFENDANTS’ RESPONSE TO THE", "v. COURT’S ORDER (ECF NO. 88)",
+		"GRANTING IN PART AND DENYING", "ROE LLC, IN PART DEFENDANTS’", "ADMINISTRATIVE MOTION TO", "Defendant. FILE UNDER SEAL")
+	if k := classifyKind([]string{two}, doctext.Meta{}); k != KindOther {
+		t.Errorf("two-line response to the court's order: kind %q, want other", k)
+	}
+	one := paras("ACME, INC.,", "Plaintiff,", "v.", "ROE LLC,", "Defendant.", "PLAINTIFF’S RESPONSE TO THE COURT’S ORDER TO SHOW CAUSE RE MOTION TO DISMISS")
+	if k := classifyKind([]string{one}, doctext.Meta{}); k != KindOther {
+		t.Errorf("response to the court's order: kind %q, want other", k)
+	}
+	motion := paras("ACME, INC.,", "Plaintiff,", "v.", "ROE LLC,", "Defendant.", "DEFENDANT’S RESPONSE TO PLAINTIFF’S MOTION TO COMPEL")
+	if k := classifyKind([]string{motion}, doctext.Meta{}); k != KindMotion {
+		t.Errorf("response to a motion: kind %q, want motion", k)
+	}
+}
+
+// A letter to a judge names the court it is sent to in its address block
+// ("Hon. Sarah B. Johnson, J.S.C." / "Atlantic County Superior Court" /
+// "Re: …"): that is no caption's court; a clerk's letterhead is (round 20).
+func TestCaptionLetterAddresseeCourt(t *testing.T) {
+	dc := captionOf(t, paras("Roe & Doe LLP", "25 Main Street", "Hackensack, New Jersey 07601", "January 5, 2026", "Via eCourts",
+		"Hon. Mary Major, J.S.C.", "Mercer County Superior Court", "175 South Broad Street", "Trenton, NJ 08650",
+		"Re: Smith v. Jones, et al.", "Docket No.: MER-L-1234-25", "Dear Judge Major:", "This office represents Defendants."))
+	wantCourt(t, dc, "")
+	dc = captionOf(t, paras("UNITED STATES COURT OF APPEALS", "FOR THE THIRD CIRCUIT", "Office of the Clerk", "January 5, 2026",
+		"Re: Smith v. Jones, No. 25-1234", "Dear Counsel:", "The court has received the brief."))
+	wantCourt(t, dc, "United States Court of Appeals for the Third Circuit")
+}

@@ -35,6 +35,11 @@ var kindRules = []struct {
 	// FACT AND CONCLUSIONS OF LAW REGARDING DEBTOR'S … DISCLOSURE
 	// STATEMENT" (round 17).
 	{regexp.MustCompile(`(?i)^(?:\[proposed\]\s*)?(?:proposed\s+|amended\s+|supplemental\s+)?findings\s+of\s+fact\s+and\s+conclusions\s+of\s+law\b`), KindOrder},
+	// A party's response to the court's own order is none of the kinds,
+	// whatever motion the order decided: "DEFENDANTS’ RESPONSE TO COURT’S
+	// ORDER (ECF NO. 214)" on an order "GRANTING IN PART … ADMINISTRATIVE
+	// MOTION TO FILE UNDER SEAL" (round 20).
+	{regexp.MustCompile(`(?i)^(?:\S+\s+){0,3}response\s+to\s+(?:the\s+)?court['’]s\s+(?:\S+\s+)?order\b`), KindOther},
 	{regexp.MustCompile(`(?i)\b(?:motion|memorandum\s+of\s+points|in\s+support\s+of|in\s+opposition|objection|opposition\s+to|reply\s+(?:brief|in\s+support))\b`), KindMotion},
 	// A request to the clerk or the court: "REQUEST FOR (Application)
 	// Entry of Default … Judgment" (a Judicial Council form, round 16).
@@ -108,6 +113,21 @@ func classifyKind(pages []string, meta doctext.Meta) Kind {
 			p = strings.TrimSpace(p)
 			panel = panel || beforeRE.MatchString(p)
 			appeal = appeal || pi == 0 && lowerCourtRE.MatchString(p)
+		}
+	}
+	// "DEFENDANTS’ RESPONSE TO THE" / "v. COURT’S ORDER (ECF NO. 214)": the
+	// response-to-order title over two lines of a two-column caption
+	// (round 20; one line: the kind rule).
+	for i := 0; i+1 < len(first); i++ {
+		if !responseToRE.MatchString(strings.TrimSpace(first[i])) {
+			continue
+		}
+		j := i + 1
+		for j+1 < len(first) && strings.TrimSpace(first[j]) == "" {
+			j++
+		}
+		if courtsOrderRE.MatchString(strings.TrimSpace(first[j])) {
+			return KindOther
 		}
 	}
 	// Title words on page 1 first, then pages 2 and 3 (a cover page or a
@@ -204,8 +224,16 @@ func filedOn(pages []string, meta doctext.Meta) string {
 			}
 		}
 	}
+	cert := false
 	for i := len(pages) - 1; i >= 0; i-- {
 		if pages[i] == "" {
+			continue
+		}
+		// A certificate of service on the last page is its own paper:
+		// its "DATED" is the day of service, not the paper's signature,
+		// which is on the page before (round 20).
+		if !cert && certPageRE.MatchString(strings.TrimSpace(pages[i])) {
+			cert = true
 			continue
 		}
 		if d := dateAfter(datedRE, pages[i], 0); d != "" {
@@ -215,6 +243,10 @@ func filedOn(pages []string, meta doctext.Meta) string {
 	}
 	return ""
 }
+
+// certPageRE: a page that opens with a certificate or proof of service's
+// heading.
+var certPageRE = regexp.MustCompile(`(?i)^(?:\S+\s+)?(?:certificate|proof)\s+of\s+(?:electronic\s+)?(?:service|mailing)\b`)
 
 // dateAfter is the first date that follows a label in text, at most gap
 // bytes after it (a stamp box puts other words between "FILED" and its
@@ -304,3 +336,8 @@ func reportedTranscript(pages []string) bool {
 	}
 	return false
 }
+
+var (
+	responseToRE  = regexp.MustCompile(`(?i)^(?:\S+\s+){0,3}response\s+to(?:\s+the)?$`)
+	courtsOrderRE = regexp.MustCompile(`(?i)^(?:v\.\s+)?court['’]s\s+(?:\S+\s+)?order\b`)
+)
