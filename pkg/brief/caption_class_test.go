@@ -33,6 +33,14 @@ func wantCases(t *testing.T, dc docCaption, want ...string) {
 
 func lines(ls ...string) string { return strings.Join(ls, "\n") }
 
+// wantTitle checks the caption's title.
+func wantTitle(t *testing.T, dc docCaption, want string) {
+	t.Helper()
+	if dc.title != want {
+		t.Errorf("title %q, want %q", dc.title, want)
+	}
+}
+
 // The court's name split across lines, with the clerk's stamp in the
 // right column of the second line.
 func TestCaptionCourtSplitAcrossLines(t *testing.T) {
@@ -115,9 +123,7 @@ func TestCaptionStateAndMDLNumbers(t *testing.T) {
 	))
 	wantCourt(t, dc, "United States District Court for the District of Arizona")
 	wantCases(t, dc, "MDL 15-02641-PHX-DGC", "MDL No. 2641")
-	if dc.title != "In re: Bard IVC Filters Products Liability Litigation" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "In re: Bard IVC Filters Products Liability Litigation")
 	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "DISTRICT OF ARIZONA", "IN RE: BARD IVC FILTERS PRODUCTS LIABILITY LITIGATION", "No. 2:15-md-02641-DGC", "ORDER"))
 	wantCases(t, dc, "2:15-md-02641-DGC")
 
@@ -204,9 +210,7 @@ func TestCaptionAppellateForms(t *testing.T) {
 		"Docketed: 05/03/2021",
 	))
 	checkParties(t, dc, []wantParty{{"National City Bank", RolePlaintiff}, {"Olsen", RoleDefendant}})
-	if dc.title != "National City Bank v. Olsen" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "National City Bank v. Olsen")
 	wantCases(t, dc, "21-15678")
 
 	dc = captionOf(t, lines(
@@ -243,9 +247,7 @@ func TestCaptionReLine(t *testing.T) {
 		"RE: United States v. Mark Nordlicht, et al., No. 16 Cr. 640 (BMC)",
 		"We write on behalf of the defendants.",
 	))
-	if dc.title != "United States v. Mark Nordlicht" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "United States v. Mark Nordlicht")
 	checkParties(t, dc, []wantParty{{"United States", RolePlaintiff}, {"Mark Nordlicht", RoleDefendant}})
 
 	dc = captionOf(t, lines(
@@ -255,9 +257,7 @@ func TestCaptionReLine(t *testing.T) {
 		"John Q. Public v. City of Philadelphia",
 		"Dear Counsel:",
 	))
-	if dc.title != "John Q. Public v. City of Philadelphia" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "John Q. Public v. City of Philadelphia")
 	wantCases(t, dc, "21-2728")
 }
 
@@ -297,9 +297,7 @@ func TestCaptionOtherCourtShapes(t *testing.T) {
 	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme Corp.", RoleDefendant}})
 	wantCases(t, dc, "512345/2020")
 	dc = captionOf(t, lines("SUPREME COURT OF ALABAMA", "Ex parte Joy Vick Graham", "PETITION FOR WRIT OF MANDAMUS"))
-	if dc.title != "Ex parte Joy Vick Graham" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Ex parte Joy Vick Graham")
 	checkParties(t, dc, []wantParty{{"Joy Vick Graham", RolePlaintiff}})
 }
 
@@ -389,9 +387,7 @@ func TestCaptionNoteAcrossLinesAndFirstSentence(t *testing.T) {
 	}, "\n\n"))
 	wantCases(t, dc, "C103311")
 	checkParties(t, dc, []wantParty{{"Orville T. Hansen", RolePlaintiff}, {"Wendell Pruitt", RoleDefendant}})
-	if dc.title != "Orville T. Hansen v. Wendell Pruitt" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Orville T. Hansen v. Wendell Pruitt")
 }
 
 // A writ proceeding (the dev set's Fifth District): the respondent after
@@ -505,9 +501,7 @@ func TestCaptionDivisionLines(t *testing.T) {
 	))
 	wantCourt(t, dc, "Court of Appeal of the State of California Seventh Appellate District")
 	checkParties(t, dc, []wantParty{{"Nora Lee", RolePlaintiff}, {"Pine Creek LLC", RoleDefendant}})
-	if dc.title != "Nora Lee v. Pine Creek LLC" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Nora Lee v. Pine Creek LLC")
 
 	// An agency named "… DIVISION", its name ending in a comma as a
 	// caption's names do, is a party.
@@ -810,9 +804,7 @@ func TestCaptionInReAcrossLines(t *testing.T) {
 	))
 	wantCases(t, dc, "3:20-cv-01234-AB")
 	checkParties(t, dc, []wantParty{{"Delta Holdings Corporation", RoleOther}, {"Delta Power and Light Company", RoleOther}})
-	if dc.title != "In re: Delta Holdings Corporation" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "In re: Delta Holdings Corporation")
 }
 
 // A case number whose type letters stand apart ("Case No. CV 19-1848-GW")
@@ -829,9 +821,7 @@ func TestCaptionSpacedTypeCaseNumber(t *testing.T) {
 		"Defendants.",
 	))
 	checkParties(t, dc, []wantParty{{"Bayside Malibu Properties, LLC", RolePlaintiff}, {"Mario Umberto", RoleDefendant}})
-	if dc.title != "Bayside Malibu Properties, LLC v. Mario Umberto" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Bayside Malibu Properties, LLC v. Mario Umberto")
 }
 
 // A party whose name holds a title's word ("APPLICATION") is still a
@@ -874,9 +864,7 @@ func TestCaptionStateCourtTwoColumns(t *testing.T) {
 	wantCourt(t, dc, "Superior Court of New Jersey Middlesex County – Law Division Special Civil Part")
 	wantCases(t, dc, "MID-L-004411-24")
 	checkParties(t, dc, []wantParty{{"Garden Mutual Insurance Company", RolePlaintiff}, {"Paula Marie Quinn", RoleDefendant}})
-	if dc.title != "Garden Mutual Insurance Company v. Paula Marie Quinn" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Garden Mutual Insurance Company v. Paula Marie Quinn")
 
 	// The same court printed in one column, its division and county on
 	// the lines under its name, and the docket number labelled beside the
@@ -976,9 +964,7 @@ func TestCaptionAppellateOrderOnMotion(t *testing.T) {
 	wantCourt(t, dc, "Superior Court of New Jersey Appellate Division")
 	wantCases(t, dc, "A-001234-24")
 	checkParties(t, dc, []wantParty{{"Rosa Lindqvist", RolePlaintiff}, {"Borough of Fairview", RoleDefendant}})
-	if dc.title != "Rosa Lindqvist v. Borough of Fairview" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Rosa Lindqvist v. Borough of Fairview")
 }
 
 // "In the Matter of …" captions: a subject's ("IN THE MATTER OF THE
@@ -994,9 +980,7 @@ func TestCaptionInTheMatterOf(t *testing.T) {
 		"Deceased.",
 	))
 	checkParties(t, dc, []wantParty{{"The Estate of John Q. Doe", RoleOther}})
-	if dc.title != "In re: The Estate of John Q. Doe" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "In re: The Estate of John Q. Doe")
 	dc = captionOf(t, lines(
 		"BEFORE THE PUBLIC UTILITIES COMMISSION OF THE STATE OF HAWAII",
 		"In the Matter of the Application of Acme Water Company for a Rate Increase",
@@ -1014,9 +998,7 @@ func TestCaptionInTheMatterOf(t *testing.T) {
 		"Respondent.",
 	))
 	checkParties(t, dc, []wantParty{{"Maria Diaz", RolePlaintiff}, {"City of New York", RoleDefendant}})
-	if dc.title != "Maria Diaz v. City of New York" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Maria Diaz v. City of New York")
 }
 
 // The defendant's name on the "v." line ("v. ACME CORP.,"), and a "v."
@@ -1073,9 +1055,7 @@ func TestCaptionNoticeFields(t *testing.T) {
 	wantCourt(t, dc, "Superior Court of New Jersey")
 	wantCases(t, dc, "MER-LT-001234-24")
 	checkParties(t, dc, []wantParty{{"HARBOR VIEW APARTMENTS LLC", RolePlaintiff}, {"MARIA L SANTOS", RoleDefendant}})
-	if dc.title != "HARBOR VIEW APARTMENTS v. SANTOS MARIA L" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "HARBOR VIEW APARTMENTS v. SANTOS MARIA L")
 	// The notice's own date is none of the motion's ("filed on", "will be
 	// decided on").
 	if d := filedOn([]string{"Docket Text: The motion filed on 03/04/2024 will be decided on 03/22/2024."}, doctext.Meta{}); d != "" {
@@ -1134,9 +1114,7 @@ func TestCaptionStateCourtOfAppealsBrief(t *testing.T) {
 	))
 	wantCourt(t, dc, "Court of Appeals of the State of Washington")
 	wantCases(t, dc, "81234-5-I")
-	if dc.title != "Mary Roe v. Acme Holdings, LLC" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Mary Roe v. Acme Holdings, LLC")
 	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"Paul Roe", RolePlaintiff}, {"Acme Holdings, LLC", RoleDefendant}})
 
 	dc = captionOf(t, lines(
@@ -1188,9 +1166,7 @@ func TestCaptionStateCourtOfAppealsLines(t *testing.T) {
 		"APPELLEE'S RESPONDING BRIEF",
 	))
 	wantCourt(t, dc, "Washington State Court of Appeals")
-	if dc.title != "Acme Credit Holdings, LLC v. John Q. Doe" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Acme Credit Holdings, LLC v. John Q. Doe")
 	checkParties(t, dc, []wantParty{{"Acme Credit Holdings, LLC", RolePlaintiff}, {"John Q. Doe", RoleDefendant}})
 
 	dc = captionOf(t, lines(
@@ -1308,9 +1284,7 @@ func TestCaptionTableColumnsWithoutRule(t *testing.T) {
 		"Respondents. Re: Dkt. No. 88",
 		"The respondents’ motion for fees is granted in part.",
 	))
-	if dc.title != "Acme Land Holdings v. 1990 River Fund II LP" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Acme Land Holdings v. 1990 River Fund II LP")
 	checkParties(t, dc, []wantParty{{"Acme Land Holdings", RolePlaintiff}, {"1990 River Fund II LP", RoleDefendant}})
 
 	dc = captionOf(t, lines(
@@ -1350,9 +1324,7 @@ func TestCaptionTableTitleBesideNames(t *testing.T) {
 		"MARTIN,",
 		"Defendants.",
 	))
-	if dc.title != "Widgetco, Inc. v. Acme Software, Incorporated" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Widgetco, Inc. v. Acme Software, Incorporated")
 	checkParties(t, dc, []wantParty{
 		{"Widgetco, Inc.", RolePlaintiff}, {"Gizmo LLC", RolePlaintiff},
 		{"Acme Software, Incorporated", RoleDefendant}, {"Acme Software SAS", RoleDefendant}, {"Olivia Martin", RoleDefendant},
@@ -1420,9 +1392,7 @@ func TestCaptionCourtsBelowNumbers(t *testing.T) {
 		"Division I",
 	))
 	wantCases(t, dc, "25CA0001")
-	if dc.title != "Jane Roe v. Industrial Claim Appeals Office of the State of Colorado" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Jane Roe v. Industrial Claim Appeals Office of the State of Colorado")
 	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Industrial Claim Appeals Office of the State of Colorado", RoleDefendant}, {"Acme Stores, Inc.", RoleDefendant}})
 }
 
@@ -1477,9 +1447,7 @@ func TestCaptionUnderSealBesideNames(t *testing.T) {
 		"Defendants. Judge: Hon. Jane Judge",
 		"I, Jane Poe, declare as follows:",
 	}, "\n\n"))
-	if dc.title != "Mary Roe v. Acme Vr, Inc." {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Mary Roe v. Acme Vr, Inc.")
 	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"Acme Vr, Inc.", RoleDefendant}, {"John Doe", RoleDefendant}})
 }
 
@@ -1542,9 +1510,7 @@ func TestCaptionCourtOfAppealOtherForms(t *testing.T) {
 		"APPEAL from a judgment of the Superior Court of San Diego County, Jane Roe, Judge. Affirmed.",
 	}, "\n\n"))
 	wantCourt(t, dc, "Court of Appeal, Fourth Appellate District State of California")
-	if dc.title != "John Doe v. Acme Corp." {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "John Doe v. Acme Corp.")
 	checkParties(t, dc, []wantParty{{"John Doe", RolePlaintiff}, {"Acme Corp.", RoleDefendant}})
 
 	dc = captionOf(t, strings.Join([]string{
@@ -1601,9 +1567,7 @@ func TestCaptionSummaryPageFirst(t *testing.T) {
 	dc := captionOf(t, summary, opinion)
 	wantCourt(t, dc, "Colorado Court of Appeals")
 	wantCases(t, dc, "24CA2999")
-	if dc.title != "Save Our Trails, Inc. v. Board of County Commissioners of Boulder County" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Save Our Trails, Inc. v. Board of County Commissioners of Boulder County")
 	checkParties(t, dc, []wantParty{{"Save Our Trails, Inc.", RolePlaintiff}, {"Board of County Commissioners of Boulder County", RoleDefendant}})
 }
 
@@ -1628,9 +1592,7 @@ func TestCaptionMultiPartyDistrictForms(t *testing.T) {
 		"UNITED STATES DISTRICT COURT", "EASTERN DISTRICT OF WASHINGTON",
 		"ESTATE OF JOHN DOE, et al., ) Case No. 2:18-cv-00999", "Plaintiffs, ) STIPULATED ORDER v. )", "CITY OF SPOKANE, et al., )", "Defendants. )", "IT IS HEREBY STIPULATED.",
 	}, "\n\n"))
-	if dc.title != "Estate of John Doe v. City of Spokane" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Estate of John Doe v. City of Spokane")
 	checkParties(t, dc, []wantParty{{"Estate of John Doe", RolePlaintiff}, {"City of Spokane", RoleDefendant}})
 
 	dc = captionOf(t, strings.Join([]string{
@@ -1688,9 +1650,7 @@ func TestCaptionEstateOverAdversaryCaption(t *testing.T) {
 		"Colorado Court of Appeals", "Court of Appeals No. 25CA0997", "El Paso County District Court No. 23PR9", "Honorable Jane Judge, Judge",
 		"In re the Estate of John Hale, deceased.", "Susan Hale,", "Appellant,", "v.", "Mark Corwin,", "Appellee.", "JUDGMENT AFFIRMED",
 	}, "\n\n"))
-	if dc.title != "Susan Hale v. Mark Corwin" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Susan Hale v. Mark Corwin")
 	checkParties(t, dc, []wantParty{{"The Estate of John Hale", RoleOther}, {"Susan Hale", RolePlaintiff}, {"Mark Corwin", RoleDefendant}})
 }
 
@@ -1933,9 +1893,7 @@ func TestCaptionRolesAcrossLinesThirdParty(t *testing.T) {
 		"Third-Party Defendants.",
 		"TO THE COURT AND ALL PARTIES:",
 	}, "\n\n"))
-	if dc.title != "Roe Dairy USA, Inc. v. Acme Foods, Inc." {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Roe Dairy USA, Inc. v. Acme Foods, Inc.")
 	checkParties(t, dc, []wantParty{{"Roe Dairy USA, Inc.", RolePlaintiff}, {"Acme Foods, Inc.", RoleDefendant},
 		{"Roe Dairy Canada, Inc.", RoleDefendant}, {"Roetec S.A.", RoleDefendant}})
 }
@@ -1983,9 +1941,7 @@ func TestCaptionVersusLostRoleLineBesideTitle(t *testing.T) {
 		"Defendants. Judge: Jane Doe",
 		"TO ALL PARTIES AND THEIR ATTORNEYS OF RECORD:",
 	}, "\n\n"))
-	if dc.title != "Acme Technologies Pte Ltd v. Roe Electronics Shenzhen Co., Ltd." {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Acme Technologies Pte Ltd v. Roe Electronics Shenzhen Co., Ltd.")
 	checkParties(t, dc, []wantParty{{"Acme Technologies Pte Ltd", RolePlaintiff},
 		{"Roe Electronics Shenzhen Co., Ltd.", RoleDefendant}, {"John Roe", RoleDefendant},
 		{"Pat Poe", RoleDefendant}, {"Lee Soon", RoleDefendant}})
@@ -2079,9 +2035,7 @@ func TestCaptionArgumentTranscriptCover(t *testing.T) {
 	c := doctext.Clean([]string{cover, first, "ORAL ARGUMENT OF JOHN DOE ON BEHALF OF THE PETITIONER"})
 	dc := readCaption(c.Pages, c.Meta.CaseNumbers)
 	wantCourt(t, dc, "Supreme Court of the United States")
-	if dc.title != "Mary Roe v. Acme Properties" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Mary Roe v. Acme Properties")
 	if k := appellateDecision(classifyKind(c.Pages, c.Meta), c.Pages, dc); k != KindOther {
 		t.Errorf("kind %s, want other", k)
 	}
@@ -2136,9 +2090,7 @@ func TestCaptionTitleBesideVersusAndSuffix(t *testing.T) {
 		"Defendant.",
 		"I, John Doe, declare:",
 	}, "\n\n"))
-	if dc.title != "Mary Roe v. Acme Airlines Co." {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Mary Roe v. Acme Airlines Co.")
 	checkParties(t, dc, []wantParty{{"Mary Roe", RolePlaintiff}, {"Acme Airlines Co.", RoleDefendant}})
 }
 
@@ -2307,9 +2259,7 @@ func TestCaptionCapacityAndCauseColumn(t *testing.T) {
 		"and DOES 1 through 10 inclusive.",
 		"Defendant.",
 	))
-	if dc.title != "Acme Spv II, LLC v. Mary Major" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Acme Spv II, LLC v. Mary Major")
 	checkParties(t, dc, []wantParty{{"Acme Spv II, LLC", RolePlaintiff}, {"Mary Major", RoleDefendant}})
 	dc = captionOf(t, lines(
 		"UNITED STATES DISTRICT COURT",
@@ -2338,9 +2288,7 @@ func TestCaptionLawyerAndFirmAsParties(t *testing.T) {
 		"Defendants. :",
 		": ORDER",
 	))
-	if dc.title != "Mary Major v. Richard Roe" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Mary Major v. Richard Roe")
 	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Richard Roe", RoleDefendant}, {"The Law Offices of Richard Roe, LLC", RoleDefendant}})
 	dc = captionOf(t, lines(
 		"UNITED STATES DISTRICT COURT",
@@ -2375,9 +2323,7 @@ func TestCaptionJudicialCouncilFormFields(t *testing.T) {
 		"",
 		"1. On the complaint filed",
 	))
-	if dc.title != "Acme Funding LLC v. John Roe" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Acme Funding LLC v. John Roe")
 	checkParties(t, dc, []wantParty{{"Acme Funding LLC", RolePlaintiff}, {"John Roe", RoleDefendant}})
 	wantCases(t, dc, "30-2024-01234567")
 }
@@ -2398,18 +2344,14 @@ func TestCaptionReLineShortNames(t *testing.T) {
 		"“Defendants”). Please accept this letter as Defendants’ reply to Plaintiff Anna Lee’s",
 		"opposition to the motion.",
 	))
-	if dc.title != "Lee v. King" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Lee v. King")
 	checkParties(t, dc, []wantParty{{"Anna Lee", RolePlaintiff}, {"Bob King", RoleDefendant}, {"King Legal Group, LLC", RoleDefendant}})
 	dc = captionOf(t, lines(
 		"Re: Lee v. King",
 		"Dear Judge Roe:",
 		"I write about the schedule.",
 	))
-	if dc.title != "Lee v. King" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Lee v. King")
 	checkParties(t, dc, nil)
 }
 
@@ -2468,9 +2410,7 @@ func TestCaptionScanStampDebris(t *testing.T) {
 		"MOTION TO REOPEN",
 		"Plaintiff, proceeding pro se, respectfully moves this Court to reopen this matter.",
 	))
-	if dc.title != "Mary Major v. Richard Roe" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Mary Major v. Richard Roe")
 	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Richard Roe", RoleDefendant}})
 	for _, p := range []string{", ,, RECEIVED", ". P-", ",~ lt-~ MAY O5 202S"} {
 		if !scanDebris(p) {
@@ -2528,9 +2468,7 @@ func TestCaptionAgencyMatterOfTopic(t *testing.T) {
 	)
 	dc := captionOf(t, page)
 	wantCourt(t, dc, "Federal Communications Commission")
-	if dc.title != "In re: Restoring Internet Freedom" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "In re: Restoring Internet Freedom")
 	checkParties(t, dc, nil)
 	wantCases(t, dc, "WC Docket No. 17-108")
 	if CaseKey("WC Docket No. 17-108") == CaseKey("MB Docket No. 17-108") || CaseKey("WC Docket No. 17-108") == CaseKey("17-108") || CaseKey("WC Docket No. 17-108") == "" {
@@ -2719,9 +2657,7 @@ func TestCaptionAgencyTitleAndStackedCaptions(t *testing.T) {
 	head := []string{"UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD"}
 	dc := captionOf(t, lines(append(head,
 		"RIVERBEND PACKAGING CO.", "Employer", "and Case 07-RC-200111", "WAREHOUSE WORKERS UNITED", "Petitioner", "ORDER")...))
-	if dc.title != "Warehouse Workers United v. Riverbend Packaging Co." {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Warehouse Workers United v. Riverbend Packaging Co.")
 	page := lines(append(head,
 		"HILLTOP SECURITY SERVICES, INC.", "Employer", "and Case 01-RC-111111", "SECURITY OFFICERS UNION", "Petitioner", "and", "GUARDS ALLIANCE", "Intervenor",
 		"NORTHGATE PROTECTION LLC", "Employer", "and Case 01-RC-111222", "SECURITY OFFICERS UNION", "Petitioner", "and", "GUARDS ALLIANCE", "Intervenor",
@@ -2797,9 +2733,7 @@ func TestCaptionRuledColumnBesideGuardians(t *testing.T) {
 		"HILLTOP MEDIA LLC :", "d/b/a THE HILLTOP COURIER, :", ":", "Defendant. :")...))
 	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Alan Major", RolePlaintiff}, {"Beth Major", RolePlaintiff}, {"Hilltop Media LLC d/b/a The Hilltop Courier", RoleDefendant}})
 	wantCases(t, dc, "2:20-cv-00044")
-	if dc.title != "Mary Major v. Hilltop Media LLC d/b/a The Hilltop Courier" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Mary Major v. Hilltop Media LLC d/b/a The Hilltop Courier")
 	// Not the construction: a ruled caption without it keeps its right
 	// column's title out of the names as before.
 	dc = captionOf(t, lines(append(ky,
@@ -2852,9 +2786,7 @@ func TestCaptionTranscriptStopRuled(t *testing.T) {
 	dc := captionOf(t, page)
 	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
 	wantCases(t, dc, "20-cv-44")
-	if dc.title != "Mary Major v. Hilltop Freight LLC" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Mary Major v. Hilltop Freight LLC")
 	if p, _ := prepCaptionLine("MARY MAJOR . . . AND OTHERS,"); p != "MARY MAJOR . . . AND OTHERS," {
 		t.Errorf("an ellipsis read as a rule: %q", p)
 	}
@@ -2922,9 +2854,7 @@ func TestCaptionBoardOrderWithoutRoles(t *testing.T) {
 		"RIVERBEND PACKAGING CO.", "and Case 10-RD-100001", "MARY MAJOR", "and", "WAREHOUSE WORKERS UNITED",
 		"DECISION AND DIRECTION OF SECOND ELECTION", "The National Labor Relations Board has considered objections to an election held in this matter and the hearing officer's report."}, "\n\n"))
 	checkParties(t, dc, []wantParty{{"Riverbend Packaging Co.", RoleDefendant}, {"Mary Major", RolePlaintiff}, {"Warehouse Workers United", RoleOther}})
-	if dc.title != "Mary Major v. Riverbend Packaging Co." {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Mary Major v. Riverbend Packaging Co.")
 	wantCases(t, dc, "10-RD-100001")
 	// Not the board's order: a court's caption without role words, and an
 	// agency's name alone, name no parties by position.
@@ -3002,9 +2932,7 @@ func TestCaptionColonRuledRightColumnTitle(t *testing.T) {
 	dc := captionOf(t, page)
 	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Media LLC d/b/a The Hilltop Courier", RoleDefendant}})
 	wantCases(t, dc, "2:20-cv-00044")
-	if dc.title != "Mary Major v. Hilltop Media LLC d/b/a The Hilltop Courier" {
-		t.Errorf("title %q", dc.title)
-	}
+	wantTitle(t, dc, "Mary Major v. Hilltop Media LLC d/b/a The Hilltop Courier")
 	// Not a rule: a colon without a space before it ("CASE NO.: 123")
 	// leaves the line as it is.
 	if p, _ := prepCaptionLine("MARY MAJOR,"); p != "MARY MAJOR," {
