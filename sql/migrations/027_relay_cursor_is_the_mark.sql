@@ -137,9 +137,12 @@ WITH cur AS (
     RETURNING p.x, p.t, p.i
 ), logged AS (
     -- When the cursor passed what it passed (ops.relay_published): the
-    -- publication time of the rows it covers.
+    -- publication time of the rows it covers. A position recorded before
+    -- (a cursor moved back by hand) keeps its first time: never an error
+    -- that would stop every pass.
     INSERT INTO ops.relay_published (cursor_xid, cursor_at, cursor_id, published_at)
     SELECT x, t, i, clock_timestamp() FROM advanced
+    ON CONFLICT DO NOTHING
 ), sent AS (
     -- The previous pass's rows ($2) not yet published, as this statement's
     -- snapshot has them (a row of the due index below the cursor already
