@@ -350,3 +350,33 @@ func TestPruneOutboxByTheCursor(t *testing.T) {
 		t.Errorf("cursor moves kept: %d before the cutoff (want the newest only), %d after (want all)", movesOld, movesNew)
 	}
 }
+
+// A cursor moved back by hand (on-call re-sending a range) re-reads what
+// lies past it and moves forward again through positions already
+// recorded in ops.relay_published: the relay goes on (the facts are sent
+// again, deduped downstream on event_id). (Without ON CONFLICT DO NOTHING
+// on the record, every claim fails on its primary key.)
+func TestRelayCursorMovedBackGoesOn(t *testing.T) {
+	// Not parallel: see TestRelayCursorIsTheMark.
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	recordN(t, db.Pool, 300)
+	runRelay(t, db.Pool, newSink(), 300)
+	var moves int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ops.relay_published`).Scan(&moves); err != nil || moves == 0 {
+		t.Fatalf("%d cursor moves recorded (%v)", moves, err)
+	}
+	if _, err := db.Pool.Exec(ctx, `UPDATE ops.relay_lease SET cursor_xid = '0', cursor_at = '-infinity',
+        cursor_id = '00000000-0000-0000-0000-000000000000' WHERE lease = 'outbox'`); err != nil {
+		t.Fatal(err)
+	}
+	again := newSink()
+	runRelay(t, db.Pool, again, 1) // fails the test if a claim errs
+	for deadline := time.Now().Add(10 * time.Second); again.count() < 200 && time.Now().Before(deadline); {
+		runRelay(t, db.Pool, again, again.count()+1)
+	}
+	if n := unpublished(t, db.Pool); n != 0 {
+		t.Errorf("%d facts unpublished after the cursor was moved back and the relay ran", n)
+	}
+	t.Logf("%d cursor moves recorded before; %d facts sent again", moves, again.count())
+}
