@@ -392,8 +392,9 @@ func TestSecondRelayFindsTheLeaseHeld(t *testing.T) {
 	}
 }
 
-// Each relayed fact is written once: the claim reads rows without writing
-// them, and the mark is the fact's only row version. Counted by a row
+// Each relayed fact is written at most once: the claim reads rows without
+// writing them, and the mark, when there is one, is the fact's only new
+// row version. Counted by a row
 // trigger (every UPDATE of an outbox row, by event_id) over a backlog
 // drained by Relay.Run. (Before issue 21: two per fact, the lease and the
 // mark.)
@@ -433,8 +434,11 @@ func TestRelayWritesEachFactOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d facts relayed in %d passes: %d row writes (%d before the mark)", facts, st.Passes, writes, unpublishedWrites)
-	if facts1 != facts || writes != facts || unpublishedWrites != 0 {
-		t.Fatalf("%d row writes for %d facts (%d not the mark); want exactly one per fact, the mark", writes, facts1, unpublishedWrites)
+	// At most the mark: none for a row the cursor passed (migration 027;
+	// TestRelayCursorIsTheMark), one for a row it could not pass (a
+	// transaction open elsewhere on the server holds the cursor back).
+	if writes != facts1 || writes > facts || unpublishedWrites != 0 {
+		t.Fatalf("%d row writes for %d facts (%d not the mark); want at most one per fact, the mark", writes, facts1, unpublishedWrites)
 	}
 }
 
