@@ -267,8 +267,8 @@ func timeTravel(t *testing.T, ctx context.Context, pool *pgxpool.Pool) func(d ti
 	t.Helper()
 	rows, err := pool.Query(ctx, `SELECT format('UPDATE %I.%I SET ', table_schema, table_name) ||
             string_agg(format('%1$I = %1$I - make_interval(secs => $1)', column_name), ', ')
-        FROM information_schema.columns
-        WHERE table_schema = 'ops' AND data_type = 'timestamp with time zone'
+        FROM information_schema.columns c JOIN information_schema.tables USING (table_schema, table_name)
+        WHERE table_schema = 'ops' AND data_type = 'timestamp with time zone' AND table_type = 'BASE TABLE'
         GROUP BY table_schema, table_name`)
 	if err != nil {
 		t.Fatal(err)

@@ -141,7 +141,7 @@ func TestRelayDrainsASlowBusUnderItsDeployedRole(t *testing.T) {
 			res.Published, res.Backlog, res.Parked, len(bus.got), facts)
 	}
 	var unmarked int
-	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL`).Scan(&unmarked); err != nil || unmarked != 0 {
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ops.outbox_facts WHERE published_at IS NULL`).Scan(&unmarked); err != nil || unmarked != 0 {
 		t.Fatalf("%d rows unmarked (%v)", unmarked, err)
 	}
 }

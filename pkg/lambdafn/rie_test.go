@@ -269,7 +269,7 @@ func TestBootstrapsUnderLambdaRuntime(t *testing.T) {
 		t.Fatalf("relay published %d facts", rr.Published)
 	}
 	var unpublished int
-	if err := s.db.Pool.QueryRow(s.ctx, `SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL`).Scan(&unpublished); err != nil {
+	if err := s.db.Pool.QueryRow(s.ctx, `SELECT count(*) FROM ops.outbox_facts WHERE published_at IS NULL`).Scan(&unpublished); err != nil {
 		t.Fatal(err)
 	}
 	if unpublished != 0 {

@@ -255,7 +255,7 @@ const (
 // server session keeps (TestRelayClaimFunctionRunsTheClaimStatement). A
 // change here needs a migration that replaces the function.
 var relayClaimSQL = `WITH cur AS (
-    SELECT holder, token, lease_until FROM ops.relay_lease WHERE lease = 'outbox'
+    SELECT holder, token, lease_until, cursor_xid, cursor_at, cursor_id FROM ops.relay_lease WHERE lease = 'outbox'
 ), fresh AS (
     -- $3 holds the lease with more than half of it left: no other relay
     -- can take it before it ends, so it is neither locked nor renewed (an
@@ -277,11 +277,6 @@ var relayClaimSQL = `WITH cur AS (
     WHERE l.lease = 'outbox'
       AND (p.holder IS NULL OR p.holder = $3::uuid OR p.lease_until <= clock_timestamp())
     RETURNING l.token, p.holder IS DISTINCT FROM $3::uuid AS took, (p.holder IS NOT NULL AND p.holder <> $3::uuid) AS took_over
-), marked AS (
-    UPDATE ops.domain_event_outbox
-    SET published_at = clock_timestamp(), next_attempt_at = NULL
-    WHERE event_id = ANY ((SELECT $2::uuid[])::uuid[]) AND published_at IS NULL AND parked_at IS NULL
-    RETURNING 1
 ), reading AS (
     SELECT 1 FROM lease WHERE NOT took
     UNION ALL
@@ -318,11 +313,44 @@ var relayClaimSQL = `WITH cur AS (
             WHERE (o.relay_xid, o.occurred_at, o.event_id) >= (l.cursor_xid, l.cursor_at, l.cursor_id)
               AND (o.relay_xid, o.occurred_at, o.event_id) < (p.x, p.t, p.i)
               AND o.parked_at IS NULL AND o.next_attempt_at IS NULL AND o.published_at IS NOT NULL))
+    RETURNING p.x, p.t, p.i
+), logged AS (
+    -- When the cursor passed what it passed (ops.relay_published): the
+    -- publication time of the rows it covers. A position recorded before
+    -- (a cursor moved back by hand) keeps its first time: never an error
+    -- that would stop every pass.
+    INSERT INTO ops.relay_published (cursor_xid, cursor_at, cursor_id, published_at)
+    SELECT x, t, i, clock_timestamp() FROM advanced
+    ON CONFLICT DO NOTHING
+), sent AS (
+    -- The previous pass's rows ($2) not yet published, as this statement's
+    -- snapshot has them (a row of the due index below the cursor already
+    -- is: its marks were sent before).
+    SELECT event_id, relay_xid, occurred_at, next_attempt_at FROM ops.domain_event_outbox
+    WHERE event_id = ANY ((SELECT $2::uuid[])::uuid[]) AND published_at IS NULL AND parked_at IS NULL
+      AND (next_attempt_at IS NULL
+           AND (relay_xid, occurred_at, event_id) < (SELECT cursor_xid, cursor_at, cursor_id FROM cur)) IS NOT TRUE
+), covered AS (
+    -- Those the cursor now lies beyond, still in the due index: published
+    -- by the cursor (ops.outbox_facts), no row written. The rest (at or
+    -- past the cursor's bound, backing off, or the lease not fresh: the
+    -- cursor did not move) are marked one by one.
+    SELECT s.event_id FROM sent s
+    WHERE s.next_attempt_at IS NULL
+      AND (s.relay_xid, s.occurred_at, s.event_id) < (SELECT x, t, i FROM advanced)
+), uncovered AS (
+    SELECT s.event_id FROM sent s
+    WHERE (s.next_attempt_at IS NULL
+           AND (s.relay_xid, s.occurred_at, s.event_id) < (SELECT x, t, i FROM advanced)) IS NOT TRUE
+), marked AS (
+    UPDATE ops.domain_event_outbox
+    SET published_at = clock_timestamp(), next_attempt_at = NULL
+    WHERE event_id IN (SELECT event_id FROM uncovered) AND published_at IS NULL AND parked_at IS NULL
     RETURNING 1
 )
 SELECT EXISTS (SELECT FROM cur), coalesce((SELECT token FROM lease), (SELECT token FROM fresh)),
     (SELECT took FROM lease), (SELECT took_over FROM lease),
-    (SELECT count(*) FROM marked),
+    (SELECT count(*) FROM marked) + (SELECT count(*) FROM covered),
     p.event_id, p.firm_id, p.matter_id, p.event_name, p.payload, p.occurred_at, p.trace_header, p.publish_attempts
 FROM (SELECT) AS head LEFT JOIN picked p ON true
 ORDER BY p.arm, p.next_attempt_at, p.relay_xid, p.occurred_at, p.event_id`
@@ -578,9 +606,12 @@ type PruneResult struct {
 	LeftCapped bool
 }
 
-// PruneOutbox deletes published rows older than olderThan (by published_at;
-// read by occurred_at, domain_event_outbox_occurred_idx, since a row is
-// published after it occurred), Batch rows per statement, each committing by itself when q is a pool,
+// PruneOutbox deletes rows published longer than olderThan ago (by
+// published_at, or for a row the relay's cursor passed by when it passed
+// it, ops.relay_published; read by occurred_at,
+// domain_event_outbox_occurred_idx, since a row is published after it
+// occurred), then the cursor's recorded moves older than that but its
+// newest, Batch rows per statement, each committing by itself when q is a pool,
 // until none are left or the call's bound (MaxRows, Budget) is reached;
 // the next call continues. Unpublished and parked rows are never pruned.
 func PruneOutbox(ctx context.Context, q Querier, olderThan time.Duration, lim PruneLimits) (PruneResult, error) {
@@ -606,11 +637,15 @@ func PruneOutbox(ctx context.Context, q Querier, olderThan time.Duration, lim Pr
 		}
 		res.Deleted += tag.RowsAffected()
 		if tag.RowsAffected() < n {
-			return res, nil // nothing more is prunable (or the rest is locked)
+			// nothing more is prunable (or the rest is locked)
+			return res, pruneCursorLog(ctx, q, olderThan, lim)
 		}
 		if res.Deleted >= int64(lim.MaxRows) || !time.Now().Before(stop) {
 			break
 		}
+	}
+	if err := pruneCursorLog(ctx, q, olderThan, lim); err != nil {
+		return res, err
 	}
 	err := q.QueryRow(ctx, outboxPrunableLeftSQL, olderThan.Seconds(), pruneLeftCap).Scan(&res.Left)
 	if err != nil {
@@ -618,6 +653,15 @@ func PruneOutbox(ctx context.Context, q Querier, olderThan time.Duration, lim Pr
 	}
 	res.LeftCapped = res.Left >= pruneLeftCap
 	return res, nil
+}
+
+// pruneCursorLog deletes the relay cursor's recorded moves older than the
+// outbox's retention (pruneCursorLogSQL), at most lim.MaxRows of them.
+func pruneCursorLog(ctx context.Context, q Querier, olderThan time.Duration, lim PruneLimits) error {
+	if _, err := q.Exec(ctx, pruneCursorLogSQL, olderThan.Seconds(), lim.MaxRows); err != nil {
+		return fmt.Errorf("prune outbox: the relay cursor's moves: %w", err)
+	}
+	return nil
 }
 
 // idStrings renders ids for a uuid[] parameter (the exec query mode sends
@@ -637,15 +681,42 @@ func idStrings(ids []uuid.UUID) []string {
 // and the ordered scan reads every retained row to find none old enough
 // (TestRetentionPassesCostNothingWhenNothingIsOld).
 const (
-	pruneOutboxSQL = `WITH doomed AS (
+	pruneOutboxSQL = `WITH passed AS (
+                -- The furthest the cursor was before the cutoff: every row of
+                -- the due index below it was published by then.
+                SELECT cursor_xid, cursor_at, cursor_id FROM ops.relay_published
+                WHERE published_at < (SELECT clock_timestamp() - make_interval(secs => $1))
+                ORDER BY published_at DESC LIMIT 1
+            ), doomed AS (
                 SELECT event_id FROM ops.domain_event_outbox
                 WHERE occurred_at < (SELECT clock_timestamp() - make_interval(secs => $1))
-                  AND published_at < (SELECT clock_timestamp() - make_interval(secs => $1))
+                  AND (published_at < (SELECT clock_timestamp() - make_interval(secs => $1))
+                       OR (published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NULL
+                           AND (relay_xid, occurred_at, event_id) < (SELECT cursor_xid, cursor_at, cursor_id FROM passed)))
                 ORDER BY occurred_at
                 LIMIT $2
                 FOR UPDATE SKIP LOCKED)
             DELETE FROM ops.domain_event_outbox o USING doomed d WHERE o.event_id = d.event_id`
-	outboxPrunableLeftSQL = `SELECT count(*) FROM (SELECT 1 FROM ops.domain_event_outbox
+	outboxPrunableLeftSQL = `WITH passed AS (
+                SELECT cursor_xid, cursor_at, cursor_id FROM ops.relay_published
+                WHERE published_at < (SELECT clock_timestamp() - make_interval(secs => $1))
+                ORDER BY published_at DESC LIMIT 1)
+            SELECT count(*) FROM (SELECT 1 FROM ops.domain_event_outbox
             WHERE occurred_at < (SELECT clock_timestamp() - make_interval(secs => $1))
-              AND published_at < (SELECT clock_timestamp() - make_interval(secs => $1)) LIMIT $2) AS left_over`
+              AND (published_at < (SELECT clock_timestamp() - make_interval(secs => $1))
+                   OR (published_at IS NULL AND parked_at IS NULL AND next_attempt_at IS NULL
+                       AND (relay_xid, occurred_at, event_id) < (SELECT cursor_xid, cursor_at, cursor_id FROM passed)))
+            LIMIT $2) AS left_over`
+	// pruneCursorLogSQL deletes up to $2 of the cursor's recorded moves
+	// below the newest one older than the cutoff (that one stays: it is
+	// what pruneOutboxSQL prunes the rows it passed by, and it still dates
+	// them for ops.outbox_facts, no earlier than they were published).
+	pruneCursorLogSQL = `DELETE FROM ops.relay_published WHERE (cursor_xid, cursor_at, cursor_id) IN (
+                SELECT cursor_xid, cursor_at, cursor_id FROM ops.relay_published
+                WHERE (cursor_xid, cursor_at, cursor_id) < (
+                    SELECT cursor_xid, cursor_at, cursor_id FROM ops.relay_published
+                    WHERE published_at < (SELECT clock_timestamp() - make_interval(secs => $1))
+                    ORDER BY published_at DESC LIMIT 1)
+                ORDER BY cursor_xid, cursor_at, cursor_id
+                LIMIT $2)`
 )

@@ -283,7 +283,7 @@ func recordN(t testing.TB, pool *pgxpool.Pool, n int) []uuid.UUID {
 func unpublished(t testing.TB, pool *pgxpool.Pool) int {
 	t.Helper()
 	var n int
-	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL`).Scan(&n); err != nil {
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM ops.outbox_facts WHERE published_at IS NULL`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -392,8 +392,9 @@ func TestSecondRelayFindsTheLeaseHeld(t *testing.T) {
 	}
 }
 
-// Each relayed fact is written once: the claim reads rows without writing
-// them, and the mark is the fact's only row version. Counted by a row
+// Each relayed fact is written at most once: the claim reads rows without
+// writing them, and the mark, when there is one, is the fact's only new
+// row version. Counted by a row
 // trigger (every UPDATE of an outbox row, by event_id) over a backlog
 // drained by Relay.Run. (Before issue 21: two per fact, the lease and the
 // mark.)
@@ -433,8 +434,11 @@ func TestRelayWritesEachFactOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d facts relayed in %d passes: %d row writes (%d before the mark)", facts, st.Passes, writes, unpublishedWrites)
-	if facts1 != facts || writes != facts || unpublishedWrites != 0 {
-		t.Fatalf("%d row writes for %d facts (%d not the mark); want exactly one per fact, the mark", writes, facts1, unpublishedWrites)
+	// At most the mark: none for a row the cursor passed (migration 027;
+	// TestRelayCursorIsTheMark), one for a row it could not pass (a
+	// transaction open elsewhere on the server holds the cursor back).
+	if writes != facts1 || writes > facts || unpublishedWrites != 0 {
+		t.Fatalf("%d row writes for %d facts (%d not the mark); want at most one per fact, the mark", writes, facts1, unpublishedWrites)
 	}
 }
 
@@ -601,7 +605,13 @@ func TestPruneOutbox(t *testing.T) {
 	}
 	var stmts []string
 	var mu sync.Mutex
-	q := &countingQuerier{Querier: db.Pool, onExec: func(sql string) { mu.Lock(); stmts = append(stmts, sql); mu.Unlock() }}
+	q := &countingQuerier{Querier: db.Pool, onExec: func(sql string) {
+		if strings.Contains(sql, "DELETE FROM ops.domain_event_outbox") { // not the cursor's moves
+			mu.Lock()
+			stmts = append(stmts, sql)
+			mu.Unlock()
+		}
+	}}
 	// Bounded: at most 150 rows this call (100 + 50), and it says what is left.
 	res, err := postgres.PruneOutbox(ctx, q, 24*time.Hour, postgres.PruneLimits{Batch: 100, MaxRows: 150})
 	if err != nil || res.Deleted != 150 || res.Left != 80 || res.LeftCapped {
@@ -620,7 +630,7 @@ func TestPruneOutbox(t *testing.T) {
 		t.Errorf("%d delete statements, want 1", len(stmts))
 	}
 	var left, unpub, parkedN int
-	if err := db.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE published_at IS NULL), count(*) FILTER (WHERE parked_at IS NOT NULL) FROM ops.domain_event_outbox`).
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE published_at IS NULL), count(*) FILTER (WHERE parked_at IS NOT NULL) FROM ops.outbox_facts`).
 		Scan(&left, &unpub, &parkedN); err != nil {
 		t.Fatal(err)
 	}

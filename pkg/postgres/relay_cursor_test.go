@@ -207,3 +207,178 @@ func TestInsertCannotHideAFactBelowTheCursor(t *testing.T) {
 			distinct, dup, unpublished(t, db.Pool))
 	}
 }
+
+// runRelay runs a relay window (Relay.Run, the function's loop: passes back
+// to back while they come back full) until the sink holds want facts.
+func runRelay(t *testing.T, pool *pgxpool.Pool, s *sink, want int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		for s.count() < want && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	r := &rail.Relay{Outbox: postgres.NewOutbox(pool), Publisher: s, BatchSize: 100}
+	if _, err := r.Run(ctx, time.Minute, 10*time.Millisecond); err != nil && ctx.Err() == nil {
+		t.Fatal(err)
+	}
+	if s.count() < want {
+		t.Fatalf("the relay published %d facts, want %d", s.count(), want)
+	}
+}
+
+// The relay's cursor is its published mark (migration 027): in a window of
+// full passes, the facts a pass published are passed by the next pass's
+// cursor and no row of theirs is written; only the window's last pass
+// marks its rows (with the lease's release), and each move of the cursor
+// is one row of ops.relay_published. Every fact still reads as published
+// in ops.outbox_facts, at a time between its occurrence and now. (With the
+// claim marking every row it was sent, as before 027, the outbox takes one
+// row update per fact.)
+func TestRelayCursorIsTheMark(t *testing.T) {
+	// Not parallel: a transaction open anywhere on the server (another
+	// test's) holds the cursor back, and the rows past it are marked one by
+	// one, as they must be.
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	const facts = 1000
+	recordN(t, db.Pool, facts)
+	pool, err := pgxpool.New(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSink()
+	runRelay(t, pool, s, facts)
+	pool.Close() // a backend's statistics are flushed when it exits
+	if distinct, _, dup := s.counts(); distinct != facts || dup != 0 {
+		t.Fatalf("published %d distinct facts (%d duplicates), want %d once", distinct, dup, facts)
+	}
+	var upd, moves, unmarked, unpublishedNow, misdated int64
+	if err := db.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM ops.relay_published),
+            (SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL),
+            (SELECT count(*) FROM ops.outbox_facts WHERE published_at IS NULL),
+            (SELECT count(*) FROM ops.outbox_facts WHERE published_at < occurred_at OR published_at > clock_timestamp())`).
+		Scan(&moves, &unmarked, &unpublishedNow, &misdated); err != nil {
+		t.Fatal(err)
+	}
+	// The relay's backends flushed their statistics when they exited: wait
+	// until the cursor's moves they inserted are counted.
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		var ins int64
+		if err := db.Pool.QueryRow(ctx, `SELECT pg_stat_clear_snapshot(), o.n_tup_upd, p.n_tup_ins
+            FROM pg_stat_user_tables o, pg_stat_user_tables p
+            WHERE o.relid = 'ops.domain_event_outbox'::regclass AND p.relid = 'ops.relay_published'::regclass`).Scan(nil, &upd, &ins); err != nil {
+			t.Fatal(err)
+		}
+		if ins >= moves || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("%d facts: %d outbox row updates, %d rows never written (published by the cursor), %d cursor moves recorded",
+		facts, upd, unmarked, moves)
+	if upd > 100 {
+		t.Errorf("%d outbox row updates for %d facts relayed in passes of 100; want at most the last pass's 100", upd, facts)
+	}
+	if unpublishedNow != 0 || misdated != 0 {
+		t.Errorf("ops.outbox_facts: %d facts unpublished, %d dated before they occurred or after now; want none", unpublishedNow, misdated)
+	}
+	if moves < facts/100-2 {
+		t.Errorf("%d cursor moves recorded for %d passes of 100", moves, facts/100)
+	}
+}
+
+// Retention prunes a fact the cursor passed by when the cursor passed it
+// (ops.relay_published), not by when it occurred: a backlog that occurred
+// days ago and was published just now is kept; facts the cursor passed
+// before the cutoff go, and the cursor's recorded moves before the cutoff
+// go too, but the newest of them. (Without the cursor's arm in the prune,
+// the old facts the cursor passed are never pruned.)
+func TestPruneOutboxByTheCursor(t *testing.T) {
+	// Not parallel: a transaction open anywhere on the server (another
+	// test's) holds the cursor back, and the rows past it are marked one by
+	// one, as they must be.
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	s := newSink()
+	old := recordN(t, db.Pool, 300)
+	runRelay(t, db.Pool, s, 300)
+	// Two days pass.
+	if _, err := db.Pool.Exec(ctx, `UPDATE ops.domain_event_outbox SET occurred_at = occurred_at - interval '2 days',
+        published_at = published_at - interval '2 days'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `UPDATE ops.relay_published SET published_at = published_at - interval '2 days'`); err != nil {
+		t.Fatal(err)
+	}
+	// A backlog that occurred three days ago, published now.
+	backlog := recordN(t, db.Pool, 250)
+	if _, err := db.Pool.Exec(ctx, `UPDATE ops.domain_event_outbox SET occurred_at = occurred_at - interval '3 days'
+        WHERE event_id = ANY($1::uuid[])`, strs(backlog)); err != nil {
+		t.Fatal(err)
+	}
+	runRelay(t, db.Pool, s, 550)
+	var passedOld int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ops.domain_event_outbox
+        WHERE event_id = ANY($1::uuid[]) AND published_at IS NULL`, strs(old)).Scan(&passedOld); err != nil || passedOld < 150 {
+		t.Fatalf("%d old facts published by the cursor alone (%v); the test needs most of them", passedOld, err)
+	}
+	res, err := postgres.PruneOutbox(ctx, db.Pool, 24*time.Hour, postgres.PruneLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var oldLeft, backlogLeft, movesOld, movesNew int
+	if err := db.Pool.QueryRow(ctx, `SELECT
+            (SELECT count(*) FROM ops.domain_event_outbox WHERE event_id = ANY($1::uuid[])),
+            (SELECT count(*) FROM ops.outbox_facts WHERE event_id = ANY($2::uuid[]) AND published_at IS NOT NULL),
+            (SELECT count(*) FROM ops.relay_published WHERE published_at < clock_timestamp() - interval '1 day'),
+            (SELECT count(*) FROM ops.relay_published WHERE published_at >= clock_timestamp() - interval '1 day')`,
+		strs(old), strs(backlog)).Scan(&oldLeft, &backlogLeft, &movesOld, &movesNew); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("pruned %d (%+v); old facts left %d, backlog left %d, cursor moves before the cutoff %d, after %d",
+		res.Deleted, res, oldLeft, backlogLeft, movesOld, movesNew)
+	if res.Deleted != 300 || oldLeft != 0 || res.Left != 0 {
+		t.Errorf("pruned %d, %d of the 300 old facts left (%d prunable left); want all 300 gone", res.Deleted, oldLeft, res.Left)
+	}
+	if backlogLeft != 250 {
+		t.Errorf("%d of the 250 facts published just now (occurred days ago) kept and published; want all", backlogLeft)
+	}
+	if movesOld != 1 || movesNew == 0 {
+		t.Errorf("cursor moves kept: %d before the cutoff (want the newest only), %d after (want all)", movesOld, movesNew)
+	}
+}
+
+// A cursor moved back by hand (on-call re-sending a range) re-reads what
+// lies past it and moves forward again through positions already
+// recorded in ops.relay_published: the relay goes on (the facts are sent
+// again, deduped downstream on event_id). (Without ON CONFLICT DO NOTHING
+// on the record, every claim fails on its primary key.)
+func TestRelayCursorMovedBackGoesOn(t *testing.T) {
+	// Not parallel: see TestRelayCursorIsTheMark.
+	db := railtest.NewDB(t)
+	ctx := context.Background()
+	recordN(t, db.Pool, 300)
+	runRelay(t, db.Pool, newSink(), 300)
+	var moves int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ops.relay_published`).Scan(&moves); err != nil || moves == 0 {
+		t.Fatalf("%d cursor moves recorded (%v)", moves, err)
+	}
+	if _, err := db.Pool.Exec(ctx, `UPDATE ops.relay_lease SET cursor_xid = '0', cursor_at = '-infinity',
+        cursor_id = '00000000-0000-0000-0000-000000000000' WHERE lease = 'outbox'`); err != nil {
+		t.Fatal(err)
+	}
+	again := newSink()
+	r := &rail.Relay{Outbox: postgres.NewOutbox(db.Pool), Publisher: again, BatchSize: 100}
+	for pass := 0; pass < 20 && unpublished(t, db.Pool) > 0; pass++ {
+		if _, err := r.DrainOnce(ctx); err != nil {
+			t.Fatalf("pass %d after the cursor was moved back: %v", pass, err)
+		}
+	}
+	if n := unpublished(t, db.Pool); n != 0 {
+		t.Errorf("%d facts unpublished after the cursor was moved back and the relay ran", n)
+	}
+	t.Logf("%d cursor moves recorded before; %d facts sent again", moves, again.count())
+}

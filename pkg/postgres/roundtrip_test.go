@@ -145,7 +145,7 @@ func TestRelayPassRoundTrips(t *testing.T) {
 		t.Fatalf("release: %+v %v", s, err)
 	}
 	var left int
-	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL`).Scan(&left); err != nil || left != 22 {
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ops.outbox_facts WHERE published_at IS NULL`).Scan(&left); err != nil || left != 22 {
 		t.Fatalf("%d rows left unpublished (%v), want the 2 failed ones and the 20 never read", left, err)
 	}
 }

@@ -73,7 +73,7 @@ func (l *Ledger) Why(ctx context.Context, ref rail.MatterRef, oc OnCallConfig, l
 	// Facts and their receipts.
 	rows, err := l.pool.Query(ctx, `SELECT o.event_id, o.event_name, o.occurred_at, o.published_at, o.parked_at,
             o.trace_header, o.last_error, o.publish_attempts, i.received_at
-        FROM ops.domain_event_outbox o LEFT JOIN ops.trigger_inbox i
+        FROM ops.outbox_facts o LEFT JOIN ops.trigger_inbox i
           ON i.event_id = o.event_id AND i.firm_id = o.firm_id AND i.matter_id = o.matter_id
         WHERE o.matter_id = $2 AND o.firm_id = $1
         ORDER BY o.occurred_at DESC LIMIT $3`, ref.FirmID, ref.MatterID, limit)

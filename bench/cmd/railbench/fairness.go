@@ -401,7 +401,7 @@ func (c fairCondition) run(ctx context.Context, pool *pgxpool.Pool) (fairOutcome
 	for {
 		var behind, outbox int
 		if err := pool.QueryRow(rctx, `SELECT (SELECT count(*) FROM ops.matter_demands WHERE served_at IS NULL),
-                (SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL AND parked_at IS NULL)`).Scan(&behind, &outbox); err != nil {
+                (SELECT count(*) FROM ops.outbox_facts WHERE published_at IS NULL AND parked_at IS NULL)`).Scan(&behind, &outbox); err != nil {
 			return out, err
 		}
 		if behind == 0 && outbox == 0 {

@@ -265,7 +265,7 @@ func perUploadRail(ctx context.Context, e *env, matters, uploads, builders, batc
 	// Earlier sections leave facts unpublished (their commits' frame.built):
 	// set them aside, or this relay and trigger would carry them in the burst.
 	if err := e.exec(ctx, `UPDATE ops.domain_event_outbox SET published_at = clock_timestamp()
-        WHERE published_at IS NULL AND parked_at IS NULL`); err != nil {
+        WHERE event_id IN (SELECT event_id FROM ops.outbox_facts WHERE published_at IS NULL AND parked_at IS NULL)`); err != nil {
 		return res, err
 	}
 	w := &wireCounter{}
@@ -363,7 +363,7 @@ func railQuiet(ctx context.Context, pool *pgxpool.Pool, firm uuid.UUID, facts in
 		var inbox, unserved, unpublished int
 		if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM ops.trigger_inbox WHERE firm_id = $1),
                 (SELECT count(*) FROM ops.matter_demands WHERE firm_id = $1 AND served_at IS NULL),
-                (SELECT count(*) FROM ops.domain_event_outbox WHERE firm_id = $1 AND published_at IS NULL)`, firm).
+                (SELECT count(*) FROM ops.outbox_facts WHERE firm_id = $1 AND published_at IS NULL)`, firm).
 			Scan(&inbox, &unserved, &unpublished); err != nil {
 			return err
 		}

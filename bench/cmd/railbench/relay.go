@@ -297,7 +297,7 @@ func dropLeftoverFacts(ctx context.Context, e *env) error {
 		return err
 	}
 	defer pool.Close()
-	tag, err := pool.Exec(ctx, `DELETE FROM ops.domain_event_outbox WHERE published_at IS NULL`)
+	tag, err := pool.Exec(ctx, `DELETE FROM ops.domain_event_outbox WHERE event_id IN (SELECT event_id FROM ops.outbox_facts WHERE published_at IS NULL)`)
 	if err != nil {
 		return fmt.Errorf("relay: drop facts earlier sections left: %w", err)
 	}

@@ -247,7 +247,7 @@ func (r *run) leftover() string {
 	defer r.timed("leftover")()
 	var backlog, running, behind int
 	r.must(r.env.Admin.QueryRow(r.ctx, `SELECT
-        (SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL AND parked_at IS NULL),
+        (SELECT count(*) FROM ops.outbox_facts WHERE published_at IS NULL AND parked_at IS NULL),
         (SELECT count(*) FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)
          WHERE j.run_status = 'running' AND m.status = 'open'), -- a closed matter's expired build waits for the re-opening
         (SELECT count(*) FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)
@@ -311,7 +311,7 @@ func (r *run) readMatters() []*matterState {
 		rows, err := r.env.Admin.Query(r.ctx, `SELECT d.document_id,
                 coalesce(bool_or(o.parked_at IS NOT NULL), false), coalesce(bool_or(o.published_at IS NULL AND o.parked_at IS NULL), false),
                 coalesce(array_agg(o.event_id::text) FILTER (WHERE o.event_id IS NOT NULL), '{}')
-            FROM app.documents d LEFT JOIN ops.domain_event_outbox o
+            FROM app.documents d LEFT JOIN ops.outbox_facts o
               ON o.event_name = 'document.uploaded' AND o.payload->>'document_id' = d.document_id::text
             WHERE d.firm_id = $1 AND d.matter_id = $2 GROUP BY d.document_id`, ref.FirmID, ref.MatterID)
 		r.must(err, "documents")
@@ -411,7 +411,7 @@ func (r *run) checkGauges(res lambdafn.SweepResult) {
         count(*) FILTER (WHERE m.status = 'open' AND j.run_status <> 'quarantined' AND j.requested_generation > j.built_generation),
         count(*) FILTER (WHERE m.status = 'open' AND j.run_status = 'quarantined'),
         count(*) FILTER (WHERE m.status = 'closed' AND j.requested_generation > j.built_generation),
-        (SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL AND parked_at IS NULL),
+        (SELECT count(*) FROM ops.outbox_facts WHERE published_at IS NULL AND parked_at IS NULL),
         (SELECT count(*) FROM ops.domain_event_outbox WHERE parked_at IS NOT NULL)
         FROM ops.matter_frame_jobs j JOIN app.matters m USING (firm_id, matter_id)`).
 		Scan(&behind, &quarantined, &closedHeld, &backlog, &parked), "oracle gauges")
@@ -512,7 +512,7 @@ func (r *run) checkEnd(final bool) {
 		}
 	}
 	// Every demand fact the trigger acknowledged has its demand.
-	rows, err := r.env.Admin.Query(r.ctx, `SELECT o.event_id, o.event_name, o.matter_id FROM ops.domain_event_outbox o
+	rows, err := r.env.Admin.Query(r.ctx, `SELECT o.event_id, o.event_name, o.matter_id FROM ops.outbox_facts o
         WHERE o.event_name = ANY($1::text[]) AND o.published_at IS NOT NULL
           AND NOT EXISTS (SELECT FROM ops.matter_demands d WHERE o.event_id = ANY (d.event_ids))`, demandFacts)
 	r.must(err, "acknowledged facts")

@@ -271,7 +271,7 @@ func (r *run) relayDrain() {
 func (r *run) checkOutbox() {
 	rows, err := r.env.Admin.Query(r.ctx, `SELECT event_id, event_name, matter_id, coalesce(payload->>'token', ''),
         coalesce(payload->>'document_id', ''), published_at IS NOT NULL, parked_at IS NOT NULL, parked_reason
-        FROM ops.domain_event_outbox`)
+        FROM ops.outbox_facts`)
 	r.must(err, "outbox")
 	type fact struct {
 		name, token, doc  string
@@ -477,7 +477,7 @@ func (r *run) doRelayKilled() {
 	}
 	// The rows relay 0 may hold (every due row: its claim wrote none), and
 	// time passing beyond its lease.
-	rows, err := r.env.Admin.Query(r.ctx, `SELECT event_id FROM ops.domain_event_outbox
+	rows, err := r.env.Admin.Query(r.ctx, `SELECT event_id FROM ops.outbox_facts
         WHERE published_at IS NULL AND parked_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= clock_timestamp())`)
 	r.must(err, "relay0's rows")
 	held := map[uuid.UUID]bool{}
@@ -498,7 +498,7 @@ func (r *run) doRelayKilled() {
 	for pass := 0; pass < 20 && left > 0; pass++ {
 		st1, err1 := r.newRelay(1, nil).DrainOnce(r.ctx)
 		r.relayFailed(err1, "relay1 after relay0's lease ended")
-		r.must(r.env.Admin.QueryRow(r.ctx, `SELECT count(*) FROM ops.domain_event_outbox
+		r.must(r.env.Admin.QueryRow(r.ctx, `SELECT count(*) FROM ops.outbox_facts
             WHERE event_id = ANY($1::uuid[]) AND published_at IS NULL AND parked_at IS NULL`, ids).Scan(&left), "relay0's rows")
 		if err1 != nil || st1.Published == 0 {
 			break

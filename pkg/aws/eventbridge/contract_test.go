@@ -142,7 +142,7 @@ func row(t *testing.T, db *railtest.DB, id uuid.UUID) outboxRow {
 	var r outboxRow
 	err := db.Pool.QueryRow(context.Background(), `SELECT published_at IS NOT NULL, parked_at IS NOT NULL, publish_attempts, last_error,
         coalesce(extract(epoch FROM next_attempt_at - clock_timestamp())::float8, 0)
-        FROM ops.domain_event_outbox WHERE event_id = $1`, id).Scan(&r.published, &r.parked, &r.attempts, &r.lastError, &r.backoffSeconds)
+        FROM ops.outbox_facts WHERE event_id = $1`, id).Scan(&r.published, &r.parked, &r.attempts, &r.lastError, &r.backoffSeconds)
 	if err != nil {
 		t.Fatal(err)
 	}

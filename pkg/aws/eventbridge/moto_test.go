@@ -207,7 +207,7 @@ func newRef(t *testing.T, q postgres.Querier) rail.MatterRef {
 func unpublished(t *testing.T, pool *pgxpool.Pool) int {
 	t.Helper()
 	var n int
-	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM ops.domain_event_outbox WHERE published_at IS NULL`).Scan(&n); err != nil {
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM ops.outbox_facts WHERE published_at IS NULL`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
