@@ -3159,3 +3159,23 @@ func TestCaptionLetterAddresseeCourt(t *testing.T) {
 		"Re: Smith v. Jones, No. 25-1234", "Dear Counsel:", "The court has received the brief."))
 	wantCourt(t, dc, "United States Court of Appeals for the Third Circuit")
 }
+
+// A court's order names the docket entries it decides on a "Re:" line
+// beside its caption ("Re: Dkt. Nos. 12, 18, 20"): that is no letter's
+// "Re:" line, and the paper is the order its title says; a letter's "Re:"
+// line naming its case keeps the letter (round 21).
+func TestKindDocketEntryReLine(t *testing.T) {
+	order := paras("UNITED STATES DISTRICT COURT", "NORTHERN DISTRICT OF OHIO", "ACME ROOFING, INC.,", "Case No. 21-cv-04321-XYZ", "Plaintiff,",
+		"ORDER GRANTING MOTION TO", "v.", "COMPEL ARBITRATION", "PAT ROE,", "Re: Dkt. Nos. 31, 40", "Defendant.", "Before the Court is Defendant’s motion.")
+	if k := classifyKind([]string{order}, doctext.Meta{}); k != KindOrder {
+		t.Errorf("order with a docket-entry Re: line: kind %q, want order", k)
+	}
+	one := paras("ACME ROOFING, INC., v. PAT ROE", "Re: ECF No. 7", "ORDER DENYING STAY")
+	if k := classifyKind([]string{one}, doctext.Meta{}); k != KindOrder {
+		t.Errorf("order with Re: ECF No.: kind %q, want order", k)
+	}
+	letter := paras("Roe & Doe LLP", "January 5, 2026", "Hon. Mary Major", "Re: Acme Roofing, Inc. v. Roe, No. 21-cv-04321", "Dear Judge Major:", "We write regarding the order of December 1.")
+	if k := classifyKind([]string{letter}, doctext.Meta{}); k != KindLetter {
+		t.Errorf("letter: kind %q, want letter", k)
+	}
+}
