@@ -3179,3 +3179,25 @@ func TestKindDocketEntryReLine(t *testing.T) {
 		t.Errorf("letter: kind %q, want letter", k)
 	}
 }
+
+// A two-column caption's title in the right column runs on past the "v."
+// on lines of its own, above the next side's name ("v. ORDER AND
+// PRELIMINARY" / "INJUNCTION" / "PAT ROE and SAM ROE,"; a court's form:
+// "ORDER GRANTING LEAVE TO" / "v." / "FILE UNDER SEAL AND TO" / "SHORTEN
+// TIME" / "RIVER CITY,"): those lines are the title's, and the name is the
+// line after them; a name over two lines in capitals after the title
+// ("NORTHWEST TIMBER" / "HOLDINGS LLC,") stays one name (round 21).
+func TestCaptionRightTitleRunsPastVersus(t *testing.T) {
+	dc := captionOf(t, paras("UNITED STATES DISTRICT COURT", "DISTRICT OF OREGON", "Case No. 3:22-cv-01234-AB",
+		"ACME ROOFING, INC.,", "Plaintiff, PLAINTIFF’S MOTION FOR A", "TEMPORARY RESTRAINING", "v. ORDER AND PRELIMINARY", "INJUNCTION",
+		"PAT ROE and SAM ROE,", "Defendants.", "Plaintiff moves for a temporary restraining order."))
+	checkParties(t, dc, []wantParty{{"Acme Roofing, Inc.", RolePlaintiff}, {"Pat Roe", RoleDefendant}, {"Sam Roe", RoleDefendant}})
+	wantTitle(t, dc, "Acme Roofing, Inc. v. Pat Roe")
+	dc = captionOf(t, paras("UNITED STATES DISTRICT COURT", "WESTERN DISTRICT OF WASHINGTON", "JANE POE,", "Case No. 2:23-cv-00456-CD", "Plaintiff,",
+		"ORDER GRANTING LEAVE TO", "v.", "FILE UNDER SEAL AND TO", "SHORTEN TIME", "RIVER CITY,", "Defendant.", "The motion is granted."))
+	checkParties(t, dc, []wantParty{{"Jane Poe", RolePlaintiff}, {"River City", RoleDefendant}})
+	wantTitle(t, dc, "Jane Poe v. River City")
+	dc = captionOf(t, paras("UNITED STATES DISTRICT COURT", "DISTRICT OF IDAHO", "Case No. 1:24-cv-00789-EF",
+		"SAWTOOTH MILLS, INC.,", "Plaintiff, PLAINTIFF’S MOTION TO", "v. COMPEL ARBITRATION", "NORTHWEST TIMBER", "HOLDINGS LLC,", "Defendant."))
+	checkParties(t, dc, []wantParty{{"Sawtooth Mills, Inc.", RolePlaintiff}, {"Northwest Timber Holdings LLC", RoleDefendant}})
+}
