@@ -1466,6 +1466,33 @@ func parseCaption(dc *docCaption, paras []string, page int) {
 			kinds[i] = lkTitle
 		}
 	}
+	// The right column's title run on past the "v." on lines of its own,
+	// above the next side's name ("v. ORDER AUTHORIZING ALTERNATIVE" /
+	// "SERVICE" / "JOHN DOE, ET AL.,"; "ORDER AUTHORIZING EXPEDITED" /
+	// "v." / "DISCOVERY AND ALTERNATIVE" / "SERVICE OF PROCESS" / "JOHN
+	// DOE,"): while a title is open (a title line, or a line the title's
+	// words were cut from, since the last name), a line in capitals
+	// without a comma whose every word is a motion's or an order's is the
+	// title's, no name (round 21).
+	titleOpen := false
+	for i := range paras {
+		raw, p := strings.TrimSpace(paras[i]), strings.TrimSpace(prepped[i])
+		switch kinds[i] {
+		case lkTitle:
+			titleOpen = true
+		case lkName:
+			if titleOpen && titleWordsOnly(p) {
+				kinds[i] = lkSkip
+				continue
+			}
+			titleOpen = false
+		case lkNameRole, lkNameVersus, lkVersusName, lkOneLine, lkOneLineRoles, lkStop:
+			titleOpen = false
+		}
+		if titleFragRE.MatchString(raw) && !titleFragRE.MatchString(p) {
+			titleOpen = true // "Plaintiff, PLAINTIFF’S EX PARTE MOTION TO": the title cut from the line
+		}
+	}
 	// The tribunal below and its number above the names ("Industrial
 	// Claim Appeals Office of the State of Colorado" / "WC No.
 	// 5-123-456"): no name, no case of this court.
@@ -2545,6 +2572,45 @@ var suffixPossessiveRE = regexp.MustCompile(`(?i)\b(?:inc|llc|corp|ltd|co|l\.p)\
 // "… TO" may be followed by the left column's next name ("… IN
 // OPPOSITION TO" / "GRANITE MUTUAL LIFE INSURANCE"), so it does not.
 var titleRunOnRE = regexp.MustCompile(`(?i)\s(?:supporting|regarding|concerning)$`)
+
+// titleWordsOnly: a line in capitals, without a comma or a role word, all
+// of whose words are a motion's or an order's title words ("SERVICE",
+// "DISCOVERY AND TO AUTHORIZE", "SERVICE OF PROCESS"), one at least not a
+// small word.
+func titleWordsOnly(p string) bool {
+	if p == "" || strings.ContainsAny(p, ",;") || !isAllCaps(p) || roleWordRE.MatchString(p) {
+		return false
+	}
+	big := 0
+	for _, w := range strings.Fields(p) {
+		w = strings.Trim(w, ".:()")
+		switch {
+		case titleSmallWords[w]:
+		case titleBigWords[w] || titleFragRE.MatchString(w):
+			big++
+		default:
+			return false
+		}
+	}
+	return big > 0
+}
+
+var (
+	titleSmallWords = setOf("AND", "OR", "TO", "OF", "FOR", "AN", "A", "THE", "IN", "ON", "RE", "WITH", "ITS", "THEIR", "ALL", "BY", "AS", "AT")
+	titleBigWords   = setOf("DISCOVERY", "SERVICE", "PROCESS", "ALTERNATIVE", "EXPEDITE", "EXPEDITED", "AUTHORIZE", "AUTHORIZING", "RELIEF",
+		"LEAVE", "FILE", "FILED", "FILING", "SEAL", "SEALED", "DOCUMENTS", "EXTENSION", "EXTEND", "TIME", "STAY", "PRELIMINARY", "TEMPORARY",
+		"RESTRAINING", "INJUNCTION", "INJUNCTIVE", "PROTECTIVE", "AMEND", "AMENDED", "TRANSFER", "REMAND", "ENFORCE", "QUASH", "SUBPOENA",
+		"SUBPOENAS", "PRODUCTION", "FEES", "COSTS", "DEFAULT", "ENTRY", "APPROVAL", "CONDITIONAL", "SUPPLEMENTAL", "SUPPORT", "SUPPORTING",
+		"PART", "PURSUANT", "ALLOWING", "PERMITTING", "ISSUANCE", "CONTINUANCE", "SCHEDULE", "DEADLINES", "EXPEDITING", "SHORTEN", "SHORTENING")
+)
+
+func setOf(ws ...string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
+}
 
 var titleOpenRE = regexp.MustCompile(`(?i)\s(?:under|to|with|from|supporting|regarding|concerning)$|\S['’]S$`)
 

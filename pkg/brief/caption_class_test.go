@@ -3159,3 +3159,45 @@ func TestCaptionLetterAddresseeCourt(t *testing.T) {
 		"Re: Smith v. Jones, No. 25-1234", "Dear Counsel:", "The court has received the brief."))
 	wantCourt(t, dc, "United States Court of Appeals for the Third Circuit")
 }
+
+// A court's order names the docket entries it decides on a "Re:" line
+// beside its caption ("Re: Dkt. Nos. 12, 18, 20"): that is no letter's
+// "Re:" line, and the paper is the order its title says; a letter's "Re:"
+// line naming its case keeps the letter (round 21).
+func TestKindDocketEntryReLine(t *testing.T) {
+	order := paras("UNITED STATES DISTRICT COURT", "NORTHERN DISTRICT OF OHIO", "ACME ROOFING, INC.,", "Case No. 21-cv-04321-XYZ", "Plaintiff,",
+		"ORDER GRANTING MOTION TO", "v.", "COMPEL ARBITRATION", "PAT ROE,", "Re: Dkt. Nos. 31, 40", "Defendant.", "Before the Court is Defendant’s motion.")
+	if k := classifyKind([]string{order}, doctext.Meta{}); k != KindOrder {
+		t.Errorf("order with a docket-entry Re: line: kind %q, want order", k)
+	}
+	one := paras("ACME ROOFING, INC., v. PAT ROE", "Re: ECF No. 7", "ORDER DENYING STAY")
+	if k := classifyKind([]string{one}, doctext.Meta{}); k != KindOrder {
+		t.Errorf("order with Re: ECF No.: kind %q, want order", k)
+	}
+	letter := paras("Roe & Doe LLP", "January 5, 2026", "Hon. Mary Major", "Re: Acme Roofing, Inc. v. Roe, No. 21-cv-04321", "Dear Judge Major:", "We write regarding the order of December 1.")
+	if k := classifyKind([]string{letter}, doctext.Meta{}); k != KindLetter {
+		t.Errorf("letter: kind %q, want letter", k)
+	}
+}
+
+// A two-column caption's title in the right column runs on past the "v."
+// on lines of its own, above the next side's name ("v. ORDER AND
+// PRELIMINARY" / "INJUNCTION" / "PAT ROE and SAM ROE,"; a court's form:
+// "ORDER GRANTING LEAVE TO" / "v." / "FILE UNDER SEAL AND TO" / "SHORTEN
+// TIME" / "RIVER CITY,"): those lines are the title's, and the name is the
+// line after them; a name over two lines in capitals after the title
+// ("NORTHWEST TIMBER" / "HOLDINGS LLC,") stays one name (round 21).
+func TestCaptionRightTitleRunsPastVersus(t *testing.T) {
+	dc := captionOf(t, paras("UNITED STATES DISTRICT COURT", "DISTRICT OF OREGON", "Case No. 3:22-cv-01234-AB",
+		"ACME ROOFING, INC.,", "Plaintiff, PLAINTIFF’S MOTION FOR A", "TEMPORARY RESTRAINING", "v. ORDER AND PRELIMINARY", "INJUNCTION",
+		"PAT ROE and SAM ROE,", "Defendants.", "Plaintiff moves for a temporary restraining order."))
+	checkParties(t, dc, []wantParty{{"Acme Roofing, Inc.", RolePlaintiff}, {"Pat Roe", RoleDefendant}, {"Sam Roe", RoleDefendant}})
+	wantTitle(t, dc, "Acme Roofing, Inc. v. Pat Roe")
+	dc = captionOf(t, paras("UNITED STATES DISTRICT COURT", "WESTERN DISTRICT OF WASHINGTON", "JANE POE,", "Case No. 2:23-cv-00456-CD", "Plaintiff,",
+		"ORDER GRANTING LEAVE TO", "v.", "FILE UNDER SEAL AND TO", "SHORTEN TIME", "RIVER CITY,", "Defendant.", "The motion is granted."))
+	checkParties(t, dc, []wantParty{{"Jane Poe", RolePlaintiff}, {"River City", RoleDefendant}})
+	wantTitle(t, dc, "Jane Poe v. River City")
+	dc = captionOf(t, paras("UNITED STATES DISTRICT COURT", "DISTRICT OF IDAHO", "Case No. 1:24-cv-00789-EF",
+		"SAWTOOTH MILLS, INC.,", "Plaintiff, PLAINTIFF’S MOTION TO", "v. COMPEL ARBITRATION", "NORTHWEST TIMBER", "HOLDINGS LLC,", "Defendant."))
+	checkParties(t, dc, []wantParty{{"Sawtooth Mills, Inc.", RolePlaintiff}, {"Northwest Timber Holdings LLC", RoleDefendant}})
+}

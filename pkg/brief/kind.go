@@ -65,6 +65,7 @@ var kindRules = []struct {
 
 var (
 	courtNoticeRE = regexp.MustCompile(`(?i)^(?:the\s+following\s+notice\s+is\b|generic\s+(?:proceeding|schedule)\b)`)
+	entryReRE     = regexp.MustCompile(`(?im)^Re:\s*(?:Dkt|ECF|Doc|Docket)\.?\s*(?:Entry\s+)?(?:Nos?\.?\s*)?\d[\d,\s&and-]*$`)
 	letterRE      = regexp.MustCompile(`(?m)^(?:Dear\s+\S|Re:\s|RE:\s)|(?i)\bOffice\s+of\s+the\s+Clerk\b`)
 	beforeRE      = regexp.MustCompile(`(?i)^Before:?\s.*\b(?:Circuit|Chief|District|Senior)\s+Judges?\b|^(?:[A-Z][A-Za-z'’.\- ]+),\s+(?:Circuit|Chief|District)\s+Judge[.:]`)
 	exhibitRE     = regexp.MustCompile(`^\d+-\d+$`)
@@ -85,7 +86,10 @@ func classifyKind(pages []string, meta doctext.Meta) Kind {
 	if exhibitHeadRE.MatchString(strings.TrimSpace(first[0])) {
 		return KindExhibit // "EXHIBIT A" atop the first page: filed as an exhibit, whatever it is
 	}
-	if letterRE.MatchString(strings.Join(first, "\n")) {
+	// (A court's order names the docket entries it decides on a "Re:"
+	// line of its caption, "Re: Dkt. Nos. 12, 18": no letter's "Re:",
+	// round 21.)
+	if letterRE.MatchString(entryReRE.ReplaceAllString(strings.Join(first, "\n"), "")) {
 		return KindLetter
 	}
 	// A transcript of a hearing or a deposition is none of the kinds, however
