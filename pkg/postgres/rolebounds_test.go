@@ -146,6 +146,13 @@ func TestEachRoleIsBoundedByTheDatabase(t *testing.T) {
 	for _, role := range []string{"brief_builder", "brief_trigger", "brief_sweeper"} {
 		x.refused(t, role, "take the relay lease and mark a pending fact published through ops.claim_facts",
 			`SELECT * FROM ops.claim_facts(100, ARRAY[$1::text], $2, 60)`, x.pendingA.String(), uuid.NewString())
+		// Since migration 027 the cursor's move is the published mark:
+		// moving it past a pending fact would publish it unsent.
+		x.refused(t, role, "move the relay's cursor past every pending fact",
+			`UPDATE ops.relay_lease SET cursor_xid = pg_catalog.pg_current_xact_id() WHERE lease = 'outbox'`)
+		x.refused(t, role, "date facts published with a cursor move of its own",
+			`INSERT INTO ops.relay_published (cursor_xid, cursor_at, cursor_id, published_at)
+             VALUES (pg_catalog.pg_current_xact_id(), 'infinity', gen_random_uuid(), '2000-01-01')`)
 	}
 	x.refused(t, "brief_builder", "read a document with a token it does not hold",
 		`SELECT * FROM ops.claimed_document($1, $2, $3, $4)`, a.FirmID, a.MatterID, x.claim.Token+1, x.docA)
