@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -381,4 +382,45 @@ func TestRelayCursorMovedBackGoesOn(t *testing.T) {
 		t.Errorf("%d facts unpublished after the cursor was moved back and the relay ran", n)
 	}
 	t.Logf("%d cursor moves recorded before; %d facts sent again", moves, again.count())
+}
+
+// On-call's `why` tells a fact the cursor passed (its published_at column
+// null) as published, with the time of the cursor's move, never as
+// pending. (Reading the table's column, as before migration 027, it tells
+// nearly every relayed fact as "pending: not yet on the bus".)
+func TestWhyTellsACursorPassedFactPublished(t *testing.T) {
+	// Not parallel: see TestRelayCursorIsTheMark.
+	db := railtest.NewDB(t)
+	b := &bundle{db: db, pool: db.Pool, ledger: postgres.NewLedger(db.Pool, rail.Config{}), ctx: context.Background()}
+	b.ref = b.newMatter(t, "Harlow Logistics v. Penmark Freight")
+	const facts = 250
+	for range facts {
+		recordedFact(t, b, b.ref, rail.FactDocumentUploaded)
+	}
+	runRelay(t, db.Pool, newSink(), facts)
+	var passed int
+	if err := db.Pool.QueryRow(b.ctx, `SELECT count(*) FROM ops.domain_event_outbox
+        WHERE matter_id = $1 AND published_at IS NULL`, b.ref.MatterID).Scan(&passed); err != nil || passed < 100 {
+		t.Fatalf("%d facts published by the cursor alone (%v); the test needs at least a pass of them", passed, err)
+	}
+	rep, err := b.ledger.Why(b.ctx, b.ref, oc(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	published, pending := 0, 0
+	for _, e := range rep.Entries {
+		if e.Kind != postgres.EntryFact {
+			continue
+		}
+		switch {
+		case strings.Contains(e.Text, "pending"):
+			pending++
+		case strings.Contains(e.Text, "published "):
+			published++
+		}
+	}
+	t.Logf("%d facts (%d passed by the cursor, no mark): why tells %d published, %d pending", facts, passed, published, pending)
+	if published != facts || pending != 0 {
+		t.Errorf("why tells %d of %d facts published and %d pending; want all published", published, facts, pending)
+	}
 }

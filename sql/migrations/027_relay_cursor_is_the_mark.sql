@@ -37,6 +37,9 @@ CREATE TABLE IF NOT EXISTS ops.relay_published (
 );
 CREATE INDEX IF NOT EXISTS relay_published_at_idx ON ops.relay_published (published_at);
 
+COMMENT ON COLUMN ops.domain_event_outbox.published_at IS
+    'set only for a fact marked one by one; a fact in the due index below the relay''s cursor (ops.relay_lease) is published without it (migration 027): read publication from ops.outbox_facts';
+
 CREATE OR REPLACE VIEW ops.outbox_facts WITH (security_invoker = true) AS
 SELECT o.event_id, o.firm_id, o.matter_id, o.event_name, o.payload, o.occurred_at,
        coalesce(o.published_at, (
@@ -50,6 +53,8 @@ SELECT o.event_id, o.firm_id, o.matter_id, o.event_name, o.payload, o.occurred_a
        o.trace_header, o.publish_attempts, o.publish_refusals, o.last_error, o.next_attempt_at,
        o.parked_at, o.parked_reason, o.relay_xid
 FROM ops.domain_event_outbox o;
+COMMENT ON VIEW ops.outbox_facts IS
+    'every outbox fact with its publication time: published_at, else when the relay''s cursor first passed it (ops.relay_published)';
 
 CREATE OR REPLACE FUNCTION ops.claim_facts(integer, text[], text, double precision)
     RETURNS TABLE (r_present boolean, r_token bigint, r_took boolean, r_took_over boolean, r_marked bigint,
