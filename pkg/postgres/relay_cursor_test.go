@@ -326,7 +326,9 @@ func TestPruneOutboxByTheCursor(t *testing.T) {
         WHERE event_id = ANY($1::uuid[]) AND published_at IS NULL`, strs(old)).Scan(&passedOld); err != nil || passedOld < 150 {
 		t.Fatalf("%d old facts published by the cursor alone (%v); the test needs most of them", passedOld, err)
 	}
-	res, err := postgres.PruneOutbox(ctx, db.Pool, 24*time.Hour, postgres.PruneLimits{})
+	// As the sweeper prunes: with its own role's grants.
+	sweeper := railtest.Pool(t, db.URLAs(t, "brief_sweeper"), 2)
+	res, err := postgres.PruneOutbox(ctx, sweeper, 24*time.Hour, postgres.PruneLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
