@@ -156,3 +156,61 @@ func PruneInbox(ctx context.Context, q Querier, retention time.Duration, limit i
 	}
 	return tag.RowsAffected(), nil
 }
+
+// receiveBatchSQL records a trigger batch: one call of ops.receive_facts
+// (migration 028), parallel arrays of event id, firm, matter, name and
+// trace header.
+const receiveBatchSQL = `SELECT r_event_id::text, r_verdict, r_firm_id::text, r_matter_id::text,
+       r_status, r_requested_generation, r_run_status
+FROM ops.receive_facts($1, $2, $3, $4, $5)`
+
+// ReceiveBatch records a whole trigger batch in one statement
+// (rail.BatchInbox): every fact verified and recorded as Receive does, and
+// for each matter with new facts one demand, committed together. On any
+// error nothing is written.
+func (l *Ledger) ReceiveBatch(ctx context.Context, facts []rail.ReceivedFact) (rail.BatchReceipt, error) {
+	n := len(facts)
+	ids, firms, matters, names, traces := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, f := range facts {
+		ids[i], firms[i], matters[i] = f.EventID.String(), f.Ref.FirmID.String(), f.Ref.MatterID.String()
+		names[i], traces[i] = f.Name, f.TraceHeader
+	}
+	rows, err := l.q.Query(ctx, receiveBatchSQL, ids, firms, matters, names, traces)
+	if err != nil {
+		return rail.BatchReceipt{}, fmt.Errorf("receive batch: %w", err)
+	}
+	rc := rail.BatchReceipt{Verdicts: make(map[uuid.UUID]string, n), Demands: map[rail.MatterRef]rail.DemandResult{}}
+	var (
+		id, firm, matter  *string
+		verdict           string
+		status, runStatus *string
+		requested         *int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &verdict, &firm, &matter, &status, &requested, &runStatus}, func() error {
+		if id != nil {
+			u, err := uuid.Parse(*id)
+			if err != nil {
+				return err
+			}
+			rc.Verdicts[u] = verdict
+			return nil
+		}
+		if firm == nil || matter == nil || status == nil || requested == nil || runStatus == nil {
+			return fmt.Errorf("a demand row with a null column")
+		}
+		f, err := uuid.Parse(*firm)
+		if err != nil {
+			return err
+		}
+		m, err := uuid.Parse(*matter)
+		if err != nil {
+			return err
+		}
+		rc.Demands[rail.MatterRef{FirmID: f, MatterID: m}] = rail.DemandResult{Requested: *requested, Status: *runStatus, Held: *status != "open"}
+		return nil
+	})
+	if err != nil {
+		return rail.BatchReceipt{}, fmt.Errorf("receive batch: %w", err)
+	}
+	return rc, nil
+}

@@ -143,6 +143,11 @@ func TestEachRoleIsBoundedByTheDatabase(t *testing.T) {
 		`SELECT * FROM ops.record_demand($1, $2, 5, 'operator', '{}', '')`, a.FirmID, a.MatterID)
 	x.refused(t, "brief_relay", "record demand through ops.record_demand",
 		`SELECT * FROM ops.record_demand($1, $2, 5, 'operator', '{}', '')`, b.FirmID, b.MatterID)
+	for _, role := range []string{"brief_builder", "brief_relay", "brief_sweeper"} {
+		x.refused(t, role, "record facts and their demand through the trigger's batch call",
+			`SELECT * FROM ops.receive_facts(ARRAY[$1::text], ARRAY[$2::text], ARRAY[$3::text], ARRAY['document.uploaded'], ARRAY[''])`,
+			x.pendingA.String(), a.FirmID.String(), a.MatterID.String())
+	}
 	for _, role := range []string{"brief_builder", "brief_trigger", "brief_sweeper"} {
 		x.refused(t, role, "take the relay lease and mark a pending fact published through ops.claim_facts",
 			`SELECT * FROM ops.claim_facts(100, ARRAY[$1::text], $2, 60)`, x.pendingA.String(), uuid.NewString())

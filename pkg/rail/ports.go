@@ -207,6 +207,41 @@ type InboxTx interface {
 	Receive(ctx context.Context, ref MatterRef, eventIDs []uuid.UUID, names []string) (fresh []uuid.UUID, refused []RefusedFact, err error)
 }
 
+// BatchInbox is an Inbox that can record a whole batch in one call: every
+// fact verified and recorded as InboxTx.Receive does, and for each matter
+// with new facts one demand of n (DemandFrom with DemandFromFact, the new
+// facts' ids and the first new fact's trace header), all committed
+// together or not at all. It returns an error, and writes nothing, when any
+// part fails or a matter is not found under its firm; the trigger then
+// records the batch matter by matter (Inbox), which gives each of those
+// cases its own outcome.
+type BatchInbox interface {
+	Inbox
+	ReceiveBatch(ctx context.Context, facts []ReceivedFact) (BatchReceipt, error)
+}
+
+// ReceivedFact is one demand fact of a batch, for BatchInbox.
+type ReceivedFact struct {
+	Ref         MatterRef
+	EventID     uuid.UUID
+	Name        string
+	TraceHeader string
+}
+
+// BatchReceipt is what BatchInbox.ReceiveBatch recorded: every fact's
+// verdict (VerdictFresh, VerdictDuplicate, or a refusal reason:
+// RefusedUnconfirmed, RefusedConflict) and each demanded matter's result.
+type BatchReceipt struct {
+	Verdicts map[uuid.UUID]string
+	Demands  map[MatterRef]DemandResult
+}
+
+// A fact's verdict in a BatchReceipt, besides the refusal reasons.
+const (
+	VerdictFresh     = "fresh"     // recorded now: it creates demand
+	VerdictDuplicate = "duplicate" // heard before: it adds none
+)
+
 // RefusedFact is a demand fact the inbox would not record, and why.
 type RefusedFact struct {
 	EventID uuid.UUID

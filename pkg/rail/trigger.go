@@ -116,11 +116,15 @@ type matterFacts struct {
 //     it closed) is never acknowledged away.
 //   - Facts already seen (the same event_id, firm, matter and name) add no
 //     demand.
-//   - The new facts for one matter become one transaction holding their
-//     inbox rows and one demand of n, then one nudge for the matter, sent
-//     after the commit with the settle delay. A nudge that cannot be sent is
-//     logged and the facts are still acknowledged: the demand is in the
-//     ledger and the sweeper re-nudges it.
+//   - The new facts for one matter become their inbox rows and one demand
+//     of n, then one nudge for the matter, sent after the commit with the
+//     settle delay. A nudge that cannot be sent is logged and the facts are
+//     still acknowledged: the demand is in the ledger and the sweeper
+//     re-nudges it.
+//   - With a BatchInbox ledger (pkg/postgres), the whole batch (every
+//     matter's inbox rows and demand) is one call that commits together;
+//     if that call fails it writes nothing and the batch is recorded
+//     matter by matter, one transaction each, as without one.
 //   - A database error fails that matter's facts only.
 func (t *Trigger) Handle(ctx context.Context, msgs []InboundFact) []error {
 	errs := make([]error, len(msgs))
@@ -155,7 +159,14 @@ func (t *Trigger) Handle(ctx context.Context, msgs []InboundFact) []error {
 	}
 
 	var nudges []Nudge
+	batched := false
+	if bi, ok := t.Ledger.(BatchInbox); ok && len(groups) > 0 && !t.DropHeld {
+		nudges, batched = t.recordBatch(ctx, bi, msgs, groups, errs)
+	}
 	for _, g := range groups {
+		if batched {
+			break
+		}
 		n, refused, err := t.record(ctx, msgs, g)
 		if err != nil {
 			for _, i := range g.index {
@@ -185,17 +196,7 @@ func (t *Trigger) Handle(ctx context.Context, msgs []InboundFact) []error {
 // error that fails the matter's messages.
 func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts) (_ Nudge, refusedErrs map[uuid.UUID]error, _ error) {
 	log := t.log().With("firm_id", g.ref.FirmID, "matter_id", g.ref.MatterID)
-	ids := make([]uuid.UUID, 0, len(g.index))
-	names := make([]string, 0, len(g.index))
-	seen := map[uuid.UUID]bool{}
-	for _, i := range g.index {
-		f := msgs[i].Fact
-		if seen[f.EventID] { // the same fact twice in one batch
-			continue
-		}
-		seen[f.EventID] = true
-		ids, names = append(ids, f.EventID), append(names, f.EventName)
-	}
+	ids, names := g.facts(msgs)
 
 	tx, err := t.Ledger.BeginInbox(ctx)
 	if err != nil {
@@ -206,28 +207,14 @@ func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts
 	if err != nil {
 		return Nudge{}, nil, fmt.Errorf("trigger %s: inbox: %w", g.ref, err)
 	}
-	if len(refused) > 0 {
-		refusedErrs = make(map[uuid.UUID]error, len(refused))
-		for _, r := range refused {
-			refusedErrs[r.EventID] = fmt.Errorf("trigger %s: event %s: %w (%s)", g.ref, r.EventID, ErrFactRefused, r.Reason)
-			log.ErrorContext(ctx, "fact refused: not the fact the rail recorded under its event_id; failing its message (retried, then dead-lettered)",
-				"event_id", r.EventID, "reason", r.Reason)
-		}
-		t.count(MetricFactsRefused, len(refused))
-	}
+	refusedErrs = t.refusals(ctx, log, g.ref, refused)
 	if len(fresh) == 0 {
 		if len(refused) < len(ids) {
 			log.InfoContext(ctx, "facts already recorded; acknowledged", "event_ids", ids)
 		}
 		return Nudge{}, refusedErrs, nil
 	}
-	origin := DemandOrigin{Source: DemandFromFact, EventIDs: fresh}
-	for _, i := range g.index { // the first new fact's trace continues into the build
-		if msgs[i].TraceHeader != "" && slices.Contains(fresh, msgs[i].Fact.EventID) {
-			origin.TraceHeader = msgs[i].TraceHeader
-			break
-		}
-	}
+	origin := DemandOrigin{Source: DemandFromFact, EventIDs: fresh, TraceHeader: g.trace(msgs, fresh)}
 	res, err := tx.DemandFrom(ctx, g.ref, len(fresh), origin)
 	switch {
 	case errors.Is(err, ErrUnknownMatter), errors.Is(err, ErrFirmMismatch):
@@ -245,6 +232,56 @@ func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts
 	if err := tx.Commit(ctx); err != nil {
 		return Nudge{}, nil, fmt.Errorf("trigger %s: commit: %w", g.ref, err)
 	}
+	return t.demanded(ctx, log, g, fresh, origin.TraceHeader, res), refusedErrs, nil
+}
+
+// facts is the matter's facts' ids and names in batch order, each event id
+// once (the same fact twice in one batch is one fact).
+func (g *matterFacts) facts(msgs []InboundFact) (ids []uuid.UUID, names []string) {
+	ids = make([]uuid.UUID, 0, len(g.index))
+	names = make([]string, 0, len(g.index))
+	seen := map[uuid.UUID]bool{}
+	for _, i := range g.index {
+		f := msgs[i].Fact
+		if seen[f.EventID] {
+			continue
+		}
+		seen[f.EventID] = true
+		ids, names = append(ids, f.EventID), append(names, f.EventName)
+	}
+	return ids, names
+}
+
+// trace is the trace header the demand carries: the first new fact's that
+// has one (it continues into the build).
+func (g *matterFacts) trace(msgs []InboundFact, fresh []uuid.UUID) string {
+	for _, i := range g.index {
+		if msgs[i].TraceHeader != "" && slices.Contains(fresh, msgs[i].Fact.EventID) {
+			return msgs[i].TraceHeader
+		}
+	}
+	return ""
+}
+
+// refusals logs and counts the refused facts and returns each one's error
+// (its message fails alone).
+func (t *Trigger) refusals(ctx context.Context, log *slog.Logger, ref MatterRef, refused []RefusedFact) map[uuid.UUID]error {
+	if len(refused) == 0 {
+		return nil
+	}
+	errs := make(map[uuid.UUID]error, len(refused))
+	for _, r := range refused {
+		errs[r.EventID] = fmt.Errorf("trigger %s: event %s: %w (%s)", ref, r.EventID, ErrFactRefused, r.Reason)
+		log.ErrorContext(ctx, "fact refused: not the fact the rail recorded under its event_id; failing its message (retried, then dead-lettered)",
+			"event_id", r.EventID, "reason", r.Reason)
+	}
+	t.count(MetricFactsRefused, len(refused))
+	return errs
+}
+
+// demanded counts and logs a committed demand and returns the matter's
+// nudge (none for a closed matter's held demand).
+func (t *Trigger) demanded(ctx context.Context, log *slog.Logger, g *matterFacts, fresh []uuid.UUID, trace string, res DemandResult) Nudge {
 	t.count(MetricDemandsRecorded, 1)
 	t.count(MetricFactsCoalesced, len(fresh)-1)
 	if res.Held {
@@ -254,11 +291,72 @@ func (t *Trigger) record(ctx context.Context, msgs []InboundFact, g *matterFacts
 		log.InfoContext(ctx, "demand recorded and held: the matter is closed; it is built after re-opening",
 			"facts", len(fresh), "duplicates", len(g.index)-len(fresh),
 			"requested_generation", res.Requested, "run_status", res.Status)
-		return Nudge{}, refusedErrs, nil
+		return Nudge{}
 	}
 	log.InfoContext(ctx, "demand recorded", "facts", len(fresh), "duplicates", len(g.index)-len(fresh),
 		"requested_generation", res.Requested, "run_status", res.Status)
+	return Nudge{V: 1, FirmID: g.ref.FirmID, MatterID: g.ref.MatterID, Reason: ReasonDemand, TraceHeader: trace}
+}
 
-	return Nudge{V: 1, FirmID: g.ref.FirmID, MatterID: g.ref.MatterID, Reason: ReasonDemand,
-		TraceHeader: origin.TraceHeader}, refusedErrs, nil
+// recordBatch records every matter's facts and demand in one call
+// (BatchInbox) and fills errs for the refused facts. It returns false,
+// having written nothing, when the call fails: the caller then records the
+// batch matter by matter, which isolates whatever failed to its matter.
+func (t *Trigger) recordBatch(ctx context.Context, bi BatchInbox, msgs []InboundFact, groups []*matterFacts, errs []error) ([]Nudge, bool) {
+	var facts []ReceivedFact
+	for _, g := range groups {
+		ids, names := g.facts(msgs)
+		for k, id := range ids {
+			tr := ""
+			for _, i := range g.index {
+				if msgs[i].Fact.EventID == id {
+					tr = msgs[i].TraceHeader
+					break
+				}
+			}
+			facts = append(facts, ReceivedFact{Ref: g.ref, EventID: id, Name: names[k], TraceHeader: tr})
+		}
+	}
+	rc, err := bi.ReceiveBatch(ctx, facts)
+	if err != nil {
+		t.log().WarnContext(ctx, "batch not recorded in one call; recording it matter by matter", "err", err,
+			"matters", len(groups), "facts", len(facts))
+		return nil, false
+	}
+	var nudges []Nudge
+	for _, g := range groups {
+		log := t.log().With("firm_id", g.ref.FirmID, "matter_id", g.ref.MatterID)
+		ids, _ := g.facts(msgs)
+		var (
+			fresh   []uuid.UUID
+			refused []RefusedFact
+		)
+		for _, id := range ids {
+			switch v := rc.Verdicts[id]; v {
+			case VerdictFresh:
+				fresh = append(fresh, id)
+			case VerdictDuplicate:
+			default:
+				refused = append(refused, RefusedFact{EventID: id, Reason: v})
+			}
+		}
+		refusedErrs := t.refusals(ctx, log, g.ref, refused)
+		for _, i := range g.index {
+			errs[i] = refusedErrs[msgs[i].Fact.EventID]
+		}
+		if len(fresh) == 0 {
+			if len(refused) < len(ids) {
+				log.InfoContext(ctx, "facts already recorded; acknowledged", "event_ids", ids)
+			}
+			continue
+		}
+		res, ok := rc.Demands[g.ref]
+		if !ok { // the ledger recorded it (BatchInbox's contract); only its result is missing
+			log.ErrorContext(ctx, "batch receipt has no demand result for a matter with new facts; nudging it", "facts", len(fresh))
+		}
+		if n := t.demanded(ctx, log, g, fresh, g.trace(msgs, fresh), res); n.Reason != "" {
+			nudges = append(nudges, n)
+		}
+	}
+	return nudges, true
 }

@@ -437,7 +437,7 @@ func dayHandlerOf(q string) string {
 	case pre("WITH retry AS"), pre("UPDATE ops.domain_event_outbox SET published_at"), pre("UPDATE ops.domain_event_outbox SET"),
 		pre("SELECT count(*), coalesce(extract($1 FROM clock_timestamp() - min(occurred_at)"):
 		return "relay"
-	case has(q, "INSERT INTO ops.trigger_inbox") && pre("WITH e AS"),
+	case has(q, "INSERT INTO ops.trigger_inbox") && pre("WITH e AS"), has(q, "FROM ops.receive_facts("),
 		pre("WITH m AS ( SELECT firm_id, matter_id, status FROM app.matters WHERE matter_id = $2 ), up AS ( INSERT INTO ops.matter_frame_jobs"):
 		return "trigger"
 	case pre("INSERT INTO ops.matter_nudges"):
@@ -941,7 +941,7 @@ func runDayScale(ctx context.Context, e *env, o dayOptions, scale float64) (*Day
 			switch {
 			case q == "begin" || q == "BEGIN":
 				begins += st.Calls
-			case st.Handler == "trigger" && strings.HasPrefix(q, "WITH e AS"):
+			case st.Handler == "trigger" && (strings.HasPrefix(q, "WITH e AS") || strings.Contains(q, "FROM ops.receive_facts(")):
 				inbox += st.Calls
 			case st.Handler == "builder" && strings.HasPrefix(q, "WITH c AS"):
 				claims += st.Calls
@@ -1148,7 +1148,7 @@ func daySummary(d *DayResults) []SummaryLine {
 	if len(d.Scales[0].Handlers) > 0 {
 		add("day_trigger_batching", func(s DayScale) string {
 			return fmt.Sprintf("%.2fexplicit,%.2finbox,%.2fclaims", s.ExplicitXactPerUp, s.InboxXactPerUp, s.ClaimsPerUp)
-		}, "per upload: explicit transactions (BEGIN), the trigger's inbox transactions (one per matter per trigger batch) and the builder's claim statements (one per nudge), from pg_stat_statements")
+		}, "per upload: explicit transactions (BEGIN), the trigger's inbox transactions (one ops.receive_facts call per trigger batch; one per matter when a batch falls back to matter by matter) and the builder's claim statements (one per nudge), from pg_stat_statements")
 		add("day_live_builds_per_upload", func(s DayScale) string {
 			return fmt.Sprintf("%.3f", float64(s.Builds-s.BuildsBackfill)/float64(max(s.Uploads, 1)))
 		}, "frames landed less those serving backfill demand only, per upload")

@@ -63,7 +63,7 @@ func runGrowth(ctx context.Context, e *env, o options) (*GrowthResults, error) {
 		return nil, err
 	}
 	// One landed build each, so every ledger row exists.
-	if _, err := railServe(ctx, led, &wireCounter{}, refs, o.Workers, o.Batch, true); err != nil {
+	if _, err := railServe(ctx, led, &wireCounter{}, refs, o.Workers, o.Batch, feedDemands); err != nil {
 		return nil, err
 	}
 	have := 0
@@ -136,7 +136,7 @@ func measureGrowthStage(ctx context.Context, led *postgres.Ledger, pool *pgxpool
 		dP50 = append(dP50, quantile(durationsMS(dl), 0.5))
 		cP50, cP99 = append(cP50, quantile(durationsMS(cl), 0.5)), append(cP99, quantile(durationsMS(cl), 0.99))
 		kP50, kP99 = append(kP50, quantile(durationsMS(kl), 0.5)), append(kP99, quantile(durationsMS(kl), 0.99))
-		r, err := railServe(ctx, led, &wireCounter{}, refs, o.Workers, o.Batch, false)
+		r, err := railServe(ctx, led, &wireCounter{}, refs, o.Workers, o.Batch, feedBefore)
 		if err != nil {
 			return err
 		}

@@ -22,14 +22,22 @@ type ThroughputResults struct {
 	Rebuilds int `json:"rebuilds_per_rep"`
 	Batch    int `json:"batch"`
 
-	RailE2E         Series `json:"rail_e2e_rebuilds_per_s"`
-	RailDrain       Series `json:"rail_drain_rebuilds_per_s"`
-	RiverE2E        Series `json:"river_e2e_jobs_per_s"`
-	RiverDrain      Series `json:"river_drain_jobs_per_s"`
-	RiverDrainCopy  Series `json:"river_drain_insert_ms"`
-	RiverDefaultE2E Series `json:"river_default_e2e_jobs_per_s"`
-	PgbenchSingle   Series `json:"pgbench_single_update_tps"`
-	PgbenchN        Series `json:"pgbench_N_tps"`
+	// End to end: the trigger's path (facts delivered in batches of Batch;
+	// River: InsertMany of Batch jobs). The controls in the same
+	// repetitions: the trigger recording matter by matter, and one Demand
+	// statement a matter against River's one Insert a job (this figure's
+	// definition before the trigger's batch call).
+	RailE2E               Series `json:"rail_e2e_rebuilds_per_s"`
+	RailE2ETriggerEach    Series `json:"rail_e2e_trigger_matter_by_matter_rebuilds_per_s"`
+	RailE2EOneDemandEach  Series `json:"rail_e2e_one_demand_each_rebuilds_per_s"`
+	RiverE2EOneInsertEach Series `json:"river_e2e_one_insert_each_jobs_per_s"`
+	RailDrain             Series `json:"rail_drain_rebuilds_per_s"`
+	RiverE2E              Series `json:"river_e2e_jobs_per_s"`
+	RiverDrain            Series `json:"river_drain_jobs_per_s"`
+	RiverDrainCopy        Series `json:"river_drain_insert_ms"`
+	RiverDefaultE2E       Series `json:"river_default_e2e_jobs_per_s"`
+	PgbenchSingle         Series `json:"pgbench_single_update_tps"`
+	PgbenchN              Series `json:"pgbench_N_tps"`
 
 	RailE2ERoundTrips   Series `json:"rail_e2e_round_trips_per_rebuild"`
 	RailDrainRoundTrips Series `json:"rail_drain_round_trips_per_rebuild"`
@@ -80,6 +88,7 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 	}
 	var (
 		railE2E, railDrain, rvE2E, rvDrain, rvCopy, rvDef, pgS, pgN []float64
+		railE2EEach, railE2E1, rvE2E1                               []float64
 		railE2ERT, railDrainRT, rvE2ERT, rvDrainRT, railEmpty       []float64
 		railSrvCPU, railCliCPU, rvSrvCPU, rvCliCPU                  []float64
 	)
@@ -124,7 +133,7 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 		defer sampler.close()
 
 		var riverCPU [2]float64 // the last riverOnce's timed part: server, client seconds
-		riverOnce := func(tune riverTuning, n int, e2e bool, sample string) (riverRun, error) {
+		riverOnce := func(tune riverTuning, n, insertBatch int, e2e bool, sample string) (riverRun, error) {
 			rb, err := startRiverBench(ctx, riverPool, o.Workers, tune)
 			if err != nil {
 				return riverRun{}, err
@@ -133,7 +142,7 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 			time.Sleep(300 * time.Millisecond) // let the client settle (leader election, first fetch)
 			stopS := sampler.start(sample)
 			s0, c0 := cpuSpan()
-			r, err := rb.serve(ctx, riverW, n, o.Workers, e2e)
+			r, err := rb.serve(ctx, riverW, n, o.Workers, insertBatch, e2e)
 			s1, c1 := cpuSpan()
 			stopS()
 			riverCPU = [2]float64{s1 - s0, c1 - c0}
@@ -141,15 +150,15 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 		}
 
 		logf("throughput: warm-up (rail and River, %d each)", o.Rebuilds)
-		if _, err := railServe(ctx, led, railW, refs, o.Workers, o.Batch, true); err != nil {
+		if _, err := railServe(ctx, led, railW, refs, o.Workers, o.Batch, feedTrigger); err != nil {
 			return nil, err
 		}
-		if _, err := riverOnce(riverTuned, o.Rebuilds, true, ""); err != nil {
+		if _, err := riverOnce(riverTuned, o.Rebuilds, o.Batch, true, ""); err != nil {
 			return nil, err
 		}
 		for rep := 1; rep <= o.Reps; rep++ {
 			s0, c0 := cpuSpan()
-			r, err := railServe(ctx, led, railW, refs, o.Workers, o.Batch, true)
+			r, err := railServe(ctx, led, railW, refs, o.Workers, o.Batch, feedTrigger)
 			if err != nil {
 				return nil, err
 			}
@@ -161,7 +170,7 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 			railE2E = append(railE2E, float64(r.Landed)/r.Elapsed.Seconds())
 			railE2ERT = append(railE2ERT, float64(r.RoundTrips)/float64(r.Landed))
 
-			v, err := riverOnce(riverTuned, o.Rebuilds, true, "")
+			v, err := riverOnce(riverTuned, o.Rebuilds, o.Batch, true, "")
 			if err != nil {
 				return nil, err
 			}
@@ -173,7 +182,7 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 			rvE2ERT = append(rvE2ERT, float64(v.RoundTrips)/float64(v.Jobs))
 
 			stopS := sampler.start("rail")
-			r, err = railServe(ctx, led, railW, refs, o.Workers, o.Batch, false)
+			r, err = railServe(ctx, led, railW, refs, o.Workers, o.Batch, feedBefore)
 			stopS()
 			if err != nil {
 				return nil, err
@@ -182,7 +191,7 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 			railDrainRT = append(railDrainRT, float64(r.RoundTrips)/float64(r.Landed))
 			railEmpty = append(railEmpty, float64(r.Empty))
 
-			v, err = riverOnce(riverTuned, o.Rebuilds, false, "river")
+			v, err = riverOnce(riverTuned, o.Rebuilds, 1, false, "river")
 			if err != nil {
 				return nil, err
 			}
@@ -190,8 +199,23 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 			rvCopy = append(rvCopy, ms(v.Insert))
 			rvDrainRT = append(rvDrainRT, float64(v.RoundTrips)/float64(v.Jobs))
 
-			logf("throughput rep %d/%d: rail e2e %.0f/s drain %.0f/s; river e2e %.0f/s drain %.0f/s",
-				rep, o.Reps, railE2E[rep-1], railDrain[rep-1], rvE2E[rep-1], rvDrain[rep-1])
+			// The controls: the trigger matter by matter; one statement a
+			// demand or a job.
+			if r, err = railServe(ctx, led, railW, refs, o.Workers, o.Batch, feedTriggerMatterByMatter); err != nil {
+				return nil, err
+			}
+			railE2EEach = append(railE2EEach, float64(r.Landed)/r.Elapsed.Seconds())
+			if r, err = railServe(ctx, led, railW, refs, o.Workers, o.Batch, feedDemands); err != nil {
+				return nil, err
+			}
+			railE2E1 = append(railE2E1, float64(r.Landed)/r.Elapsed.Seconds())
+			if v, err = riverOnce(riverTuned, o.Rebuilds, 1, true, ""); err != nil {
+				return nil, err
+			}
+			rvE2E1 = append(rvE2E1, float64(v.Jobs)/v.Elapsed.Seconds())
+
+			logf("throughput rep %d/%d: rail e2e %.0f/s drain %.0f/s; river e2e %.0f/s drain %.0f/s; controls: rail trigger matter by matter %.0f/s, one demand each %.0f/s, river one insert each %.0f/s",
+				rep, o.Reps, railE2E[rep-1], railDrain[rep-1], rvE2E[rep-1], rvDrain[rep-1], railE2EEach[rep-1], railE2E1[rep-1], rvE2E1[rep-1])
 
 			if pgb != nil {
 				if err := pgbenchRep(ctx, pgb, o, &pgS, &pgN); err != nil {
@@ -201,7 +225,7 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 		}
 		if o.RiverDefaultN > 0 {
 			for rep := 1; rep <= o.Reps; rep++ {
-				v, err := riverOnce(riverDefault, o.RiverDefaultN, true, "")
+				v, err := riverOnce(riverDefault, o.RiverDefaultN, 1, true, "")
 				if err != nil {
 					return nil, err
 				}
@@ -233,6 +257,8 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 	}
 	tr.RailE2E, tr.RailDrain = series("rebuilds/s", railE2E), series("rebuilds/s", railDrain)
 	tr.RiverE2E, tr.RiverDrain = series("jobs/s", rvE2E), series("jobs/s", rvDrain)
+	tr.RailE2ETriggerEach, tr.RailE2EOneDemandEach = series("rebuilds/s", railE2EEach), series("rebuilds/s", railE2E1)
+	tr.RiverE2EOneInsertEach = series("jobs/s", rvE2E1)
 	tr.RiverDrainCopy = series("ms", rvCopy)
 	tr.RiverDefaultE2E = series("jobs/s", rvDef)
 	tr.PgbenchSingle, tr.PgbenchN = series("tps", pgS), series("tps", pgN)
@@ -242,7 +268,7 @@ func runThroughput(ctx context.Context, e *env, o options) (*ThroughputResults, 
 	tr.RailE2EServerCPU, tr.RailE2EClientCPU = series("ms", railSrvCPU), series("ms", railCliCPU)
 	tr.RiverE2EServerCPU, tr.RiverE2EClientCPU = series("ms", rvSrvCPU), series("ms", rvCliCPU)
 	tr.Notes = []string{
-		"e2e: demands/inserts are made one statement each by W producers inside the timed part; drain: rail demands recorded before the clock starts, River jobs bulk-inserted with one InsertManyFast (COPY) inside the timed part (river_drain_insert_ms)",
+		"e2e: one document.uploaded fact a matter is in the outbox before the clock starts; inside the timed part W producers hand them to rail.Trigger.Handle in batches of Batch (an SQS batch: one ops.receive_facts call verifies and records the batch's facts and demands, then the nudges), and River's W producers insert the same batches with InsertMany; the controls: the trigger recording matter by matter (BEGIN, inbox, demand, COMMIT a matter), and one Demand statement a matter against one River Insert a job; drain: rail demands recorded before the clock starts, River jobs bulk-inserted with one InsertManyFast (COPY) inside the timed part (river_drain_insert_ms)",
 		"rail no-op build: rail.Worker.BuildBatch per received batch, as the builder function runs it: one claim statement (Ledger.ClaimBatch; Claim for one), one read statement (Ledger.LoadBuilds), a '{}' frame per claim, and the builds that finish together landed by one Ledger.CommitGroup statement",
 		"River runs with FetchCooldown 2ms / FetchPollInterval 20ms (River's own benchmark settings); river_default uses River's defaults",
 		"all pools: MaxConns 2W, same pgx exec mode; River's client is started before and stopped after each timed part",

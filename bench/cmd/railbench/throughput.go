@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+
+	"github.com/google/uuid"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -42,20 +44,100 @@ func (noopBuilder) Build(context.Context, rail.Inputs) (json.RawMessage, error) 
 	return noopFrame.Body, nil
 }
 
+// railFeed is how railServe's demands arrive.
+type railFeed int
+
+const (
+	// feedBefore: one Demand statement a matter, recorded before the clock
+	// starts (the drain: only the serving is timed).
+	feedBefore railFeed = iota
+	// feedDemands: one Demand statement a matter by `workers` producers
+	// inside the timed part, each followed by its nudge.
+	feedDemands
+	// feedTrigger: the trigger's path inside the timed part. One
+	// document.uploaded fact a matter is in the outbox before the clock
+	// starts (the upload's own transaction, not the rail's work); `workers`
+	// producers hand them to rail.Trigger.Handle in batches of up to `batch`
+	// (an SQS batch), which verifies and records each batch's facts and
+	// demands in one call (ops.receive_facts) and nudges each matter.
+	feedTrigger
+	// feedTriggerMatterByMatter: feedTrigger with the trigger recording each
+	// matter in its own transaction (its path before migration 028, and
+	// its fallback): the same run's control.
+	feedTriggerMatterByMatter
+)
+
+// inboxOnly hides the ledger's batch call (rail.BatchInbox) from the
+// trigger: it records matter by matter.
+type inboxOnly struct{ rail.Inbox }
+
+// recordUploads writes one document.uploaded fact a matter to the outbox
+// (one statement), as the uploads' own transactions would have.
+func recordUploads(ctx context.Context, pool *pgxpool.Pool, refs []rail.MatterRef) ([]rail.InboundFact, error) {
+	ids, firms, matters := make([]string, len(refs)), make([]string, len(refs)), make([]string, len(refs))
+	facts := make([]rail.InboundFact, len(refs))
+	for i, r := range refs {
+		id := uuid.New()
+		ids[i], firms[i], matters[i] = id.String(), r.FirmID.String(), r.MatterID.String()
+		facts[i] = rail.InboundFact{MessageID: "m" + itoa(i), Fact: rail.FactDetail{EventID: id, EventName: rail.FactDocumentUploaded,
+			FirmID: r.FirmID, MatterID: uuid.NullUUID{UUID: r.MatterID, Valid: true}}}
+	}
+	_, err := pool.Exec(ctx, `INSERT INTO ops.domain_event_outbox (event_id, firm_id, matter_id, event_name)
+        SELECT u.e, u.f, u.m, 'document.uploaded'
+        FROM ROWS FROM (unnest($1::text[]::uuid[]), unnest($2::text[]::uuid[]), unnest($3::text[]::uuid[])) AS u(e, f, m)`,
+		ids, firms, matters)
+	return facts, err
+}
+
 // railServe serves one demand on every matter in refs with `workers`
 // workers, each taking up to `batch` nudges per receive (an SQS batch),
 // and serving them as the builder function serves its batch
 // (rail.Worker.BuildBatch, lambdafn.BuilderHandler): one claim statement
 // for the batch, then per claim the build's reads (manifest, last frame),
-// a no-op build and the fenced commit, the builds concurrent. With e2e the
-// demands are recorded inside the timed part by `workers` producers (one
-// Demand statement each, then a nudge); without, they are recorded before
-// the clock starts and only the serving is timed.
-func railServe(ctx context.Context, led *postgres.Ledger, w *wireCounter, refs []rail.MatterRef, workers, batch int, e2e bool) (railRun, error) {
+// a no-op build and the fenced commit, the builds concurrent. The demands
+// arrive as feed says (railFeed).
+func railServe(ctx context.Context, led *postgres.Ledger, w *wireCounter, refs []rail.MatterRef, workers, batch int, feed railFeed) (railRun, error) {
 	nudges := make(chan rail.MatterRef, len(refs)*2)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	fail := func(err error) { cancel(err) }
+
+	var facts []rail.InboundFact
+	if feed == feedTrigger || feed == feedTriggerMatterByMatter {
+		var err error
+		if facts, err = recordUploads(ctx, led.Pool(), refs); err != nil {
+			return railRun{}, err
+		}
+	}
+	var inbox rail.Inbox = led
+	if feed == feedTriggerMatterByMatter {
+		inbox = inboxOnly{led}
+	}
+	trig := &rail.Trigger{Ledger: inbox, Nudger: chanNudger(nudges), Log: slog.New(slog.DiscardHandler)}
+	deliverAll := func(parallel int) {
+		var wg sync.WaitGroup
+		for p := range parallel {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var mine []rail.InboundFact
+				for i := p; i < len(facts); i += parallel {
+					mine = append(mine, facts[i])
+				}
+				for len(mine) > 0 {
+					k := min(batch, len(mine))
+					for _, err := range trig.Handle(ctx, mine[:k]) {
+						if err != nil {
+							fail(err)
+							return
+						}
+					}
+					mine = mine[k:]
+				}
+			}()
+		}
+		wg.Wait()
+	}
 
 	demandAll := func(parallel int) {
 		var wg sync.WaitGroup
@@ -74,7 +156,7 @@ func railServe(ctx context.Context, led *postgres.Ledger, w *wireCounter, refs [
 		}
 		wg.Wait()
 	}
-	if !e2e {
+	if feed == feedBefore {
 		demandAll(workers)
 		if err := context.Cause(ctx); err != nil {
 			return railRun{}, err
@@ -146,8 +228,11 @@ func railServe(ctx context.Context, led *postgres.Ledger, w *wireCounter, refs [
 			}
 		}()
 	}
-	if e2e {
+	switch feed {
+	case feedDemands:
 		demandAll(workers)
+	case feedTrigger, feedTriggerMatterByMatter:
+		deliverAll(workers)
 	}
 	select {
 	case <-done:
@@ -263,9 +348,11 @@ type riverRun struct {
 }
 
 // riverServe works n no-op jobs. With e2e, `producers` goroutines insert
-// them one Insert call each inside the timed part (the rail's Demand
-// counterpart); without, one InsertManyFast (COPY) starts the timed part.
-func (rb *riverBench) serve(ctx context.Context, w *wireCounter, n, producers int, e2e bool) (riverRun, error) {
+// them inside the timed part: one Insert call each (insertBatch 1, the
+// counterpart of one Demand statement a matter), or InsertMany calls of
+// insertBatch jobs (the counterpart of the trigger's batch); without, one
+// InsertManyFast (COPY) starts the timed part.
+func (rb *riverBench) serve(ctx context.Context, w *wireCounter, n, producers, insertBatch int, e2e bool) (riverRun, error) {
 	base := rb.completed.Load()
 	rt0, st0 := w.snapshot()
 	start := time.Now()
@@ -277,10 +364,22 @@ func (rb *riverBench) serve(ctx context.Context, w *wireCounter, n, producers in
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				var batch []river.InsertManyParams
 				for i := p; i < n; i += producers {
-					if _, err := rb.client.Insert(ctx, noopArgs{Seq: i}, nil); err != nil {
-						errs <- err
-						return
+					if insertBatch <= 1 {
+						if _, err := rb.client.Insert(ctx, noopArgs{Seq: i}, nil); err != nil {
+							errs <- err
+							return
+						}
+						continue
+					}
+					batch = append(batch, river.InsertManyParams{Args: noopArgs{Seq: i}})
+					if len(batch) == insertBatch || i+producers >= n {
+						if _, err := rb.client.InsertMany(ctx, batch); err != nil {
+							errs <- err
+							return
+						}
+						batch = batch[:0]
 					}
 				}
 			}()
