@@ -2152,8 +2152,12 @@ var (
 	untypedFedRE  = regexp.MustCompile(`^\d{1,2}:\d{2}-\d{2,7}$`)
 	actionLabelRE = regexp.MustCompile(`(?i)^\s*(civil|criminal)(?:\s+action)?\s+nos?\.`)
 	// ... and its key: the type the label gives.
-	actionKeyRE  = regexp.MustCompile(`^(civil|criminal)(?:action)?(?:nos?|number):?\d{1,2}:(\d{2})-0*(\d{1,7})$`)
-	caseKeyRE    = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
+	actionKeyRE = regexp.MustCompile(`^(civil|criminal)(?:action)?(?:nos?|number):?\d{1,2}:(\d{2})-0*(\d{1,7})$`)
+	// The type letters may lead, with or without a hyphen: "CV 18-10166"
+	// (C.D. Cal.) and "CV-25-03367-PHX-SMB" (D. Ariz., its division and
+	// judge after the number) are the civil case 18-cv-10166, 25-cv-3367
+	// (round 22).
+	caseKeyRE    = regexp.MustCompile(`^(?:(\d):)?(?:([a-z]{2,3})-?)?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
 	plainCaseRE  = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
 	njSpacedRE   = regexp.MustCompile(`^([A-Z]{2,4}) ([A-Z]{1,3}) (\d{3,7}-\d{2})$`)
 	appDivTeamRE = regexp.MustCompile(`^(a-\d{3,6}-\d{2})t\d$`)

@@ -3201,3 +3201,28 @@ func TestCaptionRightTitleRunsPastVersus(t *testing.T) {
 		"SAWTOOTH MILLS, INC.,", "Plaintiff, PLAINTIFF’S MOTION TO", "v. COMPEL ARBITRATION", "NORTHWEST TIMBER", "HOLDINGS LLC,", "Defendant."))
 	checkParties(t, dc, []wantParty{{"Sawtooth Mills, Inc.", RolePlaintiff}, {"Northwest Timber Holdings LLC", RoleDefendant}})
 }
+
+// A district court that writes the case type before the year ("CV-25-03367-
+// PHX-SMB", "No. CR-24-00123-TUC-RM": type, year, number, then division and
+// judge) names the case its stamp does ("2:25-cv-03367-SMB"): one case, not
+// two; a number with no type letters or another court's shape keeps its own
+// key (round 22).
+func TestCaptionTypeFirstCaseNumber(t *testing.T) {
+	for _, c := range [][2]string{
+		{"CV-25-03367-PHX-SMB", "2:25-cv-03367-SMB"},
+		{"CV-25-3367-PHX-CDB", "2:25-cv-03367-SMB"},
+		{"CR-24-00123-TUC-RM", "4:24-cr-00123-RM"},
+		{"CV 18-10166", "2:18-cv-10166-JAK"},
+	} {
+		if CaseKey(c[0]) != CaseKey(c[1]) {
+			t.Errorf("CaseKey(%q) = %q, the stamp's %q", c[0], CaseKey(c[0]), CaseKey(c[1]))
+		}
+	}
+	if CaseKey("CV-25-03367-PHX-SMB") == CaseKey("CV-25-03368-PHX-SMB") || CaseKey("CV-25-03367") == CaseKey("CR-25-03367") {
+		t.Error("two cases read as one")
+	}
+	dc := captionOf(t, paras("Case 2:25-cv-03367-SMB Document 49 Filed 01/05/26 Page 1 of 1", "IN THE UNITED STATES DISTRICT COURT",
+		"FOR THE DISTRICT OF ARIZONA", "Jane Roe, No. CV-25-03367-PHX-SMB", "Plaintiff, ORDER", "v.", "Acme Mining Company, et al.,",
+		"Defendants.", "The Court has reviewed the motion."))
+	wantCases(t, dc, "2:25-cv-03367-SMB")
+}
