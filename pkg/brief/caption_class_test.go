@@ -3226,3 +3226,20 @@ func TestCaptionTypeFirstCaseNumber(t *testing.T) {
 		"Defendants.", "The Court has reviewed the motion."))
 	wantCases(t, dc, "2:25-cv-03367-SMB")
 }
+
+// A right-column title that runs on past the "v." in words that are no
+// title's ("MOTION FOR STAY OF CASE DUE" / "v. TO FEDERAL GOVERNMENT" /
+// "SHUTDOWN"): its lines are no party, and the case is titled by the
+// defendant's name under them, not left untitled; a caption whose other
+// side names no one stays untitled (round 22).
+func TestCaptionTitleSideAfterDroppedTitleLines(t *testing.T) {
+	dc := captionOf(t, paras("IN THE UNITED STATES DISTRICT COURT", "FOR THE DISTRICT OF ARIZONA", "Jane Roe, No. 25-CV-01234-PHX",
+		"Petitioner,", "MOTION FOR STAY OF CASE DUE", "v. TO FEDERAL GOVERNMENT", "SHUTDOWN", "Acme Mining Company, et al.,", "Defendant.",
+		"The United States hereby moves for a stay of all deadlines."))
+	wantTitle(t, dc, "Jane Roe v. Acme Mining Company")
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Acme Mining Company", RoleDefendant}})
+	dc = captionOf(t, paras("IN THE UNITED STATES DISTRICT COURT", "FOR THE DISTRICT OF ARIZONA", "Jane Roe, No. 25-CV-01234-PHX",
+		"Petitioner,", "MOTION FOR STAY OF CASE DUE", "v. TO FEDERAL GOVERNMENT", "SHUTDOWN",
+		"The United States hereby moves for a stay of all deadlines."))
+	wantTitle(t, dc, "")
+}
