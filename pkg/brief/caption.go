@@ -1824,6 +1824,11 @@ func plaintiffNamed(ps []captionParty) bool {
 // joinNameLines joins a caption's name lines into one block, separating
 // with ";" a line that ends with a comma from a next line that starts a new
 // name ("Petersen Energia Inversora, S.A.U.," / "Petersen Energia S.A.U.,").
+// officeEndRE: a name's line that ends with the office its bearer is sued
+// in, the office's department or agency to follow ("…, Secretary,", "…,
+// Acting Commissioner,").
+var officeEndRE = regexp.MustCompile(`(?i)\S,\s+(?:acting\s+|deputy\s+|interim\s+)?(?:secretary|director|commissioner|administrator|attorney\s+general|postmaster\s+general|warden|superintendent|chair(?:man|person)?|sheriff),$`)
+
 func joinNameLines(lines []string) string {
 	var b strings.Builder
 	for i, l := range lines {
@@ -1841,6 +1846,13 @@ func joinNameLines(lines []string) string {
 			// the name above ("ABANTE ROOTER AND PLUMBING," / "INC.,
 			// individually …").
 			if f := strings.Fields(l); len(f) > 0 && corpSuffix.MatchString(strings.TrimRight(f[0], ",;")) {
+				ends = false
+			}
+			// ... and an officer sued in his office names it on the next
+			// lines ("ROBERT F. KENNEDY, JR., Secretary," / "U.S.
+			// DEPARTMENT OF HEALTH AND" / "HUMAN SERVICES, et al.,"): the
+			// department is the office, no other party (round 22).
+			if officeEndRE.MatchString(prev) {
 				ends = false
 			}
 			if ends && unicode.IsUpper(r) && looksLikeName(firstPart(l)) {

@@ -3243,3 +3243,22 @@ func TestCaptionTitleSideAfterDroppedTitleLines(t *testing.T) {
 		"The United States hereby moves for a stay of all deadlines."))
 	wantTitle(t, dc, "")
 }
+
+// An officer sued in his office, the office's department on the lines
+// under his name ("ROBERT ROE, JR., Secretary," / "U.S. DEPARTMENT OF
+// LABOR AND" / "WORKFORCE, et al.,"; "PAT POE, Acting Commissioner," /
+// "SOCIAL SECURITY ADMINISTRATION,"): the department is the office, no
+// party of its own; two names on lines ending in commas stay two parties
+// (round 22).
+func TestCaptionOfficerSuedInOffice(t *testing.T) {
+	dc := captionOf(t, paras("UNITED STATES DISTRICT COURT", "FOR THE DISTRICT OF ARIZONA", "Jane Roe, Case No.: CV-25-01234-PHX-AB",
+		"PLAINTIFF’S MOTION FOR LEAVE TO", "Plaintiff, FILE AMENDED COMPLAINT", "v.", "ROBERT ROE, JR., Secretary,", "U.S. DEPARTMENT OF LABOR AND",
+		"WORKFORCE, et al.,", "Defendants.", "Plaintiff moves for leave."))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Robert Roe, Jr.", RoleDefendant}})
+	dc = captionOf(t, paras("UNITED STATES DISTRICT COURT", "DISTRICT OF NEVADA", "JANE ROE,", "Case No. 2:24-cv-00456-CD", "Plaintiff,", "v.",
+		"PAT POE, Acting Commissioner,", "SOCIAL SECURITY ADMINISTRATION,", "Defendant.", "ORDER"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Pat Poe", RoleDefendant}})
+	dc = captionOf(t, paras("UNITED STATES DISTRICT COURT", "DISTRICT OF NEVADA", "JANE ROE,", "Case No. 2:24-cv-00456-CD", "Plaintiff,", "v.",
+		"SAM POE,", "RIVER CITY,", "Defendants.", "ORDER"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Sam Poe", RoleDefendant}, {"River City", RoleDefendant}})
+}
