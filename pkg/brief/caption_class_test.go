@@ -3262,3 +3262,27 @@ func TestCaptionOfficerSuedInOffice(t *testing.T) {
 		"SAM POE,", "RIVER CITY,", "Defendants.", "ORDER"))
 	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Sam Poe", RoleDefendant}, {"River City", RoleDefendant}})
 }
+
+// A court's "ORDER" on a party's motions takes them up under numbered
+// headings ("I. MOTION TO AMEND", "II. MOTION TO COMPEL"): a section of its
+// body, not its title, so the paper is the order; a paper titled as a
+// motion stays a motion, and so does one whose only title words are an
+// unnumbered motion heading (round 22).
+func TestKindNumberedSectionHeading(t *testing.T) {
+	order := lines("IN THE UNITED STATES DISTRICT COURT", "FOR THE DISTRICT OF ARIZONA", "Jane Roe, No. CV-25-01234-PHX-AB",
+		"Plaintiff, ORDER", "v.", "Acme Mining Company, et al.,", "Defendants.",
+		"The Court now addresses the following motions filed by Plaintiff: Motion to Amend (Doc. 20) and Motion to Compel (Doc. 24).",
+		"I. MOTION TO AMEND", "A party may amend its pleading once as a matter of course.")
+	if k := classifyKind([]string{order}, doctext.Meta{}); k != KindOrder {
+		t.Errorf("order with a numbered motion heading: kind %q, want order", k)
+	}
+	motion := lines("IN THE UNITED STATES DISTRICT COURT", "FOR THE DISTRICT OF ARIZONA", "Jane Roe, No. CV-25-01234-PHX-AB",
+		"Plaintiff, PLAINTIFF’S MOTION TO AMEND", "v.", "Acme Mining Company, et al.,", "Defendants.", "I. INTRODUCTION", "Plaintiff moves to amend.")
+	if k := classifyKind([]string{motion}, doctext.Meta{}); k != KindMotion {
+		t.Errorf("motion: kind %q, want motion", k)
+	}
+	bare := lines("Jane Roe v. Acme Mining Company", "MOTION TO COMPEL", "Plaintiff moves to compel.")
+	if k := classifyKind([]string{bare}, doctext.Meta{}); k != KindMotion {
+		t.Errorf("unnumbered motion heading: kind %q, want motion", k)
+	}
+}
