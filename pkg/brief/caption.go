@@ -1857,6 +1857,8 @@ func joinNameLines(lines []string) string {
 			}
 			if ends && unicode.IsUpper(r) && looksLikeName(firstPart(l)) {
 				b.WriteString("; ")
+			} else if listBreak(prev, l) {
+				b.WriteString(", ")
 			} else {
 				b.WriteByte(' ')
 			}
@@ -1929,6 +1931,15 @@ func splitNames(block string) []string {
 			names[0] = a[1]
 		}
 		caps := isAllCaps(names[0])
+		// A form's list of people in mixed case, a comma between each
+		// ("Robert Roe Jr,Debra Ward Lund, Kathy Dill, Clinton Pope"): every
+		// part is a name (round 22).
+		if list := personList(fields); list != nil {
+			for _, name := range list {
+				out = append(out, splitCleanNames(name)...)
+			}
+			continue
+		}
 		described := false // a description after the last name ("a Delaware corporation")
 		lowerDesc := false // the description begins in lower case
 		for fi, f := range fields[1:] {
@@ -2014,6 +2025,61 @@ func splitNames(block string) []string {
 	}
 	return out
 }
+
+// listBreak: two lines of a list of people in mixed case, commas within
+// both, the break between them falling between two whole names ("…, Kathy
+// Dill" / "Clinton Pope,Candace Lee, …"), not within one ("…,Naomi
+// Hixson,Jason" / "White, Brandi Benjamin, …").
+func listBreak(prev, l string) bool {
+	i, j := strings.LastIndex(prev, ","), strings.Index(l, ",")
+	if i < 0 || j < 0 || i == len(prev)-1 || isAllCaps(prev) || isAllCaps(l) {
+		return false
+	}
+	return personName(prev[i+1:]) && personName(l[:j])
+}
+
+// personList reads the comma parts of a block in mixed case as a list of
+// people's names when there are three or more of them and each is two to
+// four capitalised words with no company's, office's or description's word
+// ("Debra Ward Lund", "Endreya McCabe", "Governing Body"); else nil.
+func personList(fields []string) []string {
+	var out []string
+	for _, f := range fields {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if !personName(f) {
+			return nil
+		}
+		out = append(out, f)
+	}
+	if len(out) < 3 {
+		return nil
+	}
+	return out
+}
+
+// personName: two to four capitalised words in mixed case, none a
+// company's, an office's or a description's.
+func personName(f string) bool {
+	f = strings.TrimSpace(f)
+	ws := strings.Fields(f)
+	if len(ws) < 2 || len(ws) > 4 || isAllCaps(f) || !looksLikeName(f) || orgEndRE.MatchString(f) || officeWordRE.MatchString(f) {
+		return false
+	}
+	for _, w := range ws {
+		lw := strings.ToLower(w)
+		if !unicode.IsUpper(firstRune(w)) || corpSuffix.MatchString(w) && !strings.HasPrefix(lw, "jr") && !strings.HasPrefix(lw, "sr") {
+			return false
+		}
+	}
+	return true
+}
+
+// officeWordRE: a word of an office or a description, never of a person's
+// name.
+var officeWordRE = regexp.MustCompile(`(?i)\b(?:secretary|director|commissioner|administrator|officer|president|chief|manager|agent|trustee|individually|capacity|county|city|state|united|states)\b`)
 
 func splitCleanNames(name string) []string {
 	var out []string

@@ -3286,3 +3286,24 @@ func TestKindNumberedSectionHeading(t *testing.T) {
 		t.Errorf("unnumbered motion heading: kind %q, want motion", k)
 	}
 }
+
+// The national summons form (AO 440) lists the defendants in mixed case
+// between its ")" rules, a comma between each, over as many lines as they
+// take ("Pat Roe Jr,Dana Ward Lee, Kim Hill" / "Lee Park,Ann Moss,Rae
+// Stone,Jon" / "Fox, Bo Reed, Cy Lamb" / "Defendant(s) )"): each is a
+// defendant, a line's break between two names parts them and one within a
+// name ("Jon" / "Fox") does not; a name with its description ("Sam Poe, a
+// Nevada resident, and Acme Mining Company") keeps its description out
+// (round 22).
+func TestCaptionSummonsPersonList(t *testing.T) {
+	dc := captionOf(t, lines("AO 440 (Rev. 06/12) Summons in a Civil Action", "UNITED STATES DISTRICT COURT", "for the",
+		"District of Nevada", ")", "Jane Roe", ")", ")", "Plaintiff(s)", ")", "v. Civil Action No. 2:25-cv-01234-AB", ")",
+		"Pat Roe Jr,Dana Ward Lee, Kim Hill", ")", "Lee Park,Ann Moss,Rae Stone,Jon", ")", "Fox, Bo Reed, Cy Lamb", ")", "Defendant(s) )",
+		"SUMMONS IN A CIVIL ACTION", "To: (Defendant’s name and address) Kim Hill"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Pat Roe Jr", RoleDefendant}, {"Dana Ward Lee", RoleDefendant},
+		{"Kim Hill", RoleDefendant}, {"Lee Park", RoleDefendant}, {"Ann Moss", RoleDefendant}, {"Rae Stone", RoleDefendant},
+		{"Jon Fox", RoleDefendant}, {"Bo Reed", RoleDefendant}, {"Cy Lamb", RoleDefendant}})
+	dc = captionOf(t, paras("UNITED STATES DISTRICT COURT", "DISTRICT OF NEVADA", "Jane Roe,", "Case No. 2:24-cv-00456-CD", "Plaintiff,", "v.",
+		"Sam Poe, a Nevada resident, and Acme Mining Company,", "Defendants.", "COMPLAINT"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Sam Poe", RoleDefendant}, {"Acme Mining Company", RoleDefendant}})
+}
