@@ -1824,6 +1824,11 @@ func plaintiffNamed(ps []captionParty) bool {
 // joinNameLines joins a caption's name lines into one block, separating
 // with ";" a line that ends with a comma from a next line that starts a new
 // name ("Petersen Energia Inversora, S.A.U.," / "Petersen Energia S.A.U.,").
+// officeEndRE: a name's line that ends with the office its bearer is sued
+// in, the office's department or agency to follow ("…, Secretary,", "…,
+// Acting Commissioner,").
+var officeEndRE = regexp.MustCompile(`(?i)\S,\s+(?:acting\s+|deputy\s+|interim\s+)?(?:secretary|director|commissioner|administrator|attorney\s+general|postmaster\s+general|warden|superintendent|chair(?:man|person)?|sheriff),$`)
+
 func joinNameLines(lines []string) string {
 	var b strings.Builder
 	for i, l := range lines {
@@ -1843,8 +1848,17 @@ func joinNameLines(lines []string) string {
 			if f := strings.Fields(l); len(f) > 0 && corpSuffix.MatchString(strings.TrimRight(f[0], ",;")) {
 				ends = false
 			}
+			// ... and an officer sued in his office names it on the next
+			// lines ("ROBERT F. KENNEDY, JR., Secretary," / "U.S.
+			// DEPARTMENT OF HEALTH AND" / "HUMAN SERVICES, et al.,"): the
+			// department is the office, no other party (round 22).
+			if officeEndRE.MatchString(prev) {
+				ends = false
+			}
 			if ends && unicode.IsUpper(r) && looksLikeName(firstPart(l)) {
 				b.WriteString("; ")
+			} else if listBreak(prev, l) {
+				b.WriteString(", ")
 			} else {
 				b.WriteByte(' ')
 			}
@@ -1917,6 +1931,15 @@ func splitNames(block string) []string {
 			names[0] = a[1]
 		}
 		caps := isAllCaps(names[0])
+		// A form's list of people in mixed case, a comma between each
+		// ("Robert Roe Jr,Debra Ward Lund, Kathy Dill, Clinton Pope"): every
+		// part is a name (round 22).
+		if list := personList(fields); list != nil {
+			for _, name := range list {
+				out = append(out, splitCleanNames(name)...)
+			}
+			continue
+		}
 		described := false // a description after the last name ("a Delaware corporation")
 		lowerDesc := false // the description begins in lower case
 		for fi, f := range fields[1:] {
@@ -2002,6 +2025,61 @@ func splitNames(block string) []string {
 	}
 	return out
 }
+
+// listBreak: two lines of a list of people in mixed case, commas within
+// both, the break between them falling between two whole names ("…, Kathy
+// Dill" / "Clinton Pope,Candace Lee, …"), not within one ("…,Naomi
+// Hixson,Jason" / "White, Brandi Benjamin, …").
+func listBreak(prev, l string) bool {
+	i, j := strings.LastIndex(prev, ","), strings.Index(l, ",")
+	if i < 0 || j < 0 || i == len(prev)-1 || isAllCaps(prev) || isAllCaps(l) {
+		return false
+	}
+	return personName(prev[i+1:]) && personName(l[:j])
+}
+
+// personList reads the comma parts of a block in mixed case as a list of
+// people's names when there are three or more of them and each is two to
+// four capitalised words with no company's, office's or description's word
+// ("Debra Ward Lund", "Endreya McCabe", "Governing Body"); else nil.
+func personList(fields []string) []string {
+	var out []string
+	for _, f := range fields {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if !personName(f) {
+			return nil
+		}
+		out = append(out, f)
+	}
+	if len(out) < 3 {
+		return nil
+	}
+	return out
+}
+
+// personName: two to four capitalised words in mixed case, none a
+// company's, an office's or a description's.
+func personName(f string) bool {
+	f = strings.TrimSpace(f)
+	ws := strings.Fields(f)
+	if len(ws) < 2 || len(ws) > 4 || isAllCaps(f) || !looksLikeName(f) || orgEndRE.MatchString(f) || officeWordRE.MatchString(f) {
+		return false
+	}
+	for _, w := range ws {
+		lw := strings.ToLower(w)
+		if !unicode.IsUpper(firstRune(w)) || corpSuffix.MatchString(w) && !strings.HasPrefix(lw, "jr") && !strings.HasPrefix(lw, "sr") {
+			return false
+		}
+	}
+	return true
+}
+
+// officeWordRE: a word of an office or a description, never of a person's
+// name.
+var officeWordRE = regexp.MustCompile(`(?i)\b(?:secretary|director|commissioner|administrator|officer|president|chief|manager|agent|trustee|individually|capacity|county|city|state|united|states)\b`)
 
 func splitCleanNames(name string) []string {
 	var out []string
@@ -2152,8 +2230,12 @@ var (
 	untypedFedRE  = regexp.MustCompile(`^\d{1,2}:\d{2}-\d{2,7}$`)
 	actionLabelRE = regexp.MustCompile(`(?i)^\s*(civil|criminal)(?:\s+action)?\s+nos?\.`)
 	// ... and its key: the type the label gives.
-	actionKeyRE  = regexp.MustCompile(`^(civil|criminal)(?:action)?(?:nos?|number):?\d{1,2}:(\d{2})-0*(\d{1,7})$`)
-	caseKeyRE    = regexp.MustCompile(`^(?:(\d):)?([a-z]{2,3})?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
+	actionKeyRE = regexp.MustCompile(`^(civil|criminal)(?:action)?(?:nos?|number):?\d{1,2}:(\d{2})-0*(\d{1,7})$`)
+	// The type letters may lead, with or without a hyphen: "CV 18-10166"
+	// (C.D. Cal.) and "CV-25-03367-PHX-SMB" (D. Ariz., its division and
+	// judge after the number) are the civil case 18-cv-10166, 25-cv-3367
+	// (round 22).
+	caseKeyRE    = regexp.MustCompile(`^(?:(\d):)?(?:([a-z]{2,3})-?)?(\d{2}|\d{4})(?:-?([a-z]{2,3}|b)-?|-)(\d{2,7})`)
 	plainCaseRE  = regexp.MustCompile(`^\d{2,6}-\d{2,6}`)
 	njSpacedRE   = regexp.MustCompile(`^([A-Z]{2,4}) ([A-Z]{1,3}) (\d{3,7}-\d{2})$`)
 	appDivTeamRE = regexp.MustCompile(`^(a-\d{3,6}-\d{2})t\d$`)

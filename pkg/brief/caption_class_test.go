@@ -3201,3 +3201,109 @@ func TestCaptionRightTitleRunsPastVersus(t *testing.T) {
 		"SAWTOOTH MILLS, INC.,", "Plaintiff, PLAINTIFF’S MOTION TO", "v. COMPEL ARBITRATION", "NORTHWEST TIMBER", "HOLDINGS LLC,", "Defendant."))
 	checkParties(t, dc, []wantParty{{"Sawtooth Mills, Inc.", RolePlaintiff}, {"Northwest Timber Holdings LLC", RoleDefendant}})
 }
+
+// A district court that writes the case type before the year ("CV-25-03367-
+// PHX-SMB", "No. CR-24-00123-TUC-RM": type, year, number, then division and
+// judge) names the case its stamp does ("2:25-cv-03367-SMB"): one case, not
+// two; a number with no type letters or another court's shape keeps its own
+// key (round 22).
+func TestCaptionTypeFirstCaseNumber(t *testing.T) {
+	for _, c := range [][2]string{
+		{"CV-25-03367-PHX-SMB", "2:25-cv-03367-SMB"},
+		{"CV-25-3367-PHX-CDB", "2:25-cv-03367-SMB"},
+		{"CR-24-00123-TUC-RM", "4:24-cr-00123-RM"},
+		{"CV 18-10166", "2:18-cv-10166-JAK"},
+	} {
+		if CaseKey(c[0]) != CaseKey(c[1]) {
+			t.Errorf("CaseKey(%q) = %q, the stamp's %q", c[0], CaseKey(c[0]), CaseKey(c[1]))
+		}
+	}
+	if CaseKey("CV-25-03367-PHX-SMB") == CaseKey("CV-25-03368-PHX-SMB") || CaseKey("CV-25-03367") == CaseKey("CR-25-03367") {
+		t.Error("two cases read as one")
+	}
+	dc := captionOf(t, paras("Case 2:25-cv-03367-SMB Document 49 Filed 01/05/26 Page 1 of 1", "IN THE UNITED STATES DISTRICT COURT",
+		"FOR THE DISTRICT OF ARIZONA", "Jane Roe, No. CV-25-03367-PHX-SMB", "Plaintiff, ORDER", "v.", "Acme Mining Company, et al.,",
+		"Defendants.", "The Court has reviewed the motion."))
+	wantCases(t, dc, "2:25-cv-03367-SMB")
+}
+
+// A right-column title that runs on past the "v." in words that are no
+// title's ("MOTION FOR STAY OF CASE DUE" / "v. TO FEDERAL GOVERNMENT" /
+// "SHUTDOWN"): its lines are no party, and the case is titled by the
+// defendant's name under them, not left untitled; a caption whose other
+// side names no one stays untitled (round 22).
+func TestCaptionTitleSideAfterDroppedTitleLines(t *testing.T) {
+	dc := captionOf(t, paras("IN THE UNITED STATES DISTRICT COURT", "FOR THE DISTRICT OF ARIZONA", "Jane Roe, No. 25-CV-01234-PHX",
+		"Petitioner,", "MOTION FOR STAY OF CASE DUE", "v. TO FEDERAL GOVERNMENT", "SHUTDOWN", "Acme Mining Company, et al.,", "Defendant.",
+		"The United States hereby moves for a stay of all deadlines."))
+	wantTitle(t, dc, "Jane Roe v. Acme Mining Company")
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Acme Mining Company", RoleDefendant}})
+	dc = captionOf(t, paras("IN THE UNITED STATES DISTRICT COURT", "FOR THE DISTRICT OF ARIZONA", "Jane Roe, No. 25-CV-01234-PHX",
+		"Petitioner,", "MOTION FOR STAY OF CASE DUE", "v. TO FEDERAL GOVERNMENT", "SHUTDOWN",
+		"The United States hereby moves for a stay of all deadlines."))
+	wantTitle(t, dc, "")
+}
+
+// An officer sued in his office, the office's department on the lines
+// under his name ("ROBERT ROE, JR., Secretary," / "U.S. DEPARTMENT OF
+// LABOR AND" / "WORKFORCE, et al.,"; "PAT POE, Acting Commissioner," /
+// "SOCIAL SECURITY ADMINISTRATION,"): the department is the office, no
+// party of its own; two names on lines ending in commas stay two parties
+// (round 22).
+func TestCaptionOfficerSuedInOffice(t *testing.T) {
+	dc := captionOf(t, paras("UNITED STATES DISTRICT COURT", "FOR THE DISTRICT OF ARIZONA", "Jane Roe, Case No.: CV-25-01234-PHX-AB",
+		"PLAINTIFF’S MOTION FOR LEAVE TO", "Plaintiff, FILE AMENDED COMPLAINT", "v.", "ROBERT ROE, JR., Secretary,", "U.S. DEPARTMENT OF LABOR AND",
+		"WORKFORCE, et al.,", "Defendants.", "Plaintiff moves for leave."))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Robert Roe, Jr.", RoleDefendant}})
+	dc = captionOf(t, paras("UNITED STATES DISTRICT COURT", "DISTRICT OF NEVADA", "JANE ROE,", "Case No. 2:24-cv-00456-CD", "Plaintiff,", "v.",
+		"PAT POE, Acting Commissioner,", "SOCIAL SECURITY ADMINISTRATION,", "Defendant.", "ORDER"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Pat Poe", RoleDefendant}})
+	dc = captionOf(t, paras("UNITED STATES DISTRICT COURT", "DISTRICT OF NEVADA", "JANE ROE,", "Case No. 2:24-cv-00456-CD", "Plaintiff,", "v.",
+		"SAM POE,", "RIVER CITY,", "Defendants.", "ORDER"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Sam Poe", RoleDefendant}, {"River City", RoleDefendant}})
+}
+
+// A court's "ORDER" on a party's motions takes them up under numbered
+// headings ("I. MOTION TO AMEND", "II. MOTION TO COMPEL"): a section of its
+// body, not its title, so the paper is the order; a paper titled as a
+// motion stays a motion, and so does one whose only title words are an
+// unnumbered motion heading (round 22).
+func TestKindNumberedSectionHeading(t *testing.T) {
+	order := lines("IN THE UNITED STATES DISTRICT COURT", "FOR THE DISTRICT OF ARIZONA", "Jane Roe, No. CV-25-01234-PHX-AB",
+		"Plaintiff, ORDER", "v.", "Acme Mining Company, et al.,", "Defendants.",
+		"The Court now addresses the following motions filed by Plaintiff: Motion to Amend (Doc. 20) and Motion to Compel (Doc. 24).",
+		"I. MOTION TO AMEND", "A party may amend its pleading once as a matter of course.")
+	if k := classifyKind([]string{order}, doctext.Meta{}); k != KindOrder {
+		t.Errorf("order with a numbered motion heading: kind %q, want order", k)
+	}
+	motion := lines("IN THE UNITED STATES DISTRICT COURT", "FOR THE DISTRICT OF ARIZONA", "Jane Roe, No. CV-25-01234-PHX-AB",
+		"Plaintiff, PLAINTIFF’S MOTION TO AMEND", "v.", "Acme Mining Company, et al.,", "Defendants.", "I. INTRODUCTION", "Plaintiff moves to amend.")
+	if k := classifyKind([]string{motion}, doctext.Meta{}); k != KindMotion {
+		t.Errorf("motion: kind %q, want motion", k)
+	}
+	bare := lines("Jane Roe v. Acme Mining Company", "MOTION TO COMPEL", "Plaintiff moves to compel.")
+	if k := classifyKind([]string{bare}, doctext.Meta{}); k != KindMotion {
+		t.Errorf("unnumbered motion heading: kind %q, want motion", k)
+	}
+}
+
+// The national summons form (AO 440) lists the defendants in mixed case
+// between its ")" rules, a comma between each, over as many lines as they
+// take ("Pat Roe Jr,Dana Ward Lee, Kim Hill" / "Lee Park,Ann Moss,Rae
+// Stone,Jon" / "Fox, Bo Reed, Cy Lamb" / "Defendant(s) )"): each is a
+// defendant, a line's break between two names parts them and one within a
+// name ("Jon" / "Fox") does not; a name with its description ("Sam Poe, a
+// Nevada resident, and Acme Mining Company") keeps its description out
+// (round 22).
+func TestCaptionSummonsPersonList(t *testing.T) {
+	dc := captionOf(t, lines("AO 440 (Rev. 06/12) Summons in a Civil Action", "UNITED STATES DISTRICT COURT", "for the",
+		"District of Nevada", ")", "Jane Roe", ")", ")", "Plaintiff(s)", ")", "v. Civil Action No. 2:25-cv-01234-AB", ")",
+		"Pat Roe Jr,Dana Ward Lee, Kim Hill", ")", "Lee Park,Ann Moss,Rae Stone,Jon", ")", "Fox, Bo Reed, Cy Lamb", ")", "Defendant(s) )",
+		"SUMMONS IN A CIVIL ACTION", "To: (Defendant’s name and address) Kim Hill"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Pat Roe Jr", RoleDefendant}, {"Dana Ward Lee", RoleDefendant},
+		{"Kim Hill", RoleDefendant}, {"Lee Park", RoleDefendant}, {"Ann Moss", RoleDefendant}, {"Rae Stone", RoleDefendant},
+		{"Jon Fox", RoleDefendant}, {"Bo Reed", RoleDefendant}, {"Cy Lamb", RoleDefendant}})
+	dc = captionOf(t, paras("UNITED STATES DISTRICT COURT", "DISTRICT OF NEVADA", "Jane Roe,", "Case No. 2:24-cv-00456-CD", "Plaintiff,", "v.",
+		"Sam Poe, a Nevada resident, and Acme Mining Company,", "Defendants.", "COMPLAINT"))
+	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Sam Poe", RoleDefendant}, {"Acme Mining Company", RoleDefendant}})
+}

@@ -2,6 +2,7 @@ package brief
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -102,17 +103,29 @@ func notAName(name string) bool {
 }
 
 // dropNonNames takes out of dc the parties notAName reports, and clears
-// the title when either of its sides is one of them (or itself no name).
+// the title when either of its sides is one of them (or itself no name),
+// unless the caption names that side otherwise: a two-column caption whose
+// right-column title runs on past the "v." ("MOTION FOR STAY OF CASE DUE" /
+// "v. TO FEDERAL GOVERNMENT" / "SHUTDOWN" / "ROE MINING CO., et al.,")
+// titles its case by the side's next name, the one under the title's lines
+// (round 22).
 func dropNonNames(dc *docCaption) {
 	kept := dc.parties[:0]
+	var dropped []string
 	for _, p := range dc.parties {
 		p.name = nameLabelRE.ReplaceAllString(p.name, "")
 		if notAName(p.name) {
+			dropped = append(dropped, p.name)
 			continue
 		}
 		kept = append(kept, p)
 	}
 	dc.parties = kept
+	if a, b, ok := strings.Cut(dc.title, " v. "); ok && !notAName(a) && notAName(b) && slices.Contains(dropped, b) {
+		if n := nextSideName(dc.parties, a); n != "" {
+			dc.title = a + " v. " + n
+		}
+	}
 	dc.title = nameLabelRE.ReplaceAllString(dc.title, "")
 	if dc.title == "" {
 		return
@@ -162,4 +175,21 @@ func dropCaseFragments(nums []string) []string {
 		}
 	}
 	return out
+}
+
+// nextSideName is the first party after the one named a whose role is not
+// a's: the other side's first name once a title's line has been dropped.
+func nextSideName(parties []captionParty, a string) string {
+	for i, p := range parties {
+		if p.name != a {
+			continue
+		}
+		for _, q := range parties[i+1:] {
+			if q.role != p.role && (q.role == RolePlaintiff || q.role == RoleDefendant) {
+				return q.name
+			}
+		}
+		return ""
+	}
+	return ""
 }

@@ -63,6 +63,10 @@ var kindRules = []struct {
 	{regexp.MustCompile(`(?i)^(?:exhibit|attachment|appendix|declaration|affidavit)\b`), KindExhibit},
 }
 
+// sectionHeadRE: a heading numbered as a section of the body ("I.
+// MOTION TO AMEND", "IV. MOTION FOR A PROTECTIVE ORDER").
+var sectionHeadRE = regexp.MustCompile(`^(?:[IVX]{1,4}|[A-H]|\d{1,2})\.\s+\S`)
+
 var (
 	courtNoticeRE = regexp.MustCompile(`(?i)^(?:the\s+following\s+notice\s+is\b|generic\s+(?:proceeding|schedule)\b)`)
 	entryReRE     = regexp.MustCompile(`(?im)^Re:\s*(?:Dkt|ECF|Doc|Docket)\.?\s*(?:Entry\s+)?(?:Nos?\.?\s*)?\d[\d,\s&and-]*$`)
@@ -150,6 +154,13 @@ func classifyKind(pages []string, meta doctext.Meta) Kind {
 			for _, p := range paras {
 				p = strings.TrimSpace(unspace(p))
 				if !isTitleLine(p) || lowerCourtRE.MatchString(p) {
+					continue
+				}
+				// A numbered section heading is the body's, naming what
+				// the paper takes up ("I. MOTION TO AMEND" in a court's
+				// "ORDER" on eleven motions), not the paper's title (round
+				// 22).
+				if sectionHeadRE.MatchString(p) {
 					continue
 				}
 				if rule.re.MatchString(p) {
