@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -60,6 +61,49 @@ func FuzzDecodeFactDetail(f *testing.F) {
 		if err != nil || d2.EventID != d.EventID || d2.EventName != d.EventName || d2.FirmID != d.FirmID ||
 			d2.MatterID != d.MatterID || !d2.OccurredAt.Equal(d.OccurredAt) || !bytes.Equal(d2.Payload, d.Payload) {
 			t.Fatalf("round trip: %+v → %+v (%v)", d, d2, err)
+		}
+	})
+}
+
+// FuzzEncodeBusDetail: the relay's encoder gives EncodeFactDetail's bytes,
+// and refuses exactly what the trigger's decoder would refuse of them
+// (encoding refused, or DecodeFactDetail refusing the bytes): names off the
+// grammar or needing escapes, payloads of every shape, times out of RFC
+// 3339's range.
+func FuzzEncodeBusDetail(f *testing.F) {
+	f.Add("document.uploaded", []byte(`{"document_id":"x"}`), 2026, int64(1_000_000_123), true, uint8(0))
+	f.Add("Document.Uploaded", []byte(`{}`), 2026, int64(0), false, uint8(0))
+	f.Add("document.uploaded", []byte(`{"a":1}`), 10000, int64(0), true, uint8(0))
+	f.Add("document.uploaded", []byte(`{"a":1}`), 9999, int64(365*24*time.Hour), true, uint8(0))
+	f.Add("document.uploaded", []byte(`{}`), -1, int64(0), true, uint8(0))
+	f.Add("doc\"ument.uploaded", []byte(`null`), 1, int64(5), true, uint8(0))
+	f.Add("frame.built", []byte(`[1]`), 2026, int64(5), true, uint8(0))
+	f.Add("frame.bu\u00efltx", []byte(`{"o":{"a":[1,true,null,{"b":"<&>"}]}}`), 2026, int64(5), false, uint8(0))
+	f.Add("document.uploaded", []byte(`{}`), 2026, int64(0), true, uint8(1))
+	f.Add("document.uploaded", []byte(`{}`), 2026, int64(0), true, uint8(2))
+	f.Add("document.uploaded", []byte(`{}`), 2026, int64(0), true, uint8(4))
+	f.Fuzz(func(t *testing.T, name string, payload []byte, year int, nanos int64, withMatter bool, nilIDs uint8) {
+		id := func(bit uint8) uuid.UUID { // a nil id where nilIDs has the bit
+			if nilIDs&bit != 0 {
+				return uuid.Nil
+			}
+			return uuid.New()
+		}
+		d := rail.FactDetail{EventID: id(1), EventName: name, FirmID: id(2), Payload: payload,
+			OccurredAt: time.Date(year%20000, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(nanos))}
+		if withMatter {
+			d.MatterID = uuid.NullUUID{UUID: id(4), Valid: true}
+		}
+		got, gotErr := rail.EncodeBusDetail(d)
+		want, wantErr := rail.EncodeFactDetail(d)
+		if wantErr == nil {
+			_, wantErr = rail.DecodeFactDetail(want)
+		}
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("EncodeBusDetail refused: %v; encode and decode refused: %v (%+v)", gotErr, wantErr, d)
+		}
+		if gotErr == nil && !bytes.Equal(got, want) {
+			t.Fatalf("bytes differ:\n%s\n%s", got, want)
 		}
 	})
 }

@@ -283,6 +283,43 @@ func EncodeFactDetail(d FactDetail) (json.RawMessage, error) {
 	return append(b, '}'), nil
 }
 
+// EncodeBusDetail is EncodeFactDetail for the relay: the same bytes, and an
+// error wherever DecodeFactDetail (the trigger's decoder) would refuse
+// them, so a fact the trigger could not read is parked, not sent. When
+// every string is plain (the fast path) the payload and the JSON are sound
+// by construction, and what the decoder can still refuse is a nil id, the
+// name's grammar and a time RFC 3339 cannot carry (a year past 9999):
+// those are checked, with no decode. Otherwise the bytes are decoded
+// (FuzzEncodeBusDetail holds the two verdicts equal).
+func EncodeBusDetail(d FactDetail) (json.RawMessage, error) {
+	b, err := EncodeFactDetail(d)
+	if err != nil {
+		return nil, err
+	}
+	occurred := d.OccurredAt.UTC().Format(time.RFC3339Nano)
+	if !plainJSONString(d.EventName) || !plainJSONString(occurred) {
+		if _, err := DecodeFactDetail(b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	switch {
+	case d.EventID == uuid.Nil:
+		return nil, errors.New("fact detail: event_id is the nil uuid")
+	case d.FirmID == uuid.Nil:
+		return nil, errors.New("fact detail: firm_id is the nil uuid")
+	case d.MatterID.Valid && d.MatterID.UUID == uuid.Nil:
+		return nil, errors.New("fact detail: matter_id is the nil uuid")
+	}
+	if err := ValidEventName(d.EventName); err != nil {
+		return nil, fmt.Errorf("fact detail: event_name: %w", err)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, occurred); err != nil {
+		return nil, fmt.Errorf("fact detail: occurred_at %q: %w", occurred, err)
+	}
+	return b, nil
+}
+
 // encodeFactDetailJSON is EncodeFactDetail by encoding/json.
 func encodeFactDetailJSON(d FactDetail, occurred string, payload json.RawMessage) (json.RawMessage, error) {
 	j := factDetailJSON{

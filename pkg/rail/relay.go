@@ -345,14 +345,11 @@ func (r *Relay) prepare(o OutboxRow) (prepared, string) {
 	if o.Unreadable != "" {
 		return prepared{}, "undeliverable: " + o.Unreadable
 	}
-	detail, err := EncodeFactDetail(FactDetail{
+	detail, err := EncodeBusDetail(FactDetail{
 		EventID: o.EventID, EventName: o.Name, FirmID: o.FirmID, MatterID: o.MatterID,
 		OccurredAt: o.OccurredAt, Payload: o.Payload,
 	})
 	if err != nil {
-		return prepared{}, "undeliverable: " + err.Error()
-	}
-	if _, err := DecodeFactDetail(detail); err != nil {
 		return prepared{}, "undeliverable: the bus detail would not decode: " + err.Error()
 	}
 	size := EntrySize(o.Name, detail)
