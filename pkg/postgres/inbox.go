@@ -179,7 +179,7 @@ func (l *Ledger) ReceiveBatch(ctx context.Context, facts []rail.ReceivedFact) (r
 	if err != nil {
 		return rail.BatchReceipt{}, fmt.Errorf("receive batch: %w", err)
 	}
-	rc := rail.BatchReceipt{Verdicts: make(map[uuid.UUID]string, n), Demands: map[rail.MatterRef]rail.DemandResult{}}
+	rc := rail.BatchReceipt{Verdicts: make(map[rail.FactKey]string, n), Demands: map[rail.MatterRef]rail.DemandResult{}}
 	var (
 		id, firm, matter  *string
 		verdict           string
@@ -187,16 +187,8 @@ func (l *Ledger) ReceiveBatch(ctx context.Context, facts []rail.ReceivedFact) (r
 		requested         *int64
 	)
 	_, err = pgx.ForEachRow(rows, []any{&id, &verdict, &firm, &matter, &status, &requested, &runStatus}, func() error {
-		if id != nil {
-			u, err := uuid.Parse(*id)
-			if err != nil {
-				return err
-			}
-			rc.Verdicts[u] = verdict
-			return nil
-		}
-		if firm == nil || matter == nil || status == nil || requested == nil || runStatus == nil {
-			return fmt.Errorf("a demand row with a null column")
+		if firm == nil || matter == nil {
+			return fmt.Errorf("a row with no firm or matter")
 		}
 		f, err := uuid.Parse(*firm)
 		if err != nil {
@@ -206,7 +198,19 @@ func (l *Ledger) ReceiveBatch(ctx context.Context, facts []rail.ReceivedFact) (r
 		if err != nil {
 			return err
 		}
-		rc.Demands[rail.MatterRef{FirmID: f, MatterID: m}] = rail.DemandResult{Requested: *requested, Status: *runStatus, Held: *status != "open"}
+		ref := rail.MatterRef{FirmID: f, MatterID: m}
+		if id != nil {
+			u, err := uuid.Parse(*id)
+			if err != nil {
+				return err
+			}
+			rc.Verdicts[rail.FactKey{Ref: ref, EventID: u}] = verdict
+			return nil
+		}
+		if status == nil || requested == nil || runStatus == nil {
+			return fmt.Errorf("a demand row with a null column")
+		}
+		rc.Demands[ref] = rail.DemandResult{Requested: *requested, Status: *runStatus, Held: *status != "open"}
 		return nil
 	})
 	if err != nil {

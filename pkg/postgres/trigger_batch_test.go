@@ -66,7 +66,9 @@ type triggerOutcome struct {
 // The one-call batch records exactly what the matter-by-matter path
 // records for the same batch: a mixed batch (two matters with several
 // facts each, a fact twice, a redelivered fact, a forged fact, a fact
-// delivered under the wrong matter, a closed matter's upload, a fact that
+// delivered under the wrong matter, another matter's fact forged with its
+// event id in the batch that delivers it (before it and after it), a
+// closed matter's upload, a fact that
 // creates no demand, a malformed message) gives the same acknowledgements
 // and failures, nudges with the same trace headers, metrics, job rows,
 // demand records and inbox rows either way.
@@ -94,10 +96,12 @@ func TestTriggerBatchRecordsWhatMatterByMatterDoes(t *testing.T) {
 		forged := unrecordedFact(mB, rail.FactDocumentUploaded)
 		misdelivered := b.fact(t, mA, rail.FactDocumentUploaded)
 		misdelivered.Fact.MatterID.UUID = mB.MatterID
+		forgedCopy := a1 // a1's own event id, forged under B, in the batch that delivers a1
+		forgedCopy.MessageID, forgedCopy.Fact.FirmID, forgedCopy.Fact.MatterID.UUID = "forged-copy", mB.FirmID, mB.MatterID
 		c1 := b.fact(t, mC, rail.FactDocumentUploaded)
 		noop := b.fact(t, mB, rail.FactFrameBuilt)
 		malformed := rail.InboundFact{MessageID: "bad", Err: errors.New("not JSON")}
-		msgs := []rail.InboundFact{a1, b1, early, a2, forged, a1, b2, misdelivered, c1, noop, malformed}
+		msgs := []rail.InboundFact{forgedCopy, a1, b1, early, a2, forged, a1, b2, misdelivered, c1, noop, malformed, forgedCopy}
 		errs := tr.Handle(b.ctx, msgs)
 
 		var o triggerOutcome
@@ -165,7 +169,7 @@ func TestTriggerBatchRecordsWhatMatterByMatterDoes(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	want := []string{"ok", "ok", "ok", "ok", "refused", "ok", "ok", "refused", "ok", "ok", "failed"}
+	want := []string{"refused", "ok", "ok", "ok", "ok", "refused", "ok", "ok", "refused", "ok", "ok", "failed", "refused"}
 	if !slices.Equal(each.Errs, want) {
 		t.Fatalf("matter by matter: errors %v, want %v", each.Errs, want)
 	}

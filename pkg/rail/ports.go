@@ -230,10 +230,18 @@ type ReceivedFact struct {
 
 // BatchReceipt is what BatchInbox.ReceiveBatch recorded: every fact's
 // verdict (VerdictFresh, VerdictDuplicate, or a refusal reason:
-// RefusedUnconfirmed, RefusedConflict) and each demanded matter's result.
+// RefusedUnconfirmed, RefusedConflict), by the matter it was delivered
+// under and its event id (a batch can carry one event id under two
+// matters: its own, and a forged copy), and each demanded matter's result.
 type BatchReceipt struct {
-	Verdicts map[uuid.UUID]string
+	Verdicts map[FactKey]string
 	Demands  map[MatterRef]DemandResult
+}
+
+// FactKey names a delivered fact: the matter it names and its event id.
+type FactKey struct {
+	Ref     MatterRef
+	EventID uuid.UUID
 }
 
 // A fact's verdict in a BatchReceipt, besides the refusal reasons.

@@ -332,7 +332,7 @@ func (t *Trigger) recordBatch(ctx context.Context, bi BatchInbox, msgs []Inbound
 			refused []RefusedFact
 		)
 		for _, id := range ids {
-			switch v := rc.Verdicts[id]; v {
+			switch v := rc.Verdicts[FactKey{Ref: g.ref, EventID: id}]; v {
 			case VerdictFresh:
 				fresh = append(fresh, id)
 			case VerdictDuplicate:

@@ -70,7 +70,7 @@ BEGIN
         ORDER BY v.firm_id, v.matter_id, v.event_id
         ON CONFLICT (event_id) DO UPDATE SET received_at = i.received_at
             WHERE (i.firm_id, i.matter_id, i.event_name) = (EXCLUDED.firm_id, EXCLUDED.matter_id, EXCLUDED.event_name)
-        RETURNING i.event_id, i.xmax::text = '0' AS inserted
+        RETURNING i.event_id, i.firm_id, i.matter_id, i.event_name, i.xmax::text = '0' AS inserted
     )
     SELECT pg_catalog.array_agg(v.event_id ORDER BY v.ord), pg_catalog.array_agg(v.firm_id ORDER BY v.ord),
            pg_catalog.array_agg(v.matter_id ORDER BY v.ord), pg_catalog.array_agg(v.trace ORDER BY v.ord),
@@ -84,7 +84,10 @@ BEGIN
                         THEN 'duplicate'
                     ELSE 'unconfirmed' END ORDER BY v.ord)
     INTO ids, firms, matters, traces, verdicts
-    FROM v LEFT JOIN ins ON ins.event_id = v.event_id;
+    -- Joined on all four: a batch can hold one event id twice, under its
+    -- own matter and forged under another; the forged one is not the row
+    -- inserted or found, whatever the order.
+    FROM v LEFT JOIN ins ON (ins.event_id, ins.firm_id, ins.matter_id, ins.event_name) = (v.event_id, v.firm_id, v.matter_id, v.event_name);
 
     RETURN QUERY SELECT x.id, x.verdict, x.firm, x.matter, NULL::text, NULL::bigint, NULL::text
         FROM ROWS FROM (pg_catalog.unnest(ids), pg_catalog.unnest(verdicts), pg_catalog.unnest(firms), pg_catalog.unnest(matters))
