@@ -214,7 +214,9 @@ type InboxTx interface {
 // together or not at all. It returns an error, and writes nothing, when any
 // part fails or a matter is not found under its firm; the trigger then
 // records the batch matter by matter (Inbox), which gives each of those
-// cases its own outcome.
+// cases its own outcome. (An error reading the result after the call
+// committed leaves the batch recorded: matter by matter then finds its
+// facts heard and sends no nudge, and the sweeper re-nudges the demand.)
 type BatchInbox interface {
 	Inbox
 	ReceiveBatch(ctx context.Context, facts []ReceivedFact) (BatchReceipt, error)
