@@ -490,7 +490,7 @@ func summarizeFairness(f *FairnessResults, add func(name, format string, args ..
 	if f == nil {
 		return
 	}
-	add("fair_small_firm_p99_ratio", "%.2f (small firms' upload -> current p99 %.0f ms with a %d-matter import / %.0f ms without; p50 %.0f / %.0f ms; %d small firms, %d builders, %s builds; fair build queue; median of %d)",
+	add("fair_small_firm_p99_ratio", "%.3f (small firms' upload -> current p99 %.0f ms with a %d-matter import / %.0f ms without; p50 %.0f / %.0f ms; %d small firms, %d builders, %s builds; fair build queue; median of %d)",
 		f.FairRatio, f.FairWithP99.Median, f.ImportMatters, f.FairWithoutP99.Median, f.FairWithP50.Median, f.FairWithoutP50.Median,
 		f.SmallFirms, f.Builders, f.BuildTime, f.Reps)
 	add("unfair_small_firm_p99_ratio", "%.2f (the control: the same queue in send order; p99 %.0f / %.0f ms, p50 %.0f / %.0f ms; median of %d)",
