@@ -305,16 +305,14 @@ func (t *Trigger) demanded(ctx context.Context, log *slog.Logger, g *matterFacts
 func (t *Trigger) recordBatch(ctx context.Context, bi BatchInbox, msgs []InboundFact, groups []*matterFacts, errs []error) ([]Nudge, bool) {
 	var facts []ReceivedFact
 	for _, g := range groups {
-		ids, names := g.facts(msgs)
-		for k, id := range ids {
-			tr := ""
-			for _, i := range g.index {
-				if msgs[i].Fact.EventID == id {
-					tr = msgs[i].TraceHeader
-					break
-				}
+		seen := map[uuid.UUID]bool{} // each event id once a matter, with its first delivery's name and trace (as facts)
+		for _, i := range g.index {
+			f := msgs[i].Fact
+			if seen[f.EventID] {
+				continue
 			}
-			facts = append(facts, ReceivedFact{Ref: g.ref, EventID: id, Name: names[k], TraceHeader: tr})
+			seen[f.EventID] = true
+			facts = append(facts, ReceivedFact{Ref: g.ref, EventID: f.EventID, Name: f.EventName, TraceHeader: msgs[i].TraceHeader})
 		}
 	}
 	rc, err := bi.ReceiveBatch(ctx, facts)
