@@ -68,6 +68,13 @@ type FairnessResults struct {
 	// recorded (the relay, the trigger queue, the trigger): p99, ms.
 	FairWithDemandP99   Series `json:"fair_small_upload_to_demand_p99_ms_with_import"`
 	UnfairWithDemandP99 Series `json:"unfair_small_upload_to_demand_p99_ms_with_import"`
+	// Of the small firms' latency, demand recorded -> the claim of the run
+	// that served it (the build queue's wait for a free builder), fair
+	// queue, without and with the import: p50 and p99, ms.
+	FairWithoutClaimP50 Series `json:"fair_small_demand_to_claim_p50_ms_without_import"`
+	FairWithoutClaimP99 Series `json:"fair_small_demand_to_claim_p99_ms_without_import"`
+	FairWithClaimP50    Series `json:"fair_small_demand_to_claim_p50_ms_with_import"`
+	FairWithClaimP99    Series `json:"fair_small_demand_to_claim_p99_ms_with_import"`
 
 	Notes []string `json:"notes"`
 }
@@ -89,11 +96,11 @@ func runFairness(ctx context.Context, e *env, o options) (*FairnessResults, erro
 	r := &FairnessResults{SmallFirms: smallFirms, SmallInterval: smallInterval.String(), ImportMatters: o.FairImport,
 		Builders: builders, BuildTime: buildTime.String(), MinRunDuration: minRun.String(), Reps: o.Reps, Notes: []string{
 			"the local rail end to end: an upload is a host transaction (record.AddDocument: the document and its document.uploaded fact); the relay (polling every 20 ms) puts the fact on the in-process bus, the trigger rule delivers it to the trigger queue, the trigger handler records demand and nudges the build queue (settle delay 10 ms), the builder handler (one nudge an invocation, ten invocations at once: ten builds in flight, the section's capacity; the deployed builder takes batches of 10) claims, builds for build_time, commits",
-			"small firms: one matter each, uploads round-robin every small_upload_interval for at least min_run_duration (with the import: until the import is current, then 500 ms more); the import: one firm's import_matters matters, one document each, 20 per host transaction every 100 ms from 1 s on (200 a second, three times what the builders serve, so the backlog is on the build queue)",
+			"small firms: one matter each, uploads round-robin every small_upload_interval for at least min_run_duration (with the import: until the import is current, then 500 ms more; without it: at least as many uploads as the same repetition's run with the import served, so both p99s come from samples of one size); the import: one firm's import_matters matters, one document each, 20 per host transaction every 100 ms from 1 s on (200 a second, three times what the builders serve, so the backlog is on the build queue)",
 			"upload -> current: each demand's served_at - occurred_at (the fact's time, the host transaction's clock; the commit's clock), database clock",
 			"fair: the build queue (pkg/localbus) delivers by firm: fewest in flight first (the approximation of SQS fair queues documented in pkg/localbus); unfair: Queue.SetFair(false), send order, the same run's control",
 			"capacity bound: the builder-time (handler invocations, claim + build + commit) of every invocation that ran while the import was incomplete, divided by builders; idle_builder_ms_while_queued: builder slots idle while a build-queue message was visible, sampled every 2 ms",
-			"each repetition runs the four conditions (fair/unfair, without/with the import) in turn on fresh firms, in one database of their own",
+			"each repetition runs the four conditions in turn (fair with the import, fair without, unfair with, unfair without) on fresh firms, in one database of their own",
 		}}
 	pool, cleanup, err := fairDatabase(ctx, e)
 	if err != nil {
@@ -101,17 +108,18 @@ func runFairness(ctx context.Context, e *env, o options) (*FairnessResults, erro
 	}
 	defer cleanup()
 
-	type acc struct{ p50, p99, demandP99, imp, bound, idle, busy, served []float64 }
+	type acc struct{ p50, p99, demandP99, claimP50, claimP99, imp, bound, idle, busy, served []float64 }
 	res := map[string]*acc{}
 	for _, k := range []string{"fair/without", "fair/with", "unfair/without", "unfair/with"} {
 		res[k] = &acc{}
 	}
 	for rep := 0; rep < o.Reps; rep++ {
 		for _, fair := range []bool{true, false} {
-			for _, withImport := range []bool{false, true} {
+			served := 0 // the small uploads the condition with the import served
+			for _, withImport := range []bool{true, false} {
 				c := fairCondition{fair: fair, withImport: withImport, smallFirms: smallFirms, smallInterval: smallInterval,
 					importMatters: o.FairImport, builders: builders, triggers: triggers, buildTime: buildTime, minRun: minRun,
-					importAfter: importAfter, importBatch: importBatch, importEvery: importEvery}
+					importAfter: importAfter, importBatch: importBatch, importEvery: importEvery, minUploads: served}
 				out, err := c.run(ctx, pool)
 				if err != nil {
 					return nil, fmt.Errorf("fair=%v import=%v: %w", fair, withImport, err)
@@ -122,11 +130,13 @@ func runFairness(ctx context.Context, e *env, o options) (*FairnessResults, erro
 				a.p50, a.p99 = append(a.p50, p50), append(a.p99, p99)
 				a.idle, a.busy = append(a.idle, out.idleQueuedMs), append(a.busy, out.busyMs)
 				a.demandP99 = append(a.demandP99, quantile(out.toDemand, 0.99))
+				a.claimP50, a.claimP99 = append(a.claimP50, quantile(out.toClaim, 0.5)), append(a.claimP99, quantile(out.toClaim, 0.99))
 				if withImport {
+					served = len(out.small)
 					a.imp, a.bound, a.served = append(a.imp, out.importS), append(a.bound, out.boundS), append(a.served, float64(len(out.small)))
 				}
-				logf("fairness: rep %d %s: small p50 %.0f ms p99 %.0f ms (upload -> demand p99 %.0f ms; %d uploads); import %.2f s (bound %.2f s); idle builder-time while queued %.0f ms of %.0f ms busy",
-					rep+1, k, p50, p99, quantile(out.toDemand, 0.99), len(out.small), out.importS, out.boundS, out.idleQueuedMs, out.busyMs)
+				logf("fairness: rep %d %s: small p50 %.0f ms p99 %.0f ms (upload -> demand p99 %.0f ms; demand -> claim p50 %.0f p99 %.0f ms; %d uploads); import %.2f s (bound %.2f s); idle builder-time while queued %.0f ms of %.0f ms busy",
+					rep+1, k, p50, p99, quantile(out.toDemand, 0.99), quantile(out.toClaim, 0.5), quantile(out.toClaim, 0.99), len(out.small), out.importS, out.boundS, out.idleQueuedMs, out.busyMs)
 			}
 		}
 	}
@@ -142,6 +152,8 @@ func runFairness(ctx context.Context, e *env, o options) (*FairnessResults, erro
 	r.UnfairImportS, r.UnfairImportBound, r.UnfairIdleQueued = series("s", ui.imp), series("s", ui.bound), series("ms", ui.idle)
 	r.FairSmallServed = series("uploads", fi.served)
 	r.FairWithDemandP99, r.UnfairWithDemandP99 = series("ms", fi.demandP99), series("ms", ui.demandP99)
+	r.FairWithoutClaimP50, r.FairWithoutClaimP99 = series("ms", fw.claimP50), series("ms", fw.claimP99)
+	r.FairWithClaimP50, r.FairWithClaimP99 = series("ms", fi.claimP50), series("ms", fi.claimP99)
 	return r, nil
 }
 
@@ -191,11 +203,16 @@ type fairCondition struct {
 	importEvery               time.Duration
 	smallInterval, buildTime  time.Duration
 	minRun, importAfter       time.Duration
+	// minUploads: without the import, the small firms upload at least this
+	// many times (the count the condition with the import served), so both
+	// p99s come from samples of the same size.
+	minUploads int
 }
 
 type fairOutcome struct {
 	small        []float64 // small firms' upload -> current, ms
 	toDemand     []float64 // of which upload -> demand recorded (the relay and the trigger), ms
+	toClaim      []float64 // of which demand recorded -> the serving run's claim (the build queue's wait), ms
 	importS      float64   // the import's first upload -> last matter current
 	boundS       float64   // builder-time in that window / builders
 	idleQueuedMs float64   // builder slots idle while a message was visible
@@ -358,7 +375,7 @@ func (c fairCondition) run(ctx context.Context, pool *pgxpool.Pool) (fairOutcome
 			return out, err
 		}
 		<-tick.C
-		if time.Since(began) < c.minRun {
+		if time.Since(began) < c.minRun || i+1 < c.minUploads {
 			continue
 		}
 		if !c.withImport {
@@ -421,18 +438,21 @@ func (c fairCondition) run(ctx context.Context, pool *pgxpool.Pool) (fairOutcome
 		return out, handlerE
 	}
 
-	rows, err := pool.Query(ctx, `SELECT extract(epoch FROM served_at - occurred_at) * 1000,
-            extract(epoch FROM recorded_at - occurred_at) * 1000 FROM ops.matter_demands
-        WHERE firm_id = ANY($1) AND source = 'fact'`, firms)
+	rows, err := pool.Query(ctx, `SELECT extract(epoch FROM d.served_at - d.occurred_at) * 1000,
+            extract(epoch FROM d.recorded_at - d.occurred_at) * 1000,
+            extract(epoch FROM greatest(r.claimed_at - d.recorded_at, interval '0')) * 1000
+        FROM ops.matter_demands d
+        JOIN ops.matter_frame_runs r ON (r.firm_id, r.matter_id, r.token) = (d.firm_id, d.matter_id, d.served_token)
+        WHERE d.firm_id = ANY($1) AND d.source = 'fact'`, firms)
 	if err != nil {
 		return out, err
 	}
 	for rows.Next() {
-		var total, toDemand float64
-		if err := rows.Scan(&total, &toDemand); err != nil {
+		var total, toDemand, toClaim float64
+		if err := rows.Scan(&total, &toDemand, &toClaim); err != nil {
 			return out, err
 		}
-		out.small, out.toDemand = append(out.small, total), append(out.toDemand, toDemand)
+		out.small, out.toDemand, out.toClaim = append(out.small, total), append(out.toDemand, toDemand), append(out.toClaim, toClaim)
 	}
 	if err := rows.Err(); err != nil {
 		return out, err
@@ -498,6 +518,8 @@ func summarizeFairness(f *FairnessResults, add func(name, format string, args ..
 	add("fair_import_completion_vs_capacity", "%s (import current in %.2f s / capacity bound %.2f s: the builder-time spent in that window over %d builders; unfair %.2f / %.2f s; median of %d)",
 		ratio(f.FairImportS.Median, f.FairImportBoundS.Median), f.FairImportS.Median, f.FairImportBoundS.Median, f.Builders,
 		f.UnfairImportS.Median, f.UnfairImportBound.Median, f.Reps)
+	add("fair_small_demand_to_claim_p99_ms", "%.0f with the import / %.0f without (p50 %.0f / %.0f: of the small firms' upload -> current, the wait from demand recorded to the serving run's claim, settle delay included; a build is not preempted, so the import adds at most one build's remainder; median of %d)",
+		f.FairWithClaimP99.Median, f.FairWithoutClaimP99.Median, f.FairWithClaimP50.Median, f.FairWithoutClaimP50.Median, f.Reps)
 	add("fair_idle_builder_ms_while_queued", "%.0f (builder slots idle while a build-queue message was visible, with the import, of %.0f ms builder-time; unfair %.0f; median of %d)",
 		f.FairIdleQueuedMs.Median, f.FairBusyMs.Median, f.UnfairIdleQueued.Median, f.Reps)
 }
