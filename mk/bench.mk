@@ -23,7 +23,7 @@ bench: rie
 	cd bench && $(BENCH_GO) run ./cmd/railbench $(BENCH_FLAGS)
 	@out=$$(CI=true $(BENCH_GO) test -count=1 -run '^$$' -bench ColdStart -benchtime 5x ./pkg/lambdafn/ 2>&1); st=$$?; \
 	echo "$$out" | grep -E '^(Benchmark|ok|FAIL|---|\s+\S+_test\.go)'; \
-	if [ $$st -ne 0 ] || ! echo "$$out" | grep -q 'init-ms'; then echo "bench: the cold-start section failed or measured nothing (is aws-lambda-rie in .local/bin? make rie)"; exit 1; fi; \
+	if [ $$st -ne 0 ] || ! echo "$$out" | grep -q 'init-ms'; then echo "$$out" | tail -n 80; echo "bench: the cold-start section failed or measured nothing (is aws-lambda-rie in .local/bin? make rie; its output above)"; exit 1; fi; \
 	echo "$$out" | awk '/init-ms/ { n = $$1; sub(/^BenchmarkColdStart\//, "", n); sub(/-[0-9]+$$/, "", n); \
 		for (i = 2; i < NF; i++) { if ($$(i+1) == "init-ms") init = $$i; if ($$(i+1) == "maxrss-MB") mb = $$i }; \
 		printf "coldstart_%s_init_ms: %s\ncoldstart_%s_maxrss_mb: %s\n", n, init, n, mb }'

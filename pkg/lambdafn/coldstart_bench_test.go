@@ -53,7 +53,7 @@ func BenchmarkColdStart(b *testing.B) {
 					b.Logf("%s: invocation failed: %s", id, res.Body)
 				}
 				kb, rerr := em.RuntimeMaxRSSKB()
-				init := em.InitMS()
+				init := em.WaitInitMS(10 * time.Second)
 				em.Stop()
 				cancel()
 				if err != nil || rerr != nil || init == 0 {

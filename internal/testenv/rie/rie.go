@@ -264,6 +264,21 @@ func (e *Emulator) InitMS() float64 {
 	return v
 }
 
+// WaitInitMS is InitMS once the emulator's INIT REPORT line has reached
+// Output, waiting up to timeout for it (zero if it never does). The
+// emulator's output reaches Output through a pipe copied by another
+// goroutine, so a line the emulator wrote before an invocation's reply can
+// still be on its way when Invoke returns (seen on a loaded machine).
+func (e *Emulator) WaitInitMS(timeout time.Duration) float64 {
+	deadline := time.Now().Add(timeout)
+	for {
+		if v := e.InitMS(); v > 0 || !time.Now().Before(deadline) {
+			return v
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // Reports parses the REPORT lines written so far.
 func (e *Emulator) Reports() []Report {
 	var out []Report
