@@ -63,7 +63,7 @@ var (
 	stopWordRE      = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
 	// A case number with its label: "No. 12-2207", "Case No. 2:18-cv-10166-JAK
 	// (AFM)", "Docket Nos. 19031-13, 27735-13", "Civil Action No. 1:21-cv-…".
-	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:(?-i:[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b)|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:-(?-i:I{1,3})\b)?)(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
+	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|cause|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:(?-i:[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b)|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:-(?-i:I{1,3})\b)?)(?:\s*\([A-Za-z]+(?:\s*[/-]\s*[A-Za-z]+)*\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
 	caseTokRE   = regexp.MustCompile(`[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b|\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:-I{1,3}\b)?`)
 	// A bare case number alone on a line ("2009-1361", "08-6301-cv") or
 	// after a lone "v." ("v. 17-2543").
@@ -80,9 +80,12 @@ var (
 	// ("IN THE SUPERIOR COURT OF THE" / "STATE OF CALIFORNIA", "AT
 	// NASHVILLE"): as caption lines they are names ("STATE OF NORTH
 	// CAROLINA").
-	countyRE      = regexp.MustCompile(`(?i)^county\s+of\s+[a-z .]+$`)
-	danglingRE    = regexp.MustCompile(`(?i)\s(?:of|of\s+the|for|for\s+the|and|in|in\s+and\s+for)\s*$`)
-	atPlaceRE     = regexp.MustCompile(`(?i)^at\s+[a-z]+$`)
+	countyRE   = regexp.MustCompile(`(?i)^county\s+of\s+[a-z .]+$`)
+	danglingRE = regexp.MustCompile(`(?i)\s(?:of|of\s+the|for|for\s+the|and|in|in\s+and\s+for)\s*$`)
+	// A court's seat under its name ("AT LOUISVILLE", "AT BOWLING GREEN",
+	// "At Seattle", "AT COVINGTON, KENTUCKY"): where the case sits, like
+	// a division, no part of the court's name and no party (round 23).
+	atPlaceRE     = regexp.MustCompile(`(?i)^at\s+[a-z.'’]+(?:\s+[a-z.'’]+){0,2}(?:\s*,\s*(?:kentucky|tennessee|washington|west\s+virginia|virginia|ohio|michigan|texas|indiana))?$`)
 	oneWordCapsRE = regexp.MustCompile(`^[A-Z][A-Z'’]{2,}$`)
 	courtCont2RE  = regexp.MustCompile(`(?i)^(?:(?:of\s+)?the\s+state\s+of\s+[a-z .]+|county\s+of\s+[a-z .]+|at\s+[a-z]+)$`)
 	footnoteRE    = regexp.MustCompile(`,?\s*\d{1,2}$`)
@@ -209,6 +212,10 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					part, div = cut, true // "WASHINGTON, DIVISION I"
 				}
 				next := strings.TrimSpace(strings.ReplaceAll(part, ":", ""))
+				if atPlaceRE.MatchString(next) && part == paras[j] && !danglingRE.MatchString(court) {
+					j++ // "AT LOUISVILLE": the court's seat (round 23)
+					break
+				}
 				dangling := danglingRE.MatchString(court) && isHeading(next) && len(next) <= 60 && !strings.ContainsAny(next, ",0123456789")
 				county := j == i+1 && countyRE.MatchString(next) && strings.Contains(strings.ToLower(court), "state of")
 				if !dangling && !county && !courtContRE.MatchString(next) && !ofStateRE.MatchString(next) && !(courtCont2RE.MatchString(next) && (strings.HasSuffix(strings.ToLower(strings.TrimSpace(court)), " the") || atPlaceRE.MatchString(next))) {
@@ -888,7 +895,7 @@ var versusNameRE = regexp.MustCompile(`^(?:[Vv]\.|[Vv][Ss]\.?|VERSUS|[Vv]ersus|A
 
 var (
 	colJunkRE = regexp.MustCompile(`[)(§üýþ*>|]+|\s[:X]\s|\s[:X]$|^[:X]\s`)
-	caseRefRE = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?(?:[A-Z]{2,4}\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*(?:\s*\([A-Za-z]+\))?)`)
+	caseRefRE = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|cause|docket|civil\s+action|criminal(?:\s+action)?|civil|index|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?(?:[A-Z]{2,4}\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*(?:\s*\([A-Za-z]+(?:\s*[/-]\s*[A-Za-z]+)*\))?)`)
 	bareTokRE = regexp.MustCompile(`(?:^|\s)(?:[A-Z]{2,3}-?)?\d{2,4}[-–]\d{3,6}(?:[-–][A-Za-z]{2,4})*(?:\s|$)`)
 	// The judges' initials left after a case number: "Case No. 16-CV-6794
 	// AB (JCx)" (the parenthesis is gone by then).
@@ -938,13 +945,16 @@ var (
 	// A superior court's number in an appellate caption is the court
 	// below's: "(Super. Ct. No. PC20180264)".
 	motionColRE  = regexp.MustCompile(`(?i)\s+(?:motion\s+(?:nos?\.|number|filed)|before|judge\s*\(s\)|judges|by)\s*:.*$`)
-	blankLabelRE = regexp.MustCompile(`(?i)(?:^|\s+)(?:case|docket|index|civil\s+action|file)\s+(?:nos?\.|number|no:)\s*:?\s*$`)
+	blankLabelRE = regexp.MustCompile(`(?i)(?:^|\s+)(?:case|cause|docket|index|civil\s+action|file)\s+(?:nos?\.|number|no:)\s*:?\s*$`)
 	actionLineRE = regexp.MustCompile(`(?i)^(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|class\s+action)[.:]?$`)
 	superCtRE    = regexp.MustCompile(`(?i)\bsuper(?:ior)?\.?\s*ct\.?\s*$`)
 )
 
 func prepCaptionLine(p string) (string, bool) {
 	p = unspace(p)
+	// A footnote's mark set against a name's comma ("HILLTOP TRADING LTD.,
+	// et al.,1") is no part of it (round 23).
+	p = footMarkRE.ReplaceAllString(p, "$1$2")
 	// A union local's "No." ("BOILERMAKERS, LOCAL NO. 18") is the name's,
 	// no case label's: kept from the label rules below (round 19).
 	p = localNoRE.ReplaceAllStringFunc(p, func(m string) string {
@@ -973,6 +983,10 @@ func prepCaptionLine(p string) (string, bool) {
 	hadCase = hadCase || rightCase
 	return strings.NewReplacer("\uE000", "NO.", "\uE001", "No.", "\uE002", "(", "\uE003", ")").Replace(p), hadCase
 }
+
+// footMarkRE: a footnote's digits set against a comma after a word
+// (round 23).
+var footMarkRE = regexp.MustCompile(`(\pL\.?,)\d{1,2}(\s|$)`)
 
 // acronymRE: initials in parentheses (round 19).
 var acronymRE = regexp.MustCompile(`\(([A-Z]{2,6})\)`)
@@ -2462,7 +2476,13 @@ func leftColumn(p string) string {
 		seg := p[rules[k-1]+1 : rules[k]]
 		// The right column's case number, then the left column's line:
 		// "Case No. 4:19-cv-07123-PJH and FACEBOOK, INC., a Delaware".
-		if rest := strings.TrimSpace(caseRefRE.ReplaceAllString(seg, "")); rest != strings.TrimSpace(seg) && rest != "" {
+		if rest := strings.TrimSpace(caseRefRE.ReplaceAllString(seg, "")); rest != strings.TrimSpace(seg) {
+			if rest == "" {
+				// The right column's case number alone, with its judges'
+				// initials in parentheses ("Civil Action No. 1:24-cv-01442
+				// (LMB/IDD)"): no name's words (round 23).
+				continue
+			}
 			if f := strings.Fields(rest)[0]; andWord(f) || isAllCaps(strings.Trim(f, ",.")) {
 				out = append(out, rest)
 				continue

@@ -3307,3 +3307,78 @@ func TestCaptionSummonsPersonList(t *testing.T) {
 		"Sam Poe, a Nevada resident, and Acme Mining Company,", "Defendants.", "COMPLAINT"))
 	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Sam Poe", RoleDefendant}, {"Acme Mining Company", RoleDefendant}})
 }
+
+// Indiana's federal and state papers label the number "CAUSE NO.": the
+// label's word is no part of the name beside it, and the number is read
+// (round 23).
+func TestCaptionCauseNumberLabel(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT", "NORTHERN DISTRICT OF INDIANA", "SOUTH BEND DIVISION",
+		"MARY MAJOR,", "Plaintiff,", "v. CAUSE NO. 3:26-CV-291-ABC", "TOWN OF LAKEVIEW,", "Defendant.",
+		"OPINION AND ORDER"))
+	wantCourt(t, dc, "United States District Court Northern District of Indiana")
+	wantCases(t, dc, "3:26-CV-291")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Town of Lakeview", RoleDefendant}})
+	wantTitle(t, dc, "Mary Major v. Town of Lakeview")
+	// The label on the plaintiff's line of a ruled caption.
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT", "SOUTHERN DISTRICT OF INDIANA", "INDIANAPOLIS DIVISION",
+		"MARY MAJOR, ) CAUSE NO. 1:24-cv-00524", ")", "Plaintiff, )", ")", "v. )", ")",
+		"HILLTOP FREIGHT LLC, )", ")", "Defendant. )", "COMPLAINT"))
+	wantCases(t, dc, "1:24-cv-00524")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+}
+
+// The judges' initials in parentheses after the case number ("Civil
+// Action No. 1:24-cv-01442 (LMB/IDD)", "Case No. 22-cv-1234 (JRT/DJF)",
+// "Case No. 22-11068 (JTD)") belong to the number, in a ruled column or
+// beside the names: no name takes them (a ruled column's segment that is
+// only the number is no name's); and a footnote's mark set against a
+// name's comma ("HILLTOP TRADING LTD., et al.,1") is no part of the name
+// (round 23).
+func TestCaptionJudgeInitialsAfterNumber(t *testing.T) {
+	dc := captionOf(t, lines(
+		"IN THE UNITED STATES DISTRICT COURT", "FOR THE EASTERN DISTRICT OF VIRGINIA", "Alexandria Division",
+		"MARY MAJOR, )", ")", "Plaintiff, )", ")", "v. ) Civil Action No. 1:24-cv-01442 (ABC/DEF)", ")",
+		"HILLTOP CLUB, INC., )", ")", "Defendant. )", "MEMORANDUM OPINION"))
+	wantCases(t, dc, "1:24-cv-01442")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Club, Inc.", RoleDefendant}})
+	wantTitle(t, dc, "Mary Major v. Hilltop Club, Inc.")
+
+	dc = captionOf(t, lines(
+		"UNITED STATES BANKRUPTCY COURT", "DISTRICT OF DELAWARE",
+		"In re: ) Chapter 11", ")", "HILLTOP TRADING LTD., et al.,1 ) Case No. 22-11068 (ABC)", ")",
+		"Debtors. ) (Jointly Administered)", ")", "ORDER AUTHORIZING THE RETENTION OF COUNSEL"))
+	wantCases(t, dc, "22-11068")
+	checkParties(t, dc, []wantParty{{"Hilltop Trading Ltd.", RoleOther}})
+
+	// Beside the plaintiff's name in an unruled caption.
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT", "DISTRICT OF MINNESOTA",
+		"Mary Major, Case No. 22-cv-1234 (ABC/DEF)", "", "Plaintiff,", "", "v. MEMORANDUM OPINION AND ORDER", "",
+		"Northstar Mills Inc.,", "", "Defendant."))
+	wantCases(t, dc, "22-cv-1234")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Northstar Mills Inc.", RoleDefendant}})
+}
+
+// A district court's seat under its name, with no division or after it
+// ("AT LOUISVILLE", "AT BOWLING GREEN", "At Seattle"), is where the case
+// sits, like a division: no part of the court's name and no party's
+// (round 23). A party whose name begins "AT" keeps it.
+func TestCaptionSeatLine(t *testing.T) {
+	for _, seat := range [][]string{{"AT LOUISVILLE"}, {"AT BOWLING GREEN"}, {"BOWLING GREEN DIVISION", "AT BOWLING GREEN"}, {"At Bowling Green, Kentucky"}} {
+		dc := captionOf(t, lines(append(append([]string{"UNITED STATES DISTRICT COURT", "WESTERN DISTRICT OF KENTUCKY"}, seat...),
+			"MARY MAJOR PLAINTIFF", "v. CIVIL ACTION NO. 3:21-cv-412-ABC", "HILLTOP FREIGHT LLC, et al. DEFENDANTS", "MEMORANDUM OPINION AND ORDER")...))
+		if dc.court != "United States District Court Western District of Kentucky" {
+			t.Errorf("%q: court %q", seat, dc.court)
+		}
+		checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+	}
+	dc := captionOf(t, lines("UNITED STATES DISTRICT COURT", "WESTERN DISTRICT OF WASHINGTON", "AT SEATTLE",
+		"MARY MAJOR, CASE NO. C23-1234-ABC", "Plaintiff, ORDER GRANTING MOTION TO DISMISS", "v.", "CASCADE RETAIL, INC.,", "Defendant."))
+	wantCourt(t, dc, "United States District Court Western District of Washington")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Cascade Retail, Inc.", RoleDefendant}})
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "WESTERN DISTRICT OF WASHINGTON",
+		"AT HOME CARE, INC.,", "Plaintiff,", "v.", "CASCADE RETAIL, INC.,", "Defendant."))
+	checkParties(t, dc, []wantParty{{"At Home Care, Inc.", RolePlaintiff}, {"Cascade Retail, Inc.", RoleDefendant}})
+}
