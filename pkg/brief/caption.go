@@ -340,6 +340,16 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					addCase(t)
 				}
 			}
+			// The Merit Systems Protection Board's docket number, under a
+			// "DOCKET NUMBER" label on the line above and beside the
+			// appellant's role ("Appellant, DC-0752-20-0123-I-1"): its
+			// office, the appeal's type, the year, the sequence, the
+			// kind and the filing (round 23).
+			if dc.agency && !below {
+				for _, t := range mspbNoRE.FindAllString(p, -1) {
+					addCase(t)
+				}
+			}
 		}
 		if pi > first && len(dc.parties) > 0 && !captionContinues(paras) {
 			continue
@@ -2806,6 +2816,22 @@ func agencyTribunal(paras []string, i int) (name string, next int, ok bool) {
 			name = state + " " + name
 		}
 		return name, next, true
+	} else if usaHeadRE.MatchString(p) {
+		// A federal agency's papers headed with the nation's name over
+		// the agency's, no "Before the" ("UNITED STATES OF AMERICA" /
+		// "MERIT SYSTEMS PROTECTION BOARD"; "… / FEDERAL LABOR RELATIONS
+		// AUTHORITY"): the agency is the court (round 23). A criminal
+		// caption's "UNITED STATES OF AMERICA," has its comma and its role.
+		for next < len(paras) && next <= i+2 && strings.TrimSpace(paras[next]) == "" {
+			next++
+		}
+		if next >= len(paras) {
+			return "", 0, false
+		}
+		name, next = strings.TrimSpace(paras[next]), next+1
+		if isCourtLine(name) || courtWordRE.MatchString(name) || beforeAgencyRE.MatchString(name) {
+			return "", 0, false
+		}
 	} else {
 		return "", 0, false
 	}
@@ -2814,6 +2840,14 @@ func agencyTribunal(paras []string, i int) (name string, next int, ok bool) {
 	}
 	return name, next, true
 }
+
+// usaHeadRE: the nation's name alone on a line, an agency's papers' head
+// (round 23).
+var usaHeadRE = regexp.MustCompile(`(?i)^(?:the\s+)?united\s+states\s+of\s+america$`)
+
+// mspbNoRE: a docket number of the Merit Systems Protection Board's form
+// (round 23).
+var mspbNoRE = regexp.MustCompile(`\b[A-Z]{2}-\d{4}-\d{2}-\d{4}-[A-Z]-\d{1,2}\b`)
 
 // agencyName: a heading of two to eight words, each significant one
 // capitalised, one of them an agency's word, with no digit, comma or

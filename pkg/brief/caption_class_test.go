@@ -3382,3 +3382,32 @@ func TestCaptionSeatLine(t *testing.T) {
 		"AT HOME CARE, INC.,", "Plaintiff,", "v.", "CASCADE RETAIL, INC.,", "Defendant."))
 	checkParties(t, dc, []wantParty{{"At Home Care, Inc.", RolePlaintiff}, {"Cascade Retail, Inc.", RoleDefendant}})
 }
+
+// A federal agency heads its papers with the nation's name over its own,
+// no "Before the" ("UNITED STATES OF AMERICA" / "MERIT SYSTEMS PROTECTION
+// BOARD"): the agency is the court; the Board's docket number, under its
+// "DOCKET NUMBER" label and beside the appellant's role, is the case's
+// (round 23).
+func TestCaptionNationOverAgency(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES OF AMERICA", "", "MERIT SYSTEMS PROTECTION BOARD", "",
+		"MARY MAJOR, DOCKET NUMBER", "", "Appellant, DC-0752-20-0123-I-1", "", "v.", "",
+		"DEPARTMENT OF THE ARMY, DATE: March 3, 2023", "", "Agency.", "",
+		"THIS ORDER IS NONPRECEDENTIAL", "", "FINAL ORDER"))
+	wantCourt(t, dc, "Merit Systems Protection Board")
+	wantCases(t, dc, "DC-0752-20-0123-I-1")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Department of the Army", RoleDefendant}})
+	dc = captionOf(t, lines("UNITED STATES OF AMERICA", "FEDERAL LABOR RELATIONS AUTHORITY", "WASHINGTON, D.C.",
+		"DEPARTMENT OF THE NAVY", "(Agency)", "and", "NATIONAL FEDERATION OF FEDERAL EMPLOYEES", "(Union)"))
+	wantCourt(t, dc, "Federal Labor Relations Authority")
+	// Not an agency's head: the nation as a party, and the nation over
+	// "BEFORE THE" and the agency (read as before).
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "FOR THE DISTRICT OF KANSAS",
+		"UNITED STATES OF AMERICA,", "Plaintiff,", "v. Case No. 2:24-cr-20070-ABC", "MARY MAJOR,", "Defendant."))
+	wantCourt(t, dc, "United States District Court for the District of Kansas")
+	checkParties(t, dc, []wantParty{{"United States of America", RolePlaintiff}, {"Mary Major", RoleDefendant}})
+	dc = captionOf(t, lines("UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD", "REGION 10",
+		"HILLTOP FREIGHT LLC", "Employer", "and", "TEAMSTERS LOCAL 728", "Petitioner", "Case 10-RC-123456"))
+	wantCourt(t, dc, "National Labor Relations Board")
+	wantCases(t, dc, "10-RC-123456")
+}
