@@ -72,10 +72,10 @@ var (
 	// seven digits (a year has four, a zip five), "No." and perhaps the
 	// word for what is numbered before it; a bar, policy or claim
 	// number's label is none of these.
-	digitCaseLineRE = regexp.MustCompile(`(?i)^(?:(?:case|appeal|docket|cause|court\s+of\s+appeals?)\s+)?nos?(?:\.\s*|\s*:\s*)(\d{6,7})$`)
+	digitCaseLineRE = regexp.MustCompile(`(?i)^(?:v\.?\s+)?(?:(?:case|appeal|docket|cause|court\s+of\s+appeals?)\s+)?nos?(?:\.\s*|\s*:\s*)(\d{6,7})$`)
 	allDigitsRE     = regexp.MustCompile(`^\d+$`)
 	courtRE         = regexp.MustCompile(`(?i)\b(?:court|appeals\s+board|tribunal)\b`)
-	courtContRE     = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+|appellate\s+)?(?:district|department|circuit))$`)
+	courtContRE     = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+|appellate\s+)?(?:district|department|circuit)(?:\s+of\s+texas(?:\s*,?\s*at\s+[a-z]+(?:\s+[a-z]+)?)?)?)$`)
 	// More lines that continue a court's name, read only right after it
 	// ("IN THE SUPERIOR COURT OF THE" / "STATE OF CALIFORNIA", "AT
 	// NASHVILLE"): as caption lines they are names ("STATE OF NORTH
@@ -172,6 +172,14 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					left = []string{pre}
 				}
 			}
+			// A state's line over a court named without its state ("STATE
+			// OF MICHIGAN" / "COURT OF APPEALS"; "STATE OF MINNESOTA" / "IN
+			// COURT OF APPEALS"): the state is the court's (round 23).
+			if bare := strings.TrimSpace(inCourtRE.ReplaceAllString(court, "")); bareCourtRE.MatchString(bare) && i > 0 {
+				if m := stateHeadRE.FindStringSubmatch(strings.TrimSpace(paras[i-1])); m != nil && stateNameRE.MatchString(m[1]) {
+					court = strings.TrimSpace(paras[i-1]) + " " + bare
+				}
+			}
 			// Short all-capital lines just above belong to the name
 			// ("TENNESSEE / WORKERS' COMPENSATION / APPEALS BOARD").
 			for k := i - 1; k >= 0 && k >= i-2 && !courtStartRE.MatchString(court) && courtPrefixLine(paras[k]); k-- {
@@ -212,6 +220,10 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					part, div = cut, true // "WASHINGTON, DIVISION I"
 				}
 				next := strings.TrimSpace(strings.ReplaceAll(part, ":", ""))
+				if m := ofStateNameRE.FindStringSubmatch(next); m != nil && stateNameRE.MatchString(m[1]) && !strings.Contains(strings.ToLower(court), strings.ToLower(m[1])) {
+					court += " " + part // "IN THE APPELLATE COURT" / "OF ILLINOIS": the state's name under the court's (round 23)
+					continue
+				}
 				if atPlaceRE.MatchString(next) && part == paras[j] && !danglingRE.MatchString(court) {
 					j++ // "AT LOUISVILLE": the court's seat (round 23)
 					break
@@ -245,9 +257,13 @@ func readCaption(pages []string, stampCases []string) docCaption {
 		if pi > first && !captionContinues(paras) {
 			break
 		}
+		rightAppealFrom := false // the right column of a ruled caption names the court below from here on
 		for pi2, p := range paras {
 			if appealFromRE.MatchString(p) {
 				break // what follows names the court below and its numbers
+			}
+			if rightAppealFromRE.MatchString(p) {
+				rightAppealFrom = true
 			}
 			if len(p) > 160 {
 				continue // running text: its numbers are other cases'
@@ -268,6 +284,12 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				before := p[:ix[0]]
 				if firmFile(p, ix[0], ix[1]) {
 					continue // the firm's own file number under its letterhead
+				}
+				if rightAppealFrom && strings.Contains(before, ")") {
+					continue // "MARY MAJOR, ) No. 21CF123" under the right column's "Appeal from the" / "Circuit Court of": the court below's number (round 23)
+				}
+				if pi2 > 0 && trialCourtLineRE.MatchString(strings.TrimSpace(paras[pi2-1])) {
+					continue // "Hennepin County District Court" / "File No. 27-CR-21-1234": the court below's number (round 23)
 				}
 				if pi2 < courtAt && fileNoRE.MatchString(m[0]) {
 					continue // "Refer to File Number: TP126445" in the attorney's block above the court's name: the firm's
@@ -337,6 +359,18 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 			if m := appDocketRE.FindString(strings.TrimSpace(p)); m != "" && !strings.Contains(p, "(") && !below {
 				for _, t := range appTokRE.FindAllString(m, -1) {
+					addCase(t)
+				}
+			}
+			// An intermediate appellate court's own number forms that no
+			// label rule reads: Minnesota's alone on its line ("A23-0123"),
+			// Arizona's with its division's digit and spaces ("No. 1 CA-CR
+			// 23-0123") (round 23).
+			if appealsCourtRE.MatchString(dc.court) && !below {
+				if t := strings.TrimSpace(p); mnAppNoRE.MatchString(t) {
+					addCase(t)
+				}
+				for _, t := range azAppNoRE.FindAllString(p, -1) {
 					addCase(t)
 				}
 			}
@@ -751,7 +785,7 @@ func isCourtLine(p string) bool {
 		return false
 	}
 	low := strings.ToLower(p)
-	for _, w := range []string{"appeal from", "appeals from", "appealed from", "certiorari", "the court", "this court", "before", "judge"} {
+	for _, w := range []string{"appeal from", "appeals from", "appealed from", "certiorari", "the court", "this court", "before", "judge", "filed under"} {
 		if strings.Contains(low, w) && !(w == "the court" && courtOfRE.MatchString(low)) {
 			return false
 		}
@@ -760,7 +794,8 @@ func isCourtLine(p string) bool {
 		strings.Contains(low, "superior") || strings.Contains(low, "chancery") || strings.Contains(low, "claims") || strings.Contains(low, "commission") ||
 		strings.Contains(low, "family") || strings.Contains(low, "probate") || strings.Contains(low, "municipal") || strings.Contains(low, "common pleas") || strings.Contains(low, "district") ||
 		strings.Contains(low, "circuit") || strings.Contains(low, "county") || strings.Contains(low, "state") ||
-		strings.Contains(low, "appeals") || strings.Contains(low, "bankruptcy") || strings.Contains(low, "tax") || strings.Contains(low, "board")
+		strings.Contains(low, "appeals") || strings.Contains(low, "bankruptcy") || strings.Contains(low, "tax") || strings.Contains(low, "board") ||
+		strings.Contains(low, "appellate court") // "IN THE APPELLATE COURT" / "OF ILLINOIS" (round 23)
 }
 
 // courtPart is a court line without what follows the name on it: a rule,
@@ -994,6 +1029,14 @@ func prepCaptionLine(p string) (string, bool) {
 	return strings.NewReplacer("\uE000", "NO.", "\uE001", "No.", "\uE002", "(", "\uE003", ")").Replace(p), hadCase
 }
 
+// dateLineRE: a date alone on a caption's line; trialCourtLineRE: a court
+// below named alone on its line, a county's or place's trial court
+// (round 23).
+var (
+	dateLineRE       = regexp.MustCompile(`^(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+\d{1,2},\s+\d{4}$`)
+	trialCourtLineRE = regexp.MustCompile(`^(?:[A-Z][a-z.'’]+\s+){1,3}(?:County\s+)?(?:Circuit|District|Superior|Probate|Family|Juvenile|Municipal|Common\s+Pleas)\s+Court$`)
+)
+
 // footMarkRE: a footnote's digits set against a comma after a word
 // (round 23).
 var footMarkRE = regexp.MustCompile(`(\pL\.?,)\d{1,2}(\s|$)`)
@@ -1068,6 +1111,12 @@ func prepCaptionLine1(p string) (string, bool) {
 	// An order-on-motion form's right column: "MOTION NO.: …", "BEFORE:
 	// PART F", "JUDGE(S): …", "BY: …" beside the names.
 	p = motionColRE.ReplaceAllString(p, "")
+	// Michigan's Court of Appeals prints the opinion's date in the right
+	// column under the first name ("PEOPLE OF THE STATE OF MICHIGAN,
+	// UNPUBLISHED" / "March 14, 2024"): no name's words (round 23).
+	if dateLineRE.MatchString(strings.TrimSpace(p)) {
+		return "", false
+	}
 	hadCase := caseRefRE.MatchString(p) || bareTokRE.MatchString(p)
 	// The right column's labels with nothing after them: a docket number
 	// left blank for the clerk ("v. DOCKET NO.:"), the kind of action
@@ -1146,6 +1195,11 @@ func classify(p string) lineKind {
 		// (A division named for a place is read with the court's lines,
 		// right after them: elsewhere "CONSUMER PROTECTION DIVISION" can
 		// be a party.)
+		return lkSkip
+	case trialCourtLineRE.MatchString(p):
+		// An appellate caption's right column names the court below
+		// ("Wayne Circuit Court", "Hennepin County District Court"):
+		// no party and no stop (round 23).
 		return lkSkip
 	case isVersusWord(p):
 		return lkVersus
@@ -2577,6 +2631,9 @@ var (
 	filedWordRE = regexp.MustCompile(`(?i)^f\s?i\s?l\s?e\s?d$`)
 )
 
+// inCourtRE: the "IN" or "IN THE" a court's name opens with (round 23).
+var inCourtRE = regexp.MustCompile(`(?i)^\s*in\s+(?:the\s+)?`)
+
 var bareCourtRE = regexp.MustCompile(`(?i)^(?:the\s+)?(?:court\s+of\s+appeals?|supreme\s+court|superior\s+court|appellate\s+court)$`)
 
 // A state's name before "COURT OF APPEALS" ("WASHINGTON STATE COURT OF
@@ -2844,6 +2901,21 @@ func agencyTribunal(paras []string, i int) (name string, next int, ok bool) {
 // usaHeadRE: the nation's name alone on a line, an agency's papers' head
 // (round 23).
 var usaHeadRE = regexp.MustCompile(`(?i)^(?:the\s+)?united\s+states\s+of\s+america$`)
+
+// rightAppealFromRE: a ruled caption's right column opening on the court
+// below ("THE PEOPLE …, ) Appeal from the"), round 23.
+var rightAppealFromRE = regexp.MustCompile(`(?i)\)\s*appeal(?:ed)?\s+from\b`)
+
+// ofStateNameRE: "OF" and a state's name alone on a line (round 23).
+var ofStateNameRE = regexp.MustCompile(`(?i)^of\s+([a-z]+(?:\s+[a-z]+)?)$`)
+
+// mnAppNoRE, azAppNoRE: Minnesota's and Arizona's appellate numbers
+// (round 23).
+var (
+	mnAppNoRE      = regexp.MustCompile(`^A\d{2}-\d{4}$`)
+	appealsCourtRE = regexp.MustCompile(`(?i)\bappe(?:als?|llate)\b`)
+	azAppNoRE      = regexp.MustCompile(`\b\d\s+CA-(?:CV|CR|JV|SA|IC|UB|MH|FC|TX)\s+\d{2}-\d{4}\b`)
+)
 
 // mspbNoRE: a docket number of the Merit Systems Protection Board's form
 // (round 23).

@@ -3411,3 +3411,60 @@ func TestCaptionNationOverAgency(t *testing.T) {
 	wantCourt(t, dc, "National Labor Relations Board")
 	wantCases(t, dc, "10-RC-123456")
 }
+
+// spaced joins a page's lines as the text layer gives them, a blank line
+// between each.
+func spaced(ls ...string) string { return strings.Join(ls, "\n\n") }
+
+// States' intermediate appellate courts outside both sets head their
+// opinions in shapes of their own (round 23): Texas's district under
+// "In The" / "Court of Appeals" ("Sixth Appellate District of Texas at
+// Texarkana", "For The" / "First District of Texas"); Michigan's and
+// Minnesota's state line over a court named without it, Michigan's date
+// in the right column, its "v" without a stop before the number, the court
+// below and its "LC No." beside the names;
+// Minnesota's and Arizona's own number forms and the court below's "File
+// No." under its name; Illinois's "IN THE APPELLATE COURT" / "OF
+// ILLINOIS" / "FOURTH DISTRICT", its Rule 23 notice (which names the
+// Supreme Court and is no court's line), and the court below's number in
+// the ruled right column under "Appeal from the".
+func TestCaptionStateIntermediateAppellate(t *testing.T) {
+	dc := captionOf(t, spaced("In The", "Court of Appeals", "Sixth Appellate District of Texas at Texarkana", "______________",
+		"No. 06-23-00045-CR", "______________", "MARY MAJOR, Appellant", "V.", "THE STATE OF TEXAS, Appellee",
+		"On Appeal from the 8th District Court", "Hopkins County, Texas", "Trial Court No. 2123456", "MEMORANDUM OPINION"))
+	wantCourt(t, dc, "Court of Appeals Sixth Appellate District of Texas at Texarkana")
+	wantCases(t, dc, "06-23-00045-CR")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"The State of Texas", RoleDefendant}})
+	dc = captionOf(t, spaced("Opinion issued March 5, 2024", "In The", "Court of Appeals", "For The", "First District of Texas",
+		"NO. 01-22-00123-CV", "MARY MAJOR, Appellant", "V.", "HILLTOP FREIGHT LLC, Appellee", "On Appeal from the 127th District Court"))
+	wantCourt(t, dc, "Court of Appeals for the First District of Texas")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+
+	dc = captionOf(t, spaced("STATE OF MICHIGAN", "COURT OF APPEALS", "PEOPLE OF THE STATE OF MICHIGAN, UNPUBLISHED", "March 14, 2024",
+		"Plaintiff-Appellee,", "v No. 362345", "Wayne Circuit Court", "MARY MAJOR, LC No. 21-001234-01-FC", "Defendant-Appellant.",
+		"Before: RIORDAN, P.J., and CAVANAGH and GADOLA, JJ.", "PER CURIAM."))
+	wantCourt(t, dc, "State of Michigan Court of Appeals")
+	wantCases(t, dc, "362345")
+	checkParties(t, dc, []wantParty{{"People of the State of Michigan", RolePlaintiff}, {"Mary Major", RoleDefendant}})
+	wantTitle(t, dc, "People of the State of Michigan v. Mary Major")
+
+	dc = captionOf(t, spaced("STATE OF MINNESOTA", "IN COURT OF APPEALS", "A23-0123", "State of Minnesota,", "Respondent,", "vs.",
+		"Mary Major,", "Appellant.", "Filed March 4, 2024", "Affirmed", "Reyes, Judge", "Hennepin County District Court", "File No. 27-CR-21-1234"))
+	wantCourt(t, dc, "State of Minnesota Court of Appeals")
+	wantCases(t, dc, "A23-0123")
+	dc = captionOf(t, spaced("IN THE", "ARIZONA COURT OF APPEALS", "DIVISION ONE", "STATE OF ARIZONA, Appellee,", "v.", "MARY MAJOR, Appellant.",
+		"No. 1 CA-CR 23-0123", "FILED 3-5-2024", "Appeal from the Superior Court in Maricopa County", "No. CR2021-123456-001"))
+	wantCases(t, dc, "1 CA-CR 23-0123")
+
+	dc = captionOf(t, spaced("NOTICE", "This Order was filed under Supreme Court Rule 23 and is not precedent except in the limited circumstances allowed under Rule 23(e)(1).",
+		"2024 IL App (4th) 230123-U", "NO. 4-23-0123", "IN THE APPELLATE COURT", "OF ILLINOIS", "FOURTH DISTRICT", "FILED", "March 5, 2024", "Carla Bender", "4th District Appellate", "Court, IL",
+		"THE PEOPLE OF THE STATE OF ILLINOIS, ) Appeal from the", "Plaintiff-Appellee, ) Circuit Court of", "v. ) Sangamon County",
+		"MARY MAJOR, ) No. 21CF123", "Defendant-Appellant. )", ") Honorable", ") Jane Smith,", ") Judge Presiding."))
+	wantCourt(t, dc, "Appellate Court of Illinois Fourth District")
+	wantCases(t, dc, "4-23-0123")
+	checkParties(t, dc, []wantParty{{"The People of the State of Illinois", RolePlaintiff}, {"Mary Major", RoleDefendant}})
+	dc = captionOf(t, spaced("NOTICE: This order was filed under Supreme Court Rule 23 and is not precedent.", "IN THE",
+		"APPELLATE COURT OF ILLINOIS", "FIRST DISTRICT", "THE PEOPLE OF THE STATE OF ILLINOIS, ) Appeal from the",
+		"Plaintiff-Appellee, ) Circuit Court of", ") Cook County.", "v. ) No. 19 CR 1234", "MARY MAJOR, ) Honorable", "Defendant-Appellant. ) Judge, presiding."))
+	wantCourt(t, dc, "Appellate Court of Illinois First District")
+}
