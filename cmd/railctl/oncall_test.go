@@ -33,7 +33,7 @@ func TestStaleWhyAndBackfillCommands(t *testing.T) {
 	}
 	c.must(append([]string{"build", "--builder", "extractive"}, m...)...)
 	out = c.must(append([]string{"why"}, m...)...)
-	for _, w := range []string{"claim token 1 by", "token 1 landed", "frame landed: token 1, generation 1, built by extractive/v14@brief/v2, model invoked",
+	for _, w := range []string{"claim token 1 by", "token 1 landed", "frame landed: token 1, generation 1, built by extractive/v15@brief/v2, model invoked",
 		"VERDICT  current at generation 1"} {
 		if !strings.Contains(out, w) {
 			t.Fatalf("why after the build lacks %q:\n%s", w, out)
@@ -52,13 +52,13 @@ func TestStaleWhyAndBackfillCommands(t *testing.T) {
 
 	// Another builder is deployed: the matter is outdated, visibly.
 	bedrock := []string{"--builder", "bedrock", "--model", "amazon.nova-pro-v1:0"}
-	if out := c.must(append([]string{"stale"}, bedrock...)...); !strings.Contains(out, "outdated") || !strings.Contains(out, "built by extractive/v14@brief/v2") {
+	if out := c.must(append([]string{"stale"}, bedrock...)...); !strings.Contains(out, "outdated") || !strings.Contains(out, "built by extractive/v15@brief/v2") {
 		t.Fatalf("stale with another builder deployed:\n%s", out)
 	}
 	if out := c.must(append(append([]string{"why"}, m...), bedrock...)...); !strings.Contains(out, "VERDICT  current at generation 1 but outdated") {
 		t.Fatalf("why with another builder deployed:\n%s", out)
 	}
-	if out := c.must(append([]string{"status"}, m...)...); !strings.Contains(out, "extractive/v14@brief/v2") || strings.Contains(out, "OUTDATED") {
+	if out := c.must(append([]string{"status"}, m...)...); !strings.Contains(out, "extractive/v15@brief/v2") || strings.Contains(out, "OUTDATED") {
 		t.Fatalf("status with the deployed builder:\n%s", out)
 	}
 	digest := c.withEnv(map[string]string{"RAIL_BRIEF_BUILDER": "digest"})
@@ -156,7 +156,7 @@ func TestLocalRailBackfillsOutdatedMatters(t *testing.T) {
 	}
 	why := c.must(append([]string{"why"}, m...)...)
 	for _, w := range []string{"demand -> generation 2 from the backfill", "nudge (backfill) -> backfill queue",
-		"built by extractive/v14@brief/v2, model invoked", "VERDICT  current at generation 2"} {
+		"built by extractive/v15@brief/v2, model invoked", "VERDICT  current at generation 2"} {
 		if !strings.Contains(why, w) {
 			t.Fatalf("why after the local backfill lacks %q:\n%s\nrail:\n%s", w, why, out)
 		}

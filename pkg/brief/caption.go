@@ -63,7 +63,7 @@ var (
 	stopWordRE      = regexp.MustCompile(`(?i)\b(?:certiorari|appeal(?:ed|s)?\s+(?:from|of)|on\s+appeal|before|argued|submitted|decided|opinion|order|judge?ment|memorandum|complaint|motion|notice|answer|designation|per\s+curiam|syllabus|counsel|present|proceedings|affirmed|reversed|remanded|dismissed|clerk|judge|jury|court|circuit|term|attorneys?|statement|brief|petition\s+for|filed|entered|page)\b`)
 	// A case number with its label: "No. 12-2207", "Case No. 2:18-cv-10166-JAK
 	// (AFM)", "Docket Nos. 19031-13, 27735-13", "Civil Action No. 1:21-cv-…".
-	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:(?-i:[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b)|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:-(?-i:I{1,3})\b)?)(?:\s*\([A-Za-z]+\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
+	caseLabelRE = regexp.MustCompile(`(?i)(?:\b(d\.\s?c\.\s*(?:docket\s*)?)?\b(?:case|cause|docket|civil\s+action|criminal(?:\s+action)?|civil|index|appeal|adversary|bankruptcy|file|mdl)?\s*(?:nos?\.|numbers?|no:)\s*:?\s*)((?:(?:\d{2}\sBK?\s\d{4,6}\b)?(?:(?-i:[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b)|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:-(?-i:I{1,3})\b)?)(?:\s*\([A-Za-z]+(?:\s*[/-]\s*[A-Za-z]+)*\))?(?:\s*(?:,|and|&)\s*|\s+)?)+)`)
 	caseTokRE   = regexp.MustCompile(`[A-Z]{2,4} [A-Z]{1,3} \d{3,7}-\d{2}\b|\d{2}\s[Bb][Kk]?\s\d{4,6}|(?:MDL\s+)?(?:[A-Z]{1,5}-){0,3}[A-Za-z]{0,3}\d[\w:/–—-]*\d[A-Za-z]*(?:-I{1,3}\b)?`)
 	// A bare case number alone on a line ("2009-1361", "08-6301-cv") or
 	// after a lone "v." ("v. 17-2543").
@@ -72,17 +72,20 @@ var (
 	// seven digits (a year has four, a zip five), "No." and perhaps the
 	// word for what is numbered before it; a bar, policy or claim
 	// number's label is none of these.
-	digitCaseLineRE = regexp.MustCompile(`(?i)^(?:(?:case|appeal|docket|cause|court\s+of\s+appeals?)\s+)?nos?(?:\.\s*|\s*:\s*)(\d{6,7})$`)
+	digitCaseLineRE = regexp.MustCompile(`(?i)^(?:v\.?\s+)?(?:(?:case|appeal|docket|cause|court\s+of\s+appeals?)\s+)?nos?(?:\.\s*|\s*:\s*)(\d{6,7})$`)
 	allDigitsRE     = regexp.MustCompile(`^\d+$`)
 	courtRE         = regexp.MustCompile(`(?i)\b(?:court|appeals\s+board|tribunal)\b`)
-	courtContRE     = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+|appellate\s+)?(?:district|department|circuit))$`)
+	courtContRE     = regexp.MustCompile(`(?i)^(?:for\s+the\b.*|in\s+and\s+for\b.*|(?:the\s+)?(?:northern|southern|eastern|western|central|middle)?\s*district\s+of\s+[a-z .]+|[a-z ]*\bcircuit|[a-z ]*division|appeals\s+board|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|\d{1,2}(?:st|nd|rd|th))\s+(?:judicial\s+|appellate\s+)?(?:district|department|circuit)(?:\s+of\s+texas(?:\s*,?\s*at\s+[a-z]+(?:\s+[a-z]+)?)?)?)$`)
 	// More lines that continue a court's name, read only right after it
 	// ("IN THE SUPERIOR COURT OF THE" / "STATE OF CALIFORNIA", "AT
 	// NASHVILLE"): as caption lines they are names ("STATE OF NORTH
 	// CAROLINA").
-	countyRE      = regexp.MustCompile(`(?i)^county\s+of\s+[a-z .]+$`)
-	danglingRE    = regexp.MustCompile(`(?i)\s(?:of|of\s+the|for|for\s+the|and|in|in\s+and\s+for)\s*$`)
-	atPlaceRE     = regexp.MustCompile(`(?i)^at\s+[a-z]+$`)
+	countyRE   = regexp.MustCompile(`(?i)^county\s+of\s+[a-z .]+$`)
+	danglingRE = regexp.MustCompile(`(?i)\s(?:of|of\s+the|for|for\s+the|and|in|in\s+and\s+for)\s*$`)
+	// A court's seat under its name ("AT LOUISVILLE", "AT BOWLING GREEN",
+	// "At Seattle", "AT COVINGTON, KENTUCKY"): where the case sits, like
+	// a division, no part of the court's name and no party (round 23).
+	atPlaceRE     = regexp.MustCompile(`(?i)^at\s+[a-z.'’]+(?:\s+[a-z.'’]+){0,2}(?:\s*,\s*(?:kentucky|tennessee|washington|west\s+virginia|virginia|ohio|michigan|texas|indiana))?$`)
 	oneWordCapsRE = regexp.MustCompile(`^[A-Z][A-Z'’]{2,}$`)
 	courtCont2RE  = regexp.MustCompile(`(?i)^(?:(?:of\s+)?the\s+state\s+of\s+[a-z .]+|county\s+of\s+[a-z .]+|at\s+[a-z]+)$`)
 	footnoteRE    = regexp.MustCompile(`,?\s*\d{1,2}$`)
@@ -169,6 +172,14 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					left = []string{pre}
 				}
 			}
+			// A state's line over a court named without its state ("STATE
+			// OF MICHIGAN" / "COURT OF APPEALS"; "STATE OF MINNESOTA" / "IN
+			// COURT OF APPEALS"): the state is the court's (round 23).
+			if bare := strings.TrimSpace(inCourtRE.ReplaceAllString(court, "")); bareCourtRE.MatchString(bare) && i > 0 {
+				if m := stateHeadRE.FindStringSubmatch(strings.TrimSpace(paras[i-1])); m != nil && stateNameRE.MatchString(m[1]) {
+					court = strings.TrimSpace(paras[i-1]) + " " + bare
+				}
+			}
 			// Short all-capital lines just above belong to the name
 			// ("TENNESSEE / WORKERS' COMPENSATION / APPEALS BOARD").
 			for k := i - 1; k >= 0 && k >= i-2 && !courtStartRE.MatchString(court) && courtPrefixLine(paras[k]); k-- {
@@ -209,6 +220,14 @@ func readCaption(pages []string, stampCases []string) docCaption {
 					part, div = cut, true // "WASHINGTON, DIVISION I"
 				}
 				next := strings.TrimSpace(strings.ReplaceAll(part, ":", ""))
+				if m := ofStateNameRE.FindStringSubmatch(next); m != nil && stateNameRE.MatchString(m[1]) && !strings.Contains(strings.ToLower(court), strings.ToLower(m[1])) {
+					court += " " + part // "IN THE APPELLATE COURT" / "OF ILLINOIS": the state's name under the court's (round 23)
+					continue
+				}
+				if atPlaceRE.MatchString(next) && part == paras[j] && !danglingRE.MatchString(court) {
+					j++ // "AT LOUISVILLE": the court's seat (round 23)
+					break
+				}
 				dangling := danglingRE.MatchString(court) && isHeading(next) && len(next) <= 60 && !strings.ContainsAny(next, ",0123456789")
 				county := j == i+1 && countyRE.MatchString(next) && strings.Contains(strings.ToLower(court), "state of")
 				if !dangling && !county && !courtContRE.MatchString(next) && !ofStateRE.MatchString(next) && !(courtCont2RE.MatchString(next) && (strings.HasSuffix(strings.ToLower(strings.TrimSpace(court)), " the") || atPlaceRE.MatchString(next))) {
@@ -238,9 +257,13 @@ func readCaption(pages []string, stampCases []string) docCaption {
 		if pi > first && !captionContinues(paras) {
 			break
 		}
+		rightAppealFrom := false // the right column of a ruled caption names the court below from here on
 		for pi2, p := range paras {
 			if appealFromRE.MatchString(p) {
 				break // what follows names the court below and its numbers
+			}
+			if rightAppealFromRE.MatchString(p) {
+				rightAppealFrom = true
 			}
 			if len(p) > 160 {
 				continue // running text: its numbers are other cases'
@@ -261,6 +284,12 @@ func readCaption(pages []string, stampCases []string) docCaption {
 				before := p[:ix[0]]
 				if firmFile(p, ix[0], ix[1]) {
 					continue // the firm's own file number under its letterhead
+				}
+				if rightAppealFrom && strings.Contains(before, ")") {
+					continue // "MARY MAJOR, ) No. 21CF123" under the right column's "Appeal from the" / "Circuit Court of": the court below's number (round 23)
+				}
+				if pi2 > 0 && trialCourtLineRE.MatchString(strings.TrimSpace(paras[pi2-1])) {
+					continue // "Hennepin County District Court" / "File No. 27-CR-21-1234": the court below's number (round 23)
 				}
 				if pi2 < courtAt && fileNoRE.MatchString(m[0]) {
 					continue // "Refer to File Number: TP126445" in the attorney's block above the court's name: the firm's
@@ -330,6 +359,28 @@ func readCaption(pages []string, stampCases []string) docCaption {
 			}
 			if m := appDocketRE.FindString(strings.TrimSpace(p)); m != "" && !strings.Contains(p, "(") && !below {
 				for _, t := range appTokRE.FindAllString(m, -1) {
+					addCase(t)
+				}
+			}
+			// An intermediate appellate court's own number forms that no
+			// label rule reads: Minnesota's alone on its line ("A23-0123"),
+			// Arizona's with its division's digit and spaces ("No. 1 CA-CR
+			// 23-0123") (round 23).
+			if appealsCourtRE.MatchString(dc.court) && !below {
+				if t := strings.TrimSpace(p); mnAppNoRE.MatchString(t) {
+					addCase(t)
+				}
+				for _, t := range azAppNoRE.FindAllString(p, -1) {
+					addCase(t)
+				}
+			}
+			// The Merit Systems Protection Board's docket number, under a
+			// "DOCKET NUMBER" label on the line above and beside the
+			// appellant's role ("Appellant, DC-0752-20-0123-I-1"): its
+			// office, the appeal's type, the year, the sequence, the
+			// kind and the filing (round 23).
+			if dc.agency && !below {
+				for _, t := range mspbNoRE.FindAllString(p, -1) {
 					addCase(t)
 				}
 			}
@@ -734,7 +785,7 @@ func isCourtLine(p string) bool {
 		return false
 	}
 	low := strings.ToLower(p)
-	for _, w := range []string{"appeal from", "appeals from", "appealed from", "certiorari", "the court", "this court", "before", "judge"} {
+	for _, w := range []string{"appeal from", "appeals from", "appealed from", "certiorari", "the court", "this court", "before", "judge", "filed under"} {
 		if strings.Contains(low, w) && !(w == "the court" && courtOfRE.MatchString(low)) {
 			return false
 		}
@@ -743,7 +794,8 @@ func isCourtLine(p string) bool {
 		strings.Contains(low, "superior") || strings.Contains(low, "chancery") || strings.Contains(low, "claims") || strings.Contains(low, "commission") ||
 		strings.Contains(low, "family") || strings.Contains(low, "probate") || strings.Contains(low, "municipal") || strings.Contains(low, "common pleas") || strings.Contains(low, "district") ||
 		strings.Contains(low, "circuit") || strings.Contains(low, "county") || strings.Contains(low, "state") ||
-		strings.Contains(low, "appeals") || strings.Contains(low, "bankruptcy") || strings.Contains(low, "tax") || strings.Contains(low, "board")
+		strings.Contains(low, "appeals") || strings.Contains(low, "bankruptcy") || strings.Contains(low, "tax") || strings.Contains(low, "board") ||
+		strings.Contains(low, "appellate court") // "IN THE APPELLATE COURT" / "OF ILLINOIS" (round 23)
 }
 
 // courtPart is a court line without what follows the name on it: a rule,
@@ -888,7 +940,7 @@ var versusNameRE = regexp.MustCompile(`^(?:[Vv]\.|[Vv][Ss]\.?|VERSUS|[Vv]ersus|A
 
 var (
 	colJunkRE = regexp.MustCompile(`[)(§üýþ*>|]+|\s[:X]\s|\s[:X]$|^[:X]\s`)
-	caseRefRE = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|docket|civil\s+action|criminal(?:\s+action)?|civil|index|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?(?:[A-Z]{2,4}\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*(?:\s*\([A-Za-z]+\))?)`)
+	caseRefRE = regexp.MustCompile(`(?i)\b(?:d\.\s?c\.\s*)?(?:case|cause|docket|civil\s+action|criminal(?:\s+action)?|civil|index|state\s+file|file|mdl)?\s*(?:nos?\.|no:|number)\s*:?\s*(?:\d{2}\s+BK?\s+\d{4,6}\b|(?:MDL\s+)?(?:[A-Z]{2,4}\s+)?(?:[A-Z]{1,5}-){0,3}[A-Z]{0,3}\d[\w:/–—-]*(?:\s*\([A-Za-z]+(?:\s*[/-]\s*[A-Za-z]+)*\))?)`)
 	bareTokRE = regexp.MustCompile(`(?:^|\s)(?:[A-Z]{2,3}-?)?\d{2,4}[-–]\d{3,6}(?:[-–][A-Za-z]{2,4})*(?:\s|$)`)
 	// The judges' initials left after a case number: "Case No. 16-CV-6794
 	// AB (JCx)" (the parenthesis is gone by then).
@@ -938,13 +990,16 @@ var (
 	// A superior court's number in an appellate caption is the court
 	// below's: "(Super. Ct. No. PC20180264)".
 	motionColRE  = regexp.MustCompile(`(?i)\s+(?:motion\s+(?:nos?\.|number|filed)|before|judge\s*\(s\)|judges|by)\s*:.*$`)
-	blankLabelRE = regexp.MustCompile(`(?i)(?:^|\s+)(?:case|docket|index|civil\s+action|file)\s+(?:nos?\.|number|no:)\s*:?\s*$`)
+	blankLabelRE = regexp.MustCompile(`(?i)(?:^|\s+)(?:case|cause|docket|index|civil\s+action|file)\s+(?:nos?\.|number|no:)\s*:?\s*$`)
 	actionLineRE = regexp.MustCompile(`(?i)^(?:(?:civil|criminal)\s+action|jury\s+trial\s+demanded|class\s+action)[.:]?$`)
 	superCtRE    = regexp.MustCompile(`(?i)\bsuper(?:ior)?\.?\s*ct\.?\s*$`)
 )
 
 func prepCaptionLine(p string) (string, bool) {
 	p = unspace(p)
+	// A footnote's mark set against a name's comma ("HILLTOP TRADING LTD.,
+	// et al.,1") is no part of it (round 23).
+	p = footMarkRE.ReplaceAllString(p, "$1$2")
 	// A union local's "No." ("BOILERMAKERS, LOCAL NO. 18") is the name's,
 	// no case label's: kept from the label rules below (round 19).
 	p = localNoRE.ReplaceAllStringFunc(p, func(m string) string {
@@ -973,6 +1028,18 @@ func prepCaptionLine(p string) (string, bool) {
 	hadCase = hadCase || rightCase
 	return strings.NewReplacer("\uE000", "NO.", "\uE001", "No.", "\uE002", "(", "\uE003", ")").Replace(p), hadCase
 }
+
+// dateLineRE: a date alone on a caption's line; trialCourtLineRE: a court
+// below named alone on its line, a county's or place's trial court
+// (round 23).
+var (
+	dateLineRE       = regexp.MustCompile(`^(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+\d{1,2},\s+\d{4}$`)
+	trialCourtLineRE = regexp.MustCompile(`^(?:[A-Z][a-z.'’]+\s+){1,3}(?:County\s+)?(?:Circuit|District|Superior|Probate|Family|Juvenile|Municipal|Common\s+Pleas)\s+Court$`)
+)
+
+// footMarkRE: a footnote's digits set against a comma after a word
+// (round 23).
+var footMarkRE = regexp.MustCompile(`(\pL\.?,)\d{1,2}(\s|$)`)
 
 // acronymRE: initials in parentheses (round 19).
 var acronymRE = regexp.MustCompile(`\(([A-Z]{2,6})\)`)
@@ -1044,6 +1111,12 @@ func prepCaptionLine1(p string) (string, bool) {
 	// An order-on-motion form's right column: "MOTION NO.: …", "BEFORE:
 	// PART F", "JUDGE(S): …", "BY: …" beside the names.
 	p = motionColRE.ReplaceAllString(p, "")
+	// Michigan's Court of Appeals prints the opinion's date in the right
+	// column under the first name ("PEOPLE OF THE STATE OF MICHIGAN,
+	// UNPUBLISHED" / "March 14, 2024"): no name's words (round 23).
+	if dateLineRE.MatchString(strings.TrimSpace(p)) {
+		return "", false
+	}
 	hadCase := caseRefRE.MatchString(p) || bareTokRE.MatchString(p)
 	// The right column's labels with nothing after them: a docket number
 	// left blank for the clerk ("v. DOCKET NO.:"), the kind of action
@@ -1122,6 +1195,11 @@ func classify(p string) lineKind {
 		// (A division named for a place is read with the court's lines,
 		// right after them: elsewhere "CONSUMER PROTECTION DIVISION" can
 		// be a party.)
+		return lkSkip
+	case trialCourtLineRE.MatchString(p):
+		// An appellate caption's right column names the court below
+		// ("Wayne Circuit Court", "Hennepin County District Court"):
+		// no party and no stop (round 23).
 		return lkSkip
 	case isVersusWord(p):
 		return lkVersus
@@ -2462,7 +2540,13 @@ func leftColumn(p string) string {
 		seg := p[rules[k-1]+1 : rules[k]]
 		// The right column's case number, then the left column's line:
 		// "Case No. 4:19-cv-07123-PJH and FACEBOOK, INC., a Delaware".
-		if rest := strings.TrimSpace(caseRefRE.ReplaceAllString(seg, "")); rest != strings.TrimSpace(seg) && rest != "" {
+		if rest := strings.TrimSpace(caseRefRE.ReplaceAllString(seg, "")); rest != strings.TrimSpace(seg) {
+			if rest == "" {
+				// The right column's case number alone, with its judges'
+				// initials in parentheses ("Civil Action No. 1:24-cv-01442
+				// (LMB/IDD)"): no name's words (round 23).
+				continue
+			}
 			if f := strings.Fields(rest)[0]; andWord(f) || isAllCaps(strings.Trim(f, ",.")) {
 				out = append(out, rest)
 				continue
@@ -2546,6 +2630,9 @@ var (
 	stampAbbrRE = regexp.MustCompile(`(?i)\bdist\.\s*$`)
 	filedWordRE = regexp.MustCompile(`(?i)^f\s?i\s?l\s?e\s?d$`)
 )
+
+// inCourtRE: the "IN" or "IN THE" a court's name opens with (round 23).
+var inCourtRE = regexp.MustCompile(`(?i)^\s*in\s+(?:the\s+)?`)
 
 var bareCourtRE = regexp.MustCompile(`(?i)^(?:the\s+)?(?:court\s+of\s+appeals?|supreme\s+court|superior\s+court|appellate\s+court)$`)
 
@@ -2786,6 +2873,22 @@ func agencyTribunal(paras []string, i int) (name string, next int, ok bool) {
 			name = state + " " + name
 		}
 		return name, next, true
+	} else if usaHeadRE.MatchString(p) {
+		// A federal agency's papers headed with the nation's name over
+		// the agency's, no "Before the" ("UNITED STATES OF AMERICA" /
+		// "MERIT SYSTEMS PROTECTION BOARD"; "… / FEDERAL LABOR RELATIONS
+		// AUTHORITY"): the agency is the court (round 23). A criminal
+		// caption's "UNITED STATES OF AMERICA," has its comma and its role.
+		for next < len(paras) && next <= i+2 && strings.TrimSpace(paras[next]) == "" {
+			next++
+		}
+		if next >= len(paras) {
+			return "", 0, false
+		}
+		name, next = strings.TrimSpace(paras[next]), next+1
+		if isCourtLine(name) || courtWordRE.MatchString(name) || beforeAgencyRE.MatchString(name) {
+			return "", 0, false
+		}
 	} else {
 		return "", 0, false
 	}
@@ -2794,6 +2897,29 @@ func agencyTribunal(paras []string, i int) (name string, next int, ok bool) {
 	}
 	return name, next, true
 }
+
+// usaHeadRE: the nation's name alone on a line, an agency's papers' head
+// (round 23).
+var usaHeadRE = regexp.MustCompile(`(?i)^(?:the\s+)?united\s+states\s+of\s+america$`)
+
+// rightAppealFromRE: a ruled caption's right column opening on the court
+// below ("THE PEOPLE …, ) Appeal from the"), round 23.
+var rightAppealFromRE = regexp.MustCompile(`(?i)\)\s*appeal(?:ed)?\s+from\b`)
+
+// ofStateNameRE: "OF" and a state's name alone on a line (round 23).
+var ofStateNameRE = regexp.MustCompile(`(?i)^of\s+([a-z]+(?:\s+[a-z]+)?)$`)
+
+// mnAppNoRE, azAppNoRE: Minnesota's and Arizona's appellate numbers
+// (round 23).
+var (
+	mnAppNoRE      = regexp.MustCompile(`^A\d{2}-\d{4}$`)
+	appealsCourtRE = regexp.MustCompile(`(?i)\bappe(?:als?|llate)\b`)
+	azAppNoRE      = regexp.MustCompile(`\b\d\s+CA-(?:CV|CR|JV|SA|IC|UB|MH|FC|TX)\s+\d{2}-\d{4}\b`)
+)
+
+// mspbNoRE: a docket number of the Merit Systems Protection Board's form
+// (round 23).
+var mspbNoRE = regexp.MustCompile(`\b[A-Z]{2}-\d{4}-\d{2}-\d{4}-[A-Z]-\d{1,2}\b`)
 
 // agencyName: a heading of two to eight words, each significant one
 // capitalised, one of them an agency's word, with no digit, comma or

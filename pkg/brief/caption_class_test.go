@@ -3307,3 +3307,164 @@ func TestCaptionSummonsPersonList(t *testing.T) {
 		"Sam Poe, a Nevada resident, and Acme Mining Company,", "Defendants.", "COMPLAINT"))
 	checkParties(t, dc, []wantParty{{"Jane Roe", RolePlaintiff}, {"Sam Poe", RoleDefendant}, {"Acme Mining Company", RoleDefendant}})
 }
+
+// Indiana's federal and state papers label the number "CAUSE NO.": the
+// label's word is no part of the name beside it, and the number is read
+// (round 23).
+func TestCaptionCauseNumberLabel(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT", "NORTHERN DISTRICT OF INDIANA", "SOUTH BEND DIVISION",
+		"MARY MAJOR,", "Plaintiff,", "v. CAUSE NO. 3:26-CV-291-ABC", "TOWN OF LAKEVIEW,", "Defendant.",
+		"OPINION AND ORDER"))
+	wantCourt(t, dc, "United States District Court Northern District of Indiana")
+	wantCases(t, dc, "3:26-CV-291")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Town of Lakeview", RoleDefendant}})
+	wantTitle(t, dc, "Mary Major v. Town of Lakeview")
+	// The label on the plaintiff's line of a ruled caption.
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT", "SOUTHERN DISTRICT OF INDIANA", "INDIANAPOLIS DIVISION",
+		"MARY MAJOR, ) CAUSE NO. 1:24-cv-00524", ")", "Plaintiff, )", ")", "v. )", ")",
+		"HILLTOP FREIGHT LLC, )", ")", "Defendant. )", "COMPLAINT"))
+	wantCases(t, dc, "1:24-cv-00524")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+}
+
+// The judges' initials in parentheses after the case number ("Civil
+// Action No. 1:24-cv-01442 (LMB/IDD)", "Case No. 22-cv-1234 (JRT/DJF)",
+// "Case No. 22-11068 (JTD)") belong to the number, in a ruled column or
+// beside the names: no name takes them (a ruled column's segment that is
+// only the number is no name's); and a footnote's mark set against a
+// name's comma ("HILLTOP TRADING LTD., et al.,1") is no part of the name
+// (round 23).
+func TestCaptionJudgeInitialsAfterNumber(t *testing.T) {
+	dc := captionOf(t, lines(
+		"IN THE UNITED STATES DISTRICT COURT", "FOR THE EASTERN DISTRICT OF VIRGINIA", "Alexandria Division",
+		"MARY MAJOR, )", ")", "Plaintiff, )", ")", "v. ) Civil Action No. 1:24-cv-01442 (ABC/DEF)", ")",
+		"HILLTOP CLUB, INC., )", ")", "Defendant. )", "MEMORANDUM OPINION"))
+	wantCases(t, dc, "1:24-cv-01442")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Club, Inc.", RoleDefendant}})
+	wantTitle(t, dc, "Mary Major v. Hilltop Club, Inc.")
+
+	dc = captionOf(t, lines(
+		"UNITED STATES BANKRUPTCY COURT", "DISTRICT OF DELAWARE",
+		"In re: ) Chapter 11", ")", "HILLTOP TRADING LTD., et al.,1 ) Case No. 22-11068 (ABC)", ")",
+		"Debtors. ) (Jointly Administered)", ")", "ORDER AUTHORIZING THE RETENTION OF COUNSEL"))
+	wantCases(t, dc, "22-11068")
+	checkParties(t, dc, []wantParty{{"Hilltop Trading Ltd.", RoleOther}})
+
+	// Beside the plaintiff's name in an unruled caption.
+	dc = captionOf(t, lines(
+		"UNITED STATES DISTRICT COURT", "DISTRICT OF MINNESOTA",
+		"Mary Major, Case No. 22-cv-1234 (ABC/DEF)", "", "Plaintiff,", "", "v. MEMORANDUM OPINION AND ORDER", "",
+		"Northstar Mills Inc.,", "", "Defendant."))
+	wantCases(t, dc, "22-cv-1234")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Northstar Mills Inc.", RoleDefendant}})
+}
+
+// A district court's seat under its name, with no division or after it
+// ("AT LOUISVILLE", "AT BOWLING GREEN", "At Seattle"), is where the case
+// sits, like a division: no part of the court's name and no party's
+// (round 23). A party whose name begins "AT" keeps it.
+func TestCaptionSeatLine(t *testing.T) {
+	for _, seat := range [][]string{{"AT LOUISVILLE"}, {"AT BOWLING GREEN"}, {"BOWLING GREEN DIVISION", "AT BOWLING GREEN"}, {"At Bowling Green, Kentucky"}} {
+		dc := captionOf(t, lines(append(append([]string{"UNITED STATES DISTRICT COURT", "WESTERN DISTRICT OF KENTUCKY"}, seat...),
+			"MARY MAJOR PLAINTIFF", "v. CIVIL ACTION NO. 3:21-cv-412-ABC", "HILLTOP FREIGHT LLC, et al. DEFENDANTS", "MEMORANDUM OPINION AND ORDER")...))
+		if dc.court != "United States District Court Western District of Kentucky" {
+			t.Errorf("%q: court %q", seat, dc.court)
+		}
+		checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+	}
+	dc := captionOf(t, lines("UNITED STATES DISTRICT COURT", "WESTERN DISTRICT OF WASHINGTON", "AT SEATTLE",
+		"MARY MAJOR, CASE NO. C23-1234-ABC", "Plaintiff, ORDER GRANTING MOTION TO DISMISS", "v.", "CASCADE RETAIL, INC.,", "Defendant."))
+	wantCourt(t, dc, "United States District Court Western District of Washington")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Cascade Retail, Inc.", RoleDefendant}})
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "WESTERN DISTRICT OF WASHINGTON",
+		"AT HOME CARE, INC.,", "Plaintiff,", "v.", "CASCADE RETAIL, INC.,", "Defendant."))
+	checkParties(t, dc, []wantParty{{"At Home Care, Inc.", RolePlaintiff}, {"Cascade Retail, Inc.", RoleDefendant}})
+}
+
+// A federal agency heads its papers with the nation's name over its own,
+// no "Before the" ("UNITED STATES OF AMERICA" / "MERIT SYSTEMS PROTECTION
+// BOARD"): the agency is the court; the Board's docket number, under its
+// "DOCKET NUMBER" label and beside the appellant's role, is the case's
+// (round 23).
+func TestCaptionNationOverAgency(t *testing.T) {
+	dc := captionOf(t, lines(
+		"UNITED STATES OF AMERICA", "", "MERIT SYSTEMS PROTECTION BOARD", "",
+		"MARY MAJOR, DOCKET NUMBER", "", "Appellant, DC-0752-20-0123-I-1", "", "v.", "",
+		"DEPARTMENT OF THE ARMY, DATE: March 3, 2023", "", "Agency.", "",
+		"THIS ORDER IS NONPRECEDENTIAL", "", "FINAL ORDER"))
+	wantCourt(t, dc, "Merit Systems Protection Board")
+	wantCases(t, dc, "DC-0752-20-0123-I-1")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Department of the Army", RoleDefendant}})
+	dc = captionOf(t, lines("UNITED STATES OF AMERICA", "FEDERAL LABOR RELATIONS AUTHORITY", "WASHINGTON, D.C.",
+		"DEPARTMENT OF THE NAVY", "(Agency)", "and", "NATIONAL FEDERATION OF FEDERAL EMPLOYEES", "(Union)"))
+	wantCourt(t, dc, "Federal Labor Relations Authority")
+	// Not an agency's head: the nation as a party, and the nation over
+	// "BEFORE THE" and the agency (read as before).
+	dc = captionOf(t, lines("UNITED STATES DISTRICT COURT", "FOR THE DISTRICT OF KANSAS",
+		"UNITED STATES OF AMERICA,", "Plaintiff,", "v. Case No. 2:24-cr-20070-ABC", "MARY MAJOR,", "Defendant."))
+	wantCourt(t, dc, "United States District Court for the District of Kansas")
+	checkParties(t, dc, []wantParty{{"United States of America", RolePlaintiff}, {"Mary Major", RoleDefendant}})
+	dc = captionOf(t, lines("UNITED STATES OF AMERICA", "BEFORE THE NATIONAL LABOR RELATIONS BOARD", "REGION 10",
+		"HILLTOP FREIGHT LLC", "Employer", "and", "TEAMSTERS LOCAL 728", "Petitioner", "Case 10-RC-123456"))
+	wantCourt(t, dc, "National Labor Relations Board")
+	wantCases(t, dc, "10-RC-123456")
+}
+
+// spaced joins a page's lines as the text layer gives them, a blank line
+// between each.
+func spaced(ls ...string) string { return strings.Join(ls, "\n\n") }
+
+// States' intermediate appellate courts outside both sets head their
+// opinions in shapes of their own (round 23): Texas's district under
+// "In The" / "Court of Appeals" ("Sixth Appellate District of Texas at
+// Texarkana", "For The" / "First District of Texas"); Michigan's and
+// Minnesota's state line over a court named without it, Michigan's date
+// in the right column, its "v" without a stop before the number, the court
+// below and its "LC No." beside the names;
+// Minnesota's and Arizona's own number forms and the court below's "File
+// No." under its name; Illinois's "IN THE APPELLATE COURT" / "OF
+// ILLINOIS" / "FOURTH DISTRICT", its Rule 23 notice (which names the
+// Supreme Court and is no court's line), and the court below's number in
+// the ruled right column under "Appeal from the".
+func TestCaptionStateIntermediateAppellate(t *testing.T) {
+	dc := captionOf(t, spaced("In The", "Court of Appeals", "Sixth Appellate District of Texas at Texarkana", "______________",
+		"No. 06-23-00045-CR", "______________", "MARY MAJOR, Appellant", "V.", "THE STATE OF TEXAS, Appellee",
+		"On Appeal from the 8th District Court", "Hopkins County, Texas", "Trial Court No. 2123456", "MEMORANDUM OPINION"))
+	wantCourt(t, dc, "Court of Appeals Sixth Appellate District of Texas at Texarkana")
+	wantCases(t, dc, "06-23-00045-CR")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"The State of Texas", RoleDefendant}})
+	dc = captionOf(t, spaced("Opinion issued March 5, 2024", "In The", "Court of Appeals", "For The", "First District of Texas",
+		"NO. 01-22-00123-CV", "MARY MAJOR, Appellant", "V.", "HILLTOP FREIGHT LLC, Appellee", "On Appeal from the 127th District Court"))
+	wantCourt(t, dc, "Court of Appeals for the First District of Texas")
+	checkParties(t, dc, []wantParty{{"Mary Major", RolePlaintiff}, {"Hilltop Freight LLC", RoleDefendant}})
+
+	dc = captionOf(t, spaced("STATE OF MICHIGAN", "COURT OF APPEALS", "PEOPLE OF THE STATE OF MICHIGAN, UNPUBLISHED", "March 14, 2024",
+		"Plaintiff-Appellee,", "v No. 362345", "Wayne Circuit Court", "MARY MAJOR, LC No. 21-001234-01-FC", "Defendant-Appellant.",
+		"Before: RIORDAN, P.J., and CAVANAGH and GADOLA, JJ.", "PER CURIAM."))
+	wantCourt(t, dc, "State of Michigan Court of Appeals")
+	wantCases(t, dc, "362345")
+	checkParties(t, dc, []wantParty{{"People of the State of Michigan", RolePlaintiff}, {"Mary Major", RoleDefendant}})
+	wantTitle(t, dc, "People of the State of Michigan v. Mary Major")
+
+	dc = captionOf(t, spaced("STATE OF MINNESOTA", "IN COURT OF APPEALS", "A23-0123", "State of Minnesota,", "Respondent,", "vs.",
+		"Mary Major,", "Appellant.", "Filed March 4, 2024", "Affirmed", "Reyes, Judge", "Hennepin County District Court", "File No. 27-CR-21-1234"))
+	wantCourt(t, dc, "State of Minnesota Court of Appeals")
+	wantCases(t, dc, "A23-0123")
+	dc = captionOf(t, spaced("IN THE", "ARIZONA COURT OF APPEALS", "DIVISION ONE", "STATE OF ARIZONA, Appellee,", "v.", "MARY MAJOR, Appellant.",
+		"No. 1 CA-CR 23-0123", "FILED 3-5-2024", "Appeal from the Superior Court in Maricopa County", "No. CR2021-123456-001"))
+	wantCases(t, dc, "1 CA-CR 23-0123")
+
+	dc = captionOf(t, spaced("NOTICE", "This Order was filed under Supreme Court Rule 23 and is not precedent except in the limited circumstances allowed under Rule 23(e)(1).",
+		"2024 IL App (4th) 230123-U", "NO. 4-23-0123", "IN THE APPELLATE COURT", "OF ILLINOIS", "FOURTH DISTRICT", "FILED", "March 5, 2024", "Carla Bender", "4th District Appellate", "Court, IL",
+		"THE PEOPLE OF THE STATE OF ILLINOIS, ) Appeal from the", "Plaintiff-Appellee, ) Circuit Court of", "v. ) Sangamon County",
+		"MARY MAJOR, ) No. 21CF123", "Defendant-Appellant. )", ") Honorable", ") Jane Smith,", ") Judge Presiding."))
+	wantCourt(t, dc, "Appellate Court of Illinois Fourth District")
+	wantCases(t, dc, "4-23-0123")
+	checkParties(t, dc, []wantParty{{"The People of the State of Illinois", RolePlaintiff}, {"Mary Major", RoleDefendant}})
+	dc = captionOf(t, spaced("NOTICE: This order was filed under Supreme Court Rule 23 and is not precedent.", "IN THE",
+		"APPELLATE COURT OF ILLINOIS", "FIRST DISTRICT", "THE PEOPLE OF THE STATE OF ILLINOIS, ) Appeal from the",
+		"Plaintiff-Appellee, ) Circuit Court of", ") Cook County.", "v. ) No. 19 CR 1234", "MARY MAJOR, ) Honorable", "Defendant-Appellant. ) Judge, presiding."))
+	wantCourt(t, dc, "Appellate Court of Illinois First District")
+}

@@ -43,7 +43,7 @@ func NewExtractive() Extractive { return Extractive{} }
 // read once; v8: caption round 16, whose rules read state trial courts'
 // place lines, forms and letters differently), so the rail rebuilds older
 // frames.
-func (Extractive) Name() string { return "extractive/v14" }
+func (Extractive) Name() string { return "extractive/v15" }
 
 // Build implements Builder. It reads the documents through in.Each, one
 // at a time (in order of id), into the Assembly's bounded accumulators; a

@@ -12,7 +12,7 @@ import (
 // registered builder: pkg/app, TestDeployedIdentityIsTheBuildersOwn.)
 func TestExtractiveIdentity(t *testing.T) {
 	got := rail.IdentityOf(brief.ForRail(brief.NewExtractive()))
-	if want := (rail.BuilderIdentity{Name: "extractive/v14", Version: brief.SchemaVersion}); got != want {
+	if want := (rail.BuilderIdentity{Name: "extractive/v15", Version: brief.SchemaVersion}); got != want {
 		t.Errorf("identity %+v, want %+v", got, want)
 	}
 }
