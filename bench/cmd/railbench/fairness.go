@@ -442,17 +442,21 @@ func (c fairCondition) run(ctx context.Context, pool *pgxpool.Pool) (fairOutcome
             extract(epoch FROM d.recorded_at - d.occurred_at) * 1000,
             extract(epoch FROM greatest(r.claimed_at - d.recorded_at, interval '0')) * 1000
         FROM ops.matter_demands d
-        JOIN ops.matter_frame_runs r ON (r.firm_id, r.matter_id, r.token) = (d.firm_id, d.matter_id, d.served_token)
+        LEFT JOIN ops.matter_frame_runs r ON (r.firm_id, r.matter_id, r.token) = (d.firm_id, d.matter_id, d.served_token)
         WHERE d.firm_id = ANY($1) AND d.source = 'fact'`, firms)
 	if err != nil {
 		return out, err
 	}
 	for rows.Next() {
-		var total, toDemand, toClaim float64
+		var total, toDemand float64
+		var toClaim *float64 // nil if the serving run's row is gone: the latency sample stays, the split does not
 		if err := rows.Scan(&total, &toDemand, &toClaim); err != nil {
 			return out, err
 		}
-		out.small, out.toDemand, out.toClaim = append(out.small, total), append(out.toDemand, toDemand), append(out.toClaim, toClaim)
+		out.small, out.toDemand = append(out.small, total), append(out.toDemand, toDemand)
+		if toClaim != nil {
+			out.toClaim = append(out.toClaim, *toClaim)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return out, err
