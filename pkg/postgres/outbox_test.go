@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -1094,5 +1096,46 @@ func TestIdleRelayPollsWriteNothing(t *testing.T) {
 	if x, tok := xmin(); x == x1 || tok != tok0 || c.Token != tok0 || left < 50 {
 		t.Fatalf("a poll with 10 s of a 1 min lease left: xmin %s -> %s, token %d (claim %d), %.0f s left; want a renewal to 1 min keeping token %d",
 			x1, x, tok, c.Token, left, tok0)
+	}
+}
+
+// The outbox's write check compares the rail's own fact names before its
+// grammar's regular expression (migration 030). Each name on that list
+// must be one the grammar accepts, in the database and in Go, or the list
+// would let through a name the check refuses; and the list is exactly
+// pkg/rail's Fact constants. The control: a name the grammar refuses is
+// refused by the same test of the list.
+func TestOutboxFastPathNamesPassTheGrammar(t *testing.T) {
+	b := setup(t, rail.Config{})
+	src := opsFunctionSource(t, b, "check_outbox_fact")
+	list := regexp.MustCompile(`NEW\.event_name NOT IN \(([^)]*)\)`).FindStringSubmatch(src)
+	pattern := regexp.MustCompile(`NEW\.event_name ~ '([^']*)'`).FindStringSubmatch(src)
+	notVerb := regexp.MustCompile(`NEW\.event_name !~ '([^']*)'`).FindStringSubmatch(src)
+	if list == nil || pattern == nil || notVerb == nil {
+		t.Fatalf("ops.check_outbox_fact has no fast-path list, grammar or exclusion:\n%s", src)
+	}
+	var names []string
+	for _, q := range strings.Split(list[1], ",") {
+		names = append(names, strings.Trim(strings.TrimSpace(q), "'"))
+	}
+	want := []string{rail.FactFrameBuilt, rail.FactDocumentUploaded, rail.FactDocumentRemoved, rail.FactMatterCreated,
+		rail.FactRegenerationRequested}
+	if !slices.Equal(names, want) {
+		t.Errorf("fast-path names %q, want pkg/rail's fact names %q", names, want)
+	}
+	accepted := func(name string) bool {
+		var ok bool
+		if err := b.pool.QueryRow(b.ctx, `SELECT length($1) <= 128 AND $1 ~ $2 AND $1 !~ $3`, name, pattern[1], notVerb[1]).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok && rail.ValidEventName(name) == nil
+	}
+	for _, n := range names {
+		if !accepted(n) {
+			t.Errorf("fast-path name %q is refused by the grammar: the list would admit a name the check refuses", n)
+		}
+	}
+	if accepted("document.upload") {
+		t.Fatal("control: the grammar accepted document.upload; this test checks nothing")
 	}
 }
