@@ -4,11 +4,13 @@
 -- Migration 021's trigger tests every new fact's name against the
 -- past-tense grammar. PostgreSQL's regular expression engine takes that
 -- pattern (an alternation of some hundred irregular participles) slowly:
--- measured in a throwaway database, 43 us a name, 10,000 matches taking
--- 436 ms against 24 ms for a plain equality; inserting 20,000 frame.built
--- facts took 2,003 ms with the trigger and 920 ms without it. Every
--- commit writes one frame.built fact a frame, every upload one
--- document.uploaded.
+-- measured in a throwaway database, 16-43 us a match depending on the
+-- minute (10,000 matches 158-436 ms against 3-24 ms for an equality);
+-- 20,000 inserts of frame.built in one statement took 326-391 ms with
+-- this check, of a name the grammar must test 484-540 ms, and with the
+-- check disabled 250-258 ms (docs/benchmarks.md, "Key-addressed plans,
+-- and the outbox check's own names"). Every commit writes one
+-- frame.built fact a frame, every upload one document.uploaded.
 --
 -- The five names the rail itself writes (pkg/rail's Fact constants) are
 -- compared first; any other name is held to the grammar exactly as
