@@ -68,10 +68,11 @@ var seqScanOn = regexp.MustCompile(`Seq Scan on (\w+)`)
 // small a table was when a session made its plan (migration 029). On a
 // freshly analyzed ledger of 300 matters, a new session hears ten uploads
 // and builds the ten matters through the rail's own trigger and batch
-// builder: no plan it runs, nested ones included, reads a whole rail
-// table. The control, the same calls with the functions' setting reset,
-// reads whole tables (the job rows among them): the plans this test
-// forbids are the ones the planner picks without it.
+// builder, then records an operator's demand and builds a batch of one:
+// no plan it runs, nested ones included, reads a whole rail table. The
+// control, the same calls with the functions' setting reset, reads whole
+// tables (the job rows among them): the plans this test forbids are the
+// ones the planner picks without it.
 func TestHotPathPlansUseTheirKeys(t *testing.T) {
 	b := setup(t, rail.Config{})
 	refs := make([]rail.MatterRef, 300)
@@ -109,7 +110,7 @@ func TestHotPathPlansUseTheirKeys(t *testing.T) {
 	if _, err := b.pool.Exec(b.ctx, `ANALYZE`); err != nil {
 		t.Fatal(err)
 	}
-	var ours []string // the rail's tables
+	// the rail's tables
 	rows, _ := b.pool.Query(b.ctx, `SELECT relname FROM pg_catalog.pg_class WHERE relkind = 'r' AND relnamespace IN ('ops'::regnamespace, 'app'::regnamespace)`)
 	ours, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil || len(ours) == 0 {
@@ -120,7 +121,17 @@ func TestHotPathPlansUseTheirKeys(t *testing.T) {
 	scans := func(t *testing.T, refs []rail.MatterRef) (map[string]int, int) {
 		t.Helper()
 		pool, plans := planPool(t, b.db.URL)
-		serve(t, postgres.NewLedger(pool, rail.Config{}), refs)
+		led := postgres.NewLedger(pool, rail.Config{})
+		serve(t, led, refs)
+		// An operator's demand and a batch of one (the single claim and
+		// the token reads).
+		if _, err := led.Demand(b.ctx, refs[0], 1); err != nil {
+			t.Fatal(err)
+		}
+		w := &rail.Worker{Ledger: led, Builder: &countingBuilder{}, ID: "plans", Heartbeat: -1}
+		if outs, errs, err := w.BuildBatch(b.ctx, batchItems(refs[:1]), nil); err != nil || errs[0] != nil || !outs[0].Landed {
+			t.Fatalf("a batch of one: %+v %v %v", outs, errs, err)
+		}
 		got := map[string]int{}
 		ps := plans()
 		var sawCommit bool
