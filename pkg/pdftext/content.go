@@ -60,6 +60,11 @@ type interp struct {
 	glyphs []glyph
 	ops    int
 	forms  int // form XObjects run on this page
+	// unmapped counts the glyphs shown whose code maps to no text (a
+	// composite font without /ToUnicode whose encoding is no Unicode
+	// CMap); unmappedEnc names one such font's encoding.
+	unmapped    int
+	unmappedEnc string
 }
 
 const (
@@ -338,6 +343,11 @@ func (in *interp) show(g *gstate, s string) {
 		tx *= g.th
 		g.tm = translate(tx, 0).mul(g.tm)
 		next := matrix{g.fs * g.th, 0, 0, g.fs, 0, g.rise}.mul(g.tm).mul(g.ctm)
+		if text == "" && code != 0 && f.twoByte {
+			if in.unmapped++; in.unmappedEnc == "" {
+				in.unmappedEnc = f.encoding
+			}
+		}
 		if text == "" || !trm.finite() || !next.finite() {
 			return
 		}

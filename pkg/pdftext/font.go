@@ -2,6 +2,7 @@ package pdftext
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -22,6 +23,13 @@ type font struct {
 	widthsOK  bool               // widths come from the file, not a guess
 	twoByte   bool               // composite (Type0) font
 	byteText  [256]*string       // decoded single-byte codes, filled on first use
+	// uni decodes a code of a composite font whose /Encoding is one of the
+	// predefined Unicode CMaps (UniJIS-UCS2-H, UniGB-UTF16-H, ...): its
+	// codes are Unicode text themselves, so no /ToUnicode is needed.
+	uni *uniCMap
+	// encoding names the font's /Encoding, for the note on a page whose
+	// glyphs map to no text.
+	encoding string
 }
 
 // maxWidthEntries bounds the /W and /Widths arrays read per font.
@@ -50,6 +58,12 @@ func loadFont(v pdf.Value, b *budget) *font {
 		}
 		readCIDWidths(desc.Key("W"), f.widths)
 		f.widthsOK = true
+		if enc := v.Key("Encoding"); enc.Kind() == pdf.Name {
+			f.encoding = enc.Name()
+			f.uni = predefinedUnicodeCMap(f.encoding)
+		} else if enc.Kind() == pdf.Stream {
+			f.encoding = "an embedded CMap"
+		}
 	} else {
 		f.codeLen = func(s string) int { return min(1, len(s)) }
 		first := int(v.Key("FirstChar").Int64())
@@ -75,6 +89,11 @@ func loadFont(v pdf.Value, b *budget) *font {
 				f.codeLen = codeLenFunc(lens)
 			}
 		}
+	}
+	if f.uni != nil {
+		// The encoding's own code lengths (a UTF-16 surrogate pair is
+		// one code of 4 bytes), whatever a /ToUnicode's code space says.
+		f.codeLen = f.uni.codeLen
 	}
 	if !f.twoByte && ws.Len() == 0 && subtype != "Type3" {
 		f.standardWidths(v.Key("BaseFont").Name())
@@ -167,12 +186,19 @@ func (f *font) each(s string, fn func(code int, text string, w float64, space bo
 			if !ok && f.simple != nil {
 				t = f.simple.Decode(raw)
 			}
+			if !ok && f.uni != nil {
+				t = f.uni.text(raw)
+			}
 			text = t
 			if n == 1 {
 				f.byteText[raw[0]] = &t
 			}
 		}
-		w, ok := f.widths[code]
+		cid := code
+		if f.uni != nil {
+			cid = f.uni.cid(code)
+		}
+		w, ok := f.widths[cid]
 		if !ok {
 			w = f.dw
 		}
@@ -473,4 +499,106 @@ func (f *font) standardWidths(base string) {
 	if len(f.widths) > 0 {
 		f.widthsOK = true
 	}
+}
+
+// uniCMap is one of the predefined CMaps of PDF 32000-1 §9.7.5.2 (Table
+// 118) whose character codes are Unicode in a given form: UCS-2 or
+// UTF-16 (big-endian), UTF-8 or UTF-32. Adobe's CMap resources publish
+// more of the kind (UniJIS2004-UTF16-H, UniAKR-UTF8-H, ...); every
+// "Uni..." name with one of the four forms is read the same way.
+type uniCMap struct {
+	form       string // "UCS2", "UTF16", "UTF8" or "UTF32"
+	asciiFirst int    // CID of U+0020 in the font's character collection
+}
+
+// predefinedUnicodeCMap returns the uniCMap for an /Encoding name, or nil
+// for every other encoding (Identity-H, the legacy CJK CMaps such as
+// 90ms-RKSJ-H, whose codes map to CIDs and need /ToUnicode).
+func predefinedUnicodeCMap(name string) *uniCMap {
+	if !strings.HasPrefix(name, "Uni") || !(strings.HasSuffix(name, "-H") || strings.HasSuffix(name, "-V")) {
+		return nil
+	}
+	parts := strings.Split(name, "-")
+	for _, p := range parts[1:] {
+		switch p {
+		case "UCS2", "UTF16", "UTF8", "UTF32":
+			c := &uniCMap{form: p, asciiFirst: 1}
+			if slices.Contains(parts, "HW") {
+				c.asciiFirst = 231 // Adobe-Japan1's half-width Latin
+			}
+			return c
+		}
+	}
+	return nil
+}
+
+// codeLen cuts the next code from s by the CMap's form.
+func (c *uniCMap) codeLen(s string) int {
+	switch c.form {
+	case "UTF16":
+		if len(s) >= 4 && s[0] >= 0xD8 && s[0] <= 0xDB {
+			return 4 // a surrogate pair
+		}
+		return min(2, len(s))
+	case "UTF8":
+		switch b := s[0]; {
+		case b < 0x80 || b >= 0xF8:
+			return 1
+		case b >= 0xF0:
+			return min(4, len(s))
+		case b >= 0xE0:
+			return min(3, len(s))
+		case b >= 0xC0:
+			return min(2, len(s))
+		}
+		return 1
+	case "UTF32":
+		return min(4, len(s))
+	}
+	return min(2, len(s)) // UCS2
+}
+
+// text decodes one code. A code that is no Unicode scalar value (a lone
+// surrogate, a truncated code) is no text.
+func (c *uniCMap) text(raw string) string {
+	var r rune
+	switch c.form {
+	case "UTF8":
+		var n int
+		r, n = utf8.DecodeRuneInString(raw)
+		if r == utf8.RuneError || n != len(raw) {
+			return ""
+		}
+	case "UTF16":
+		if len(raw) == 4 {
+			r = utf16.DecodeRune(rune(raw[0])<<8|rune(raw[1]), rune(raw[2])<<8|rune(raw[3]))
+			break
+		}
+		fallthrough
+	case "UCS2":
+		if len(raw) != 2 {
+			return ""
+		}
+		r = rune(raw[0])<<8 | rune(raw[1])
+	case "UTF32":
+		if len(raw) != 4 {
+			return ""
+		}
+		r = rune(raw[0])<<24 | rune(raw[1])<<16 | rune(raw[2])<<8 | rune(raw[3])
+	}
+	if r < 0x20 || !utf8.ValidRune(r) || r == utf8.RuneError {
+		return ""
+	}
+	return string(r)
+}
+
+// cid guesses the CID a code selects, for its width: without the CMap's
+// tables only printable ASCII is known (the first 95 CIDs of every Adobe
+// CJK character collection, or Japan1's half-width run); every other code
+// takes the font's default width, as full-width CJK glyphs have.
+func (c *uniCMap) cid(code int) int {
+	if code >= 0x20 && code <= 0x7E {
+		return c.asciiFirst + code - 0x20
+	}
+	return -1
 }

@@ -235,7 +235,8 @@ func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document,
 	b := &budget{ctx: ctx, left: lim.Decoded, max: lim.Decoded}
 	var sc scratch
 	doc.Pages = make([]string, len(w.pages))
-	var blank []int
+	var blank, unmapped []int
+	var unmappedEnc string
 	var failed []pageError
 	var total int64
 	for i, p := range w.pages {
@@ -255,6 +256,11 @@ func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document,
 			return Document{}, fmt.Errorf("pdftext: page %d: %w", i+1, err)
 		case err != nil:
 			failed = append(failed, pageError{i + 1, err})
+		case text == "" && sc.unmapped > 0:
+			unmapped = append(unmapped, i+1)
+			if unmappedEnc == "" {
+				unmappedEnc = sc.unmappedEnc
+			}
 		case text == "":
 			blank = append(blank, i+1)
 		}
@@ -266,7 +272,7 @@ func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document,
 	if len(failed) == len(doc.Pages) {
 		return Document{}, fmt.Errorf("pdftext: no page could be read: page %d: %v: %w", failed[0].page, failed[0].err, ErrCorrupt)
 	}
-	doc.Note = joinNotes(blankNote(blank, len(doc.Pages)), failedNote(failed))
+	doc.Note = joinNotes(blankNote(blank, len(doc.Pages)), unmappedNote(unmapped, unmappedEnc), failedNote(failed))
 	doc.Work = r.Spent()
 	return doc, nil
 }
@@ -417,7 +423,7 @@ type pageError struct {
 // returned as its error.
 func pageText(ctx context.Context, b *budget, p pdf.Value, sc *scratch) (text string, err error) {
 	in := &interp{ctx: ctx, b: b, glyphs: sc.glyphs[:0]}
-	defer func() { sc.glyphs = in.glyphs[:0] }()
+	defer func() { sc.glyphs, sc.unmapped, sc.unmappedEnc = in.glyphs[:0], in.unmapped, in.unmappedEnc }()
 	defer func() {
 		if x := recover(); x != nil {
 			if a, ok := x.(abort); ok {
@@ -437,6 +443,10 @@ func pageText(ctx context.Context, b *budget, p pdf.Value, sc *scratch) (text st
 // scratch holds buffers reused from page to page of one document.
 type scratch struct {
 	glyphs, byDir []glyph
+	// The last page's glyphs that mapped to no text, and one such font's
+	// encoding (interp.unmapped).
+	unmapped    int
+	unmappedEnc string
 }
 
 // run is a stretch of glyphs shown consecutively on one baseline.
@@ -759,6 +769,25 @@ func blankNote(blank []int, total int) string {
 		return "no text layer on page " + strconv.Itoa(blank[0]) + "; it may be a scanned image"
 	}
 	return "no text layer on pages " + ranges(blank) + "; they may be scanned images"
+}
+
+// unmappedNote describes pages (1-based) whose text is drawn in fonts
+// that give no Unicode for their characters: the glyphs are there, but
+// which characters they are is known only to the font's glyph programs.
+// Unlike a scan, OCR of the page image is the only way to read them.
+func unmappedNote(pages []int, enc string) string {
+	if len(pages) == 0 {
+		return ""
+	}
+	what := "page " + ranges(pages) + " shows"
+	if len(pages) > 1 {
+		what = "pages " + ranges(pages) + " show"
+	}
+	font := "a font"
+	if enc != "" {
+		font = "a font with /Encoding " + enc
+	}
+	return what + " text in " + font + " and no /ToUnicode map, so its characters cannot be read without OCR"
 }
 
 func plural(n int, word string) string {
