@@ -162,7 +162,7 @@ func TestUnicodeCMapCodes(t *testing.T) {
 		want     string
 	}{
 		{"UniJIS-UTF16-H", []byte{0xD8, 0x42, 0xDF, 0xB7, 0x30, 0x42}, "𠮷あ"},
-		{"UniJIS-UTF16-H", []byte{0xDC, 0x00, 0x30, 0x42}, "あ"},  // a lone low surrogate
+		{"UniJIS-UTF16-H", []byte{0xDC, 0x00, 0x30, 0x42}, "あ"}, // a lone low surrogate
 		{"UniJIS-UTF16-H", []byte{0xD8, 0x42, 0x30}, ""},        // a high surrogate, truncated
 		{"UniJIS-UCS2-H", []byte{0x00, 0x09, 0x00, 0x41}, "A"},  // a control code
 		{"UniJIS-UCS2-H", []byte{0x30, 0x42, 0x30}, "あ"},        // an odd trailing byte
