@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/pramaan/brief-rail/pkg/pdftext/pdftexttest"
 )
@@ -189,4 +190,32 @@ func TestUnicodeCMapCodes(t *testing.T) {
 			t.Errorf("%s read as a Unicode CMap", name)
 		}
 	}
+}
+
+// FuzzUnicodeCMap shows arbitrary codes in a font on each form of
+// predefined Unicode CMap: the extraction never fails or panics, every
+// code cut is at least a byte, and the text is valid UTF-8.
+func FuzzUnicodeCMap(f *testing.F) {
+	f.Add([]byte{0xD8, 0x42, 0xDF, 0xB7, 0x30, 0x42}, uint8(0))
+	f.Add([]byte{0xE3, 0x81, 0x82, 0xFF, 0xF4, 0x90, 0x80, 0x80}, uint8(2))
+	f.Add([]byte{0x00, 0x11, 0x00, 0x00, 0xDC}, uint8(3))
+	encodings := []string{"UniJIS-UTF16-H", "UniJIS-UCS2-H", "UniJIS-UTF8-H", "UniJIS-UTF32-H", "UniJIS-UCS2-HW-V"}
+	f.Fuzz(func(t *testing.T, shown []byte, which uint8) {
+		enc := encodings[int(which)%len(encodings)]
+		m := predefinedUnicodeCMap(enc)
+		for s := string(shown); len(s) > 0; {
+			n := m.codeLen(s)
+			if n < 1 || n > len(s) {
+				t.Fatalf("%s: code length %d of %d bytes left", enc, n, len(s))
+			}
+			s = s[n:]
+		}
+		doc, err := Extract(cjkPDF(enc, "Japan1", []string{string(shown)}, func(s string) []byte { return []byte(s) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !utf8.ValidString(doc.Pages[0]) {
+			t.Fatalf("%s: invalid UTF-8 %q", enc, doc.Pages[0])
+		}
+	})
 }
