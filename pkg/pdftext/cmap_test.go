@@ -14,6 +14,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/pramaan/brief-rail/pkg/pdftext/pdftexttest"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/japanese"
+	"golang.org/x/text/encoding/korean"
+	"golang.org/x/text/encoding/simplifiedchinese"
+	"golang.org/x/text/encoding/traditionalchinese"
 )
 
 // cjkPDF is a one-page PDF whose two lines are shown in a composite font
@@ -95,29 +100,91 @@ func TestPredefinedUnicodeCMaps(t *testing.T) {
 			if doc.Note != "" {
 				t.Errorf("note %q, want none", doc.Note)
 			}
-			// The generator is held to poppler's reading of the same
-			// file, where poppler has the CMap (poppler-data).
-			if pdftotext == "" {
-				return
-			}
-			path := filepath.Join(t.TempDir(), "cjk.pdf")
-			if err := os.WriteFile(path, data, 0o600); err != nil {
+			crossCheck(t, pdftotext, data, c.encoding, want)
+		})
+	}
+}
+
+// crossCheck holds a generated file to poppler's reading of it, where
+// poppler has the CMap (poppler-data), so that a generator bug cannot
+// make the extractor look right.
+func crossCheck(t *testing.T, pdftotext string, data []byte, encoding, want string) {
+	t.Helper()
+	if pdftotext == "" {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "cjk.pdf")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(pdftotext, "-q", path, "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext: %v", err)
+	}
+	// poppler reads a code through its CID back to Unicode, where
+	// Japan1's half-width hyphen is U+2011; the code itself says '-'.
+	// GBK-EUC-H's single-byte codes select CIDs poppler maps back to
+	// full-width forms; the codes themselves are ASCII. Both are folded.
+	ref := strings.Join(strings.Fields(narrow(strings.ReplaceAll(string(out), "\u2011", "-"))), " ")
+	if ref == "" {
+		t.Logf("pdftotext read no text (no CMap data for %s here); the cross-check is skipped", encoding)
+		return
+	}
+	if w := strings.Join(strings.Fields(narrow(want)), " "); ref != w {
+		t.Errorf("pdftotext reads the generated file as %q, want %q: the generator is wrong", ref, w)
+	}
+}
+
+// narrow maps full-width ASCII forms (U+FF01-U+FF5E) to ASCII.
+func narrow(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 0xFF01 && r <= 0xFF5E {
+			return r - 0xFEE0
+		}
+		return r
+	}, s)
+}
+
+// TestPredefinedCharsetCMaps: the predefined CMaps whose codes are a
+// national character set's bytes (Shift-JIS, EUC-JP, GBK, GB 18030, Big
+// Five, EUC-KR/UHC), as older CJK word processors write them, are read
+// through that character set.
+func TestPredefinedCharsetCMaps(t *testing.T) {
+	pdftotext, _ := exec.LookPath("pdftotext")
+	ja := []string{"東京地方裁判所 平成15年(ワ)第1234号", "Case No. 12 原告 山田太郎 ｶﾀｶﾅ"}
+	for _, c := range []struct {
+		encoding, ordering string
+		enc                encoding.Encoding
+		lines              []string
+	}{
+		{"90ms-RKSJ-H", "Japan1", japanese.ShiftJIS, ja},
+		{"90msp-RKSJ-H", "Japan1", japanese.ShiftJIS, ja},
+		{"EUC-H", "Japan1", japanese.EUCJP, []string{ja[0], "Case No. 12 原告 山田太郎"}},
+		{"GBK-EUC-H", "GB1", simplifiedchinese.GBK, []string{"北京市第一中级人民法院 民事判决书", "(2003)京01民初123号"}},
+		{"GBK2K-H", "GB1", simplifiedchinese.GB18030, []string{"北京市第一中级人民法院", "判决书 No. 5"}},
+		{"B5pc-H", "CNS1", traditionalchinese.Big5, []string{"臺灣臺北地方法院 民事判決", "92年度訴字第123號"}},
+		{"KSCms-UHC-H", "Korea1", korean.EUCKR, []string{"서울중앙지방법원 판결", "사건 2003가합12345"}},
+	} {
+		t.Run(c.encoding, func(t *testing.T) {
+			data := cjkPDF(c.encoding, c.ordering, c.lines, func(s string) []byte {
+				b, err := c.enc.NewEncoder().Bytes([]byte(s))
+				if err != nil {
+					t.Fatalf("encode %q: %v", s, err)
+				}
+				return b
+			})
+			doc, err := Extract(data)
+			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := exec.Command(pdftotext, "-q", path, "-").Output()
-			if err != nil {
-				t.Fatalf("pdftotext: %v", err)
+			want := strings.Join(c.lines, "\n")
+			if got := doc.Pages[0]; got != want {
+				t.Errorf("page text\n got %q\nwant %q", got, want)
 			}
-			// poppler reads a code through its CID back to Unicode, where
-			// Japan1's half-width hyphen is U+2011; the code itself says '-'.
-			ref := strings.Join(strings.Fields(strings.ReplaceAll(string(out), "\u2011", "-")), " ")
-			if ref == "" {
-				t.Logf("pdftotext read no text (no CMap data for %s here); the cross-check is skipped", c.encoding)
-				return
+			if doc.Note != "" {
+				t.Errorf("note %q, want none", doc.Note)
 			}
-			if w := strings.Join(strings.Fields(want), " "); ref != w {
-				t.Errorf("pdftotext reads the generated file as %q, want %q: the generator is wrong", ref, w)
-			}
+			crossCheck(t, pdftotext, data, c.encoding, want)
 		})
 	}
 }
@@ -193,16 +260,20 @@ func TestUnicodeCMapCodes(t *testing.T) {
 }
 
 // FuzzUnicodeCMap shows arbitrary codes in a font on each form of
-// predefined Unicode CMap: the extraction never fails or panics, every
+// predefined Unicode CMap and on each character-set CMap: the extraction never fails or panics, every
 // code cut is at least a byte, and the text is valid UTF-8.
 func FuzzUnicodeCMap(f *testing.F) {
 	f.Add([]byte{0xD8, 0x42, 0xDF, 0xB7, 0x30, 0x42}, uint8(0))
 	f.Add([]byte{0xE3, 0x81, 0x82, 0xFF, 0xF4, 0x90, 0x80, 0x80}, uint8(2))
 	f.Add([]byte{0x00, 0x11, 0x00, 0x00, 0xDC}, uint8(3))
-	encodings := []string{"UniJIS-UTF16-H", "UniJIS-UCS2-H", "UniJIS-UTF8-H", "UniJIS-UTF32-H", "UniJIS-UCS2-HW-V"}
+	f.Add([]byte{0x93, 0x8C, 0x8B, 0x9E, 0xB6, 0x81}, uint8(5))
+	f.Add([]byte{0x8F, 0xA1, 0xA1, 0x8E}, uint8(6))
+	f.Add([]byte{0x81, 0x30, 0x81, 0x30, 0x81, 0x30}, uint8(8))
+	encodings := []string{"UniJIS-UTF16-H", "UniJIS-UCS2-H", "UniJIS-UTF8-H", "UniJIS-UTF32-H", "UniJIS-UCS2-HW-V",
+		"90ms-RKSJ-H", "EUC-H", "GBK-EUC-H", "GBK2K-H", "B5pc-H", "KSCms-UHC-H"}
 	f.Fuzz(func(t *testing.T, shown []byte, which uint8) {
 		enc := encodings[int(which)%len(encodings)]
-		m := predefinedUnicodeCMap(enc)
+		m := predefinedCMap(enc)
 		for s := string(shown); len(s) > 0; {
 			n := m.codeLen(s)
 			if n < 1 || n > len(s) {

@@ -8,6 +8,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/japanese"
+	"golang.org/x/text/encoding/korean"
+	"golang.org/x/text/encoding/simplifiedchinese"
+	"golang.org/x/text/encoding/traditionalchinese"
 )
 
 // font is what the interpreter needs of a PDF font: how to cut a shown
@@ -26,7 +31,7 @@ type font struct {
 	// uni decodes a code of a composite font whose /Encoding is one of the
 	// predefined Unicode CMaps (UniJIS-UCS2-H, UniGB-UTF16-H, ...): its
 	// codes are Unicode text themselves, so no /ToUnicode is needed.
-	uni *uniCMap
+	uni cmapCodes
 	// encoding names the font's /Encoding, for the note on a page whose
 	// glyphs map to no text.
 	encoding string
@@ -60,7 +65,7 @@ func loadFont(v pdf.Value, b *budget) *font {
 		f.widthsOK = true
 		if enc := v.Key("Encoding"); enc.Kind() == pdf.Name {
 			f.encoding = enc.Name()
-			f.uni = predefinedUnicodeCMap(f.encoding)
+			f.uni = predefinedCMap(f.encoding)
 		} else if enc.Kind() == pdf.Stream {
 			f.encoding = "an embedded CMap"
 		}
@@ -94,6 +99,9 @@ func loadFont(v pdf.Value, b *budget) *font {
 		// The encoding's own code lengths (a UTF-16 surrogate pair is
 		// one code of 4 bytes), whatever a /ToUnicode's code space says.
 		f.codeLen = f.uni.codeLen
+	}
+	if f.uni != nil && f.toUnicode == nil {
+		f.toUnicode = map[string]string{} // decoded codes are kept here
 	}
 	if !f.twoByte && ws.Len() == 0 && subtype != "Type3" {
 		f.standardWidths(v.Key("BaseFont").Name())
@@ -188,6 +196,9 @@ func (f *font) each(s string, fn func(code int, text string, w float64, space bo
 			}
 			if !ok && f.uni != nil {
 				t = f.uni.text(raw)
+				if len(f.toUnicode) < maxDecodedCodes {
+					f.toUnicode[raw] = t
+				}
 			}
 			text = t
 			if n == 1 {
@@ -501,6 +512,29 @@ func (f *font) standardWidths(base string) {
 	}
 }
 
+// cmapCodes reads the codes of a composite font whose /Encoding is a
+// predefined CMap that says which characters its codes are.
+type cmapCodes interface {
+	codeLen(s string) int // bytes of the next code in s (at least 1)
+	text(raw string) string
+	cid(code int) int // a guess at the CID, for widths; -1 for none
+}
+
+// predefinedCMap returns how to read the codes of a predefined CMap that
+// says which characters its codes are, or nil.
+func predefinedCMap(name string) cmapCodes {
+	if u := predefinedUnicodeCMap(name); u != nil {
+		return u
+	}
+	if c := predefinedCharsetCMap(name); c != nil {
+		return c
+	}
+	return nil
+}
+
+// maxDecodedCodes bounds the decoded codes a font keeps.
+const maxDecodedCodes = 1 << 16
+
 // uniCMap is one of the predefined CMaps of PDF 32000-1 §9.7.5.2 (Table
 // 118) whose character codes are Unicode in a given form: UCS-2 or
 // UTF-16 (big-endian), UTF-8 or UTF-32. Adobe's CMap resources publish
@@ -597,6 +631,92 @@ func (c *uniCMap) text(raw string) string {
 // CJK character collection, or Japan1's half-width run); every other code
 // takes the font's default width, as full-width CJK glyphs have.
 func (c *uniCMap) cid(code int) int {
+	if code >= 0x20 && code <= 0x7E {
+		return c.asciiFirst + code - 0x20
+	}
+	return -1
+}
+
+// charsetCMap is one of the predefined CMaps of PDF 32000-1 Table 118
+// whose codes are a national character set's bytes: Shift-JIS (the RKSJ
+// CMaps), EUC-JP, GB 2312 / GBK / GB 18030, Big Five, and EUC-KR / UHC.
+// Older CJK word processors write these, without embedding the font or
+// a /ToUnicode; golang.org/x/text decodes each set.
+type charsetCMap struct {
+	dec        *encoding.Decoder
+	lead       func(s string) int // code length by the code's first bytes
+	asciiFirst int                // CID of the single-byte space, for widths
+}
+
+func predefinedCharsetCMap(name string) *charsetCMap {
+	if !strings.HasSuffix(name, "-H") && !strings.HasSuffix(name, "-V") {
+		return nil
+	}
+	parts := strings.Split(name, "-")
+	has := func(p string) bool { return slices.Contains(parts, p) }
+	twoByte := func(lo byte) func(string) int {
+		return func(s string) int {
+			if s[0] >= lo && s[0] <= 0xFE && len(s) >= 2 {
+				return 2
+			}
+			return 1
+		}
+	}
+	switch {
+	case has("RKSJ"):
+		// Shift-JIS: single-byte ASCII and half-width katakana (0xA1-0xDF).
+		first := 231 // half-width Latin, except in the proportional "p" CMaps
+		if strings.HasSuffix(parts[0], "p") {
+			first = 1
+		}
+		return &charsetCMap{dec: japanese.ShiftJIS.NewDecoder(), asciiFirst: first, lead: func(s string) int {
+			if b := s[0]; (b >= 0x81 && b <= 0x9F || b >= 0xE0 && b <= 0xFC) && len(s) >= 2 {
+				return 2
+			}
+			return 1
+		}}
+	case name == "EUC-H" || name == "EUC-V":
+		return &charsetCMap{dec: japanese.EUCJP.NewDecoder(), asciiFirst: 231, lead: func(s string) int {
+			switch b := s[0]; {
+			case b == 0x8F:
+				return min(3, len(s))
+			case b == 0x8E || b >= 0xA1 && b <= 0xFE:
+				return min(2, len(s))
+			}
+			return 1
+		}}
+	case parts[0] == "GBK2K":
+		return &charsetCMap{dec: simplifiedchinese.GB18030.NewDecoder(), asciiFirst: 1, lead: func(s string) int {
+			if s[0] < 0x81 || s[0] > 0xFE || len(s) < 2 {
+				return 1
+			}
+			if s[1] >= 0x30 && s[1] <= 0x39 {
+				return min(4, len(s)) // a four-byte GB 18030 code
+			}
+			return 2
+		}}
+	case has("EUC") && (strings.HasPrefix(parts[0], "GB")):
+		return &charsetCMap{dec: simplifiedchinese.GBK.NewDecoder(), asciiFirst: 1, lead: twoByte(0x81)}
+	case has("B5") || parts[0] == "B5pc":
+		return &charsetCMap{dec: traditionalchinese.Big5.NewDecoder(), asciiFirst: 1, lead: twoByte(0x81)}
+	case strings.HasPrefix(parts[0], "KSC") && (has("EUC") || has("UHC")):
+		return &charsetCMap{dec: korean.EUCKR.NewDecoder(), asciiFirst: 1, lead: twoByte(0x81)}
+	}
+	return nil
+}
+
+func (c *charsetCMap) codeLen(s string) int { return c.lead(s) }
+
+// text decodes one code; a code the set does not define is no text.
+func (c *charsetCMap) text(raw string) string {
+	t, err := c.dec.String(raw)
+	if err != nil || t == "" || strings.ContainsRune(t, utf8.RuneError) || t[0] < 0x20 {
+		return ""
+	}
+	return t
+}
+
+func (c *charsetCMap) cid(code int) int {
 	if code >= 0x20 && code <= 0x7E {
 		return c.asciiFirst + code - 0x20
 	}
