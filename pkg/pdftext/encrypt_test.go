@@ -151,16 +151,6 @@ func TestUserPasswordIsRefused(t *testing.T) {
 	}
 }
 
-func findEncryption(t testing.TB, name string) pdftexttest.Encryption {
-	for _, e := range pdftexttest.Encryptions() {
-		if e.Name == name {
-			return e
-		}
-	}
-	t.Fatalf("no encryption %q", name)
-	return pdftexttest.Encryption{}
-}
-
 // blank replaces old (which must occur) with as many spaces, keeping
 // every offset.
 func blank(t testing.TB, data []byte, old string) []byte {
@@ -175,12 +165,12 @@ func blank(t testing.TB, data []byte, old string) []byte {
 func TestEncryptionDictionaryErrors(t *testing.T) {
 	page := encryptedPages[:1]
 	with := func(kind, extra string) []byte {
-		return pdftexttest.EncryptedPDFWith(findEncryption(t, kind), "", "owner", extra, page...)
+		return pdftexttest.EncryptedPDFWith(pdftexttest.EncryptionNamed(kind), "", "owner", extra, page...)
 	}
-	noID := pdftexttest.EncryptedPDF(findEncryption(t, "rc4-128-r3"), "", "owner", page...)
+	noID := pdftexttest.EncryptedPDF(pdftexttest.EncryptionNamed("rc4-128-r3"), "", "owner", page...)
 	i := bytes.Index(noID, []byte("/ID ["))
 	noID = blank(t, noID, string(noID[i:i+bytes.IndexByte(noID[i:], ']')+1]))
-	badRef := bytes.Replace(pdftexttest.EncryptedPDF(findEncryption(t, "aesv2-r4"), "", "owner", page...), []byte("/Encrypt 8 0 R"), []byte("/Encrypt 9 9 R"), 1)
+	badRef := bytes.Replace(pdftexttest.EncryptedPDF(pdftexttest.EncryptionNamed("aesv2-r4"), "", "owner", page...), []byte("/Encrypt 8 0 R"), []byte("/Encrypt 9 9 R"), 1)
 	for _, c := range []struct {
 		name string
 		data []byte
@@ -225,7 +215,7 @@ func TestEncryptionDictionaryErrors(t *testing.T) {
 // AES string shorter than its IV reads as empty: never a panic.
 func TestAESPadding(t *testing.T) {
 	for _, kind := range []string{"aesv2-r4", "aes256-r6"} {
-		e := pdftexttest.NewEncryptor(findEncryption(t, kind), "", "owner")
+		e := pdftexttest.NewEncryptor(pdftexttest.EncryptionNamed(kind), "", "owner")
 		content := []byte("BT /F1 12 Tf 72 700 Td (Padded text) Tj ET")
 		file := func(stream []byte, title string) []byte {
 			return e.File("",
@@ -270,7 +260,7 @@ func TestAESPadding(t *testing.T) {
 	}
 	// The padding is removed from streams whose end matters: a content
 	// stream ending in a string shows no padding bytes.
-	e := pdftexttest.NewEncryptor(findEncryption(t, "aesv2-r4"), "", "owner")
+	e := pdftexttest.NewEncryptor(pdftexttest.EncryptionNamed("aesv2-r4"), "", "owner")
 	data := e.File("",
 		"<< /Type /Catalog /Pages 2 0 R /Metadata 3 0 R >>",
 		"<< /Type /Pages /Kids [] /Count 0 >>",

@@ -50,6 +50,17 @@ func Encryptions() []Encryption {
 	}
 }
 
+// EncryptionNamed is the kind of Encryptions of that name; it panics on an
+// unknown name.
+func EncryptionNamed(name string) Encryption {
+	for _, e := range Encryptions() {
+		if e.Name == name {
+			return e
+		}
+	}
+	panic("pdftexttest: no encryption " + name)
+}
+
 // EncryptedTitle and EncryptedXMP are the document information title (an
 // encrypted string) and the metadata stream EncryptedPDF writes.
 const (
