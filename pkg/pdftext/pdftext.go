@@ -168,7 +168,9 @@ type Document struct {
 	// could not be read, is "".
 	Pages []string
 	// Note is empty, or sentences about pages that yielded no text (no
-	// text layer) or could not be read (named by number, with the reason).
+	// text layer) or could not be read (named by number, with the reason),
+	// and about a file encrypted for its permissions only (read without a
+	// password).
 	Note string
 	// Work is the parser work the document cost (see Limits.Work).
 	Work int64
