@@ -207,9 +207,12 @@ func TestUploadRealFilings(t *testing.T) {
 		writeFile(t, dir, "opinion.pdf", read("filings/ca2-08-6301-opinion.pdf")),
 		writeFile(t, dir, "order-with-junk.pdf", pdftexttest.JunkBefore(read("filings/ca1-12-2209-order.pdf"), 200)),
 		writeFile(t, dir, "scan.pdf", read("scans/scan-in-re-motion-no-text.pdf")),
+		// Encrypted for its permissions only (AES-256, no user password):
+		// every viewer opens it, so it is uploaded, with its note.
+		writeFile(t, dir, "exhibit-secured.pdf", pdftexttest.EncryptedPDF(pdftexttest.EncryptionNamed("aes256-r6"), "", "owner-secret", []string{"Exhibit 7: the lease."})),
 	}
 	out := c.must(append([]string{"upload", "--firm", firm, "--matter", matter}, files...)...)
-	for _, name := range []string{"opinion.pdf", "order-with-junk.pdf", "scan.pdf"} {
+	for _, name := range []string{"opinion.pdf", "order-with-junk.pdf", "scan.pdf", "exhibit-secured.pdf"} {
 		if !strings.Contains(out, "uploaded "+name) {
 			t.Errorf("upload output does not report %s:\n%s", name, out)
 		}
@@ -222,7 +225,14 @@ func TestUploadRealFilings(t *testing.T) {
 	if len(pages) != 2 || !strings.Contains(pages[1], "ORDER OF COURT") {
 		t.Errorf("order stored with %d pages: %q", len(pages), pages)
 	}
-	if docs, facts := written(t, c.url); docs != 3 || facts != 3 {
-		t.Errorf("wrote %d documents and %d facts, want 3 and 3", docs, facts)
+	var note string
+	if err := pool.QueryRow(context.Background(), `SELECT pages, note FROM app.documents WHERE name = 'exhibit-secured.pdf'`).Scan(&pages, &note); err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) != 1 || pages[0] != "Exhibit 7: the lease." || !strings.Contains(note, "encrypted with permissions only") {
+		t.Errorf("secured exhibit stored with pages %q, note %q", pages, note)
+	}
+	if docs, facts := written(t, c.url); docs != 4 || facts != 4 {
+		t.Errorf("wrote %d documents and %d facts, want 4 and 4", docs, facts)
 	}
 }

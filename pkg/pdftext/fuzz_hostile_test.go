@@ -64,7 +64,27 @@ func FuzzFileStructure(f *testing.F) {
 		f.Add(s)
 	}
 	f.Add(pdftexttest.ManyPages(3))
+	for _, e := range pdftexttest.Encryptions() {
+		f.Add(pdftexttest.EncryptedPDF(e, "", "owner", []string{"Encrypted for its permissions."}))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkExtraction(t, data) })
+}
+
+// FuzzEncryption mutates entries appended to the encryption dictionary of
+// a file encrypted (kind chooses how) with the empty user password:
+// lengths of /O, /U, /OE, /UE and /Perms, /Length, /V, /R, crypt filters.
+func FuzzEncryption(f *testing.F) {
+	for i, extra := range []string{
+		"", " /U <00>", " /O <00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff0011>", " /Length 99999",
+		" /R 7", " /V 3", " /CF << /StdAESV2 << /CFM /V2 /Length 0 >> >>", " /StmF /Identity /StrF /StdAESV2",
+		" /UE <00> /OE <00>", " /Perms <>", " /EncryptMetadata false", " /Filter /Adobe.PubSec",
+	} {
+		f.Add(uint8(i), []byte(extra))
+	}
+	kinds := pdftexttest.Encryptions()
+	f.Fuzz(func(t *testing.T, kind uint8, extra []byte) {
+		checkExtraction(t, pdftexttest.EncryptedPDFWith(kinds[int(kind)%len(kinds)], "", "owner", string(extra), []string{"Encrypted for its permissions."}))
+	})
 }
 
 // FuzzContentStream mutates one page's content stream (uncompressed), in a

@@ -63,8 +63,14 @@ const (
 
 // Errors returned by Extract, always wrapped with context; test with errors.Is.
 var (
-	ErrNotPDF    = errors.New("not a PDF")
-	ErrCorrupt   = errors.New("corrupt or unreadable PDF")
+	ErrNotPDF  = errors.New("not a PDF")
+	ErrCorrupt = errors.New("corrupt or unreadable PDF")
+	// ErrEncrypted is a PDF that needs a user password to open, or whose
+	// encryption cannot be read (another security handler than the
+	// password-based one, an unknown revision or crypt filter, a
+	// malformed encryption dictionary). A PDF encrypted for its
+	// permissions only (the user password is empty) is extracted, and
+	// its note says so.
 	ErrEncrypted = errors.New("encrypted PDF")
 	ErrEmpty     = errors.New("PDF has no pages")
 	// ErrTooLarge matches every *LimitError: the input is over one of the
@@ -162,7 +168,9 @@ type Document struct {
 	// could not be read, is "".
 	Pages []string
 	// Note is empty, or sentences about pages that yielded no text (no
-	// text layer) or could not be read (named by number, with the reason).
+	// text layer) or could not be read (named by number, with the reason),
+	// and about a file encrypted for its permissions only (read without a
+	// password).
 	Note string
 	// Work is the parser work the document cost (see Limits.Work).
 	Work int64
@@ -210,10 +218,13 @@ func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document,
 		}
 		return Document{}, err
 	}
-	// The reader silently decrypts files whose user password is empty; the
-	// rail still treats every encrypted upload as encrypted.
+	// A file that opened with /Encrypt opened with the empty user password:
+	// encrypted for its permissions only (an owner password), which every
+	// viewer opens without asking. Files that need a user password were
+	// refused by open.
+	var notes []string
 	if r.Trailer().Key("Encrypt").Kind() != pdf.Null {
-		return Document{}, fmt.Errorf("pdftext: trailer has an /Encrypt dictionary: %w", ErrEncrypted)
+		notes = append(notes, encryptedNote)
 	}
 
 	root := r.Trailer().Key("Root").Key("Pages")
@@ -272,7 +283,7 @@ func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document,
 	if len(failed) == len(doc.Pages) {
 		return Document{}, fmt.Errorf("pdftext: no page could be read: page %d: %v: %w", failed[0].page, failed[0].err, ErrCorrupt)
 	}
-	doc.Note = joinNotes(blankNote(blank, len(doc.Pages)), unmappedNote(unmapped, unmappedEnc), failedNote(failed))
+	doc.Note = joinNotes(append(notes, blankNote(blank, len(doc.Pages)), unmappedNote(unmapped, unmappedEnc), failedNote(failed))...)
 	doc.Work = r.Spent()
 	return doc, nil
 }
@@ -334,10 +345,13 @@ func openAt(ctx context.Context, data []byte, lim Limits) (r *pdf.Reader, err er
 	if errors.As(err, &se) {
 		return nil, err
 	}
-	if err != nil {
-		if errors.Is(err, pdf.ErrInvalidPassword) || strings.Contains(strings.ToLower(err.Error()), "encrypt") {
-			return nil, fmt.Errorf("pdftext: %v: %w", err, ErrEncrypted)
-		}
+	var ee *pdf.EncryptionError
+	switch {
+	case errors.Is(err, pdf.ErrInvalidPassword):
+		return nil, fmt.Errorf("pdftext: the PDF needs a user password to open (%v): %w", err, ErrEncrypted)
+	case errors.As(err, &ee):
+		return nil, fmt.Errorf("pdftext: the PDF's encryption cannot be read (%v): %w", err, ErrEncrypted)
+	case err != nil:
 		return nil, fmt.Errorf("pdftext: %v: %w", err, ErrCorrupt)
 	}
 	return r, nil
@@ -735,6 +749,9 @@ func joinNotes(notes ...string) string {
 	}
 	return strings.Join(ns, "; ")
 }
+
+// encryptedNote is the note of a file encrypted for its permissions only.
+const encryptedNote = "the file is encrypted with permissions only (an owner password, no user password) and was read without a password"
 
 // failedNote names the pages whose content could not be read.
 func failedNote(failed []pageError) string {

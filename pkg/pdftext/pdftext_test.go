@@ -157,7 +157,7 @@ func TestExtractErrors(t *testing.T) {
 			"<< /Type /Page /Parent 2 0 R /Contents 4 0 R >>",
 			"<< /Length 8 /Filter /FlateDecode >>\n"+textPage("notflate"),
 		), pdftext.ErrCorrupt},
-		{"encrypted, empty user password", fpdfDoc(t, true, "Secret page."), pdftext.ErrEncrypted},
+		{"encrypted, user password", pdftexttest.Encrypted(), pdftext.ErrEncrypted},
 		{"too large", append([]byte("%PDF-1.4\n"), make([]byte, pdftext.MaxSize)...), pdftext.ErrTooLarge},
 	}
 	for _, c := range cases {

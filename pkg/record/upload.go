@@ -99,7 +99,7 @@ func DescribeExtractError(err error) error {
 	case errors.Is(err, pdftext.ErrEmpty):
 		what = "the PDF has no pages"
 	case errors.Is(err, pdftext.ErrEncrypted):
-		what = "the PDF is encrypted; upload an unprotected copy"
+		what = "the PDF is encrypted and needs a password to open (or its encryption cannot be read); upload an unprotected copy"
 	case errors.As(err, &limit):
 		what = "the PDF exceeds the extraction limit on " + limitNames[limit.Limit]
 	case errors.Is(err, pdftext.ErrCorrupt):

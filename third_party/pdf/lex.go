@@ -64,8 +64,7 @@ type buffer struct {
 	allowObjptr bool
 	allowStream bool
 	eof         bool
-	key         []byte
-	useAES      bool
+	crypt       *crypt // decrypts strings of encrypted objects; nil: none
 	objptr      objptr
 	depth       int    // current object nesting depth
 	g           *guard // work and deadline accounting; nil: none
@@ -485,8 +484,8 @@ func (b *buffer) readObject() object {
 		return nil
 	}
 
-	if str, ok := tok.(string); ok && b.key != nil && b.objptr.id != 0 {
-		tok = decryptString(b.key, b.useAES, b.objptr, str)
+	if str, ok := tok.(string); ok && b.crypt != nil && b.objptr.id != 0 {
+		tok = b.crypt.decryptString(b.objptr, str)
 	}
 
 	if !b.allowObjptr {

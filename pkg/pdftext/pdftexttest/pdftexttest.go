@@ -1,6 +1,8 @@
 // Package pdftexttest builds the bad and oversized inputs that tests and
 // benchmarks feed to pdftext: a decompression bomb, a document of many
-// pages, HTML saved as .pdf, an encrypted PDF, and junk before the header.
+// pages, HTML saved as .pdf, encrypted PDFs (each kind of the standard
+// security handler, with or without a user password), and junk before the
+// header.
 // Everything is generated; nothing here is read from disk.
 package pdftexttest
 
