@@ -618,3 +618,20 @@ func TestFilterBombs(t *testing.T) {
 		})
 	}
 }
+
+// An inline image's data (BI ... ID data EI) is skipped as bytes: binary
+// data holding string, array or dictionary delimiters neither swallows
+// the text after it nor fails the page (as poppler reads it too).
+func TestInlineImageData(t *testing.T) {
+	for _, bin := range []string{"\xff\xd8\x01 abc \xff\xd9", "\xff\xd8 ( \x00 \xff\xd9", "\xff\xd8 ) [ << \xffE\xd9"} {
+		c := "BT /F1 12 Tf 72 700 Td (before) Tj ET\nBI /W 8 /H 1 /CS /G /BPC 8 /F /DCT ID " + bin + "\nEI\nBT /F1 12 Tf 72 600 Td (after) Tj ET"
+		data := filteredPages(pdftexttest.Stream([]byte(c), ""))
+		doc, err := pdftext.Extract(data)
+		if err != nil || words(doc.Pages[0]) != "before after" {
+			t.Errorf("%q: pages %q, err %v, note %q", bin, doc.Pages, err, doc.Note)
+		}
+		if ref, ok := popplerText(t, data); ok && words(ref) != "before after" {
+			t.Errorf("%q: pdftotext reads %q", bin, ref)
+		}
+	}
+}
