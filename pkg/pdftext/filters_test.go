@@ -388,6 +388,14 @@ func filterCases() []filterCase {
 		p := p
 		add(fmt.Sprintf("LZW %s", p.parms()), "/Filter /LZWDecode /DecodeParms "+p.parms(), func(b []byte) []byte { return lzwEncode(p.encode(b), 1) })
 	}
+	// The last row short: the padding that made it whole cut off again.
+	for _, p := range []pred{{15, 3, 8, 23}, {2, 1, 8, 47}} {
+		p := p
+		add(fmt.Sprintf("Flate %s, last row short", p.parms()), "/Filter /FlateDecode /DecodeParms "+p.parms(), func(b []byte) []byte {
+			enc := p.encode(b)
+			return flate(enc[:len(enc)-(p.row()-len(b)%p.row())%p.row()])
+		})
+	}
 	p12 := pred{12, 1, 8, 5}
 	add("chain AHx Flate, parms [null <<>>]", "/Filter [/ASCIIHexDecode /FlateDecode] /DecodeParms [null "+p12.parms()+"]",
 		func(b []byte) []byte { return hexEncode(flate(p12.encode(b))) })
@@ -530,6 +538,7 @@ func malformedFilters() []struct {
 		{"RL repeat cut short", "/Filter /RunLengthDecode", "RunLengthDecode", []byte{1, 'B', 'T', 200}},
 		{"A85 bad group", "/Filter /ASCII85Decode", "ascii85", []byte("87czUR~>")},
 		{"Flate not zlib", "/Filter /FlateDecode", "FlateDecode", []byte("not zlib at all")},
+		{"Flate cut short under a predictor", "/Filter /FlateDecode /DecodeParms << /Predictor 12 /Columns 4 >>", "unexpected EOF", flate(pred{12, 1, 8, 4}.encode(text))[:40]},
 		{"PNG row filter 7", "/Filter /FlateDecode /DecodeParms << /Predictor 12 /Columns 4 >>", "row filter", flate([]byte{7, 1, 2, 3, 4})},
 		{"predictor 3", "/Filter /FlateDecode /DecodeParms << /Predictor 3 >>", "predictor", flate(text)},
 		{"predictor 16", "/Filter /LZWDecode /DecodeParms << /Predictor 16 >>", "predictor", lzwEncode(text, 1)},

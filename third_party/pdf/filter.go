@@ -348,13 +348,11 @@ func (p *predictorReader) Read(b []byte) (int, error) {
 		if p.err != nil {
 			return n, p.err
 		}
-		m, err := io.ReadFull(p.r, p.in)
-		switch {
-		case err == io.ErrUnexpectedEOF:
-			err = io.EOF
-		case err == io.EOF:
+		m, err := readRow(p.r, p.in)
+		if m == 0 && err == io.EOF {
 			return n, io.EOF
-		case err != nil:
+		}
+		if err != nil && err != io.EOF {
 			return n, err
 		}
 		p.err = err
@@ -368,6 +366,25 @@ func (p *predictorReader) Read(b []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// readRow reads a whole row, or at the end of the data the bytes left
+// (with io.EOF); an error of the data below is returned as it is.
+func readRow(r io.Reader, row []byte) (int, error) {
+	m, empty := 0, 0
+	for m < len(row) {
+		k, err := r.Read(row[m:])
+		m += k
+		if err != nil {
+			return m, err
+		}
+		if k > 0 {
+			empty = 0
+		} else if empty++; empty >= 100 {
+			return m, io.ErrNoProgress
+		}
+	}
+	return m, nil
 }
 
 // pngRow decodes one PNG row of m bytes read (its filter byte first).
