@@ -626,6 +626,21 @@ func TestFilterBombs(t *testing.T) {
 			}
 		})
 	}
+	if testing.Short() || raceEnabled {
+		return
+	}
+	// The control: with the limits lifted, the same LZW and RunLength
+	// bombs are decoded whole and allocate their size, so the measure can
+	// tell a stopped bomb from a running one.
+	for _, b := range bombs[:3] {
+		alloc := allocated(func() {
+			pdftext.ExtractContext(context.Background(), b.data, pdftext.Limits{Decoded: 1 << 40, Time: time.Minute})
+		})
+		t.Logf("control, %s with the limit lifted: %.1f MiB allocated", b.name, float64(alloc)/(1<<20))
+		if alloc < inflated {
+			t.Errorf("control %s allocated only %d bytes", b.name, alloc)
+		}
+	}
 }
 
 // An inline image's data (BI ... ID data EI) is skipped as bytes: binary
