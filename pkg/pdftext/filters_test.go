@@ -8,6 +8,7 @@ import (
 	"encoding/ascii85"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,61 +31,124 @@ import (
 // table needs it, with early 0 when it needs it. The table is cleared
 // before it is full, so long inputs cross every width several times.
 func lzwEncode(p []byte, early int) []byte {
-	var out bytes.Buffer
-	var acc uint32
-	var nacc uint
-	width := uint(9)
-	emit := func(code int) {
-		acc = acc<<width | uint32(code)
-		nacc += width
-		for nacc >= 8 {
-			out.WriteByte(byte(acc >> (nacc - 8)))
-			nacc -= 8
+	e := newLZW(early)
+	e.write(p)
+	return e.close()
+}
+
+// lzwBomb is LZWDecode data for head, n copies of c, and tail; the run is
+// written code by code (the k-th code after a clear stands for k copies),
+// so a bomb of many megabytes takes a few thousand steps.
+func lzwBomb(head []byte, c byte, n int, tail []byte, early int) []byte {
+	e := newLZW(early)
+	e.write(head)
+	e.restart()
+	for k := 1; n > 0; {
+		m := min(k, n)
+		code := int(c)
+		if m > 1 {
+			code = 256 + m
+		}
+		e.emit(code)
+		n -= m
+		if e.grow() {
+			k = 1
+		} else {
+			k++
 		}
 	}
-	var child [4096][256]int16 // child[code][b] is the code of code's string then b, or 0
-	hi := 257                  // the last code assigned
-	// grow assigns the next code (the emitted string then the next
-	// byte), widens the codes, and clears the table before it fills.
-	grow := func() {
-		hi++
-		if hi+early >= 1<<width && width < 12 {
-			width++
-		}
-		if hi >= 4000 {
-			emit(256)
-			clear(child[:])
-			hi, width = 257, 9
-		}
+	e.restart()
+	e.write(tail)
+	return e.close()
+}
+
+type lzwEnc struct {
+	out   bytes.Buffer
+	acc   uint32
+	nacc  uint
+	width uint
+	early int
+	child [4096][256]int16 // child[code][b] is the code of code's string then b, or 0
+	hi    int              // the last code assigned
+	cur   int              // the code of the string pending, or -1
+}
+
+func newLZW(early int) *lzwEnc {
+	e := &lzwEnc{width: 9, early: early, hi: 257, cur: -1}
+	e.emit(256)
+	return e
+}
+
+func (e *lzwEnc) emit(code int) {
+	e.acc = e.acc<<e.width | uint32(code)
+	e.nacc += e.width
+	for e.nacc >= 8 {
+		e.out.WriteByte(byte(e.acc >> (e.nacc - 8)))
+		e.nacc -= 8
 	}
-	emit(256)
-	cur := -1
+}
+
+// widen assigns the next code and widens the codes when it is due.
+func (e *lzwEnc) widen() {
+	e.hi++
+	if e.hi+e.early >= 1<<e.width && e.width < 12 {
+		e.width++
+	}
+}
+
+// grow assigns the next code (the emitted string then the next byte),
+// widens the codes, and clears the table before it fills; it reports a
+// clear.
+func (e *lzwEnc) grow() bool {
+	e.widen()
+	if e.hi < 4000 {
+		return false
+	}
+	e.emit(256)
+	clear(e.child[:])
+	e.hi, e.width = 257, 9
+	return true
+}
+
+func (e *lzwEnc) write(p []byte) {
 	for _, b := range p {
-		if cur < 0 {
-			cur = int(b)
+		if e.cur < 0 {
+			e.cur = int(b)
 			continue
 		}
-		if c := child[cur][b]; c != 0 {
-			cur = int(c)
+		if c := e.child[e.cur][b]; c != 0 {
+			e.cur = int(c)
 			continue
 		}
-		emit(cur)
-		child[cur][b] = int16(hi + 1)
-		grow()
-		cur = int(b)
+		e.emit(e.cur)
+		e.child[e.cur][b] = int16(e.hi + 1)
+		e.grow()
+		e.cur = int(b)
 	}
-	if cur >= 0 {
-		emit(cur)
-		hi++
-		if hi+early >= 1<<width && width < 12 {
-			width++
-		}
+}
+
+// restart writes the pending string and clears the table.
+func (e *lzwEnc) restart() {
+	if e.cur >= 0 {
+		e.emit(e.cur)
+		e.cur = -1
+		e.widen()
 	}
-	emit(257)
-	if nacc > 0 {
-		out.WriteByte(byte(acc << (8 - nacc)))
+	e.emit(256)
+	clear(e.child[:])
+	e.hi, e.width = 257, 9
+}
+
+func (e *lzwEnc) close() []byte {
+	if e.cur >= 0 {
+		e.emit(e.cur)
+		e.widen()
 	}
-	return out.Bytes()
+	e.emit(257)
+	if e.nacc > 0 {
+		e.out.WriteByte(byte(e.acc << (8 - e.nacc)))
+	}
+	return e.out.Bytes()
 }
 
 // goLZW is p written by Go's compress/lzw: the GIF form, EarlyChange 0.
@@ -583,6 +647,11 @@ func bombContent(n int) []byte {
 	return append(append([]byte("BT /F1 12 Tf 72 700 Td ("), bytes.Repeat([]byte("A"), n)...), ") Tj ET"...)
 }
 
+// lzwBombContent is bombContent(n) in LZWDecode.
+func lzwBombContent(n, early int) []byte {
+	return lzwBomb([]byte("BT /F1 12 Tf 72 700 Td ("), 'A', n, []byte(") Tj ET"), early)
+}
+
 // rlBomb is RunLengthDecode data of n letters A in runs of 128 (64:1).
 func rlBomb(n int) []byte {
 	out := []byte("\x17BT /F1 12 Tf 72 700 Td (")
@@ -604,8 +673,8 @@ func TestFilterBombs(t *testing.T) {
 		name string
 		data []byte
 	}{
-		{"LZW", filteredPages(pdftexttest.Stream(lzwEncode(bombContent(inflated), 1), "/Filter /LZWDecode"))},
-		{"LZW EarlyChange 0", filteredPages(pdftexttest.Stream(lzwEncode(bombContent(inflated), 0), "/Filter /LZWDecode /DecodeParms << /EarlyChange 0 >>"))},
+		{"LZW", filteredPages(pdftexttest.Stream(lzwBombContent(inflated, 1), "/Filter /LZWDecode"))},
+		{"LZW EarlyChange 0", filteredPages(pdftexttest.Stream(lzwBombContent(inflated, 0), "/Filter /LZWDecode /DecodeParms << /EarlyChange 0 >>"))},
 		{"RunLength", filteredPages(pdftexttest.Stream(rlBomb(inflated), "/Filter /RunLengthDecode"))},
 		{"Flate then AHx", filteredPages(pdftexttest.Stream(spaces, "/Filter [/FlateDecode /ASCIIHexDecode]"))},
 		{"object stream", objStmFile(filterLines("x", 1), "/Filter /FlateDecode", func([]byte) []byte { return spaces }, "", func(b []byte) []byte { return b })},
@@ -656,6 +725,25 @@ func TestInlineImageData(t *testing.T) {
 		}
 		if ref, ok := popplerText(t, data); ok && words(ref) != "before after" {
 			t.Errorf("%q: pdftotext reads %q", bin, ref)
+		}
+	}
+}
+
+// The bomb's code-by-code run decodes to the run: Go's compress/lzw reads
+// the EarlyChange 0 form, the parser the EarlyChange 1 form.
+func TestLZWBombGenerator(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 100, 4000, 150_000, 9_000_000} {
+		want := bombContent(n)
+		got, err := io.ReadAll(lzw.NewReader(bytes.NewReader(lzwBombContent(n, 0)), lzw.MSB, 8))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("n=%d: %d bytes (%v), want %d", n, len(got), err, len(want))
+		}
+		if n > 200_000 {
+			continue // over the page's glyph cap
+		}
+		doc, err := pdftext.Extract(filteredPages(pdftexttest.Stream(lzwBombContent(n, 1), "/Filter /LZWDecode")))
+		if err != nil || len(doc.Pages[0]) != n {
+			t.Fatalf("n=%d, EarlyChange 1: %d bytes of text (%v)", n, len(doc.Pages[0]), err)
 		}
 	}
 }

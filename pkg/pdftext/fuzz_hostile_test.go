@@ -172,7 +172,7 @@ func FuzzFilterData(f *testing.F) {
 		}
 		f.Add(enc, uint8(i))
 	}
-	f.Add(lzwEncode(bombContent(1<<20), 1), uint8(0))
+	f.Add(lzwBombContent(1<<20, 1), uint8(0))
 	f.Add(rlBomb(1<<20), uint8(4))
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
 		checkExtraction(t, filteredPages(pdftexttest.Stream(data, fuzzFilterDicts[int(which)%len(fuzzFilterDicts)])))
