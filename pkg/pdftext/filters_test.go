@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/ascii85"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -744,6 +745,30 @@ func TestLZWBombGenerator(t *testing.T) {
 		doc, err := pdftext.Extract(filteredPages(pdftexttest.Stream(lzwBombContent(n, 1), "/Filter /LZWDecode")))
 		if err != nil || len(doc.Pages[0]) != n {
 			t.Fatalf("n=%d, EarlyChange 1: %d bytes of text (%v)", n, len(doc.Pages[0]), err)
+		}
+	}
+}
+
+// Malformed filter data in the parser's own streams (an xref stream, an
+// object stream) fails the document as corrupt.
+func TestMalformedFilteredFileStructure(t *testing.T) {
+	same := func(b []byte) []byte { return b }
+	bad := func([]byte) []byte { return []byte("41 4G>") }
+	for _, c := range []struct {
+		name             string
+		objDict, xrefDct string
+		objEnc, xrefEnc  func([]byte) []byte
+	}{
+		{"xref stream", "", "/Filter /AHx", same, bad},
+		{"xref stream predictor", "", "/Filter /LZW /DecodeParms << /Predictor 9 >>", same, func(b []byte) []byte { return lzwEncode(b, 1) }},
+		{"object stream", "/Filter /AHx", "", bad, same},
+		{"object stream image filter", "/Filter /DCTDecode", "", same, same},
+	} {
+		_, err := pdftext.Extract(objStmFile(filterLines("x", 1), c.objDict, c.objEnc, c.xrefDct, c.xrefEnc))
+		if !errors.Is(err, pdftext.ErrCorrupt) {
+			t.Errorf("%s: err = %v, want ErrCorrupt", c.name, err)
+		} else {
+			t.Logf("%s: %v", c.name, err)
 		}
 	}
 }

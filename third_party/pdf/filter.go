@@ -154,9 +154,21 @@ func (l *lzwReader) Read(b []byte) (int, error) {
 type hexReader struct {
 	r    *bufio.Reader
 	done bool
+	err  error // the first error, returned from then on
 }
 
 func (h *hexReader) Read(b []byte) (int, error) {
+	if h.err != nil {
+		return 0, h.err
+	}
+	n, err := h.read(b)
+	if err != nil && err != io.EOF {
+		h.err = err
+	}
+	return n, err
+}
+
+func (h *hexReader) read(b []byte) (int, error) {
 	n := 0
 	for n < len(b) {
 		if h.done {
@@ -205,9 +217,21 @@ type runLengthReader struct {
 	repeat int  // times still to write c
 	c      byte // the byte being repeated
 	done   bool
+	err    error // the first error, returned from then on
 }
 
 func (r *runLengthReader) Read(b []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	n, err := r.read(b)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
+}
+
+func (r *runLengthReader) read(b []byte) (int, error) {
 	n := 0
 	for n < len(b) {
 		switch {
@@ -353,6 +377,7 @@ func (p *predictorReader) Read(b []byte) (int, error) {
 			return n, io.EOF
 		}
 		if err != nil && err != io.EOF {
+			p.err = err
 			return n, err
 		}
 		p.err = err

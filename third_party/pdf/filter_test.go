@@ -35,6 +35,13 @@ func decodeWith(t *testing.T, name string, param dict, data []byte) ([]byte, err
 	if !bytes.Equal(whole, small) || (err == nil) != (err2 == nil) {
 		t.Errorf("%s: read whole %q (%v), a byte at a time %q (%v)", name, whole, err, small, err2)
 	}
+	if err2 != nil {
+		// An error stays: a caller that reads on sees it again, not the
+		// data after the bad byte.
+		if n, e := rd.Read(make([]byte, 64)); n != 0 || e == nil || e == io.EOF {
+			t.Errorf("%s: after %v, Read = %d, %v", name, err2, n, e)
+		}
+	}
 	return whole, err
 }
 
@@ -52,9 +59,11 @@ func TestFilterVectors(t *testing.T) {
 		{"AHx", nil, "41>4243", "A", ""},
 		{"AHx", nil, "4142", "AB", ""},
 		{"AHx", nil, "4G>", "", "not a hexadecimal digit"},
+		{"AHx", nil, "41 G 42>", "", "not a hexadecimal digit"},
 		{"RunLengthDecode", nil, "\x02abc\xfex\x80junk", "abcxxx", ""},
 		{"RL", nil, "\x00a\x81b", "a" + strings.Repeat("b", 128), ""},
 		{"RL", nil, "\x05ab", "", "ends inside a run"},
+		{"RL", nil, "\x01ab\x05a", "", "ends inside a run"},
 		{"RL", nil, "\x00a\xfe", "", "before the byte to repeat"},
 		{"A85", nil, "87cURD]i,\"Ebo80~>", "Hello World!", ""},
 		// PNG rows: None, Sub, Up, Average, Paeth.
