@@ -90,6 +90,8 @@ func FuzzContentStream(f *testing.F) {
 		"BT /F1 12 Tf 72 700 Td <01010101> Tj ET",
 		"[[[[[[[[[[ 1 2 3 ]]]]]]]]]] pop",
 		"99999999999 beginbfchar endbfchar",
+		"BI /W 8 /H 1 /F /DCT ID \xff\xd8 ( [ << \xff\xd9\nEI BT /F1 12 Tf (after) Tj ET",
+		"BI /W 1 /H 1 ID EI",
 	} {
 		f.Add([]byte(s))
 	}
