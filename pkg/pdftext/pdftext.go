@@ -214,11 +214,6 @@ func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document,
 		}
 		return Document{}, err
 	}
-	// The parser counts the bytes every filter stage decodes (object
-	// streams, and the inner stages of a filter chain, which the budget of
-	// content streams never sees); content streams are read twice,
-	// counted and then interpreted, hence the headroom.
-	r.SetDecodedLimit(parserDecoded * lim.Decoded)
 	// The reader silently decrypts files whose user password is empty; the
 	// rail still treats every encrypted upload as encrypted.
 	if r.Trailer().Key("Encrypt").Kind() != pdf.Null {
@@ -336,6 +331,13 @@ func openAt(ctx context.Context, data []byte, lim Limits) (r *pdf.Reader, err er
 		}
 	}()
 	r, err = pdf.NewReaderContext(ctx, bytes.NewReader(data), int64(len(data)), lim.Work)
+	if r != nil {
+		// The parser counts the bytes every filter stage decodes (object
+		// streams, and the inner stages of a filter chain, which the
+		// budget of content streams never sees); content streams are read
+		// twice, counted and then interpreted, hence the headroom.
+		r.SetDecodedLimit(parserDecoded * lim.Decoded)
+	}
 	var se *pdf.StopError
 	if errors.As(err, &se) {
 		return nil, err
