@@ -8,6 +8,7 @@
 
 FUZZTIME ?= 30s
 FUZZ_TARGETS = ./pkg/pdftext:FuzzFileStructure ./pkg/pdftext:FuzzContentStream ./pkg/pdftext:FuzzCMap \
+	./pkg/pdftext:FuzzFilterData \
 	./pkg/pdftext:FuzzExtract ./pkg/doctext:FuzzClean
 
 .PHONY: fuzz

@@ -54,6 +54,17 @@ func smallShapes() [][]byte {
 		pdftexttest.TJArray(200_000), pdftexttest.Bomb(1 << 20), pdftexttest.ToUnicodeLong(6000, 20),
 		pdftexttest.FormFanout(4),
 	}
+	// Files in the other filters and predictors, and the parser's own
+	// streams in them.
+	for _, c := range filterCases()[:12] {
+		out = append(out, filteredPages(pdftexttest.Stream(c.data, c.dict)))
+	}
+	for _, c := range malformedFilters() {
+		out = append(out, filteredPages(pdftexttest.Stream(c.data, c.dict)))
+	}
+	png := pred{15, 1, 8, 7}
+	out = append(out, objStmFile(filterLines("s", 3), "/Filter [/AHx /RL]", func(b []byte) []byte { return hexEncode(rlEncode(b)) },
+		"/Filter /LZWDecode /DecodeParms "+png.parms(), func(b []byte) []byte { return lzwEncode(png.encode(b), 1) }))
 	return out
 }
 
@@ -99,6 +110,8 @@ func FuzzContentStream(f *testing.F) {
 		"BT /F1 12 Tf 72 700 Td <01010101> Tj ET",
 		"[[[[[[[[[[ 1 2 3 ]]]]]]]]]] pop",
 		"99999999999 beginbfchar endbfchar",
+		"BI /W 8 /H 1 /F /DCT ID \xff\xd8 ( [ << \xff\xd9\nEI BT /F1 12 Tf (after) Tj ET",
+		"BI /W 1 /H 1 ID EI",
 	} {
 		f.Add([]byte(s))
 	}
@@ -133,5 +146,57 @@ func FuzzCMap(f *testing.F) {
 			"<< /Type /Font /Subtype /Type0 /BaseFont /X /Encoding /Identity-H /DescendantFonts [<< /Type /Font /Subtype /CIDFontType2 /W [0 [500 600] 10 20 700] >>] /ToUnicode 6 0 R >>",
 		)
 		checkExtraction(t, data)
+	})
+}
+
+// fuzzFilterDicts are the filters and parameters FuzzFilterData decodes
+// its data with.
+var fuzzFilterDicts = []string{
+	"/Filter /LZWDecode",
+	"/Filter /LZWDecode /DecodeParms << /EarlyChange 0 >>",
+	"/Filter /ASCIIHexDecode",
+	"/Filter /ASCII85Decode",
+	"/Filter /RunLengthDecode",
+	"/Filter /FlateDecode /DecodeParms << /Predictor 15 /Colors 3 /Columns 5 >>",
+	"/Filter /LZWDecode /DecodeParms << /Predictor 2 /BitsPerComponent 4 /Colors 3 /Columns 7 >>",
+	"/Filter /FlateDecode /DecodeParms << /Predictor 2 /BitsPerComponent 16 /Colors 2 /Columns 3 >>",
+	"/Filter [/AHx /Fl] /DecodeParms [null << /Predictor 12 /Columns 4 >>]",
+	"/Filter [/A85 /LZW /RL] /DecodeParms [null << /EarlyChange 0 >> null]",
+}
+
+// FuzzFilterData mutates the encoded data of a content stream under one
+// of the filters and predictors (the second input picks which).
+func FuzzFilterData(f *testing.F) {
+	content := filterContent(filterLines("fuzz", 4))
+	for i := range fuzzFilterDicts {
+		var enc []byte
+		switch i {
+		case 0:
+			enc = lzwEncode(content, 1)
+		case 1:
+			enc = lzwEncode(content, 0)
+		case 2:
+			enc = hexEncode(content)
+		case 3:
+			enc = a85Encode(content)
+		case 4:
+			enc = rlEncode(content)
+		case 5:
+			enc = flate(pred{15, 3, 8, 5}.encode(content))
+		case 6:
+			enc = lzwEncode(pred{2, 3, 4, 7}.encode(content), 1)
+		case 7:
+			enc = flate(pred{2, 2, 16, 3}.encode(content))
+		case 8:
+			enc = hexEncode(flate(pred{12, 1, 8, 4}.encode(content)))
+		case 9:
+			enc = a85Encode(lzwEncode(rlEncode(content), 0))
+		}
+		f.Add(enc, uint8(i))
+	}
+	f.Add(lzwBombContent(1<<20, 1), uint8(0))
+	f.Add(rlBomb(1<<20), uint8(4))
+	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
+		checkExtraction(t, filteredPages(pdftexttest.Stream(data, fuzzFilterDicts[int(which)%len(fuzzFilterDicts)])))
 	})
 }

@@ -54,6 +54,10 @@ const (
 	MaxWork     = pdf.DefaultWork
 	workBase    = 4 << 20
 	workPerPage = 32 << 10
+	// parserDecoded is the parser's own decoded-bytes bound, in units of
+	// Limits.Decoded: every filter stage of every stream counts against it,
+	// each time it is read.
+	parserDecoded = 4
 	// MaxText is the text a document may have: extraction stops once the
 	// text passes it, because the record layer refuses more.
 	MaxText      = rail.MaxDocumentBytes
@@ -124,7 +128,7 @@ func (e *LimitError) Unwrap() error        { return e.cause }
 type Limits struct {
 	Size    int64         // bytes of input (MaxSize)
 	Pages   int           // pages (MaxPages)
-	Decoded int64         // decompressed content-stream bytes (MaxDecoded)
+	Decoded int64         // decompressed content-stream bytes (MaxDecoded); every filter stage of every stream, as often as read, at most 4 times it
 	Time    time.Duration // wall time (MaxDuration)
 	Work    int64         // parser work units (MaxWork)
 	Text    int64         // bytes of text across pages (MaxText)
@@ -261,8 +265,8 @@ func ExtractContext(ctx context.Context, data []byte, lim Limits) (doc Document,
 			if le.Limit == LimitTime {
 				err = limitTime(le.cause, lim)
 			}
-			if le.Limit == LimitWork || le.Limit == LimitTime {
-				le.Max = map[Limit]int64{LimitWork: lim.Work, LimitTime: int64(lim.Time)}[le.Limit]
+			if le.Limit == LimitWork || le.Limit == LimitTime || le.Limit == LimitDecoded && le.Max == 0 {
+				le.Max = map[Limit]int64{LimitWork: lim.Work, LimitTime: int64(lim.Time), LimitDecoded: lim.Decoded}[le.Limit]
 			}
 			return Document{}, fmt.Errorf("pdftext: page %d: %w", i+1, err)
 		case err != nil:
@@ -292,11 +296,14 @@ func limitTime(cause error, lim Limits) error {
 	return &LimitError{Limit: LimitTime, Max: int64(lim.Time), cause: cause}
 }
 
-// stopLimit is the LimitError for the parser's stop: its work budget, or
-// the context (deadline or cancellation).
+// stopLimit is the LimitError for the parser's stop: its work or
+// decoded-bytes budget, or the context (deadline or cancellation).
 func stopLimit(se *pdf.StopError, lim Limits) error {
 	if errors.Is(se.Err, pdf.ErrWorkLimit) {
 		return &LimitError{Limit: LimitWork, Max: lim.Work, cause: se}
+	}
+	if errors.Is(se.Err, pdf.ErrDecodedLimit) {
+		return &LimitError{Limit: LimitDecoded, Max: lim.Decoded, cause: se}
 	}
 	return limitTime(se.Err, lim)
 }
@@ -341,6 +348,13 @@ func openAt(ctx context.Context, data []byte, lim Limits) (r *pdf.Reader, err er
 		}
 	}()
 	r, err = pdf.NewReaderContext(ctx, bytes.NewReader(data), int64(len(data)), lim.Work)
+	if r != nil {
+		// The parser counts the bytes every filter stage decodes (object
+		// streams, and the inner stages of a filter chain, which the
+		// budget of content streams never sees); content streams are read
+		// twice, counted and then interpreted, hence the headroom.
+		r.SetDecodedLimit(parserDecoded * lim.Decoded)
+	}
 	var se *pdf.StopError
 	if errors.As(err, &se) {
 		return nil, err

@@ -13,6 +13,10 @@ import (
 // budget of work.
 var ErrWorkLimit = errors.New("pdf: work limit reached")
 
+// ErrDecodedLimit is the cause of a StopError when a Reader's filters have
+// decoded their budget of bytes.
+var ErrDecodedLimit = errors.New("pdf: decoded-bytes limit reached")
+
 // StopError is panicked (and, from NewReaderContext, returned) when a
 // Reader's context ends or its work budget is spent. Err is ErrWorkLimit
 // or the context's error. A caller that recovers panics from Value
@@ -20,12 +24,15 @@ var ErrWorkLimit = errors.New("pdf: work limit reached")
 // not of one object.
 type StopError struct {
 	Err  error
-	Work int64 // the budget, in units of work
+	Work int64 // the budget, in units of work (in bytes for ErrDecodedLimit)
 }
 
 func (e *StopError) Error() string {
 	if errors.Is(e.Err, ErrWorkLimit) {
 		return fmt.Sprintf("pdf: more than %d units of work (tokens, lookups, object-stream entries)", e.Work)
+	}
+	if errors.Is(e.Err, ErrDecodedLimit) {
+		return fmt.Sprintf("pdf: more than %d bytes decoded by stream filters", e.Work)
 	}
 	return "pdf: stopped: " + e.Err.Error()
 }
@@ -37,6 +44,11 @@ func (e *StopError) Unwrap() error { return e.Err }
 // twice the costliest rate stays under it.
 const DefaultWork = 48 << 20
 
+// DefaultDecoded is the bytes a Reader's stream filters may decode, in all
+// (every stage of every stream, read as often as it is read), unless
+// SetDecodedLimit changes it.
+const DefaultDecoded = 1 << 30
+
 // guard counts the work of one Reader where it is done (tokens read,
 // buffers refilled, objects resolved, dictionary-stack lookups,
 // cross-reference entries) and checks the context every 1,024 units.
@@ -45,6 +57,9 @@ type guard struct {
 	left  int64
 	max   int64
 	since int64
+	// decodedLeft and decodedMax are the decoded-bytes budget; decodedSince
+	// counts the bytes since the context was last checked.
+	decodedLeft, decodedMax, decodedSince int64
 }
 
 func newGuard(ctx context.Context, work int64) *guard {
@@ -54,7 +69,7 @@ func newGuard(ctx context.Context, work int64) *guard {
 	if work <= 0 {
 		work = DefaultWork
 	}
-	return &guard{ctx: ctx, left: work, max: work}
+	return &guard{ctx: ctx, left: work, max: work, decodedLeft: DefaultDecoded, decodedMax: DefaultDecoded}
 }
 
 // spend accounts for n units of work; it panics with a *StopError once
@@ -70,6 +85,26 @@ func (g *guard) spend(n int64) {
 	}
 	if g.since >= 1024 {
 		g.since = 0
+		if err := g.ctx.Err(); err != nil {
+			panic(&StopError{Err: err, Work: g.max})
+		}
+	}
+}
+
+// decoded accounts for n bytes decoded by a filter; it panics with a
+// *StopError once the decoded-bytes budget is spent, and checks the context
+// every MiB.
+func (g *guard) decoded(n int64) {
+	if g == nil {
+		return
+	}
+	g.decodedLeft -= n
+	g.decodedSince += n
+	if g.decodedLeft < 0 {
+		panic(&StopError{Err: ErrDecodedLimit, Work: g.decodedMax})
+	}
+	if g.decodedSince >= 1<<20 {
+		g.decodedSince = 0
 		if err := g.ctx.Err(); err != nil {
 			panic(&StopError{Err: err, Work: g.max})
 		}
@@ -93,4 +128,14 @@ func (r *Reader) SetWorkLimit(total int64) {
 	}
 	r.g.left = total - (r.g.max - r.g.left)
 	r.g.max = total
+}
+
+// SetDecodedLimit changes the bytes the Reader's stream filters may decode
+// to total (counted from the start), DefaultDecoded unless changed.
+func (r *Reader) SetDecodedLimit(total int64) {
+	if r.g == nil || total <= 0 {
+		return
+	}
+	r.g.decodedLeft = total - (r.g.decodedMax - r.g.decodedLeft)
+	r.g.decodedMax = total
 }

@@ -94,6 +94,31 @@ func (b *buffer) readByte() byte {
 	return c
 }
 
+// skipInlineImage skips an inline image's data, after its ID operator:
+// up to white space, "EI", and white space, a delimiter or the end of the
+// stream (added in brief-rail's copy; see HARDENING.md).
+func (b *buffer) skipInlineImage() {
+	// seen counts the bytes matched of white space, 'E', 'I'.
+	seen := 1 // the white space that ends ID
+	for {
+		c := b.readByte()
+		if b.eof {
+			return
+		}
+		switch {
+		case seen == 3 && (isSpace(c) || isDelim(c)):
+			b.unreadByte()
+			return
+		case isSpace(c):
+			seen = 1
+		case seen == 1 && c == 'E', seen == 2 && c == 'I':
+			seen++
+		default:
+			seen = 0
+		}
+	}
+}
+
 func (b *buffer) errorf(format string, args ...interface{}) {
 	panic(fmt.Errorf(format, args...))
 }

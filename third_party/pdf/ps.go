@@ -109,6 +109,10 @@ Reading:
 					}
 				}
 				b.elems = 0 // the operator consumed its operands
+				if kw == "ID" {
+					// An inline image's data is bytes, not tokens.
+					b.skipInlineImage()
+				}
 				do(&stk, string(kw))
 				continue
 			case "dict":

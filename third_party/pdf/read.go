@@ -61,9 +61,7 @@ package pdf
 
 import (
 	"bytes"
-	"compress/zlib"
 	"context"
-	"encoding/ascii85"
 	"fmt"
 	"io"
 	"os"
@@ -109,8 +107,6 @@ const (
 	// maxCached bounds the elements the object cache holds; objects
 	// resolved past it are parsed again when asked for again.
 	maxCached = 1 << 20
-	// maxPredictorColumns bounds a PNG predictor's row.
-	maxPredictorColumns = 1 << 20
 )
 
 type xref struct {
@@ -964,94 +960,9 @@ func (v Value) Reader() io.ReadCloser {
 	if v.r.crypt != nil {
 		rd = v.r.crypt.decryptStream(v, x.ptr, rd)
 	}
-	filter := v.Key("Filter")
-	param := v.Key("DecodeParms")
-	switch filter.Kind() {
-	default:
-		panic(fmt.Errorf("unsupported filter %v", filter))
-	case Null:
-		// ok
-	case Name:
-		rd = applyFilter(rd, filter.Name(), param)
-	case Array:
-		for i := 0; i < filter.Len(); i++ {
-			rd = applyFilter(rd, filter.Index(i).Name(), param.Index(i))
-		}
+	names, params := v.filters()
+	for i, name := range names {
+		rd = &decodedReader{r: applyFilter(rd, name, params[i]), g: v.r.g}
 	}
-
 	return io.NopCloser(rd)
-}
-
-func applyFilter(rd io.Reader, name string, param Value) io.Reader {
-	switch name {
-	default:
-		panic("unknown filter " + name)
-	case "FlateDecode":
-		zr, err := zlib.NewReader(rd)
-		if err != nil {
-			panic(err)
-		}
-		pred := param.Key("Predictor")
-		if pred.Kind() == Null {
-			return zr
-		}
-		columns := param.Key("Columns").Int64()
-		if pred.Int64() >= 10 && (columns < 1 || columns > maxPredictorColumns) {
-			panic(fmt.Errorf("malformed PDF: predictor /Columns %d outside 1..%d", columns, maxPredictorColumns))
-		}
-		switch pred.Int64() {
-		default:
-			if DebugOn {
-				fmt.Println("unknown predictor", pred)
-			}
-			panic("pred")
-		case 12:
-			return &pngUpReader{r: zr, hist: make([]byte, 1+columns), tmp: make([]byte, 1+columns)}
-		}
-	case "ASCII85Decode":
-		cleanASCII85 := newAlphaReader(rd)
-		decoder := ascii85.NewDecoder(cleanASCII85)
-
-		switch param.Keys() {
-		default:
-			if DebugOn {
-				fmt.Println("param=", param)
-			}
-			panic("not expected DecodeParms for ascii85")
-		case nil:
-			return decoder
-		}
-	}
-}
-
-type pngUpReader struct {
-	r    io.Reader
-	hist []byte
-	tmp  []byte
-	pend []byte
-}
-
-func (r *pngUpReader) Read(b []byte) (int, error) {
-	n := 0
-	for len(b) > 0 {
-		if len(r.pend) > 0 {
-			m := copy(b, r.pend)
-			n += m
-			b = b[m:]
-			r.pend = r.pend[m:]
-			continue
-		}
-		_, err := io.ReadFull(r.r, r.tmp)
-		if err != nil {
-			return n, err
-		}
-		if r.tmp[0] != 2 {
-			return n, fmt.Errorf("malformed PNG-Up encoding")
-		}
-		for i, b := range r.tmp {
-			r.hist[i] += b
-		}
-		r.pend = r.hist[1:]
-	}
-	return n, nil
 }
