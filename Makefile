@@ -52,6 +52,7 @@ rie:
 
 test: tools lint host-bootstraps
 	$(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) ./...
+	cd third_party/pdf && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
 
 # The functions built for this machine (static, no cgo, lambda.norpc), where pkg/lambdafn's emulator
 # tests look for them (they rebuild too; this warms the no-cgo build cache outside the test timeout).
