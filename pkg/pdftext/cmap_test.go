@@ -89,20 +89,27 @@ func TestPredefinedUnicodeCMaps(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.encoding, func(t *testing.T) {
 			data := cjkPDF(c.encoding, c.ordering, c.lines, c.code)
-			doc, err := Extract(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := strings.Join(c.lines, "\n")
-			if got := doc.Pages[0]; got != want {
-				t.Errorf("page text\n got %q\nwant %q", got, want)
-			}
-			if doc.Note != "" {
-				t.Errorf("note %q, want none", doc.Note)
-			}
-			crossCheck(t, pdftotext, data, c.encoding, want)
+			checkLines(t, pdftotext, data, c.encoding, c.lines)
 		})
 	}
+}
+
+// checkLines requires the one page of data to read as lines, with no
+// note, and holds the generated file to poppler's reading of it.
+func checkLines(t *testing.T, pdftotext string, data []byte, encoding string, lines []string) {
+	t.Helper()
+	doc, err := Extract(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join(lines, "\n")
+	if got := doc.Pages[0]; got != want {
+		t.Errorf("page text\n got %q\nwant %q", got, want)
+	}
+	if doc.Note != "" {
+		t.Errorf("note %q, want none", doc.Note)
+	}
+	crossCheck(t, pdftotext, data, encoding, want)
 }
 
 // crossCheck holds a generated file to poppler's reading of it, where
@@ -173,18 +180,7 @@ func TestPredefinedCharsetCMaps(t *testing.T) {
 				}
 				return b
 			})
-			doc, err := Extract(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := strings.Join(c.lines, "\n")
-			if got := doc.Pages[0]; got != want {
-				t.Errorf("page text\n got %q\nwant %q", got, want)
-			}
-			if doc.Note != "" {
-				t.Errorf("note %q, want none", doc.Note)
-			}
-			crossCheck(t, pdftotext, data, c.encoding, want)
+			checkLines(t, pdftotext, data, c.encoding, c.lines)
 		})
 	}
 }

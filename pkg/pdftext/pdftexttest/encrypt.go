@@ -126,25 +126,12 @@ func EncryptedPDFWith(e Encryption, user, owner, extra string, pages ...[]string
 // there is one, is the document information dictionary.
 func (w *Encryptor) File(extra string, objs ...string) []byte {
 	objs = append(objs, strings.TrimSuffix(w.Dict(), ">>")+extra+" >>")
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
 	info := ""
 	if len(objs) > 5 {
 		info = " /Info 5 0 R"
 	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R%s /Encrypt %d 0 R /ID [<%x> <%x>] >>\nstartxref\n%d\n%%%%EOF\n",
-		len(objs)+1, info, len(objs), EncryptedID, EncryptedID, xref)
-	return b.Bytes()
+	return rawPDF("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n",
+		fmt.Sprintf("%s /Encrypt %d 0 R /ID [<%x> <%x>]", info, len(objs), EncryptedID, EncryptedID), objs)
 }
 
 // An Encryptor encrypts the strings and streams of one file, whose

@@ -20,9 +20,14 @@ import (
 // catalog. Offsets count from the start of prefix, which comes before the
 // header.
 func RawPDF(prefix string, objs ...string) []byte {
+	return rawPDF(prefix+"%PDF-1.4\n", "", objs)
+}
+
+// rawPDF writes head, the numbered objects, their xref table and a
+// trailer with trailerExtra after its /Root entry.
+func rawPDF(head, trailerExtra string, objs []string) []byte {
 	var b bytes.Buffer
-	b.WriteString(prefix)
-	b.WriteString("%PDF-1.4\n")
+	b.WriteString(head)
 	offsets := make([]int, len(objs))
 	for i, o := range objs {
 		offsets[i] = b.Len()
@@ -33,7 +38,7 @@ func RawPDF(prefix string, objs ...string) []byte {
 	for _, off := range offsets {
 		fmt.Fprintf(&b, "%010d 00000 n \n", off)
 	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, trailerExtra, xref)
 	return b.Bytes()
 }
 
